@@ -1,0 +1,85 @@
+/* Binary analyzer: what an ELF file holds, read from disk with libelf.
+ *
+ * An rtl_binary is created by rtl_binary_open() and owned by the caller, who
+ * frees it with rtl_binary_close(); every pointer it hands out (names,
+ * function records) lives as long as the rtl_binary. Addresses are link-time
+ * virtual addresses: add the load bias of the mapped module to get run-time
+ * addresses. */
+#ifndef RETICLE_BINARY_H
+#define RETICLE_BINARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rtl_binary rtl_binary;
+
+/* Where a function was found (a bit set: one function may come from several). */
+enum rtl_func_source {
+	RTL_SRC_SYMTAB = 1 << 0,
+	RTL_SRC_DYNSYM = 1 << 1,
+	RTL_SRC_PLT = 1 << 2,
+	RTL_SRC_EH_FRAME = 1 << 3,
+};
+
+typedef struct rtl_function {
+	const char *name;     /* symbol name; "name@plt" for PLT stubs; "sub_<hex addr>" when unnamed */
+	uint64_t addr;        /* link-time address of the entry */
+	uint64_t size;        /* bytes; from the symbol, the FDE, or the distance to the next function */
+	unsigned sources;     /* enum rtl_func_source bits */
+	int instrumentable;   /* 1 if the relocator accepts it */
+	const char *reason;   /* why not, when instrumentable is 0 (static string) */
+} rtl_function;
+
+enum rtl_binary_kind { RTL_BIN_EXEC, RTL_BIN_PIE, RTL_BIN_SHARED };
+
+/* Opens PATH. Returns 0, -errno (e.g. -ENOENT), -RTL_ERR_NOT_ELF,
+ * -RTL_ERR_WRONG_ARCH (not ELFCLASS64 x86-64), -RTL_ERR_TRUNCATED or
+ * -RTL_ERR_BAD_ELF. Function discovery runs here; the instrumentability
+ * check runs lazily (see rtl_binary_check_functions). */
+int rtl_binary_open(const char *path, rtl_binary **out);
+void rtl_binary_close(rtl_binary *bin);
+
+const char *rtl_binary_path(const rtl_binary *bin);
+enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin);
+int rtl_binary_is_static(const rtl_binary *bin);   /* no PT_INTERP and no PT_DYNAMIC */
+uint64_t rtl_binary_entry(const rtl_binary *bin);
+const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path or NULL */
+
+/* Functions sorted by address, no duplicates (one record per entry address). */
+size_t rtl_binary_function_count(const rtl_binary *bin);
+const rtl_function *rtl_binary_function(const rtl_binary *bin, size_t i);
+/* The function whose [addr, addr+size) contains ADDR, or NULL. */
+const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t addr);
+
+/* Runs the relocator's check over every function and fills instrumentable/reason. */
+void rtl_binary_check_functions(rtl_binary *bin);
+
+/* Copies LEN bytes at link-time address VADDR from the file image (PT_LOAD
+ * segments; bytes past p_filesz read as zero). Returns 0 or -RTL_ERR_BAD_ELF
+ * if the range is not inside one loadable segment. */
+int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len);
+
+/* Loadable segments, for mapping link-time to run-time addresses. */
+typedef struct rtl_segment {
+	uint64_t vaddr, memsz, offset, filesz;
+	unsigned flags;  /* PF_R | PF_W | PF_X */
+} rtl_segment;
+size_t rtl_binary_segment_count(const rtl_binary *bin);
+const rtl_segment *rtl_binary_segment(const rtl_binary *bin, size_t i);
+
+/* Link-time addresses of words that the dynamic loader fills with
+ * base + addend (R_X86_64_RELATIVE, and R_X86_64_64 against a section
+ * symbol): where ADDEND lands inside a function past its entry, the word is a
+ * code pointer into that function (computed-goto tables, for example). Sorted
+ * by addend. */
+typedef struct rtl_code_pointer {
+	uint64_t where;   /* link-time address of the 8-byte word */
+	uint64_t target;  /* link-time address it points to */
+} rtl_code_pointer;
+size_t rtl_binary_code_pointer_count(const rtl_binary *bin);
+const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i);
+
+/* Source location from DWARF, when present: returns 0 and sets *file, *line. */
+int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
+
+#endif

@@ -1,0 +1,17 @@
+/* Shared helpers of the command-line driver. Only the CLI prints and exits. */
+#ifndef RETICLE_CLI_H
+#define RETICLE_CLI_H
+
+#include <stdio.h>
+
+#define X(name, fn, summary) int fn(int argc, char **argv);
+#include "commands.def"
+#undef X
+
+/* Prints "reticle: MESSAGE" to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit status for usage errors and for failures of reticle itself. */
+enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };
+
+#endif

@@ -1,0 +1,75 @@
+/* reticle: a thin driver over libreticle. Each subcommand is a file cmd_*.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+#define X(name, fn, summary) { #name, fn, summary },
+#include "commands.def"
+#undef X
+};
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("reticle: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void print_log(int level, const char *msg, void *user)
+{
+	static const char *const tags[] = { "error", "warning", "info", "debug" };
+	int verbosity = *(int *)user;
+
+	if (level <= verbosity)
+		fprintf(stderr, "reticle: %s: %s\n", tags[level], msg);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle COMMAND [OPTIONS] [ARGS...]\n\ncommands:\n", f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'reticle COMMAND --help' describes each command.\n"
+	      "Environment: RETICLE_VERBOSE=0..3 sets how much reticle logs (default 1: warnings).\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	static int verbosity = 1;
+	const char *v = getenv("RETICLE_VERBOSE");
+
+	if (v)
+		verbosity = atoi(v);
+	rtl_set_log(print_log, &verbosity);
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("reticle 0.1.0");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (try 'reticle --help')", argv[1]);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,30 @@
+#include <string.h>
+#include <reticle/error.h>
+
+static const char *const messages[] = {
+	[RTL_ERR_NOT_ELF - RTL_ERR_BASE] = "not an ELF file",
+	[RTL_ERR_WRONG_ARCH - RTL_ERR_BASE] = "ELF file for another architecture",
+	[RTL_ERR_TRUNCATED - RTL_ERR_BASE] = "truncated ELF file",
+	[RTL_ERR_BAD_ELF - RTL_ERR_BASE] = "malformed ELF file",
+	[RTL_ERR_UNKNOWN_COLLECTOR - RTL_ERR_BASE] = "unknown collector",
+	[RTL_ERR_BAD_OPTION - RTL_ERR_BASE] = "bad option",
+	[RTL_ERR_TARGET_LAUNCH - RTL_ERR_BASE] = "cannot launch the target",
+	[RTL_ERR_PTRACE - RTL_ERR_BASE] = "ptrace request failed",
+	[RTL_ERR_NO_SPACE - RTL_ERR_BASE] = "no free address range near the module",
+	[RTL_ERR_DECODE - RTL_ERR_BASE] = "undecodable instruction",
+	[RTL_ERR_UNSUPPORTED - RTL_ERR_BASE] = "unsupported construct",
+	[RTL_ERR_STORE - RTL_ERR_BASE] = "profile store error",
+	[RTL_ERR_BAD_INPUT - RTL_ERR_BASE] = "malformed input",
+};
+
+const char *rtl_strerror(int err)
+{
+	if (err >= 0)
+		return "success";
+	err = -err;
+	if (err > RTL_ERR_BASE && err < RTL_ERR_LAST && messages[err - RTL_ERR_BASE])
+		return messages[err - RTL_ERR_BASE];
+	if (err < RTL_ERR_BASE)
+		return strerror(err);
+	return "unknown error";
+}

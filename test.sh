@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds reticle from scratch in build/, runs the test suite.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900
