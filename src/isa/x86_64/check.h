@@ -1,0 +1,12 @@
+/* The relocator's verdict on a function, for the binary analyzer's listing. */
+#ifndef RETICLE_X86_CHECK_H
+#define RETICLE_X86_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Returns 1 if the function at ADDR (LEN bytes of CODE) can be relocated,
+ * else 0 with *REASON set to a static string. */
+int rtl_x86_check_function(const uint8_t *code, size_t len, uint64_t addr, const char **reason);
+
+#endif

@@ -1,0 +1,146 @@
+/* x86-64 decoding with Zydis 4, reduced to struct x86_insn. */
+#include <Zydis/Zydis.h>
+#include <reticle/error.h>
+#include "isa/x86_64/insn.h"
+
+static ZydisDecoder decoder;
+static bool decoder_ready;
+
+/* Zydis flag masks -> reticle's six-bit set (CF PF AF ZF SF OF). */
+static uint8_t flag_bits(ZydisAccessedFlagsMask m)
+{
+	return ((m & ZYDIS_CPUFLAG_CF) ? 1 : 0) | ((m & ZYDIS_CPUFLAG_PF) ? 2 : 0) |
+	       ((m & ZYDIS_CPUFLAG_AF) ? 4 : 0) | ((m & ZYDIS_CPUFLAG_ZF) ? 8 : 0) |
+	       ((m & ZYDIS_CPUFLAG_SF) ? 16 : 0) | ((m & ZYDIS_CPUFLAG_OF) ? 32 : 0);
+}
+
+static int8_t gpr(ZydisRegister r)
+{
+	if (r == ZYDIS_REGISTER_NONE)
+		return -1;
+	if (r == ZYDIS_REGISTER_RIP || r == ZYDIS_REGISTER_EIP)
+		return 16;
+	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15)
+		return (int8_t)(r - ZYDIS_REGISTER_RAX);
+	return -2;  /* not a general-purpose register */
+}
+
+/* Shifts and rotates by a variable count leave the flags untouched when the
+ * count is zero, so they cannot be trusted to kill flags. */
+static bool writes_flags_conditionally(const ZydisDecodedInstruction *in,
+				       const ZydisDecodedOperand *ops)
+{
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
+	case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL:
+	case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD:
+		for (int i = 0; i < in->operand_count_visible; i++)
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+				return (ops[i].imm.value.u & 0x3f) == 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint8_t classify(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	bool rel = in->attributes & ZYDIS_ATTRIB_IS_RELATIVE;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE: case ZYDIS_MNEMONIC_LOOPNE:
+		return X86_LOOP;
+	case ZYDIS_MNEMONIC_UD2: case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_INT3:
+		return X86_STOP;
+	case ZYDIS_MNEMONIC_XBEGIN:
+		return X86_UNSUPPORTED;
+	default:
+		break;
+	}
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		return X86_JCC;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return X86_JMP;
+		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_UNSUPPORTED : X86_IJMP;
+	case ZYDIS_CATEGORY_CALL:
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return X86_CALL;
+		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_UNSUPPORTED : X86_ICALL;
+	case ZYDIS_CATEGORY_RET:
+		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_STOP : X86_RET;
+	default:
+		/* Any other instruction with a relative immediate cannot be moved. */
+		if (rel && !(in->attributes & ZYDIS_ATTRIB_HAS_MODRM))
+			return X86_UNSUPPORTED;
+		return X86_OTHER;
+	}
+}
+
+int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!decoder_ready) {
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+		decoder_ready = true;
+	}
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, code, len, &in, ops)))
+		return -RTL_ERR_DECODE;
+
+	*out = (struct x86_insn){ .addr = addr, .len = in.length, .dst_reg = -1,
+				  .mem = { .base = -1, .index = -1 } };
+	out->kind = classify(&in, ops);
+	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
+	out->prefix_len = in.raw.prefix_count;
+	out->opcode = in.opcode;
+	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+				     ZYDIS_ATTRIB_HAS_REPNE)) &&
+		   in.meta.category == ZYDIS_CATEGORY_STRINGOP;
+	if (in.cpu_flags) {
+		out->flags_read = flag_bits(in.cpu_flags->tested);
+		if (!writes_flags_conditionally(&in, ops))
+			out->flags_written = flag_bits(in.cpu_flags->modified | in.cpu_flags->set_0 |
+						       in.cpu_flags->set_1 | in.cpu_flags->undefined);
+	}
+	if (out->kind == X86_JCC)
+		out->cc = in.opcode & 0x0f;   /* 0x7x or 0x0f 0x8x: low nibble is the condition */
+	if (out->kind == X86_JMP || out->kind == X86_JCC || out->kind == X86_CALL ||
+	    out->kind == X86_LOOP) {
+		ZyanU64 t;
+		ZydisCalcAbsoluteAddress(&in, &ops[0], addr, &t);
+		out->target = t;
+	}
+	for (int i = 0; i < in.operand_count_visible; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && i == 0 &&
+		    (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			out->dst_reg = gpr(op->reg.value);
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN || op->mem.type == ZYDIS_MEMOP_TYPE_MEM) {
+			out->has_mem = true;
+			out->mem.base = gpr(op->mem.base);
+			out->mem.index = gpr(op->mem.index);
+			out->mem.scale = op->mem.scale;
+			out->mem.disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+			out->disp_off = in.raw.disp.offset;
+			out->disp_size = in.raw.disp.size / 8;
+			if (out->mem.base == 16) {
+				ZyanU64 t;
+				ZydisCalcAbsoluteAddress(&in, op, addr, &t);
+				out->rip_rel = true;
+				out->target = t;
+			}
+		}
+	}
+	out->is_lea = in.mnemonic == ZYDIS_MNEMONIC_LEA;
+	out->is_movsxd4 = in.mnemonic == ZYDIS_MNEMONIC_MOVSXD && out->has_mem &&
+			  out->mem.scale == 4 && out->mem.base >= 0 && out->mem.base < 16 &&
+			  out->mem.index >= 0;
+	return 0;
+}

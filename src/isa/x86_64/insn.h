@@ -1,0 +1,58 @@
+/* A decoded x86-64 instruction in the form the relocator needs. Zydis types
+ * stay inside src/isa/x86_64/: everything else sees this struct. */
+#ifndef RETICLE_X86_INSN_H
+#define RETICLE_X86_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum x86_kind {
+	X86_OTHER,
+	X86_JMP,      /* direct unconditional jump (rel8/rel32) */
+	X86_JCC,      /* direct conditional jump */
+	X86_LOOP,     /* jrcxz/jecxz/loop/loope/loopne: rel8 only */
+	X86_CALL,     /* direct call rel32 */
+	X86_IJMP,     /* indirect jump */
+	X86_ICALL,    /* indirect call */
+	X86_RET,
+	X86_STOP,     /* ud2, hlt, int3: execution does not fall through */
+	X86_UNSUPPORTED, /* xbegin and other relative forms reticle cannot move */
+};
+
+/* Six status flags reticle tracks: CF PF AF ZF SF OF, as bits 0..5. */
+enum { X86_FLAGS_ALL = 0x3f };
+
+struct x86_mem {          /* the memory operand, when there is one */
+	int8_t base, index;   /* register numbers 0..15, -1 for none, 16 for rip */
+	uint8_t scale;
+	int64_t disp;
+};
+
+struct x86_insn {
+	uint64_t addr;
+	uint8_t len;
+	uint8_t kind;          /* enum x86_kind */
+	uint8_t opcode;        /* last opcode byte (Zydis opcode) */
+	uint8_t cc;            /* condition code for X86_JCC */
+	uint8_t prefix_len;    /* bytes of legacy prefixes before the opcode */
+	uint8_t flags_read;    /* X86_FLAGS bits read */
+	uint8_t flags_written; /* X86_FLAGS bits always written */
+	bool rip_rel;          /* has a rip-relative memory operand */
+	bool has_mem;
+	bool is_lea;           /* lea: computes an address, reads no memory */
+	bool is_movsxd4;       /* movsxd r64, dword [base + index*4]: jump-table load */
+	bool rep;              /* rep/repe/repne-prefixed string instruction */
+	int8_t dst_reg;        /* register written by lea/mov/movsxd, -1 otherwise */
+	uint8_t disp_off;      /* offset of disp32 in the encoding (rip_rel, has_mem) */
+	uint8_t disp_size;
+	uint64_t target;       /* branch target (direct branches) or rip-relative address */
+	struct x86_mem mem;
+	const char *mnemonic;  /* static string, for messages */
+};
+
+/* Decodes one instruction of at most LEN bytes at run-time address ADDR.
+ * Returns 0 or -RTL_ERR_DECODE. */
+int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out);
+
+#endif

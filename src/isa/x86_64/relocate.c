@@ -1,0 +1,560 @@
+/* Whole-function relocation: analysis (decode, jump tables, blocks, flag
+ * liveness) then emission of the copy with counters inlined. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "isa/x86_64/insn.h"
+#include "isa/x86_64/relocate.h"
+
+enum { MAX_TABLE_ENTRIES = 4096 };
+
+struct jump_table {
+	uint64_t base;       /* original run-time address */
+	bool abs64;          /* 8-byte absolute entries; else int32 relative to base */
+	size_t n;
+	uint32_t *targets;   /* instruction index of each entry's target */
+	uint64_t new_base;   /* address of the copy */
+};
+
+struct analysis {
+	const struct x86_reloc_env *env;
+	struct x86_insn *insns;
+	size_t n;
+	uint32_t *at;        /* byte offset -> instruction index + 1, 0 if not a boundary */
+	bool *leader;
+	uint32_t *block_of;  /* instruction index -> block index */
+	size_t nblocks;
+	uint32_t *block_first;
+	uint8_t *live_in;    /* flags live at block entry */
+	struct jump_table *tables;
+	size_t ntables;
+	int32_t *table_of;   /* instruction index -> table it addresses, or -1 */
+	bool has_movsxd4;
+};
+
+static bool inside(const struct analysis *a, uint64_t addr)
+{
+	return addr >= a->env->addr && addr < a->env->addr + a->env->size;
+}
+
+/* Instruction index at ADDR, or -1 when ADDR is not an instruction start. */
+static long index_at(const struct analysis *a, uint64_t addr)
+{
+	if (!inside(a, addr))
+		return -1;
+	return (long)a->at[addr - a->env->addr] - 1;
+}
+
+static void analysis_free(struct analysis *a)
+{
+	for (size_t i = 0; i < a->ntables; i++)
+		free(a->tables[i].targets);
+	free(a->tables);
+	free(a->insns);
+	free(a->at);
+	free(a->leader);
+	free(a->block_of);
+	free(a->block_first);
+	free(a->live_in);
+	free(a->table_of);
+}
+
+static int decode_all(struct analysis *a, const char **reason)
+{
+	const struct x86_reloc_env *env = a->env;
+	size_t off = 0;
+
+	a->insns = malloc(sizeof(*a->insns) * (env->size + 1));
+	a->at = calloc(env->size + 1, sizeof(*a->at));
+	if (!a->insns || !a->at)
+		return -ENOMEM;
+	while (off < env->size) {
+		struct x86_insn *in = &a->insns[a->n];
+		if (x86_decode(env->code + off, env->size - off, env->addr + off, in)) {
+			*reason = "undecodable instruction";
+			return -RTL_ERR_DECODE;
+		}
+		if (in->kind == X86_UNSUPPORTED) {
+			*reason = "instruction that cannot be moved (xbegin or far branch)";
+			return -RTL_ERR_UNSUPPORTED;
+		}
+		if (in->rip_rel && in->disp_size != 4) {
+			*reason = "rip-relative operand without a 32-bit displacement";
+			return -RTL_ERR_UNSUPPORTED;
+		}
+		in->mem.scale = in->mem.scale ? in->mem.scale : 1;
+		a->at[off] = (uint32_t)++a->n;
+		off += in->len;
+	}
+	if (off != env->size) {
+		*reason = "last instruction runs past the end of the function";
+		return -RTL_ERR_DECODE;
+	}
+	return 0;
+}
+
+/* Reads entries of a candidate jump table at BASE while they land on
+ * instruction starts of this function. */
+static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint32_t **out)
+{
+	const struct x86_reloc_env *env = a->env;
+	uint32_t *t = NULL;
+	size_t n = 0, cap = 0;
+
+	if (inside(a, base))
+		return 0;
+	while (n < MAX_TABLE_ENTRIES) {
+		uint64_t target;
+		if (abs64) {
+			if (env->read(env->ctx, base + 8 * n, &target, 8))
+				break;
+		} else {
+			int32_t rel;
+			if (env->read(env->ctx, base + 4 * n, &rel, 4))
+				break;
+			target = base + (int64_t)rel;
+		}
+		long idx = index_at(a, target);
+		if (idx < 0)
+			break;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			uint32_t *nt = realloc(t, cap * sizeof(*t));
+			if (!nt)
+				break;
+			t = nt;
+		}
+		t[n++] = (uint32_t)idx;
+	}
+	*out = t;
+	return n;
+}
+
+static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64)
+{
+	for (size_t i = 0; i < a->ntables; i++)
+		if (a->tables[i].base == base && a->tables[i].abs64 == abs64) {
+			a->table_of[insn] = (int32_t)i;
+			return 0;
+		}
+	uint32_t *targets = NULL;
+	size_t n = scan_table(a, base, abs64, &targets);
+	if (n < 2) {
+		free(targets);
+		return 0;
+	}
+	struct jump_table *nt = realloc(a->tables, (a->ntables + 1) * sizeof(*nt));
+	if (!nt) {
+		free(targets);
+		return -ENOMEM;
+	}
+	a->tables = nt;
+	a->tables[a->ntables] = (struct jump_table){ .base = base, .abs64 = abs64, .n = n,
+						     .targets = targets };
+	a->table_of[insn] = (int32_t)a->ntables++;
+	return 0;
+}
+
+/* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX.
+ * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. A lea of a table is redirected to
+ * a relocated copy, so the dispatch lands in relocated code. */
+static int find_jump_tables(struct analysis *a)
+{
+	a->table_of = malloc(a->n * sizeof(*a->table_of));
+	if (!a->table_of)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		a->table_of[i] = -1;
+		a->has_movsxd4 |= a->insns[i].is_movsxd4;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		int err = 0;
+		if (in->is_lea && in->rip_rel && a->has_movsxd4)
+			err = add_table(a, i, in->target, false);
+		else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
+			 in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4)
+			err = add_table(a, i, (uint64_t)in->mem.disp, true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool ends_block(const struct x86_insn *in)
+{
+	return in->kind != X86_OTHER;
+}
+
+static void mark_leader(struct analysis *a, uint64_t addr)
+{
+	long idx = index_at(a, addr);
+	if (idx >= 0)
+		a->leader[idx] = true;
+}
+
+static int find_blocks(struct analysis *a, const char **reason)
+{
+	const struct x86_reloc_env *env = a->env;
+
+	a->leader = calloc(a->n, sizeof(*a->leader));
+	a->block_of = malloc(a->n * sizeof(*a->block_of));
+	if (!a->leader || !a->block_of)
+		return -ENOMEM;
+	a->leader[0] = true;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		if (ends_block(in) && i + 1 < a->n)
+			a->leader[i + 1] = true;
+		if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL) && inside(a, in->target)) {
+			if (index_at(a, in->target) < 0) {
+				*reason = "branch into the middle of an instruction";
+				return -RTL_ERR_UNSUPPORTED;
+			}
+			mark_leader(a, in->target);
+		}
+	}
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++)
+			a->leader[a->tables[t].targets[e]] = true;
+	for (size_t k = 0; k < env->ninterior; k++)
+		mark_leader(a, env->interior[k]);
+
+	a->block_first = malloc(a->n * sizeof(*a->block_first));
+	if (!a->block_first)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->leader[i])
+			a->block_first[a->nblocks++] = (uint32_t)i;
+		a->block_of[i] = (uint32_t)(a->nblocks - 1);
+	}
+	return 0;
+}
+
+/* Backward dataflow over blocks for the six status flags. At calls, returns,
+ * and jumps out of the function the flags are dead (the ABI does not pass
+ * flags); an indirect jump may reach any table or computed-goto target. */
+static void block_succ_live(const struct analysis *a, size_t b, uint8_t *out)
+{
+	size_t last = (b + 1 < a->nblocks ? a->block_first[b + 1] : a->n) - 1;
+	const struct x86_insn *in = &a->insns[last];
+	uint8_t live = 0;
+	bool falls = in->kind == X86_OTHER || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL || in->kind == X86_ICALL;
+
+	if (falls && b + 1 < a->nblocks)
+		live |= a->live_in[b + 1];
+	if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) &&
+	    inside(a, in->target))
+		live |= a->live_in[a->block_of[index_at(a, in->target)]];
+	if (in->kind == X86_IJMP) {
+		for (size_t t = 0; t < a->ntables; t++)
+			for (size_t e = 0; e < a->tables[t].n; e++)
+				live |= a->live_in[a->block_of[a->tables[t].targets[e]]];
+		for (size_t k = 0; k < a->env->ninterior; k++) {
+			long idx = index_at(a, a->env->interior[k]);
+			if (idx >= 0)
+				live |= a->live_in[a->block_of[idx]];
+		}
+	}
+	*out = live;
+}
+
+static int compute_liveness(struct analysis *a)
+{
+	bool changed = true;
+
+	a->live_in = calloc(a->nblocks, 1);
+	if (!a->live_in)
+		return -ENOMEM;
+	while (changed) {
+		changed = false;
+		for (size_t b = a->nblocks; b-- > 0;) {
+			uint8_t live;
+			block_succ_live(a, b, &live);
+			size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
+			for (size_t i = end; i-- > a->block_first[b];) {
+				const struct x86_insn *in = &a->insns[i];
+				if (in->kind == X86_CALL || in->kind == X86_ICALL)
+					live = 0;   /* the callee clobbers the flags */
+				live = (uint8_t)((live & ~in->flags_written) | in->flags_read);
+			}
+			if (live != a->live_in[b]) {
+				a->live_in[b] = live;
+				changed = true;
+			}
+		}
+	}
+	return 0;
+}
+
+static int analyze(struct analysis *a, const char **reason)
+{
+	int err;
+
+	if ((err = decode_all(a, reason)) || (err = find_jump_tables(a)) ||
+	    (err = find_blocks(a, reason)) || (err = compute_liveness(a)))
+		return err;
+	return 0;
+}
+
+/* ---- emission ---- */
+
+struct fixup {
+	size_t off;          /* offset of a rel32 field in the buffer */
+	uint32_t insn;       /* target instruction index */
+};
+
+struct emitter {
+	struct analysis *a;
+	struct x86_writer *w;
+	uint64_t *label;     /* instruction index -> relocated address */
+	struct fixup *fix;
+	size_t nfix, capfix;
+	size_t *table_disp;  /* buffer offsets of disp32 fields that name tables */
+	int32_t *table_disp_of;
+	uint64_t *table_disp_end;
+	size_t ntd;
+};
+
+static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
+{
+	if (e->nfix == e->capfix) {
+		size_t cap = e->capfix ? e->capfix * 2 : 64;
+		struct fixup *nf = realloc(e->fix, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		e->fix = nf;
+		e->capfix = cap;
+	}
+	e->fix[e->nfix++] = (struct fixup){ off, insn };
+	return 0;
+}
+
+/* A branch to TARGET: internal targets are fixed up once every label is known. */
+static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x86_writer *, uint64_t),
+		     unsigned cc, bool is_jcc)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	long idx = index_at(e->a, target);
+	uint64_t dest = idx >= 0 ? x86_writer_pc(e->w) : env->redirect(env->ctx, target);
+	size_t off = is_jcc ? x86_jcc(e->w, cc, dest) : emit(e->w, dest);
+	return idx >= 0 ? add_fixup(e, off, (uint32_t)idx) : 0;
+}
+
+static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	const uint8_t *bytes = e->a->env->code + (in->addr - e->a->env->addr);
+	struct x86_writer *w = e->w;
+
+	switch (in->kind) {
+	case X86_JMP:
+		return branch_to(e, in->target, x86_jmp, 0, false);
+	case X86_JCC:
+		return branch_to(e, in->target, NULL, in->cc, true);
+	case X86_CALL: {
+		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
+		struct x86_call_site *nc = realloc(out->calls, (out->ncalls + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		out->calls = nc;
+		out->calls[out->ncalls++] = cs;
+		return branch_to(e, in->target, x86_call, 0, false);
+	}
+	case X86_LOOP: {
+		/* loop/jrcxz have only rel8: jrcxz taken; jmp skip; taken: jmp target */
+		x86_put(w, bytes, in->len - 1u);
+		x86_put_u8(w, 2);
+		static const uint8_t skip[] = { 0xeb, 0x05 };
+		x86_put(w, skip, 2);
+		return branch_to(e, in->target, x86_jmp, 0, false);
+	}
+	default:
+		break;
+	}
+	size_t start = w->len;
+	x86_put(w, bytes, in->len);
+	if (w->failed)
+		return -ENOMEM;
+	int32_t t = e->a->table_of[i];
+	if (t >= 0 || in->rip_rel) {
+		/* The displacement is rewritten: rip-relative to the same target,
+		 * or (jump tables) to the copy, once its address is known. */
+		size_t doff = start + in->disp_off;
+		uint64_t end = x86_writer_pc(w);
+		if (t >= 0) {
+			size_t k = e->ntd++;
+			e->table_disp[k] = doff;
+			e->table_disp_of[k] = t;
+			e->table_disp_end[k] = in->rip_rel ? end : 0;
+		} else {
+			x86_patch_u32(w, doff, (uint32_t)x86_rel32(w, end, in->target));
+		}
+	}
+	return 0;
+}
+
+static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	struct x86_block *blk = &out->blocks[b];
+	size_t first = e->a->block_first[b];
+	size_t end = b + 1 < e->a->nblocks ? e->a->block_first[b + 1] : e->a->n;
+
+	blk->addr = e->a->insns[first].addr;
+	blk->ninstrs = (uint32_t)(end - first);
+	if (!env->block_counters)
+		return 0;
+	blk->counter = env->new_counter(env->ctx);
+	if (!blk->counter)
+		return -RTL_ERR_NO_SPACE;
+	if (e->a->live_in[b])
+		x86_inc_counter_keep_flags(e->w, blk->counter);
+	else
+		x86_inc_counter(e->w, blk->counter);
+	return 0;
+}
+
+static int emit_tables(struct emitter *e)
+{
+	struct analysis *a = e->a;
+	struct x86_writer *w = e->w;
+
+	for (size_t t = 0; t < a->ntables; t++) {
+		struct jump_table *jt = &a->tables[t];
+		x86_align(w, 8, 0xcc);
+		jt->new_base = x86_writer_pc(w);
+		for (size_t k = 0; k < jt->n; k++) {
+			uint64_t target = e->label[jt->targets[k]];
+			if (jt->abs64)
+				x86_put_u64(w, target);
+			else
+				x86_put_u32(w, (uint32_t)x86_rel32(w, jt->new_base, target));
+		}
+	}
+	for (size_t k = 0; k < e->ntd; k++) {
+		const struct jump_table *jt = &a->tables[e->table_disp_of[k]];
+		int64_t v = e->table_disp_end[k] ? (int64_t)(jt->new_base - e->table_disp_end[k])
+						 : (int64_t)jt->new_base;
+		if (v != (int32_t)v)
+			return -RTL_ERR_UNSUPPORTED;
+		x86_patch_u32(w, e->table_disp[k], (uint32_t)v);
+	}
+	return w->failed ? -RTL_ERR_NO_SPACE : 0;
+}
+
+static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = a->env;
+	struct emitter e = { .a = a, .w = &out->w };
+	int err = -ENOMEM;
+
+	x86_writer_init(&out->w, dest);
+	e.label = calloc(a->n, sizeof(*e.label));
+	e.table_disp = malloc(a->n * sizeof(*e.table_disp));
+	e.table_disp_of = malloc(a->n * sizeof(*e.table_disp_of));
+	e.table_disp_end = malloc(a->n * sizeof(*e.table_disp_end));
+	out->blocks = calloc(a->nblocks, sizeof(*out->blocks));
+	out->nblocks = a->nblocks;
+	if (!e.label || !e.table_disp || !e.table_disp_of || !e.table_disp_end || !out->blocks)
+		goto out;
+	if (env->entry_counter) {
+		out->entry_counter = env->new_counter(env->ctx);
+		err = -RTL_ERR_NO_SPACE;
+		if (!out->entry_counter)
+			goto out;
+		x86_inc_counter(&out->w, out->entry_counter);  /* flags are dead at entry */
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->leader[i]) {
+			e.label[i] = x86_writer_pc(&out->w);
+			if ((err = emit_block_counter(&e, a->block_of[i], out)))
+				goto out;
+		} else {
+			e.label[i] = x86_writer_pc(&out->w);
+		}
+		if ((err = emit_insn(&e, i, out)))
+			goto out;
+	}
+	const struct x86_insn *last = &a->insns[a->n - 1];
+	if (last->kind == X86_OTHER || last->kind == X86_JCC || last->kind == X86_LOOP ||
+	    last->kind == X86_CALL || last->kind == X86_ICALL)
+		x86_jmp(&out->w, env->redirect(env->ctx, env->addr + env->size));
+	for (size_t k = 0; k < e.nfix; k++) {
+		uint64_t field_end = dest + e.fix[k].off + 4;
+		x86_patch_u32(&out->w, e.fix[k].off,
+			      (uint32_t)x86_rel32(&out->w, field_end, e.label[e.fix[k].insn]));
+	}
+	if ((err = emit_tables(&e)))
+		goto out;
+	out->njump_tables = a->ntables;
+	out->map_from = malloc(a->n * sizeof(uint64_t));
+	out->map_to = malloc(a->n * sizeof(uint64_t));
+	err = -ENOMEM;
+	if (!out->map_from || !out->map_to)
+		goto out;
+	for (size_t i = 0; i < a->n; i++) {
+		out->map_from[i] = a->insns[i].addr;
+		out->map_to[i] = e.label[i];
+	}
+	out->nmap = a->n;
+	err = out->w.failed ? -RTL_ERR_NO_SPACE : 0;
+out:
+	free(e.label);
+	free(e.fix);
+	free(e.table_disp);
+	free(e.table_disp_of);
+	free(e.table_disp_end);
+	return err;
+}
+
+int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
+		 const char **reason)
+{
+	struct analysis a = { .env = env };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	*reason = NULL;
+	if (env->size == 0) {
+		*reason = "empty function";
+		return -RTL_ERR_UNSUPPORTED;
+	}
+	err = analyze(&a, reason);
+	if (!err && dest) {
+		err = emit(&a, dest, out);
+		if (err && !*reason)
+			*reason = err == -RTL_ERR_NO_SPACE ? "code cache or counters full, or a target out of rip+-2GiB"
+							   : "relocation failed";
+	}
+	analysis_free(&a);
+	if (err)
+		x86_reloc_free(out);
+	return err;
+}
+
+void x86_reloc_free(struct x86_reloc *r)
+{
+	x86_writer_free(&r->w);
+	free(r->blocks);
+	free(r->calls);
+	free(r->map_from);
+	free(r->map_to);
+	memset(r, 0, sizeof(*r));
+}
+
+uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->map_from[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nmap && r->map_from[lo] == addr ? r->map_to[lo] : 0;
+}

@@ -1,0 +1,65 @@
+/* Whole-function relocation with inlined counters (Caliper's in-line strategy).
+ *
+ * x86_relocate() decodes a function, splits it into basic blocks, finds its
+ * jump tables, computes flag liveness and emits a copy for run-time address
+ * DEST with a counter increment at the entry and at every block. The caller
+ * owns the result and frees it with x86_reloc_free(). */
+#ifndef RETICLE_X86_RELOCATE_H
+#define RETICLE_X86_RELOCATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "isa/x86_64/writer.h"
+
+struct x86_reloc_env {
+	uint64_t addr;          /* run-time address of the function */
+	size_t size;
+	const uint8_t *code;    /* its SIZE bytes */
+	/* Run-time addresses inside the function that data words point to
+	 * (computed-goto tables): they become block leaders. */
+	const uint64_t *interior;
+	size_t ninterior;
+	/* Reads target memory (jump tables); returns 0 or negative. */
+	int (*read)(void *ctx, const uint64_t addr, void *buf, size_t len);
+	/* Where a branch to ADDR outside the function should go: ADDR itself, or
+	 * the relocated copy of another function's interior. */
+	uint64_t (*redirect)(void *ctx, uint64_t addr);
+	/* Allocates an 8-byte counter reachable with rip+disp32; 0 when full. */
+	uint64_t (*new_counter)(void *ctx);
+	void *ctx;
+	bool entry_counter;     /* count entries (fcount) */
+	bool block_counters;    /* count block executions (bbcount) */
+};
+
+struct x86_block {
+	uint64_t addr;          /* original run-time address */
+	uint32_t ninstrs;
+	uint64_t counter;       /* run-time address of its counter, 0 if none */
+};
+
+struct x86_call_site {
+	uint64_t site, target;  /* original address of a direct call, its target */
+	uint32_t block;         /* index of the block it ends */
+};
+
+struct x86_reloc {
+	struct x86_writer w;    /* the code, to be copied to w.base */
+	uint64_t entry_counter;
+	struct x86_block *blocks;
+	size_t nblocks;
+	struct x86_call_site *calls;
+	size_t ncalls;
+	/* original instruction address -> relocated address, sorted by from */
+	uint64_t *map_from, *map_to;
+	size_t nmap;
+	size_t njump_tables;
+};
+
+int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
+		 const char **reason);
+void x86_reloc_free(struct x86_reloc *r);
+/* Relocated address of original ADDR (an instruction start), or 0. */
+uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr);
+
+#endif

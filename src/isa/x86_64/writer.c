@@ -1,0 +1,114 @@
+#include <stdlib.h>
+#include <string.h>
+#include "isa/x86_64/writer.h"
+
+void x86_writer_init(struct x86_writer *w, uint64_t base)
+{
+	*w = (struct x86_writer){ .base = base };
+}
+
+void x86_writer_free(struct x86_writer *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+}
+
+void x86_put(struct x86_writer *w, const void *bytes, size_t n)
+{
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		while (cap < w->len + n)
+			cap *= 2;
+		uint8_t *nb = realloc(w->buf, cap);
+		if (!nb) {
+			w->failed = true;
+			return;
+		}
+		w->buf = nb;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, bytes, n);
+	w->len += n;
+}
+
+void x86_put_u8(struct x86_writer *w, uint8_t b) { x86_put(w, &b, 1); }
+void x86_put_u32(struct x86_writer *w, uint32_t v) { x86_put(w, &v, 4); }
+void x86_put_u64(struct x86_writer *w, uint64_t v) { x86_put(w, &v, 8); }
+
+void x86_align(struct x86_writer *w, size_t a, uint8_t fill)
+{
+	while (x86_writer_pc(w) % a)
+		x86_put_u8(w, fill);
+}
+
+void x86_patch_u32(struct x86_writer *w, size_t off, uint32_t v)
+{
+	if (!w->failed)
+		memcpy(w->buf + off, &v, 4);
+}
+
+int32_t x86_rel32(struct x86_writer *w, uint64_t end, uint64_t target)
+{
+	int64_t d = (int64_t)(target - end);
+	if (d != (int32_t)d)
+		w->failed = true;
+	return (int32_t)d;
+}
+
+size_t x86_jmp(struct x86_writer *w, uint64_t target)
+{
+	x86_put_u8(w, 0xe9);
+	size_t off = w->len;
+	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	return off;
+}
+
+size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target)
+{
+	uint8_t op[2] = { 0x0f, 0x80 | (cc & 15) };
+	x86_put(w, op, 2);
+	size_t off = w->len;
+	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	return off;
+}
+
+size_t x86_call(struct x86_writer *w, uint64_t target)
+{
+	x86_put_u8(w, 0xe8);
+	size_t off = w->len;
+	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	return off;
+}
+
+/* rip-relative modrm form (mod=00 rm=101) with the given opcode bytes, then
+ * TRAIL bytes of immediate after the displacement. */
+static void rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg,
+		     uint64_t addr, const uint8_t *imm, size_t trail)
+{
+	x86_put(w, op, n);
+	x86_put_u8(w, (uint8_t)(0x05 | (reg << 3)));
+	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4 + trail, addr));
+	x86_put(w, imm, trail);
+}
+
+void x86_inc_counter(struct x86_writer *w, uint64_t counter)
+{
+	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;
+	rip_form(w, op, 2, 0, counter, &one, 1);          /* add qword [rip+X], 1 */
+}
+
+void x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter)
+{
+	static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };   /* lea rsp,[rsp-128] */
+	static const uint8_t lea_inc[] = { 0x48, 0x8d, 0x40, 0x01 };          /* lea rax,[rax+1] */
+	static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }; /* lea rsp,[rsp+128] */
+	static const uint8_t mov_load[] = { 0x48, 0x8b }, mov_store[] = { 0x48, 0x89 };
+
+	x86_put(w, lea_down, sizeof(lea_down));
+	x86_put_u8(w, 0x50);                              /* push rax */
+	rip_form(w, mov_load, 2, 0, counter, NULL, 0);    /* mov rax,[rip+X] */
+	x86_put(w, lea_inc, sizeof(lea_inc));
+	rip_form(w, mov_store, 2, 0, counter, NULL, 0);   /* mov [rip+X],rax */
+	x86_put_u8(w, 0x58);                              /* pop rax */
+	x86_put(w, lea_up, sizeof(lea_up));
+}

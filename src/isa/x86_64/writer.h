@@ -1,0 +1,45 @@
+/* Emits x86-64 machine code into a growable buffer whose final run-time
+ * address is known (BASE), so rip-relative forms can be computed directly.
+ * The buffer is owned by the writer and freed by x86_writer_free(). */
+#ifndef RETICLE_X86_WRITER_H
+#define RETICLE_X86_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct x86_writer {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t base;   /* run-time address of buf[0] */
+	bool failed;     /* out of memory or a displacement out of range */
+};
+
+void x86_writer_init(struct x86_writer *w, uint64_t base);
+void x86_writer_free(struct x86_writer *w);
+static inline uint64_t x86_writer_pc(const struct x86_writer *w) { return w->base + w->len; }
+
+void x86_put(struct x86_writer *w, const void *bytes, size_t n);
+void x86_put_u8(struct x86_writer *w, uint8_t b);
+void x86_put_u32(struct x86_writer *w, uint32_t v);
+void x86_put_u64(struct x86_writer *w, uint64_t v);
+void x86_align(struct x86_writer *w, size_t a, uint8_t fill);
+/* Stores a 32-bit value at offset OFF of the buffer (a later fixup). */
+void x86_patch_u32(struct x86_writer *w, size_t off, uint32_t v);
+
+/* rel32 from the end of an instruction ending at END to TARGET; sets failed
+ * when it does not fit. */
+int32_t x86_rel32(struct x86_writer *w, uint64_t end, uint64_t target);
+
+/* Branches with 32-bit displacements; return the buffer offset of the rel32
+ * field so that internal targets can be fixed up later. */
+size_t x86_jmp(struct x86_writer *w, uint64_t target);
+size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target);
+size_t x86_call(struct x86_writer *w, uint64_t target);
+
+/* add qword [rip+X], 1: the counter increment when flags are dead. */
+void x86_inc_counter(struct x86_writer *w, uint64_t counter);
+/* The same without touching flags or the red zone (flags live). */
+void x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter);
+
+#endif

