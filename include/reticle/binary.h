@@ -79,6 +79,9 @@ typedef struct rtl_code_pointer {
 size_t rtl_binary_code_pointer_count(const rtl_binary *bin);
 const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i);
 
+/* Number of valid .eh_frame FDEs seen (before merging with symbols). */
+size_t rtl_binary_fde_count(const rtl_binary *bin);
+
 /* Source location from DWARF, when present: returns 0 and sets *file, *line. */
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
 
