@@ -19,6 +19,8 @@ enum rtl_func_source {
 	RTL_SRC_DYNSYM = 1 << 1,
 	RTL_SRC_PLT = 1 << 2,
 	RTL_SRC_EH_FRAME = 1 << 3,
+	RTL_SRC_ENTRY = 1 << 4,     /* ELF entry, DT_INIT/DT_FINI, init/fini arrays */
+	RTL_SRC_GAP = 1 << 5,       /* code between known functions (no symbol, no FDE) */
 };
 
 typedef struct rtl_function {

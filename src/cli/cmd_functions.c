@@ -13,7 +13,9 @@ static const char usage_text[] =
 	"\n"
 	"Lists the functions the binary analyzer finds in PROGRAM (an x86-64 ELF\n"
 	"executable or shared object), sorted by address: link-time address, size\n"
-	"in bytes, where it was found (symtab, dynsym, plt, eh_frame), whether\n"
+	"in bytes, where it was found (symtab, dynsym, plt, eh_frame; entry for\n"
+	"the ELF entry point, DT_INIT/DT_FINI and init/fini arrays; gap for code\n"
+	"between known functions that nothing names), whether\n"
 	"reticle can instrument it (and why not), and the name (sub_<hex> when no\n"
 	"symbol names it, name@plt for PLT stubs).\n"
 	"\n"
@@ -23,14 +25,16 @@ static const char usage_text[] =
 	"                      absolute switch tables)\n"
 	"  -h, --help          show this help\n";
 
-static void sources_str(unsigned s, char *buf, size_t len, const char *sep)
+/* "symtab,plt" for text, "\"symtab\", \"plt\"" for JSON. */
+static void sources_str(unsigned s, char *buf, size_t len, int json)
 {
-	static const char *const names[] = { "symtab", "dynsym", "plt", "eh_frame" };
+	const char *sep = json ? ", " : ",", *q = json ? "\"" : "";
+	static const char *const names[] = { "symtab", "dynsym", "plt", "eh_frame", "entry", "gap" };
 	buf[0] = 0;
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < 6; i++)
 		if (s & (1u << i))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s%s%s",
-				 buf[0] ? sep : "", *sep == ',' ? "" : "\"", names[i], *sep == ',' ? "" : "\"");
+				 buf[0] ? sep : "", q, names[i], q);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -65,7 +69,7 @@ static void print_text(const rtl_binary *bin, int all)
 	printf("%-16s %10s  %-24s %s  %s\n", "address", "size", "sources", "instrumentable", "name");
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(bin, i);
-		sources_str(f->sources, src, sizeof(src), ",");
+		sources_str(f->sources, src, sizeof(src), 0);
 		ok += f->instrumentable;
 		printf("%016" PRIx64 " %10" PRIu64 "  %-24s %s%s%s  %s\n", f->addr, f->size, src,
 		       f->instrumentable ? "yes" : "no (", f->instrumentable ? "" : f->reason,
@@ -102,7 +106,7 @@ static void print_json(const rtl_binary *bin, int all)
 	       rtl_binary_fde_count(bin));
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(bin, i);
-		sources_str(f->sources, src, sizeof(src), ", ");
+		sources_str(f->sources, src, sizeof(src), 1);
 		printf("%s\n  {\"addr\": %" PRIu64 ", \"size\": %" PRIu64 ", \"sources\": [%s], \"instrumentable\": %s, \"reason\": ",
 		       i ? "," : "", f->addr, f->size, src, f->instrumentable ? "true" : "false");
 		if (f->instrumentable)

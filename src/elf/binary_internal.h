@@ -70,8 +70,13 @@ Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_S
 int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
+int rtl_elf_collect_entries(rtl_binary *bin, struct rtl_cands *c);
+/* After a first build: code in executable sections that no function covers. */
+int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
 /* 1 if ADDR lies in .plt, .plt.sec, .plt.got or .iplt. */
 int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr);
+/* Bytes of nop/int3 padding (and zero bytes if ZEROS) at the start of P. */
+size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
 /* Merges candidates into bin->funcs. */
 int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c);
 /* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
@@ -80,7 +85,7 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin);
 /* Name ranks: lower is preferred. */
 enum {
 	RANK_SYMTAB_GLOBAL = 0, RANK_SYMTAB_WEAK = 1, RANK_SYMTAB_LOCAL = 2,
-	RANK_DYNSYM = 3, RANK_PLT = 4, RANK_NONE = 9,
+	RANK_DYNSYM = 3, RANK_PLT = 4, RANK_ENTRY = 5, RANK_NONE = 9,
 };
 
 #endif

@@ -152,6 +152,23 @@ static void section_bases(rtl_binary *bin, struct bases *b)
 	b->data = rtl_binary_find_section(bin, ".got", &sh) ? sh.sh_addr : 0;
 }
 
+/* Hand-written assembly sometimes opens its CFI before the alignment
+ * padding (glibc's _dl_tlsdesc_undefweak): an FDE that starts off a 16-byte
+ * boundary with padding up to one describes the function that follows. */
+static void skip_leading_padding(const rtl_binary *bin, uint64_t *pc, uint64_t *range)
+{
+	if ((*pc & 15) == 0 || *range > 1u << 30)
+		return;
+	const unsigned char *p = rtl_binary_ptr(bin, *pc, (size_t)*range);
+	if (!p)
+		return;
+	size_t skip = rtl_elf_skip_padding(p, (size_t)*range, 0);
+	if (skip && skip < *range && ((*pc + skip) & 15) == 0) {
+		*pc += skip;
+		*range -= skip;
+	}
+}
+
 /* One entry at OFF: returns the offset of the next or 0 at the end. */
 static size_t parse_entry(rtl_binary *bin, const unsigned char *sec, size_t size, size_t off,
 			  uint64_t base, const struct bases *b, struct rtl_cands *c, int *err)
@@ -188,6 +205,7 @@ static size_t parse_entry(rtl_binary *bin, const unsigned char *sec, size_t size
 	if ((cie.fde_enc & 0x0f) == DW_EH_PE_udata4 || (cie.fde_enc & 0x0f) == DW_EH_PE_sdata4)
 		range &= 0xffffffff;
 	bin->nfdes++;
+	skip_leading_padding(bin, &pc, &range);
 	*err = rtl_cands_push(c, pc, range, NULL, RTL_SRC_EH_FRAME, RANK_NONE);
 	return next;
 }

@@ -131,15 +131,27 @@ static int is_plt_section(const char *name)
 	       !strcmp(name, ".plt.got") || !strcmp(name, ".iplt");
 }
 
+/* How many entries resolve to a named GOT slot with stride ES. */
+static size_t count_stubs(const unsigned char *p, const GElf_Shdr *sh, uint64_t es,
+			  const struct slots *s)
+{
+	size_t n = 0;
+	uint64_t slot;
+	for (uint64_t off = 0; off + es <= sh->sh_size; off += es)
+		n += stub_slot(p + off, es, sh->sh_addr + off, &slot) && slot_find(s, slot);
+	return n;
+}
+
+/* Entries are 16 bytes (lazy .plt, .plt.sec, IBT .plt.got) or 8 bytes
+ * (.plt.got, the ifunc .plt of a static executable); sh_entsize is often
+ * 0, so take the stride under which more entries decode as stubs. */
 static int scan_section(rtl_binary *bin, const char *name, const GElf_Shdr *sh,
 			const struct slots *s, struct rtl_cands *c)
 {
-	uint64_t es = sh->sh_entsize;
-	if (es != 8 && es != 16)
-		es = !strcmp(name, ".plt.got") ? 8 : 16;
 	const unsigned char *p = rtl_binary_ptr(bin, sh->sh_addr, sh->sh_size);
 	if (!p)
 		return 0;
+	uint64_t es = count_stubs(p, sh, 8, s) > count_stubs(p, sh, 16, s) ? 8 : 16;
 	for (uint64_t off = 0; off + es <= sh->sh_size; off += es) {
 		uint64_t a = sh->sh_addr + off, slot;
 		const char *target;
