@@ -19,6 +19,8 @@ enum rtl_func_source {
 	RTL_SRC_DYNSYM = 1 << 1,
 	RTL_SRC_PLT = 1 << 2,
 	RTL_SRC_EH_FRAME = 1 << 3,
+	RTL_SRC_ENTRY = 1 << 4,     /* ELF entry, DT_INIT/DT_FINI, init/fini arrays */
+	RTL_SRC_GAP = 1 << 5,       /* code between known functions (no symbol, no FDE) */
 };
 
 typedef struct rtl_function {
@@ -78,6 +80,9 @@ typedef struct rtl_code_pointer {
 } rtl_code_pointer;
 size_t rtl_binary_code_pointer_count(const rtl_binary *bin);
 const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i);
+
+/* Number of valid .eh_frame FDEs seen (before merging with symbols). */
+size_t rtl_binary_fde_count(const rtl_binary *bin);
 
 /* Source location from DWARF, when present: returns 0 and sets *file, *line. */
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);

@@ -1,6 +1,7 @@
-/* The relocator's verdict on a function, for the binary analyzer's listing. */
-#ifndef RETICLE_X86_CHECK_H
-#define RETICLE_X86_CHECK_H
+/* The relocator's verdict on one function, for the binary analyzer's listing
+ * (rtl_binary_check_functions). */
+#ifndef RETICLE_ISA_X86_64_CHECK_H
+#define RETICLE_ISA_X86_64_CHECK_H
 
 #include <stddef.h>
 #include <stdint.h>

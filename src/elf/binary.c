@@ -1,0 +1,326 @@
+/* rtl_binary: opening, header checks, segments and reads of the file image.
+ * Discovery itself lives in symbols.c, plt.c, ehframe.c and functions.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "util/log.h"
+#include "binary_internal.h"
+
+/* Checks the identification and the header by hand, before libelf sees the
+ * file, so that each kind of bad input gets its own error code. */
+static int check_header(const unsigned char *p, size_t got, size_t size)
+{
+	if (got < sizeof(Elf64_Ehdr))
+		size = got;  /* the file is shorter than a header */
+	if (size < 4 || memcmp(p, ELFMAG, SELFMAG))
+		return -RTL_ERR_NOT_ELF;
+	if (size < EI_NIDENT)
+		return -RTL_ERR_TRUNCATED;
+	if (p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != ELFDATA2LSB)
+		return -RTL_ERR_WRONG_ARCH;
+	if (size < sizeof(Elf64_Ehdr))
+		return -RTL_ERR_TRUNCATED;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+	if (eh->e_machine != EM_X86_64)
+		return -RTL_ERR_WRONG_ARCH;
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
+		return -RTL_ERR_BAD_ELF;
+	if (eh->e_phnum && eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -RTL_ERR_BAD_ELF;
+	if (eh->e_shnum && eh->e_shentsize != sizeof(Elf64_Shdr))
+		return -RTL_ERR_BAD_ELF;
+	if (eh->e_phoff > size || (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+		return -RTL_ERR_TRUNCATED;
+	if (eh->e_shoff > size || (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+		return -RTL_ERR_TRUNCATED;
+	return 0;
+}
+
+/* Loadable segments must lie inside the file; a cut file fails here. */
+static int load_segments(rtl_binary *bin)
+{
+	size_t n;
+	int interp_seen = 0, dynamic_seen = 0;
+
+	if (elf_getphdrnum(bin->elf, &n))
+		return -RTL_ERR_BAD_ELF;
+	bin->segs = calloc(n ? n : 1, sizeof(*bin->segs));
+	if (!bin->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(bin->elf, i, &ph))
+			return -RTL_ERR_BAD_ELF;
+		if (ph.p_type == PT_LOAD || ph.p_type == PT_INTERP) {
+			if (ph.p_offset > bin->image_size || ph.p_filesz > bin->image_size - ph.p_offset)
+				return -RTL_ERR_TRUNCATED;
+		}
+		if (ph.p_type == PT_DYNAMIC)
+			dynamic_seen = 1;
+		if (ph.p_type == PT_INTERP) {
+			const char *s = (const char *)bin->image + ph.p_offset;
+			interp_seen = 1;
+			if (ph.p_filesz && memchr(s, 0, ph.p_filesz))
+				bin->interp = s;
+		}
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_filesz > ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			return -RTL_ERR_BAD_ELF;
+		bin->segs[bin->nsegs++] = (rtl_segment){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
+							 ph.p_filesz, ph.p_flags };
+	}
+	if (!bin->nsegs)
+		return -RTL_ERR_BAD_ELF;
+	bin->is_static = !interp_seen && !dynamic_seen;
+	return 0;
+}
+
+/* Sections with file contents must lie inside the file too. */
+static int check_sections(rtl_binary *bin)
+{
+	size_t shnum, shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(bin->elf, &shnum) || elf_getshdrstrndx(bin->elf, &shstrndx))
+		return -RTL_ERR_BAD_ELF;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			return -RTL_ERR_BAD_ELF;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+			continue;
+		if (sh.sh_offset > bin->image_size || sh.sh_size > bin->image_size - sh.sh_offset)
+			return -RTL_ERR_TRUNCATED;
+	}
+	return 0;
+}
+
+static enum rtl_binary_kind kind_of(rtl_binary *bin)
+{
+	if (bin->ehdr.e_type == ET_EXEC)
+		return RTL_BIN_EXEC;
+	/* A PIE has an interpreter, or (static-pie) a DT_FLAGS_1 with DF_1_PIE;
+	 * checking PT_INTERP covers the common case, the entry the rest. */
+	if (bin->interp)
+		return RTL_BIN_PIE;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (gelf_getdyn(d, i, &dyn) && dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				return RTL_BIN_PIE;
+		}
+	}
+	return RTL_BIN_SHARED;
+}
+
+static int open_image(rtl_binary *bin)
+{
+	struct stat st;
+
+	if (fstat(bin->fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -RTL_ERR_NOT_ELF;
+	unsigned char hdr[sizeof(Elf64_Ehdr)];
+	ssize_t got = pread(bin->fd, hdr, sizeof(hdr), 0);
+	if (got < 0)
+		return -errno;
+	int err = check_header(hdr, (size_t)got, (size_t)st.st_size);
+	if (err)
+		return err;
+	bin->elf = elf_begin(bin->fd, ELF_C_READ_MMAP, NULL);
+	if (!bin->elf || elf_kind(bin->elf) != ELF_K_ELF)
+		return -RTL_ERR_BAD_ELF;
+	bin->image = (const unsigned char *)elf_rawfile(bin->elf, &bin->image_size);
+	if (!bin->image || !gelf_getehdr(bin->elf, &bin->ehdr))
+		return -RTL_ERR_BAD_ELF;
+	if ((err = load_segments(bin)) || (err = check_sections(bin)))
+		return err;
+	bin->kind = kind_of(bin);
+	return 0;
+}
+
+static int discover(rtl_binary *bin)
+{
+	struct rtl_cands c = { 0 };
+	int err;
+
+	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
+	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)) ||
+	    (err = rtl_elf_build_functions(bin, &c)))
+		goto out;
+	/* A second build with the gaps the first one left uncovered. */
+	size_t before = c.n;
+	if ((err = rtl_elf_collect_gaps(bin, &c)))
+		goto out;
+	if (c.n != before) {
+		free(bin->funcs);
+		bin->funcs = NULL;
+		bin->nfuncs = 0;
+		if ((err = rtl_elf_build_functions(bin, &c)))
+			goto out;
+	}
+	err = rtl_elf_collect_code_pointers(bin);
+out:
+	free(c.v);
+	return err;
+}
+
+int rtl_binary_open(const char *path, rtl_binary **out)
+{
+	rtl_binary *bin;
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -RTL_ERR_BAD_ELF;
+	bin = calloc(1, sizeof(*bin));
+	if (!bin)
+		return -ENOMEM;
+	bin->fd = open(path, O_RDONLY | O_CLOEXEC);
+	bin->path = strdup(path);
+	if (bin->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!bin->path) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((err = open_image(bin)) || (err = discover(bin)))
+		goto fail;
+	*out = bin;
+	return 0;
+fail:
+	rtl_binary_close(bin);
+	return err;
+}
+
+void rtl_binary_close(rtl_binary *bin)
+{
+	if (!bin)
+		return;
+	if (bin->dwarf)
+		dwarf_end(bin->dwarf);
+	if (bin->elf)
+		elf_end(bin->elf);
+	if (bin->fd >= 0)
+		close(bin->fd);
+	for (size_t i = 0; i < bin->nstrings; i++)
+		free(bin->strings[i]);
+	free(bin->strings);
+	free(bin->segs);
+	free(bin->funcs);
+	free(bin->cptrs);
+	free(bin->path);
+	free(bin);
+}
+
+const char *rtl_binary_keep_string(rtl_binary *bin, char *s)
+{
+	if (!s)
+		return NULL;
+	if (bin->nstrings == bin->capstrings) {
+		size_t cap = bin->capstrings ? 2 * bin->capstrings : 64;
+		char **v = realloc(bin->strings, cap * sizeof(*v));
+		if (!v) {
+			free(s);
+			return NULL;
+		}
+		bin->strings = v;
+		bin->capstrings = cap;
+	}
+	bin->strings[bin->nstrings++] = s;
+	return s;
+}
+
+const char *rtl_binary_path(const rtl_binary *bin) { return bin->path; }
+enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin) { return bin->kind; }
+int rtl_binary_is_static(const rtl_binary *bin) { return bin->is_static; }
+uint64_t rtl_binary_entry(const rtl_binary *bin) { return bin->ehdr.e_entry; }
+const char *rtl_binary_interp(const rtl_binary *bin) { return bin->interp; }
+size_t rtl_binary_segment_count(const rtl_binary *bin) { return bin->nsegs; }
+
+const rtl_segment *rtl_binary_segment(const rtl_binary *bin, size_t i)
+{
+	return i < bin->nsegs ? &bin->segs[i] : NULL;
+}
+
+static const rtl_segment *segment_of(const rtl_binary *bin, uint64_t vaddr, size_t len)
+{
+	for (size_t i = 0; i < bin->nsegs; i++) {
+		const rtl_segment *s = &bin->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr <= s->memsz && len <= s->memsz - (vaddr - s->vaddr))
+			return s;
+	}
+	return NULL;
+}
+
+int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len)
+{
+	const rtl_segment *s = segment_of(bin, vaddr, len);
+	if (!s)
+		return -RTL_ERR_BAD_ELF;
+	uint64_t off = vaddr - s->vaddr;
+	size_t from_file = off < s->filesz ? (size_t)(s->filesz - off) : 0;
+	if (from_file > len)
+		from_file = len;
+	memcpy(buf, bin->image + s->offset + off, from_file);
+	memset((char *)buf + from_file, 0, len - from_file);
+	return 0;
+}
+
+const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len)
+{
+	const rtl_segment *s = segment_of(bin, vaddr, len);
+	if (!s || vaddr - s->vaddr > s->filesz || len > s->filesz - (vaddr - s->vaddr))
+		return NULL;
+	return bin->image + s->offset + (vaddr - s->vaddr);
+}
+
+int rtl_binary_section_of(const rtl_binary *bin, uint64_t addr, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (addr >= sh.sh_addr && addr - sh.sh_addr < sh.sh_size) {
+			if (out)
+				*out = sh;
+			return (int)elf_ndxscn(scn);
+		}
+	}
+	return -1;
+}
+
+Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(bin->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(bin->elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(n, name)) {
+			if (shdr)
+				*shdr = sh;
+			return scn;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,91 @@
+/* Internal state of an rtl_binary, shared by the files of src/elf/.
+ *
+ * The rtl_binary owns the file descriptor, the libelf handle (opened with
+ * ELF_C_READ_MMAP, so elf_rawfile() is the whole image), the function array
+ * and a string arena for synthesized names. Symbol names point into libelf's
+ * string tables and so live as long as the handle. */
+#ifndef RETICLE_ELF_BINARY_INTERNAL_H
+#define RETICLE_ELF_BINARY_INTERNAL_H
+
+#include <gelf.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+#include <reticle/binary.h>
+
+/* A function candidate before merging: one per symbol, PLT entry or FDE. */
+struct rtl_candidate {
+	uint64_t addr, size;
+	const char *name;   /* NULL when the source gives none */
+	unsigned source;    /* one RTL_SRC_* bit */
+	int rank;           /* name preference among aliases: lower wins */
+};
+
+struct rtl_cands {
+	struct rtl_candidate *v;
+	size_t n, cap;
+};
+
+struct rtl_binary {
+	char *path;
+	int fd;
+	Elf *elf;
+	const unsigned char *image;  /* elf_rawfile() */
+	size_t image_size;
+	GElf_Ehdr ehdr;
+	enum rtl_binary_kind kind;
+	int is_static;
+	const char *interp;         /* into image, NUL-checked */
+
+	rtl_segment *segs;
+	size_t nsegs;
+
+	rtl_function *funcs;
+	size_t nfuncs;
+	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
+
+	rtl_code_pointer *cptrs;
+	size_t ncptrs;
+
+	char **strings;             /* synthesized names, freed at close */
+	size_t nstrings, capstrings;
+
+	Dwarf *dwarf;               /* lazily opened by rtl_binary_source_line */
+	int dwarf_tried;
+};
+
+int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,
+		   const char *name, unsigned source, int rank);
+/* Keeps a malloc'd string until rtl_binary_close; returns it or NULL. */
+const char *rtl_binary_keep_string(rtl_binary *bin, char *s);
+
+/* The section header of the section containing link-time ADDR (allocated
+ * sections only), or -1. */
+int rtl_binary_section_of(const rtl_binary *bin, uint64_t addr, GElf_Shdr *out);
+/* A pointer to LEN bytes at VADDR in the file image, or NULL. */
+const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len);
+/* The named section (first match), its data, or NULL. */
+Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_Shdr *shdr);
+
+/* Discovery passes, each appends candidates. */
+int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c);
+int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c);
+int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
+int rtl_elf_collect_entries(rtl_binary *bin, struct rtl_cands *c);
+/* After a first build: code in executable sections that no function covers. */
+int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
+/* 1 if ADDR lies in .plt, .plt.sec, .plt.got or .iplt. */
+int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr);
+/* Bytes of nop/int3 padding (and zero bytes if ZEROS) at the start of P. */
+size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
+/* Merges candidates into bin->funcs. */
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c);
+/* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
+int rtl_elf_collect_code_pointers(rtl_binary *bin);
+
+/* Name ranks: lower is preferred. */
+enum {
+	RANK_SYMTAB_GLOBAL = 0, RANK_SYMTAB_WEAK = 1, RANK_SYMTAB_LOCAL = 2,
+	RANK_DYNSYM = 3, RANK_PLT = 4, RANK_ENTRY = 5, RANK_NONE = 9,
+};
+
+#endif

@@ -1,0 +1,162 @@
+/* Code pointers into the middle of functions: the words the dynamic loader
+ * fills with base + addend (R_X86_64_RELATIVE, R_X86_64_64, DT_RELR) in a
+ * PIE or shared object, and, in a non-PIE executable where no relocation
+ * exists, the aligned data words whose value lands inside a function.
+ * These are computed-goto tables (lua's luaV_execute, python's eval loop)
+ * and absolute switch tables: the relocator must keep their targets. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "binary_internal.h"
+
+#ifndef SHT_RELR
+#define SHT_RELR 19
+#endif
+
+struct cp_vec {
+	rtl_code_pointer *v;
+	size_t n, cap;
+};
+
+static int cp_add(rtl_binary *bin, struct cp_vec *cv, uint64_t where, uint64_t target)
+{
+	const rtl_function *f = rtl_binary_find_function(bin, target);
+	if (!f || f->addr == target)
+		return 0;
+	if (cv->n == cv->cap) {
+		size_t cap = cv->cap ? 2 * cv->cap : 256;
+		rtl_code_pointer *v = realloc(cv->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		cv->v = v;
+		cv->cap = cap;
+	}
+	cv->v[cv->n++] = (rtl_code_pointer){ where, target };
+	return 0;
+}
+
+static int scan_rela(rtl_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh, struct cp_vec *cv)
+{
+	Elf_Data *d = elf_getdata(scn, NULL), *symd = NULL;
+	Elf_Scn *syms = sh->sh_link ? elf_getscn(bin->elf, sh->sh_link) : NULL;
+	if (!d || !sh->sh_entsize)
+		return 0;
+	if (syms)
+		symd = elf_getdata(syms, NULL);
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		uint64_t target;
+		if (!gelf_getrela(d, (int)i, &r))
+			break;
+		unsigned type = GELF_R_TYPE(r.r_info), si = GELF_R_SYM(r.r_info);
+		if (type == R_X86_64_RELATIVE)
+			target = (uint64_t)r.r_addend;
+		else if (type != R_X86_64_64)
+			continue;
+		else if (si == 0)
+			target = (uint64_t)r.r_addend;
+		else if (symd && gelf_getsym(symd, (int)si, &sym) && sym.st_shndx != SHN_UNDEF)
+			target = sym.st_value + (uint64_t)r.r_addend;
+		else
+			continue;
+		int err = cp_add(bin, cv, r.r_offset, target);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* DT_RELR: an address, then bitmaps of the following words; each word
+ * holds its own addend, read from the file image. */
+static int relr_word(rtl_binary *bin, struct cp_vec *cv, uint64_t where)
+{
+	const unsigned char *w = rtl_binary_ptr(bin, where, 8);
+	uint64_t word;
+	if (!w)
+		return 0;
+	memcpy(&word, w, 8);
+	return cp_add(bin, cv, where, word);
+}
+
+static int scan_relr(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
+{
+	const unsigned char *p = bin->image + sh->sh_offset;
+	uint64_t base = 0;
+	int err = 0;
+	for (uint64_t off = 0; off + 8 <= sh->sh_size && !err; off += 8) {
+		uint64_t e;
+		memcpy(&e, p + off, 8);
+		if ((e & 1) == 0) {
+			err = relr_word(bin, cv, e);
+			base = e + 8;
+			continue;
+		}
+		for (unsigned bit = 0; bit < 63 && !err; bit++)
+			if ((e >> (bit + 1)) & 1)
+				err = relr_word(bin, cv, base + 8 * (uint64_t)bit);
+		base += 63 * 8;
+	}
+	return err;
+}
+
+/* Non-PIE executables have no relocations for their tables: look at the
+ * aligned words of every allocated, non-executable data section. */
+static int scan_data(rtl_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh, struct cp_vec *cv)
+{
+	if (sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_ALLOC) || (sh->sh_flags & SHF_EXECINSTR))
+		return 0;
+	const unsigned char *p = bin->image + sh->sh_offset;
+	uint64_t first = (sh->sh_addr + 7) & ~(uint64_t)7;
+	for (uint64_t a = first; a + 8 <= sh->sh_addr + sh->sh_size; a += 8) {
+		uint64_t word;
+		memcpy(&word, p + (a - sh->sh_addr), 8);
+		int err = cp_add(bin, cv, a, word);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cp_cmp(const void *a, const void *b)
+{
+	const rtl_code_pointer *x = a, *y = b;
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return x->where < y->where ? -1 : x->where > y->where;
+}
+
+int rtl_elf_collect_code_pointers(rtl_binary *bin)
+{
+	struct cp_vec cv = { 0 };
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	while (!err && (scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC))
+			err = scan_rela(bin, scn, &sh, &cv);
+		else if (sh.sh_type == SHT_RELR)
+			err = scan_relr(bin, &sh, &cv);
+		else if (bin->ehdr.e_type == ET_EXEC)
+			err = scan_data(bin, scn, &sh, &cv);
+	}
+	if (err) {
+		free(cv.v);
+		return err;
+	}
+	qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
+	bin->cptrs = cv.v;
+	bin->ncptrs = cv.n;
+	return 0;
+}
+
+size_t rtl_binary_code_pointer_count(const rtl_binary *bin) { return bin->ncptrs; }
+
+const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i)
+{
+	return i < bin->ncptrs ? &bin->cptrs[i] : NULL;
+}

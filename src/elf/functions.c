@@ -1,0 +1,195 @@
+/* Merging candidates into one record per entry address, sizing, lookup and
+ * the instrumentability check (which asks the relocator, src/isa/x86_64/). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "isa/x86_64/check.h"
+#include "binary_internal.h"
+
+/* Sort by address, then best name first: rank, then named before unnamed,
+ * then the shortest name, then bytewise, so the choice is stable. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct rtl_candidate *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (!x->name || !y->name)
+		return !x->name - !y->name;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int in_segment(const rtl_binary *bin, uint64_t addr)
+{
+	for (size_t i = 0; i < bin->nsegs; i++)
+		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
+			return 1;
+	return 0;
+}
+
+/* The size of the group v[0..n): symbol, else PLT entry, else FDE range. */
+static uint64_t group_size(const struct rtl_candidate *v, size_t n)
+{
+	uint64_t sym = 0, plt = 0, fde = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *slot = v[i].source == RTL_SRC_PLT ? &plt :
+				 v[i].source == RTL_SRC_EH_FRAME ? &fde : &sym;
+		if (!*slot)
+			*slot = v[i].size;  /* the best-ranked symbol that has a size */
+	}
+	return sym ? sym : plt ? plt : fde;
+}
+
+static int merge(rtl_binary *bin, struct rtl_cands *c)
+{
+	bin->funcs = calloc(c->n ? c->n : 1, sizeof(*bin->funcs));
+	if (!bin->funcs)
+		return -ENOMEM;
+	for (size_t i = 0, j; i < c->n; i = j) {
+		rtl_function *f = &bin->funcs[bin->nfuncs];
+		for (j = i; j < c->n && c->v[j].addr == c->v[i].addr; j++)
+			f->sources |= c->v[j].source;
+		if (!in_segment(bin, c->v[i].addr)) {
+			f->sources = 0;
+			continue;
+		}
+		f->addr = c->v[i].addr;
+		f->name = c->v[i].name;  /* best first after sorting */
+		f->size = group_size(c->v + i, j - i);
+		f->instrumentable = 0;
+		f->reason = "not checked yet";
+		bin->nfuncs++;
+	}
+	return 0;
+}
+
+/* The end of the section (or segment) holding ADDR: sizes never cross it. */
+static uint64_t container_end(const rtl_binary *bin, uint64_t addr)
+{
+	GElf_Shdr sh;
+	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
+		return sh.sh_addr + sh.sh_size;
+	for (size_t i = 0; i < bin->nsegs; i++)
+		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
+			return bin->segs[i].vaddr + bin->segs[i].memsz;
+	return addr;
+}
+
+/* Zero-size symbols inside a sized function are labels, not functions;
+ * the others extend to the next function or the end of their section. */
+static void fix_sizes(rtl_binary *bin)
+{
+	size_t out = 0;
+	uint64_t covered = 0;  /* end of the furthest sized function so far */
+	for (size_t i = 0; i < bin->nfuncs; i++) {
+		rtl_function f = bin->funcs[i];
+		if (f.size == 0 && f.addr < covered)
+			continue;
+		if (f.size == 0) {
+			uint64_t end = container_end(bin, f.addr);
+			if (i + 1 < bin->nfuncs && bin->funcs[i + 1].addr < end)
+				end = bin->funcs[i + 1].addr;
+			f.size = end - f.addr;
+		}
+		if (f.size == 0)
+			continue;
+		if (f.addr + f.size > covered)
+			covered = f.addr + f.size;
+		bin->funcs[out++] = f;
+	}
+	bin->nfuncs = out;
+}
+
+static int name_unnamed(rtl_binary *bin)
+{
+	for (size_t i = 0; i < bin->nfuncs; i++) {
+		char buf[32];
+		if (bin->funcs[i].name)
+			continue;
+		snprintf(buf, sizeof(buf), "sub_%llx", (unsigned long long)bin->funcs[i].addr);
+		if (!(bin->funcs[i].name = rtl_binary_keep_string(bin, strdup(buf))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
+{
+	int err;
+	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	if ((err = merge(bin, c)))
+		return err;
+	fix_sizes(bin);
+	return name_unnamed(bin);
+}
+
+size_t rtl_binary_function_count(const rtl_binary *bin) { return bin->nfuncs; }
+
+const rtl_function *rtl_binary_function(const rtl_binary *bin, size_t i)
+{
+	return i < bin->nfuncs ? &bin->funcs[i] : NULL;
+}
+
+size_t rtl_binary_fde_count(const rtl_binary *bin) { return bin->nfdes; }
+
+const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t addr)
+{
+	size_t lo = 0, hi = bin->nfuncs;
+	while (lo < hi) {  /* first record with addr > ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (bin->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Usually the record just before; look a little further back for a
+	 * function whose range encloses smaller ones (hand-written asm). */
+	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
+		const rtl_function *f = &bin->funcs[lo - 1];
+		if (addr - f->addr < f->size)
+			return f;
+	}
+	return NULL;
+}
+
+static int is_executable(const rtl_binary *bin, uint64_t addr)
+{
+	GElf_Shdr sh;
+	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
+		return (sh.sh_flags & SHF_EXECINSTR) != 0;
+	for (size_t i = 0; i < bin->nsegs; i++)
+		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
+			return (bin->segs[i].flags & PF_X) != 0;
+	return 0;
+}
+
+static void check_one(const rtl_binary *bin, rtl_function *f)
+{
+	const char *reason = NULL;
+	const unsigned char *code;
+
+	f->instrumentable = 0;
+	if ((f->sources & RTL_SRC_PLT) || rtl_elf_in_plt(bin, f->addr))
+		reason = "PLT stub";
+	else if (!is_executable(bin, f->addr))
+		reason = "not in an executable section";
+	else if (!(code = rtl_binary_ptr(bin, f->addr, f->size)))
+		reason = "code not in the file";
+	else if (rtl_x86_check_function(code, f->size, f->addr, &reason))
+		reason = NULL, f->instrumentable = 1;
+	else if (!reason)
+		reason = "rejected by the relocator";
+	f->reason = reason;
+}
+
+void rtl_binary_check_functions(rtl_binary *bin)
+{
+	for (size_t i = 0; i < bin->nfuncs; i++)
+		check_one(bin, &bin->funcs[i]);
+}

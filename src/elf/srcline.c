@@ -1,0 +1,27 @@
+/* Source lines from DWARF (.debug_line) through libdw, opened on first use
+ * over the same libelf handle. */
+#include <errno.h>
+#include <reticle/error.h>
+#include "binary_internal.h"
+
+int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line)
+{
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	int lineno;
+	const char *src;
+
+	if (!bin->dwarf_tried) {
+		bin->dwarf_tried = 1;
+		bin->dwarf = dwarf_begin_elf(bin->elf, DWARF_C_READ, NULL);
+	}
+	if (!bin->dwarf)
+		return -ENOENT;
+	if (!dwarf_addrdie(bin->dwarf, addr, &cu) || !(l = dwarf_getsrc_die(&cu, addr)))
+		return -ENOENT;
+	if (dwarf_lineno(l, &lineno) || !(src = dwarf_linesrc(l, NULL, NULL)))
+		return -ENOENT;
+	*file = src;
+	*line = lineno;
+	return 0;
+}
