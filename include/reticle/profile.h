@@ -133,6 +133,7 @@ typedef struct rtl_profile_totals {
 	uint64_t calls, instrs;
 	uint64_t functions;        /* rows in the function table */
 	uint64_t counted;          /* functions with a non-zero count */
+	uint64_t uninstrumented;   /* functions the relocator skipped */
 	uint64_t modules, blocks, call_sites;
 } rtl_profile_totals;
 

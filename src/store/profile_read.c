@@ -224,6 +224,7 @@ static int totals_row(sqlite3_stmt *s, void *ctx)
 	t->modules = u64(s, 5);
 	t->blocks = u64(s, 6);
 	t->call_sites = u64(s, 7);
+	t->uninstrumented = u64(s, 8);
 	return 0;
 }
 
@@ -238,6 +239,7 @@ int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t)
 		     " (SELECT count(*) FROM functions f " COUNTED "),"
 		     " (SELECT count(*) FROM modules),"
 		     " (SELECT count(*) FROM blocks),"
-		     " (SELECT count(*) FROM call_sites)",
+		     " (SELECT count(*) FROM call_sites),"
+		     " (SELECT count(*) FROM functions WHERE instrumented = 0)",
 		     0, 0, totals_row, t);
 }
