@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 failures = []
+objs = {}  # function name -> object, from the last annotate() rows that named one
 
 
 def check(cond, what):
@@ -37,7 +38,7 @@ def annotate(path, *opts):
     """Runs callgrind_annotate; returns (events, totals, rows, stderr+warnings)
     with rows {function name: [costs...]} (file part dropped: reticle's
     export has no source files) and totals [costs...]."""
-    r = run(["callgrind_annotate", "--threshold=100"] + list(opts) + [path])
+    r = run(["callgrind_annotate", "--auto=no", "--threshold=100"] + list(opts) + [path])
     check(r.returncode == 0, "callgrind_annotate %s exits 0 (%s)" % (path, r.stderr.strip()))
     text = r.stdout + r.stderr
     check("WARNING" not in text and "malformed" not in text,
@@ -57,10 +58,12 @@ def annotate(path, *opts):
         if m:
             totals = [_num(g) for g in m.groups()]
             continue
-        m = re.match(nums + r"(?:\*\s+)?([^<\s][^:]*):(.+) \[(.*)\]\s*$", line)
+        m = re.match(nums + r"([^<*\s][^:]*):(.+?)(?: \[(.*)\])?\s*$", line)
         if m:
             g = m.groups()
             name = g[len(events) + 1]
+            if g[len(events) + 2]:
+                objs.setdefault(name, g[len(events) + 2])
             costs = [_num(x) for x in g[:len(events)]]
             old = rows.get(name)
             rows[name] = costs if old is None else [a + b for a, b in zip(old, costs)]
@@ -70,15 +73,15 @@ def annotate(path, *opts):
 def annotate_callers(path):
     """Caller arcs from callgrind_annotate --tree=caller:
     {(caller name, callee name): count}."""
-    r = run(["callgrind_annotate", "--threshold=100", "--tree=caller", path])
+    r = run(["callgrind_annotate", "--auto=no", "--threshold=100", "--tree=caller", path])
     arcs = {}
     pending = []
     for line in r.stdout.splitlines():
-        m = re.match(r"^.*?<\s+[^:]*:(.+) \(([\d,]+)x\) \[.*\]\s*$", line)
+        m = re.match(r"^.*?<\s+[^:]*:(.+) \(([\d,]+)x\)(?: \[.*\])?\s*$", line)
         if m:
             pending.append((m.group(1), _num(m.group(2))))
             continue
-        m = re.match(r"^.*?\*\s+[^:]*:(.+) \[.*\]\s*$", line)
+        m = re.match(r"^.*?\*\s+[^:]*:(.+?)(?: \[.*\])?\s*$", line)
         if m:
             for caller, count in pending:
                 key = (caller, m.group(1))
