@@ -196,30 +196,46 @@ void rtl_profile_close(rtl_profile *p)
 	free(p);
 }
 
-/* Identity checks: a SQLite file with our application_id and a schema
- * version this build understands. */
-static int check_identity(rtl_profile *p)
+/* The file header (sqlite.org/fileformat.html): a 16-byte magic string and
+ * the application id at offset 68, big-endian. Read directly, so that a
+ * profile cut short is told apart from a file that never was one. */
+static int check_header(const char *path)
+{
+	unsigned char h[100];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	if (n < (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16))
+		return -RTL_ERR_NOT_PROFILE;
+	if (((uint32_t)h[68] << 24 | (uint32_t)h[69] << 16 | (uint32_t)h[70] << 8 | h[71]) !=
+	    RTL_PROFILE_APP_ID)
+		return -RTL_ERR_NOT_PROFILE;
+	return 0;
+}
+
+/* After check_header: a schema version this build understands. */
+static int check_version(rtl_profile *p)
 {
 	sqlite3_stmt *s = NULL;
-	int rc, id = 0, version = 0;
+	int rc, version = 0;
 
-	rc = sqlite3_prepare_v2(p->db, "PRAGMA application_id", -1, &s, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		id = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_NOTADB || id != RTL_PROFILE_APP_ID)
-		return -RTL_ERR_NOT_PROFILE;
-	if (rc != SQLITE_ROW)
-		return store_fail(p, "application_id");
 	rc = sqlite3_prepare_v2(p->db, "SELECT value FROM meta WHERE key = 'schema_version'",
 				-1, &s, NULL);
-	if (rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
 		version = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && (rc & 0xff) != SQLITE_ERROR)
+		return -RTL_ERR_PROFILE_CORRUPT;    /* our id, unreadable pages */
 	if (version <= 0)
-		return -RTL_ERR_NOT_PROFILE;
+		return -RTL_ERR_NOT_PROFILE;        /* our id, no meta table */
 	if (version > RTL_PROFILE_SCHEMA_VERSION) {
-		rtl_warn("profile %s has schema version %d; this reticle reads up to %d",
+		rtl_info("profile %s has schema version %d; this reticle reads up to %d",
 			 p->path, version, RTL_PROFILE_SCHEMA_VERSION);
 		return -RTL_ERR_PROFILE_VERSION;
 	}
@@ -239,14 +255,14 @@ int rtl_profile_open(const char *path, rtl_profile **out)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	if (access(path, R_OK) < 0)
-		return -errno;
+	if ((err = check_header(path)))
+		return err;
 	if (!(p = profile_new(path)))
 		return -ENOMEM;
 	if (sqlite3_open_v2(path, &p->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		err = store_fail(p, path);
 	else
-		err = check_identity(p);
+		err = check_version(p);
 	if (err) {
 		rtl_profile_close(p);
 		return err;
