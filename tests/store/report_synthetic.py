@@ -193,7 +193,24 @@ def test_empty():
     check(totals == [0] and rows == {}, "empty callgrind: %s %s" % (totals, rows))
 
 
+def test_sqlite3(db):
+    """The schema as docs/profile-schema.md describes it, read by sqlite3."""
+    r = run(["sqlite3", db, "SELECT name, calls, instrs FROM function_report LIMIT 2"])
+    check(r.stdout == "work|10|5000\nrec|50|2500\n", "sqlite3 function_report: %r" % r.stdout)
+    r = run(["sqlite3", db, "SELECT m.path, sum(f.instrs) FROM functions f JOIN modules m"
+             " ON m.id = f.module GROUP BY m.id ORDER BY 2 DESC"])
+    check(r.stdout == "/usr/bin/demo|8209\n/usr/lib/libdemo.so.1|1220\n",
+          "sqlite3 per-module sums: %r" % r.stdout)
+    r = run(["sqlite3", db, "PRAGMA application_id; SELECT value FROM meta WHERE key = 'schema_version';"
+             "SELECT count(*) FROM call_sites WHERE caller = (SELECT id FROM functions WHERE name = 'work')"])
+    check(r.stdout == "1381253964\n1\n2\n", "sqlite3 identity and call_sites: %r" % r.stdout)
+    r = run(["sqlite3", db, "SELECT sum(ninstrs * count) FROM blocks b JOIN functions f"
+             " ON f.id = b.function WHERE f.name = 'work'"])
+    check(r.stdout == "5000\n", "sqlite3 blocks: %r" % r.stdout)
+
+
 db = make("synthetic", SPEC)
+test_sqlite3(db)
 test_text(db)
 test_json(db)
 test_callgrind(db)
