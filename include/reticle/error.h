@@ -18,6 +18,9 @@ enum rtl_error {
 	RTL_ERR_UNSUPPORTED,    /* a construct reticle does not handle */
 	RTL_ERR_STORE,          /* the profile store (SQLite) failed */
 	RTL_ERR_BAD_INPUT,      /* malformed input file (trace, BBV, description) */
+	RTL_ERR_NOT_PROFILE,    /* file is not a reticle profile */
+	RTL_ERR_PROFILE_VERSION, /* profile schema newer than this reticle reads */
+	RTL_ERR_PROFILE_CORRUPT, /* a profile with unreadable contents */
 	RTL_ERR_LAST
 };
 

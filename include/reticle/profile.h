@@ -22,7 +22,8 @@ void rtl_profile_close(rtl_profile *p);
 /* Free-form facts about the run: "command", "pid", "exit_status",
  * "collectors", "start_time", ... */
 int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value);
-/* Returns a string owned by P (valid until the next call) or NULL. */
+/* The key "schema_version" is the store's own and cannot be set.
+ * Returns a string owned by P (valid until the next call) or NULL. */
 const char *rtl_profile_get_meta(rtl_profile *p, const char *key);
 
 /* A module: the executable or a shared object, with its run-time load bias. */
@@ -36,6 +37,8 @@ enum { RTL_HAVE_CALLS = 1, RTL_HAVE_INSTRS = 2 };
 int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
 			     uint64_t addr, uint64_t size, int instrumented,
 			     const char *reason, int64_t *id);
+/* Sets the counts named by HAVE and keeps the others, so fcount and
+ * bbcount may each set their own count on the same row. */
 int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned have,
 				    uint64_t calls, uint64_t instrs);
 
@@ -57,6 +60,10 @@ typedef struct rtl_profile_function {
 	unsigned have;        /* RTL_HAVE_* bits */
 	uint64_t calls, instrs;
 	int instrumented;
+	/* Added by the store (after the fields above, so callers that only
+	 * know the first ones keep working). */
+	int64_t module_id;
+	const char *reason;   /* why not instrumented, or NULL */
 } rtl_profile_function;
 
 /* Calls FN for every function that has a non-zero count (or every function
@@ -65,5 +72,71 @@ typedef struct rtl_profile_function {
 int rtl_profile_foreach_function(rtl_profile *p, int all,
 				 int (*fn)(const rtl_profile_function *f, void *user),
 				 void *user);
+
+/* ---- More of the read side. Strings passed to callbacks are owned by P
+ * and valid only during the callback. Every foreach stops and returns FN's
+ * value when it is non-zero; it returns 0 or a negative error otherwise. */
+
+/* The schema version this build writes and the newest it reads. */
+#define RTL_PROFILE_SCHEMA_VERSION 1
+
+/* Functions of any order, by module then address (exporters that need a
+ * stable order use this one). */
+int rtl_profile_foreach_function_by_addr(rtl_profile *p, int all,
+					 int (*fn)(const rtl_profile_function *f, void *user),
+					 void *user);
+
+/* Every (key, value) pair of the meta table, by key. */
+int rtl_profile_foreach_meta(rtl_profile *p,
+			     int (*fn)(const char *key, const char *value, void *user),
+			     void *user);
+
+typedef struct rtl_profile_module {
+	int64_t id;
+	const char *path;
+	uint64_t load_bias;
+} rtl_profile_module;
+
+int rtl_profile_foreach_module(rtl_profile *p,
+			       int (*fn)(const rtl_profile_module *m, void *user),
+			       void *user);
+
+typedef struct rtl_profile_block {
+	int64_t function;
+	uint64_t addr;
+	uint32_t ninstrs;
+	uint64_t count;
+} rtl_profile_block;
+
+/* Blocks of FUNCTION (or of every function when FUNCTION < 0), by function
+ * then address. */
+int rtl_profile_foreach_block(rtl_profile *p, int64_t function,
+			      int (*fn)(const rtl_profile_block *b, void *user),
+			      void *user);
+
+typedef struct rtl_profile_call {
+	int64_t caller;
+	uint64_t site;
+	int64_t callee;
+	uint64_t count;
+} rtl_profile_call;
+
+/* Call sites, by caller, site, then callee. */
+int rtl_profile_foreach_call(rtl_profile *p,
+			     int (*fn)(const rtl_profile_call *c, void *user),
+			     void *user);
+
+/* Sums over all functions. HAVE has a bit when at least one function
+ * carries that count. */
+typedef struct rtl_profile_totals {
+	unsigned have;
+	uint64_t calls, instrs;
+	uint64_t functions;        /* rows in the function table */
+	uint64_t counted;          /* functions with a non-zero count */
+	uint64_t uninstrumented;   /* functions the relocator skipped */
+	uint64_t modules, blocks, call_sites;
+} rtl_profile_totals;
+
+int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t);
 
 #endif

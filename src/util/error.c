@@ -15,6 +15,9 @@ static const char *const messages[] = {
 	[RTL_ERR_UNSUPPORTED - RTL_ERR_BASE] = "unsupported construct",
 	[RTL_ERR_STORE - RTL_ERR_BASE] = "profile store error",
 	[RTL_ERR_BAD_INPUT - RTL_ERR_BASE] = "malformed input",
+	[RTL_ERR_NOT_PROFILE - RTL_ERR_BASE] = "not a reticle profile",
+	[RTL_ERR_PROFILE_VERSION - RTL_ERR_BASE] = "profile written by a newer reticle (unsupported schema version)",
+	[RTL_ERR_PROFILE_CORRUPT - RTL_ERR_BASE] = "damaged profile (truncated or corrupt)",
 };
 
 const char *rtl_strerror(int err)

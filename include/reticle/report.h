@@ -1,0 +1,41 @@
+/* Reports and exporters over a profile (include/reticle/profile.h).
+ *
+ * Each writer reads the profile P (owned by the caller, not modified) and
+ * writes one document to OUT (owned by the caller, not closed). They return
+ * 0, -EIO when OUT fails, or the store's error. Nothing is printed
+ * elsewhere. */
+#ifndef RETICLE_REPORT_H
+#define RETICLE_REPORT_H
+
+#include <stdio.h>
+#include <reticle/profile.h>
+
+enum rtl_report_format {
+	RTL_REPORT_TEXT,
+	RTL_REPORT_JSON,
+	RTL_REPORT_CALLGRIND,
+};
+
+/* Zero-initialize, then set what you need; new fields keep 0 as default. */
+typedef struct rtl_report_options {
+	unsigned long top;  /* at most this many function rows; 0: no limit */
+	int all;            /* also functions without counts (never executed,
+			     * not instrumented) */
+} rtl_report_options;
+
+/* The format named NAME ("text", "json", "callgrind") or -RTL_ERR_BAD_OPTION. */
+int rtl_report_format_parse(const char *name);
+
+int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
+
+/* A header (meta facts, totals) and a table of functions by count. */
+int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* One JSON object: meta, totals, modules, functions, call sites. */
+int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* Callgrind format for callgrind_annotate and KCachegrind: events Ir
+ * and/or Calls, exact self costs and call counts, gprof-style estimated
+ * inclusive costs on calls= lines (see docs/report.md). O->top is ignored:
+ * a call graph needs every function. */
+int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
+
+#endif

@@ -1,0 +1,360 @@
+/* Callgrind export (valgrind.org/docs/manual/cl-format.html) for
+ * callgrind_annotate and KCachegrind.
+ *
+ * Events: Ir (instructions executed, from bbcount) and Calls (function
+ * entries, from fcount), whichever the profile has. Positions are link-time
+ * instruction addresses. Self costs are exact: one line per executed block
+ * (its Ir at the block's first address) when the blocks add up to the
+ * function's count, else one line at the function's address. Each recorded
+ * call site becomes a calls= line with its exact count; the inclusive cost
+ * after it is a gprof-style estimate (callgraph.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "report/callgraph.h"
+#include "report/report_priv.h"
+
+struct cg_block { size_t fn; uint64_t addr, ir; };
+
+struct export {
+	struct rpt_rows rows;            /* every function, by module and address */
+	struct { int64_t id; size_t idx; } *by_id;
+	uint64_t (*self)[CG_MAX_EVENTS];
+	uint64_t *entries;
+	struct cg_block *blocks;
+	size_t nblocks, cap_blocks, *first_block, *nblocks_of;
+	unsigned char *use_blocks, *named;
+	struct cg_graph g;
+	size_t cap_arcs;
+	int ev_ir, ev_calls;             /* column of each event, or -1 */
+	unsigned char *ob_named;         /* by module id; sized lazily */
+	int64_t max_module;
+	int err;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Index of the function with profile id ID, or (size_t)-1. */
+static size_t find(const struct export *x, int64_t id)
+{
+	size_t lo = 0, hi = x->rows.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (x->by_id[mid].id == id)
+			return x->by_id[mid].idx;
+		if (x->by_id[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (size_t)-1;
+}
+
+static int add_block(const rtl_profile_block *b, void *user)
+{
+	struct export *x = user;
+	size_t fn = find(x, b->function);
+
+	if (fn == (size_t)-1)
+		return 0;
+	if (x->nblocks == x->cap_blocks) {
+		size_t cap = x->cap_blocks ? 2 * x->cap_blocks : 1024;
+		void *p = realloc(x->blocks, cap * sizeof(*x->blocks));
+
+		if (!p)
+			return -ENOMEM;
+		x->blocks = p;
+		x->cap_blocks = cap;
+	}
+	x->blocks[x->nblocks++] = (struct cg_block){ fn, b->addr, (uint64_t)b->ninstrs * b->count };
+	return 0;
+}
+
+static int add_arc(const rtl_profile_call *c, void *user)
+{
+	struct export *x = user;
+	size_t from = find(x, c->caller), to = find(x, c->callee);
+
+	if (from == (size_t)-1 || to == (size_t)-1 || !c->count)
+		return 0;
+	if (x->g.narcs == x->cap_arcs) {
+		size_t cap = x->cap_arcs ? 2 * x->cap_arcs : 1024;
+		void *p = realloc(x->g.arcs, cap * sizeof(*x->g.arcs));
+
+		if (!p)
+			return -ENOMEM;
+		x->g.arcs = p;
+		x->cap_arcs = cap;
+	}
+	x->g.arcs[x->g.narcs++] = (struct cg_arc){ .from = from, .to = to, .site = c->site,
+						   .count = c->count };
+	return 0;
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct cg_block *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int cmp_arc(const void *a, const void *b)
+{
+	const struct cg_arc *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Self costs: Ir from the function row, or from its blocks when the row
+ * has none; blocks are used for positions only when they agree. */
+static void self_costs(struct export *x)
+{
+	size_t b = 0;
+
+	for (size_t v = 0; v < x->rows.n; v++) {
+		const rtl_profile_function *f = &x->rows.fn[v];
+		uint64_t sum = 0;
+
+		x->first_block[v] = b;
+		for (; b < x->nblocks && x->blocks[b].fn == v; b++)
+			sum += x->blocks[b].ir;
+		x->nblocks_of[v] = b - x->first_block[v];
+		if (x->ev_ir >= 0) {
+			x->self[v][x->ev_ir] = f->have & RTL_HAVE_INSTRS ? f->instrs : sum;
+			x->use_blocks[v] = x->nblocks_of[v] && x->self[v][x->ev_ir] == sum;
+		}
+		if (x->ev_calls >= 0)
+			x->self[v][x->ev_calls] = f->calls;
+		x->entries[v] = f->have & RTL_HAVE_CALLS ? f->calls : 0;
+	}
+}
+
+static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
+{
+	size_t n;
+	int err, nev = 0;
+
+	x->ev_ir = x->ev_calls = -1;
+	if ((t->have & RTL_HAVE_INSTRS) || t->blocks || !(t->have & RTL_HAVE_CALLS))
+		x->ev_ir = nev++;
+	if (t->have & RTL_HAVE_CALLS)
+		x->ev_calls = nev++;
+	x->g.nevents = nev;
+	if ((err = rpt_rows_load(p, 1, 1, &x->rows)))
+		return err;
+	n = x->rows.n + 1;
+	x->by_id = calloc(n, sizeof(*x->by_id));
+	x->self = calloc(n, sizeof(*x->self));
+	x->entries = calloc(n, sizeof(*x->entries));
+	x->first_block = calloc(n, sizeof(size_t));
+	x->nblocks_of = calloc(n, sizeof(size_t));
+	x->use_blocks = calloc(n, 1);
+	x->named = calloc(n, 1);
+	if (!x->by_id || !x->self || !x->entries || !x->first_block || !x->nblocks_of ||
+	    !x->use_blocks || !x->named)
+		return -ENOMEM;
+	for (size_t v = 0; v < x->rows.n; v++) {
+		x->by_id[v].id = x->rows.fn[v].id;
+		x->by_id[v].idx = v;
+		if (x->rows.fn[v].module_id > x->max_module)
+			x->max_module = x->rows.fn[v].module_id;
+	}
+	qsort(x->by_id, x->rows.n, sizeof(*x->by_id), cmp_id);
+	if (!(x->ob_named = calloc((size_t)x->max_module + 1, 1)))
+		return -ENOMEM;
+	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
+	    (err = rtl_profile_foreach_call(p, add_arc, x)))
+		return err;
+	qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
+	self_costs(x);
+	x->g.n = x->rows.n;
+	x->g.self = (const uint64_t (*)[CG_MAX_EVENTS])x->self;
+	x->g.entries = x->entries;
+	if ((err = cg_estimate(&x->g)))
+		return err;
+	/* Output order: by caller, then call site. */
+	qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
+	return 0;
+}
+
+static void free_export(struct export *x)
+{
+	rpt_rows_free(&x->rows);
+	free(x->by_id);
+	free(x->self);
+	free(x->entries);
+	free(x->blocks);
+	free(x->first_block);
+	free(x->nblocks_of);
+	free(x->use_blocks);
+	free(x->named);
+	free(x->g.arcs);
+	free(x->ob_named);
+}
+
+static void write_costs(FILE *out, const struct export *x, uint64_t addr, const uint64_t *c)
+{
+	fprintf(out, "0x%" PRIx64, addr);
+	for (int e = 0; e < x->g.nevents; e++)
+		fprintf(out, " %" PRIu64, c[e]);
+	fputc('\n', out);
+}
+
+static int all_zero(const struct export *x, const uint64_t *c)
+{
+	for (int e = 0; e < x->g.nevents; e++)
+		if (c[e])
+			return 0;
+	return 1;
+}
+
+/* "(id) name" the first time an id is used, "(id)" afterwards. */
+static void write_name(FILE *out, const char *key, uint64_t id, unsigned char *named,
+		       const char *name)
+{
+	if (*named) {
+		fprintf(out, "%s=(%" PRIu64 ")\n", key, id);
+		return;
+	}
+	*named = 1;
+	fprintf(out, "%s=(%" PRIu64 ") %s\n", key, id, name);
+}
+
+static void write_fn_name(FILE *out, struct export *x, const char *key, size_t v)
+{
+	char buf[32];
+
+	write_name(out, key, v + 1, &x->named[v], rpt_name(&x->rows.fn[v], buf));
+}
+
+static void write_self(FILE *out, struct export *x, size_t v)
+{
+	const rtl_profile_function *f = &x->rows.fn[v];
+	uint64_t c[CG_MAX_EVENTS] = { 0 };
+	int entry_done = x->ev_calls < 0;
+
+	for (size_t k = 0; x->use_blocks[v] && k < x->nblocks_of[v]; k++) {
+		const struct cg_block *b = &x->blocks[x->first_block[v] + k];
+
+		memset(c, 0, sizeof(c));
+		c[x->ev_ir] = b->ir;
+		if (!entry_done && b->addr == f->addr) {
+			c[x->ev_calls] = x->self[v][x->ev_calls];
+			entry_done = 1;
+		}
+		if (!all_zero(x, c))
+			write_costs(out, x, b->addr, c);
+	}
+	memcpy(c, x->self[v], sizeof(c));
+	if (x->use_blocks[v])
+		c[x->ev_ir] = 0;
+	if (entry_done && x->ev_calls >= 0)
+		c[x->ev_calls] = 0;
+	if (!all_zero(x, c))
+		write_costs(out, x, f->addr, c);
+}
+
+static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
+{
+	const rtl_profile_function *caller = &x->rows.fn[a->from], *callee = &x->rows.fn[a->to];
+
+	if (callee->module_id != caller->module_id)
+		write_name(out, "cob", (uint64_t)callee->module_id,
+			   &x->ob_named[callee->module_id], callee->module);
+	write_fn_name(out, x, "cfn", a->to);
+	fprintf(out, "calls=%" PRIu64 " 0x%" PRIx64 "\n", a->count, callee->addr);
+	write_costs(out, x, a->site, a->cost);
+}
+
+static void write_header(FILE *out, rtl_profile *p, const struct export *x)
+{
+	const char *v;
+
+	fputs("# callgrind format\nversion: 1\ncreator: reticle 0.1.0\n", out);
+	if ((v = rtl_profile_get_meta(p, "pid")))
+		fprintf(out, "pid: %s\n", v);
+	if ((v = rtl_profile_get_meta(p, "command")))
+		fprintf(out, "cmd: %s\n", v);
+	if ((v = rtl_profile_get_meta(p, "collectors")))
+		fprintf(out, "desc: Collectors: %s\n", v);
+	fputs("desc: Note: self costs and call counts are exact; the inclusive cost of a call"
+	      " is a gprof-style estimate\n", out);
+	fputs("positions: instr\nevents:", out);
+	if (x->ev_ir >= 0)
+		fputs(" Ir", out);
+	if (x->ev_calls >= 0)
+		fputs(" Calls", out);
+	fputs("\nsummary:", out);
+	for (int e = 0; e < x->g.nevents; e++) {
+		uint64_t sum = 0;
+
+		for (size_t v = 0; v < x->rows.n; v++)
+			sum += x->self[v][e];
+		fprintf(out, " %" PRIu64, sum);
+	}
+	fputc('\n', out);
+}
+
+static void write_body(FILE *out, struct export *x)
+{
+	uint64_t total[CG_MAX_EVENTS] = { 0 };
+	int64_t ob = -1;
+	size_t a = 0;
+
+	fputs("fl=(1) ???\n", out);
+	for (size_t v = 0; v < x->rows.n; v++) {
+		const rtl_profile_function *f = &x->rows.fn[v];
+		size_t first_arc = a;
+
+		for (int e = 0; e < x->g.nevents; e++)
+			total[e] += x->self[v][e];
+		while (a < x->g.narcs && x->g.arcs[a].from == v)
+			a++;
+		if (all_zero(x, x->self[v]) && a == first_arc)
+			continue;
+		if (f->module_id != ob) {
+			fputc('\n', out);
+			write_name(out, "ob", (uint64_t)f->module_id, &x->ob_named[f->module_id],
+				   f->module);
+			ob = f->module_id;
+		}
+		write_fn_name(out, x, "fn", v);
+		write_self(out, x, v);
+		for (size_t k = first_arc; k < a; k++)
+			write_arc(out, x, &x->g.arcs[k]);
+	}
+	fputs("\ntotals:", out);
+	for (int e = 0; e < x->g.nevents; e++)
+		fprintf(out, " %" PRIu64, total[e]);
+	fputc('\n', out);
+}
+
+int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct export x = { 0 };
+	rtl_profile_totals t;
+	int err;
+
+	if (!(err = rtl_profile_get_totals(p, &t)) && !(err = load(&x, p, &t))) {
+		write_header(out, p, &x);
+		write_body(out, &x);
+		err = rpt_out_status(out);
+	}
+	free_export(&x);
+	return err;
+}

@@ -1,0 +1,155 @@
+/* JSON report: one object with meta, totals, modules, functions (by count,
+ * every row unless --top is given) and call sites. Counts are numbers;
+ * addresses are "0x..." strings so that no reader rounds them. */
+#include <inttypes.h>
+#include <reticle/error.h>
+#include "report/report_priv.h"
+
+/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms and
+ * surrogates are invalid too: strict JSON readers reject them). */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+void rpt_json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	fputc('"', out);
+	while (*s) {
+		int n;
+
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s++);
+		else if (*s < 0x20)
+			fprintf(out, "\\u%04x", *s++);
+		else if (*s < 0x80)
+			fputc(*s++, out);
+		else if ((n = utf8_len(s))) {
+			fwrite(s, 1, n, out);
+			s += n;
+		} else {
+			fputs("\\ufffd", out);
+			s++;
+		}
+	}
+	fputc('"', out);
+}
+
+struct list { FILE *out; int n; };
+
+static void sep(struct list *l)
+{
+	fputs(l->n++ ? ",\n    " : "\n    ", l->out);
+}
+
+static int meta_item(const char *key, const char *value, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	rpt_json_string(l->out, key);
+	fputs(": ", l->out);
+	rpt_json_string(l->out, value);
+	return 0;
+}
+
+static int module_item(const rtl_profile_module *m, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	fprintf(l->out, "{\"id\": %" PRId64 ", \"path\": ", m->id);
+	rpt_json_string(l->out, m->path);
+	fprintf(l->out, ", \"load_bias\": \"0x%" PRIx64 "\"}", m->load_bias);
+	return 0;
+}
+
+static int call_item(const rtl_profile_call *c, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	fprintf(l->out, "{\"caller\": %" PRId64 ", \"site\": \"0x%" PRIx64 "\", \"callee\": %"
+		PRId64 ", \"count\": %" PRIu64 "}", c->caller, c->site, c->callee, c->count);
+	return 0;
+}
+
+static void function_item(FILE *out, const rtl_profile_function *f, const rtl_profile_totals *t)
+{
+	char buf[32];
+
+	fprintf(out, "{\"id\": %" PRId64 ", \"module_id\": %" PRId64 ", \"module\": ",
+		f->id, f->module_id);
+	rpt_json_string(out, f->module);
+	fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"name\": ",
+		f->addr, f->size);
+	rpt_json_string(out, rpt_name(f, buf));
+	if (f->have & RTL_HAVE_CALLS)
+		fprintf(out, ", \"calls\": %" PRIu64, f->calls);
+	if (f->have & RTL_HAVE_INSTRS)
+		fprintf(out, ", \"instrs\": %" PRIu64 ", \"share\": %.6f", f->instrs,
+			t->instrs ? (double)f->instrs / (double)t->instrs : 0.0);
+	fprintf(out, ", \"instrumented\": %s", f->instrumented ? "true" : "false");
+	if (f->reason) {
+		fputs(", \"reason\": ", out);
+		rpt_json_string(out, f->reason);
+	}
+	fputc('}', out);
+}
+
+static void write_totals(FILE *out, const rtl_profile_totals *t)
+{
+	fprintf(out, "  \"totals\": {\"functions\": %" PRIu64 ", \"counted\": %" PRIu64
+		", \"modules\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"call_sites\": %" PRIu64,
+		t->functions, t->counted, t->modules, t->blocks, t->call_sites);
+	if (t->have & RTL_HAVE_CALLS)
+		fprintf(out, ", \"calls\": %" PRIu64, t->calls);
+	if (t->have & RTL_HAVE_INSTRS)
+		fprintf(out, ", \"instrs\": %" PRIu64, t->instrs);
+	fputs("},\n", out);
+}
+
+int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct rpt_rows rows = { .limit = o->top };
+	struct list l = { out, 0 };
+	rtl_profile_totals t;
+	int err;
+
+	if ((err = rtl_profile_get_totals(p, &t)) || (err = rpt_rows_load(p, o->all, 0, &rows)))
+		goto out;
+	fprintf(out, "{\n  \"schema_version\": %d,\n  \"meta\": {", RTL_PROFILE_SCHEMA_VERSION);
+	if ((err = rtl_profile_foreach_meta(p, meta_item, &l)))
+		goto out;
+	fputs("\n  },\n", out);
+	write_totals(out, &t);
+	fputs("  \"modules\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_module(p, module_item, &l)))
+		goto out;
+	fputs("\n  ],\n  \"functions\": [", out);
+	l.n = 0;
+	for (size_t i = 0; i < rows.n; i++) {
+		sep(&l);
+		function_item(out, &rows.fn[i], &t);
+	}
+	fputs("\n  ],\n  \"call_sites\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_call(p, call_item, &l)))
+		goto out;
+	fputs("\n  ]\n}\n", out);
+	err = rpt_out_status(out);
+out:
+	rpt_rows_free(&rows);
+	return err;
+}

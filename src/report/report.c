@@ -1,0 +1,102 @@
+/* Report dispatch and the helpers every exporter shares. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "report/report_priv.h"
+
+static const char *const format_names[] = {
+	[RTL_REPORT_TEXT] = "text",
+	[RTL_REPORT_JSON] = "json",
+	[RTL_REPORT_CALLGRIND] = "callgrind",
+};
+
+int rtl_report_format_parse(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (!strcmp(name, format_names[i]))
+			return (int)i;
+	return -RTL_ERR_BAD_OPTION;
+}
+
+int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out)
+{
+	switch (format) {
+	case RTL_REPORT_TEXT: return rtl_report_text(p, o, out);
+	case RTL_REPORT_JSON: return rtl_report_json(p, o, out);
+	case RTL_REPORT_CALLGRIND: return rtl_report_callgrind(p, o, out);
+	}
+	return -RTL_ERR_BAD_OPTION;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int add_row(const rtl_profile_function *f, void *user)
+{
+	struct rpt_rows *rows = user;
+	rtl_profile_function *r;
+
+	if (rows->limit && rows->n >= rows->limit)
+		return 1;
+	if (rows->n == rows->cap) {
+		size_t cap = rows->cap ? rows->cap * 2 : 256;
+		void *fn = realloc(rows->fn, cap * sizeof(*rows->fn));
+
+		if (!fn)
+			return -ENOMEM;
+		rows->fn = fn;
+		rows->cap = cap;
+	}
+	r = &rows->fn[rows->n];
+	*r = *f;
+	r->module = dup_or_null(f->module);
+	r->name = dup_or_null(f->name);
+	r->reason = dup_or_null(f->reason);
+	rows->n++;
+	if ((f->module && !r->module) || (f->name && !r->name) || (f->reason && !r->reason))
+		return -ENOMEM;
+	return 0;
+}
+
+int rpt_rows_load(rtl_profile *p, int all, int by_addr, struct rpt_rows *rows)
+{
+	int err = by_addr ? rtl_profile_foreach_function_by_addr(p, all, add_row, rows)
+			  : rtl_profile_foreach_function(p, all, add_row, rows);
+
+	return err == 1 ? 0 : err;    /* 1: the limit was reached */
+}
+
+void rpt_rows_free(struct rpt_rows *rows)
+{
+	for (size_t i = 0; i < rows->n; i++) {
+		free((char *)rows->fn[i].module);
+		free((char *)rows->fn[i].name);
+		free((char *)rows->fn[i].reason);
+	}
+	free(rows->fn);
+	memset(rows, 0, sizeof(*rows));
+}
+
+const char *rpt_basename(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "?";
+}
+
+const char *rpt_name(const rtl_profile_function *f, char buf[32])
+{
+	if (f->name && *f->name)
+		return f->name;
+	snprintf(buf, 32, "fn_%" PRIx64, f->addr);
+	return buf;
+}
+
+int rpt_out_status(FILE *out)
+{
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,36 @@
+/* Internal to src/report/: function rows copied out of the store (the
+ * store's strings live only during a callback) and small formatting
+ * helpers the exporters share. */
+#ifndef RETICLE_REPORT_PRIV_H
+#define RETICLE_REPORT_PRIV_H
+
+#include <stdio.h>
+#include <reticle/profile.h>
+#include <reticle/report.h>
+
+/* A function row with strings owned by the row list. */
+struct rpt_rows {
+	rtl_profile_function *fn;
+	size_t n, cap;
+	unsigned long limit;  /* stop after this many rows; 0: no limit */
+};
+
+/* Loads function rows: by count (the report's order) or by module and
+ * address. ROWS must be zeroed (limit may be set) and freed with
+ * rpt_rows_free(). */
+int rpt_rows_load(rtl_profile *p, int all, int by_addr, struct rpt_rows *rows);
+void rpt_rows_free(struct rpt_rows *rows);
+
+/* The last component of PATH. */
+const char *rpt_basename(const char *path);
+
+/* F's name, or a synthesized "fn_<addr>" in BUF for unnamed code. */
+const char *rpt_name(const rtl_profile_function *f, char buf[32]);
+
+/* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
+void rpt_json_string(FILE *out, const char *s);
+
+/* 0, or -EIO when OUT has failed. */
+int rpt_out_status(FILE *out);
+
+#endif

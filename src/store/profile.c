@@ -1,0 +1,272 @@
+/* Profile store lifecycle: create (temporary file, one transaction), commit
+ * (indexes, COMMIT, rename), open (read-only, with identity checks), close.
+ * The schema below is documented for users in docs/profile-schema.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "store/store_priv.h"
+#include "util/log.h"
+
+static const char *const schema_sql =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT) WITHOUT ROWID;"
+	"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
+	" load_bias INTEGER NOT NULL);"
+	"CREATE TABLE functions(id INTEGER PRIMARY KEY,"
+	" module INTEGER NOT NULL REFERENCES modules(id), name TEXT,"
+	" addr INTEGER NOT NULL, size INTEGER NOT NULL,"
+	" instrumented INTEGER NOT NULL, reason TEXT,"
+	" have INTEGER NOT NULL DEFAULT 0, calls INTEGER, instrs INTEGER);"
+	"CREATE TABLE blocks(function INTEGER NOT NULL REFERENCES functions(id),"
+	" addr INTEGER NOT NULL, ninstrs INTEGER NOT NULL, count INTEGER NOT NULL);"
+	"CREATE TABLE call_sites(caller INTEGER NOT NULL REFERENCES functions(id),"
+	" site INTEGER NOT NULL, callee INTEGER NOT NULL REFERENCES functions(id),"
+	" count INTEGER NOT NULL);"
+	"CREATE VIEW function_report AS SELECT m.path AS module, f.name AS name,"
+	" printf('0x%x', f.addr) AS address, f.calls AS calls, f.instrs AS instrs"
+	" FROM functions f JOIN modules m ON m.id = f.module"
+	" ORDER BY coalesce(f.instrs, 0) DESC, coalesce(f.calls, 0) DESC;";
+
+/* Indexes are built once at commit: cheaper than maintaining them on
+ * every insert of a large profile. */
+static const char *const index_sql =
+	"CREATE INDEX functions_module ON functions(module, addr);"
+	"CREATE INDEX blocks_function ON blocks(function, addr);"
+	"CREATE INDEX call_sites_caller ON call_sites(caller, site);"
+	"CREATE INDEX call_sites_callee ON call_sites(callee);";
+
+/* The temporary file is private: nobody reads it before the rename, and a
+ * crash leaves it behind, so speed wins over durability here. */
+static const char *const writer_pragmas =
+	"PRAGMA journal_mode=OFF;"
+	"PRAGMA synchronous=OFF;"
+	"PRAGMA locking_mode=EXCLUSIVE;"
+	"PRAGMA temp_store=MEMORY;"
+	"PRAGMA cache_size=-65536;"
+	"PRAGMA foreign_keys=ON;";
+
+int store_fail(rtl_profile *p, const char *what)
+{
+	rtl_warn("profile store: %s: %s", what, p->db ? sqlite3_errmsg(p->db) : "no database");
+	return -RTL_ERR_STORE;
+}
+
+int store_exec(rtl_profile *p, const char *sql)
+{
+	if (sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return store_fail(p, "exec");
+	return 0;
+}
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_SET_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+	[ST_GET_META] = "SELECT value FROM meta WHERE key = ?1",
+	[ST_ADD_MODULE] = "INSERT INTO modules(path, load_bias) VALUES (?1, ?2)",
+	[ST_ADD_FUNCTION] = "INSERT INTO functions(module, name, addr, size, instrumented, reason)"
+			    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
+			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
+			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",
+	[ST_ADD_BLOCK] = "INSERT INTO blocks(function, addr, ninstrs, count) VALUES (?1, ?2, ?3, ?4)",
+	[ST_ADD_CALL] = "INSERT INTO call_sites(caller, site, callee, count) VALUES (?1, ?2, ?3, ?4)",
+};
+
+sqlite3_stmt *store_stmt(rtl_profile *p, enum store_stmt id)
+{
+	sqlite3_stmt *s = p->st[id];
+
+	if (!s) {
+		if (sqlite3_prepare_v3(p->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+				       &s, NULL) != SQLITE_OK) {
+			store_fail(p, "prepare");
+			return NULL;
+		}
+		p->st[id] = s;
+		return s;
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return s;
+}
+
+static rtl_profile *profile_new(const char *path)
+{
+	rtl_profile *p = calloc(1, sizeof(*p));
+
+	if (p && !(p->path = strdup(path))) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* A temporary file beside PATH (same file system, so rename is atomic),
+ * with the mode a plain creat() would give, not mkstemp's 0600. */
+static int make_temp(rtl_profile *p)
+{
+	mode_t mask = umask(0);
+	int fd;
+
+	umask(mask);
+	if (asprintf(&p->tmp, "%s.tmp.XXXXXX", p->path) < 0) {
+		p->tmp = NULL;
+		return -ENOMEM;
+	}
+	fd = mkstemp(p->tmp);
+	if (fd < 0) {
+		int err = -errno;
+
+		free(p->tmp);
+		p->tmp = NULL;
+		return err;
+	}
+	fchmod(fd, 0666 & ~mask);
+	close(fd);
+	return 0;
+}
+
+static int init_writer(rtl_profile *p)
+{
+	char sql[128];
+	int err;
+
+	if (sqlite3_open_v2(p->tmp, &p->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		return store_fail(p, p->tmp);
+	snprintf(sql, sizeof(sql), "PRAGMA application_id=%d;", RTL_PROFILE_APP_ID);
+	if ((err = store_exec(p, writer_pragmas)) || (err = store_exec(p, sql)) ||
+	    (err = store_exec(p, "BEGIN")) || (err = store_exec(p, schema_sql)))
+		return err;
+	snprintf(sql, sizeof(sql), "INSERT INTO meta VALUES ('schema_version', '%d');",
+		 RTL_PROFILE_SCHEMA_VERSION);
+	return store_exec(p, sql);
+}
+
+int rtl_profile_create(const char *path, rtl_profile **out)
+{
+	rtl_profile *p;
+	int err;
+
+	*out = NULL;
+	if (!path || !*path)
+		return -EINVAL;
+	if (!(p = profile_new(path)))
+		return -ENOMEM;
+	if ((err = make_temp(p)) || (err = init_writer(p))) {
+		rtl_profile_close(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int rtl_profile_commit(rtl_profile *p)
+{
+	int err;
+
+	if (!p->tmp || p->committed)
+		return -EINVAL;
+	if ((err = store_exec(p, index_sql)) || (err = store_exec(p, "COMMIT")))
+		return err;
+	if (rename(p->tmp, p->path) < 0) {
+		err = -errno;
+		rtl_warn("profile store: cannot rename %s to %s: %s", p->tmp, p->path,
+			 strerror(errno));
+		return err;
+	}
+	p->committed = 1;
+	return 0;
+}
+
+void rtl_profile_close(rtl_profile *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(p->st[i]);
+	sqlite3_close(p->db);
+	if (p->tmp && !p->committed)
+		unlink(p->tmp);
+	free(p->tmp);
+	free(p->path);
+	free(p->meta_value);
+	free(p);
+}
+
+/* The file header (sqlite.org/fileformat.html): a 16-byte magic string and
+ * the application id at offset 68, big-endian. Read directly, so that a
+ * profile cut short is told apart from a file that never was one. */
+static int check_header(const char *path)
+{
+	unsigned char h[100];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	if (n < (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16))
+		return -RTL_ERR_NOT_PROFILE;
+	if (((uint32_t)h[68] << 24 | (uint32_t)h[69] << 16 | (uint32_t)h[70] << 8 | h[71]) !=
+	    RTL_PROFILE_APP_ID)
+		return -RTL_ERR_NOT_PROFILE;
+	return 0;
+}
+
+/* After check_header: a schema version this build understands. */
+static int check_version(rtl_profile *p)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, version = 0;
+
+	rc = sqlite3_prepare_v2(p->db, "SELECT value FROM meta WHERE key = 'schema_version'",
+				-1, &s, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		version = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && (rc & 0xff) != SQLITE_ERROR)
+		return -RTL_ERR_PROFILE_CORRUPT;    /* our id, unreadable pages */
+	if (version <= 0)
+		return -RTL_ERR_NOT_PROFILE;        /* our id, no meta table */
+	if (version > RTL_PROFILE_SCHEMA_VERSION) {
+		rtl_info("profile %s has schema version %d; this reticle reads up to %d",
+			 p->path, version, RTL_PROFILE_SCHEMA_VERSION);
+		return -RTL_ERR_PROFILE_VERSION;
+	}
+	return 0;
+}
+
+int rtl_profile_open(const char *path, rtl_profile **out)
+{
+	struct stat st;
+	rtl_profile *p;
+	int err;
+
+	*out = NULL;
+	if (!path || !*path)
+		return -EINVAL;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if ((err = check_header(path)))
+		return err;
+	if (!(p = profile_new(path)))
+		return -ENOMEM;
+	if (sqlite3_open_v2(path, &p->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		err = store_fail(p, path);
+	else
+		err = check_version(p);
+	if (err) {
+		rtl_profile_close(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
