@@ -1,0 +1,57 @@
+/* Collectors: each measurement is a module written against this interface.
+ *
+ * A collector names the probes it needs; the engine inlines them into every
+ * relocated function. When a process image ends (exit, crash, exec) the
+ * engine calls finish() once per measured function, with read access to the
+ * counters, and the collector writes what it measures into the profile. */
+#ifndef RETICLE_COLLECTOR_H
+#define RETICLE_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <reticle/profile.h>
+
+enum rtl_probe {
+	RTL_PROBE_FUNC_ENTRY = 1 << 0,  /* a counter at every function entry */
+	RTL_PROBE_BLOCK = 1 << 1,       /* a counter at every basic block */
+};
+
+struct rtl_block_view {
+	uint64_t addr;        /* link-time address */
+	uint32_t ninstrs;
+	uint64_t count;       /* executions (0 without RTL_PROBE_BLOCK) */
+};
+
+struct rtl_call_view {
+	uint64_t site;        /* link-time address of the call instruction */
+	int64_t callee;       /* profile id of the callee, or -1 if unknown */
+	uint32_t block;       /* index in blocks[] of the block the call ends */
+};
+
+/* One measured function, as finish() sees it. Valid during the call only. */
+struct rtl_function_view {
+	int64_t id;           /* row id in the profile's functions table */
+	const char *module;
+	const char *name;
+	uint64_t addr, size;  /* link-time */
+	uint64_t entries;     /* entry counter (0 without RTL_PROBE_FUNC_ENTRY) */
+	const struct rtl_block_view *blocks;
+	size_t nblocks;
+	const struct rtl_call_view *calls;
+	size_t ncalls;
+};
+
+struct rtl_collector {
+	const char *name;
+	const char *summary;
+	unsigned probes;      /* enum rtl_probe bits */
+	/* Writes this collector's measurements of F into P. Returns 0 or -err. */
+	int (*finish)(const struct rtl_function_view *f, rtl_profile *p);
+};
+
+/* The collectors built into libreticle, and lookup by name. */
+const struct rtl_collector *rtl_collector_find(const char *name);
+size_t rtl_collector_count(void);
+const struct rtl_collector *rtl_collector_at(size_t i);
+
+#endif

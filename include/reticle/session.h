@@ -1,0 +1,46 @@
+/* A measurement session: launch a program under reticle, follow every thread
+ * and process it creates, and write one profile per process image.
+ *
+ * rtl_session_create() returns a session owned by the caller, freed with
+ * rtl_session_destroy(). Options are passed in a struct whose first field is
+ * its size, so it can grow without breaking callers. */
+#ifndef RETICLE_SESSION_H
+#define RETICLE_SESSION_H
+
+#include <stddef.h>
+#include <reticle/collector.h>
+
+typedef struct rtl_session rtl_session;
+
+struct rtl_session_opts {
+	size_t sz;               /* sizeof(struct rtl_session_opts) */
+	/* Profile of the first process. Later images (fork children, exec)
+	 * get OUTPUT with ".PID" (and ".N" after an exec) before the suffix. */
+	const char *output;
+	const struct rtl_collector *const *collectors;
+	size_t ncollectors;
+};
+
+int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
+void rtl_session_destroy(rtl_session *s);
+
+/* Starts ARGV (argv[0] is searched in PATH) stopped at its first instruction.
+ * Returns 0, -ENOENT, -EACCES, -RTL_ERR_NOT_ELF, -RTL_ERR_WRONG_ARCH, ... */
+int rtl_session_launch(rtl_session *s, char *const argv[]);
+
+/* Runs the target to its end and writes the profiles. *STATUS is the first
+ * process's exit status as a shell reports it (128+signal when killed). */
+int rtl_session_run(rtl_session *s, int *status);
+
+/* Profiles written so far, in order. */
+size_t rtl_session_profile_count(const rtl_session *s);
+const char *rtl_session_profile_path(const rtl_session *s, size_t i);
+
+/* Engine statistics, for --stats and the benchmarks. */
+struct rtl_session_stats {
+	size_t functions_instrumented, functions_skipped, traps, modules;
+	double instrument_seconds;
+};
+void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
+
+#endif

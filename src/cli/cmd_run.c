@@ -1,0 +1,130 @@
+/* reticle run: launch a program under the native engine with collectors. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/collector.h>
+#include <reticle/error.h>
+#include <reticle/session.h>
+#include "cli.h"
+
+static pid_t forward_to;
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle run [-c COLLECTORS] [-o PROFILE] [--stats] -- PROGRAM [ARGS...]\n"
+	      "\n"
+	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes a\n"
+	      "profile (SQLite) per process: PROFILE for the first one (default reticle.PID.db),\n"
+	      "PROFILE's stem with .PID.N for forked children and exec'd programs.\n"
+	      "PROGRAM's stdin, stdout, stderr and exit status pass through; reticle's own\n"
+	      "messages go to stderr. A target killed by a signal makes reticle exit with\n"
+	      "128+signal, as shells do.\n"
+	      "\n"
+	      "  -c, --collect LIST   comma-separated collectors (default fcount):\n", f);
+	for (size_t i = 0; i < rtl_collector_count(); i++)
+		fprintf(f, "                         %-8s %s\n", rtl_collector_at(i)->name,
+			rtl_collector_at(i)->summary);
+	fputs("  -o, --output FILE    profile of the first process\n"
+	      "      --stats          print engine statistics at the end\n"
+	      "  -h, --help           this help\n", f);
+}
+
+static int parse_collectors(const char *list, const struct rtl_collector **out, size_t *n)
+{
+	char *copy = strdup(list), *save = NULL;
+	*n = 0;
+	if (!copy)
+		return -ENOMEM;
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const struct rtl_collector *c = rtl_collector_find(name);
+		if (!c) {
+			cli_error("unknown collector '%s' (known: fcount, bbcount)", name);
+			free(copy);
+			return -RTL_ERR_UNKNOWN_COLLECTOR;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < *n; i++)
+			dup |= out[i] == c;
+		if (!dup && *n < 16)
+			out[(*n)++] = c;
+	}
+	free(copy);
+	return *n ? 0 : -RTL_ERR_UNKNOWN_COLLECTOR;
+}
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "collect", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const struct rtl_collector *colls[16];
+	size_t ncolls = 0;
+	const char *collect = "fcount", *output = NULL;
+	bool stats = false;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+c:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': collect = optarg; break;
+		case 'o': output = optarg; break;
+		case 's': stats = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("run: no program given (usage: reticle run [OPTIONS] -- PROGRAM [ARGS...])");
+		return CLI_EXIT_USAGE;
+	}
+	if (parse_collectors(collect, colls, &ncolls))
+		return CLI_EXIT_USAGE;
+
+	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
+					 .collectors = colls, .ncollectors = ncolls };
+	rtl_session *s;
+	int err = rtl_session_create(&opts, &s), status = 0;
+	if (err) {
+		cli_error("run: %s", rtl_strerror(err));
+		return CLI_EXIT_FAIL;
+	}
+	if ((err = rtl_session_launch(s, argv + optind))) {
+		cli_error("%s: %s", argv[optind], rtl_strerror(err));
+		rtl_session_destroy(s);
+		return err == -ENOENT ? 127 : err == -EACCES ? 126 : CLI_EXIT_FAIL;
+	}
+	/* Like a shell waiting for a job: terminal signals are the target's to
+	 * handle; termination requests sent to reticle alone are passed on. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, forward_signal);
+	signal(SIGHUP, forward_signal);
+	err = rtl_session_run(s, &status);
+	if (err)
+		cli_error("run: %s", rtl_strerror(err));
+	for (size_t i = 0; i < rtl_session_profile_count(s); i++)
+		fprintf(stderr, "reticle: profile written to %s\n", rtl_session_profile_path(s, i));
+	if (stats) {
+		struct rtl_session_stats st;
+		rtl_session_stats(s, &st);
+		fprintf(stderr, "reticle: %zu modules, %zu functions instrumented, %zu skipped, "
+			"%zu traps, %.3f s instrumenting\n", st.modules, st.functions_instrumented,
+			st.functions_skipped, st.traps, st.instrument_seconds);
+	}
+	rtl_session_destroy(s);
+	return err ? CLI_EXIT_FAIL : status;
+}

@@ -1,0 +1,93 @@
+/* Following the dynamic loader: _r_debug's link_map list tells which shared
+ * objects are mapped where; the loader calls r_brk (_dl_debug_state) after
+ * each change, and reticle keeps an int3 there. */
+#include <link.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/engine.h"
+#include "engine/symbol.h"
+#include "os/linux/os.h"
+#include "util/log.h"
+
+void dl_find_r_debug(struct proc *p, struct module *ldso)
+{
+	if (ldso && !p->r_debug) {
+		uint64_t a;
+		if (!elf_symbol_lookup(ldso->path, "_r_debug", &a))
+			p->r_debug = a + ldso->bias;
+	}
+	if (p->r_debug && !p->r_brk) {
+		uint64_t brk = 0;
+		if (!os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_brk), &brk, 8))
+			p->r_brk = brk;
+	}
+}
+
+static bool known(struct proc *p, const char *path, uint64_t bias)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].bias == bias && !strcmp(p->mods[i].path, path))
+			return true;
+	return false;
+}
+
+static int read_string(struct proc *p, uint64_t addr, char *buf, size_t len)
+{
+	size_t n = 0;
+	while (n + 1 < len) {
+		char chunk[64];
+		if (os_mem_read(p->mem, addr + n, chunk, sizeof(chunk)) &&
+		    os_mem_read(p->mem, addr + n, chunk, 1))
+			return -1;
+		for (size_t k = 0; k < sizeof(chunk) && n + 1 < len; k++) {
+			buf[n++] = chunk[k];
+			if (!chunk[k])
+				return 0;
+		}
+	}
+	buf[len - 1] = 0;
+	return 0;
+}
+
+/* Adds every object on the link_map list that reticle does not know yet. */
+static void scan_link_map(struct proc *p, pid_t tid)
+{
+	uint64_t lm = 0;
+	if (os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_map), &lm, 8))
+		return;
+	for (int guard = 0; lm && guard < 100000; guard++) {
+		struct link_map l;
+		char path[4096];
+		if (os_mem_read(p->mem, lm, &l, sizeof(l)))
+			return;
+		if (l.l_name && !read_string(p, (uint64_t)l.l_name, path, sizeof(path)) && path[0] == '/' &&
+		    !known(p, path, l.l_addr)) {
+			int err = proc_add_module(p, tid, path, l.l_addr, false);
+			if (err)
+				rtl_warn("%s: not instrumented (%d)", path, err);
+		}
+		lm = (uint64_t)l.l_next;
+	}
+}
+
+int dl_notify(struct proc *p, pid_t tid)
+{
+	int state = 0;
+	uint8_t code[4] = { 0 };
+
+	if (!os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_state), &state, 4) &&
+	    state == RT_CONSISTENT)
+		scan_link_map(p, tid);
+	/* Step over r_brk's first instruction without removing the int3:
+	 * _dl_debug_state is 'endbr64; ret' or 'ret'. */
+	struct module *m = proc_module_at(p, p->r_brk);
+	if (!m || rtl_binary_read(m->bin, p->r_brk - m->bias, code, 4))
+		return 0;
+	if (code[0] == 0xc3 || (code[0] == 0xf3 && code[1] == 0xc3))
+		return os_emulate_ret(tid) ? 0 : 1;
+	if (!memcmp(code, "\xf3\x0f\x1e\xfa", 4))
+		return os_set_pc(tid, p->r_brk + 4) ? 0 : 1;
+	rtl_warn("the dynamic loader's r_brk starts with an unexpected instruction; dlopen is not followed");
+	return 0;
+}

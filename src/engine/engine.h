@@ -1,0 +1,124 @@
+/* The engine's model of traced processes: address spaces, their modules and
+ * threads, and the instrumentation state of every function.
+ *
+ * A struct proc is one process image (an address space between exec calls).
+ * It owns its modules' function states, its shared memory (struct shm) and
+ * its /proc/PID/mem descriptor. Binaries (rtl_binary) belong to the session's
+ * cache and are shared by every proc that maps them. */
+#ifndef RETICLE_ENGINE_H
+#define RETICLE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <reticle/binary.h>
+#include <reticle/session.h>
+#include "runtime/window.h"
+
+enum func_status {
+	FS_NONE,       /* not armed: not instrumentable, or never seen */
+	FS_ARMED,      /* int3 at the entry, waiting for the first call */
+	FS_DONE,       /* relocated; the entry jumps to the copy */
+	FS_SKIPPED,    /* the relocator refused it; original byte restored */
+	FS_NOTIFY,     /* the dynamic loader's r_brk: int3 stays for dlopen news */
+};
+
+struct func_state {
+	uint8_t status;
+	uint8_t orig;             /* original byte under the int3 */
+	const char *reason;       /* why skipped (static string) */
+	uint64_t entry;           /* run-time address of the relocated copy */
+	uint64_t entry_counter;   /* run-time counter address, 0 if none */
+	uint32_t block0, nblocks; /* slice of proc->blocks */
+	uint32_t call0, ncalls;   /* slice of proc->calls */
+	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
+	uint32_t nmap;
+	int64_t profile_id;       /* row id while a profile is written */
+};
+
+struct block_rec {
+	uint64_t addr;            /* run-time */
+	uint32_t ninstrs;
+	uint64_t counter;         /* run-time counter address, 0 if none */
+};
+
+struct call_rec {
+	uint64_t site, target;    /* run-time */
+	uint32_t block;           /* index into proc->blocks */
+};
+
+struct module {
+	char *path;
+	uint64_t bias;            /* run-time = link-time + bias */
+	uint64_t lo, hi;          /* run-time extent of its loadable segments */
+	rtl_binary *bin;          /* owned by the session cache */
+	struct func_state *fs;    /* one per rtl_binary function */
+	int win;                  /* window index in proc->shm, -1 if none */
+	bool is_main;
+};
+
+struct thread {
+	pid_t tid;
+	int pending_sig;          /* signal to deliver on the next resume */
+};
+
+struct proc {
+	struct rtl_session *s;
+	pid_t pid;
+	int mem;                  /* /proc/PID/mem */
+	struct shm shm;
+	uint64_t gadget;          /* 'syscall; int3' in the first window, 0 before */
+	struct module *mods;
+	size_t nmods;
+	struct thread *threads;
+	size_t nthreads;
+	struct block_rec *blocks;
+	size_t nblocks, capblocks;
+	struct call_rec *calls;
+	size_t ncalls, capcalls;
+	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
+	uint64_t r_brk;
+	char *command;            /* for the profile's meta table */
+	char *profile_path;
+	bool ended;
+	int status;               /* shell-style exit status once ended */
+};
+
+/* session.c */
+unsigned session_probes(const struct rtl_session *s);
+rtl_binary *session_binary(struct rtl_session *s, const char *path);
+void session_count_instrumented(struct rtl_session *s, bool ok, double seconds);
+void session_count_trap(struct rtl_session *s);
+
+/* proc.c */
+struct proc *proc_new(struct rtl_session *s, pid_t pid);
+void proc_free(struct proc *p);
+struct proc *proc_fork(struct proc *parent, pid_t child);
+struct thread *proc_thread(struct proc *p, pid_t tid);
+int proc_add_thread(struct proc *p, pid_t tid);
+void proc_remove_thread(struct proc *p, pid_t tid);
+struct module *proc_module_at(struct proc *p, uint64_t addr);
+/* Adds the module at PATH mapped with BIAS, sets up its window, arms it. */
+int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main);
+/* Sets up a fresh image stopped at its first instruction (launch, exec). */
+int proc_setup_image(struct proc *p, pid_t tid);
+/* Runs a system call in thread TID (see os_inferior_syscall). */
+int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);
+
+/* patch/lazy.c: arming entries and instrumenting on first call */
+int lazy_arm_module(struct proc *p, struct module *m);
+/* A thread TID stopped at an int3 just before PC. Returns 1 if reticle
+ * handled it (the thread may resume), 0 if the trap is the program's own. */
+int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
+void func_state_release(struct func_state *f);
+
+/* engine/dl.c: modules loaded by the dynamic loader */
+int dl_notify(struct proc *p, pid_t tid);
+void dl_find_r_debug(struct proc *p, struct module *ldso);
+
+/* engine/finish.c: writes the profile of a process image */
+int proc_write_profile(struct proc *p);
+
+#endif

@@ -1,0 +1,154 @@
+/* Writing the profile of a process image: modules, functions, and each
+ * collector's measurements, read from the counters in shared memory. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/collector.h>
+#include <reticle/error.h>
+#include <reticle/profile.h>
+#include "engine/engine.h"
+#include "engine/session_priv.h"
+
+static uint64_t read_counter(struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->shm.nwins; i++) {
+		struct window *w = &p->shm.wins[i];
+		if (addr >= w->addr && addr + 8 <= w->addr + w->code_cap + w->ctr_cap)
+			return *(volatile uint64_t *)window_local(w, addr);
+	}
+	return 0;
+}
+
+/* Profile id of the function whose entry is run-time TARGET, -1 if none. */
+static int64_t callee_id(struct proc *p, uint64_t target)
+{
+	struct module *m = proc_module_at(p, target);
+	if (!m)
+		return -1;
+	const rtl_function *f = rtl_binary_find_function(m->bin, target - m->bias);
+	if (!f || f->addr != target - m->bias)
+		return -1;
+	return m->fs[f - rtl_binary_function(m->bin, 0)].profile_id;
+}
+
+static int add_functions(struct proc *p, rtl_profile *prof)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		size_t n = rtl_binary_function_count(m->bin);
+		int64_t mid = -1;
+		for (size_t k = 0; k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			const rtl_function *f = rtl_binary_function(m->bin, k);
+			fs->profile_id = -1;
+			/* measured functions, and in the main executable also the
+			 * skipped ones, so that a report can say what was missed */
+			bool skipped = fs->status == FS_SKIPPED || (m->is_main && fs->status == FS_NONE &&
+								     f->sources != RTL_SRC_PLT);
+			if (fs->status != FS_DONE && !skipped)
+				continue;
+			int err;
+			if (mid < 0 && (err = rtl_profile_add_module(prof, m->path, m->bias, &mid)))
+				return err;
+			err = rtl_profile_add_function(prof, mid, f->name, f->addr, f->size,
+						       fs->status == FS_DONE,
+						       fs->status == FS_DONE ? NULL
+						       : fs->reason ? fs->reason : "never called",
+						       &fs->profile_id);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
+			   struct rtl_block_view **bv, size_t *bcap,
+			   struct rtl_call_view **cv, size_t *ccap)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	struct func_state *fs = &m->fs[k];
+	if (fs->nblocks > *bcap || fs->ncalls > *ccap) {
+		*bcap = fs->nblocks > *bcap ? fs->nblocks : *bcap;
+		*ccap = fs->ncalls > *ccap ? fs->ncalls : *ccap;
+		struct rtl_block_view *nb = realloc(*bv, (*bcap + 1) * sizeof(**bv));
+		if (nb)
+			*bv = nb;
+		struct rtl_call_view *nc = realloc(*cv, (*ccap + 1) * sizeof(**cv));
+		if (nc)
+			*cv = nc;
+		if (!nb || !nc)
+			return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		(*bv)[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
+						    br->counter ? read_counter(p, br->counter) : 0 };
+	}
+	for (uint32_t c = 0; c < fs->ncalls; c++) {
+		const struct call_rec *cr = &p->calls[fs->call0 + c];
+		(*cv)[c] = (struct rtl_call_view){ cr->site - m->bias, callee_id(p, cr->target),
+						   cr->block - fs->block0 };
+	}
+	struct rtl_function_view view = {
+		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
+		.size = f->size, .entries = fs->entry_counter ? read_counter(p, fs->entry_counter) : 0,
+		.blocks = *bv, .nblocks = fs->nblocks, .calls = *cv, .ncalls = fs->ncalls,
+	};
+	for (size_t c = 0; c < session_ncollectors(p->s); c++) {
+		int err = session_collector(p->s, c)->finish(&view, prof);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int write_meta(struct proc *p, rtl_profile *prof)
+{
+	char buf[64], names[256] = "";
+	for (size_t c = 0; c < session_ncollectors(p->s); c++) {
+		if (c)
+			strncat(names, ",", sizeof(names) - strlen(names) - 1);
+		strncat(names, session_collector(p->s, c)->name, sizeof(names) - strlen(names) - 1);
+	}
+	int err = rtl_profile_set_meta(prof, "collectors", names);
+	snprintf(buf, sizeof(buf), "%d", (int)p->pid);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "pid", buf);
+	snprintf(buf, sizeof(buf), "%d", p->status);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "exit_status", buf);
+	if (!err && p->command)
+		err = rtl_profile_set_meta(prof, "command", p->command);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "tool", "reticle 0.1.0");
+	return err;
+}
+
+int proc_write_profile(struct proc *p)
+{
+	rtl_profile *prof;
+	struct rtl_block_view *bv = NULL;
+	struct rtl_call_view *cv = NULL;
+	size_t bcap = 0, ccap = 0;
+	int err = rtl_profile_create(p->profile_path, &prof);
+	if (err)
+		return err;
+	err = write_meta(p, prof);
+	if (!err)
+		err = add_functions(p, prof);
+	for (size_t i = 0; !err && i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		size_t n = rtl_binary_function_count(m->bin);
+		for (size_t k = 0; !err && k < n; k++)
+			if (m->fs[k].status == FS_DONE)
+				err = finish_function(p, m, k, prof, &bv, &bcap, &cv, &ccap);
+	}
+	free(bv);
+	free(cv);
+	if (!err)
+		err = rtl_profile_commit(prof);
+	rtl_profile_close(prof);
+	return err;
+}

@@ -1,0 +1,321 @@
+/* Process images: modules, threads, windows, inferior system calls. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "engine/engine.h"
+#include "os/linux/os.h"
+#include "util/log.h"
+
+enum { PAGE = 4096 };
+
+struct proc *proc_new(struct rtl_session *s, pid_t pid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->s = s;
+	p->pid = pid;
+	p->shm.fd = -1;
+	p->mem = os_mem_open(pid);
+	if (p->mem < 0 || shm_init(&p->shm) || proc_add_thread(p, pid)) {
+		proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		size_t n = m->bin ? rtl_binary_function_count(m->bin) : 0;
+		for (size_t k = 0; m->fs && k < n; k++)
+			func_state_release(&m->fs[k]);
+		free(m->fs);
+		free(m->path);
+	}
+	free(p->mods);
+	free(p->threads);
+	free(p->blocks);
+	free(p->calls);
+	free(p->command);
+	free(p->profile_path);
+	shm_free(&p->shm);
+	if (p->mem >= 0)
+		close(p->mem);
+	free(p);
+}
+
+struct thread *proc_thread(struct proc *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
+int proc_add_thread(struct proc *p, pid_t tid)
+{
+	if (proc_thread(p, tid))
+		return 0;
+	struct thread *nt = realloc(p->threads, (p->nthreads + 1) * sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	p->threads = nt;
+	p->threads[p->nthreads++] = (struct thread){ .tid = tid };
+	return 0;
+}
+
+void proc_remove_thread(struct proc *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i] = p->threads[--p->nthreads];
+			return;
+		}
+}
+
+struct module *proc_module_at(struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (addr >= p->mods[i].lo && addr < p->mods[i].hi)
+			return &p->mods[i];
+	return NULL;
+}
+
+int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret)
+{
+	const uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
+	int sig = 0;
+	int err = os_inferior_syscall(tid, p->mem, p->gadget, nr, args, ret, &sig);
+	struct thread *t = proc_thread(p, tid);
+	if (sig && t)
+		t->pending_sig = sig;
+	return err;
+}
+
+/* Writes STR where the target can read it: the scratch area of the first
+ * window once there is one, else below the stopped thread's red zone. */
+static int put_string(struct proc *p, pid_t tid, const char *str, bool use_stack, uint64_t *addr)
+{
+	if (p->gadget && !use_stack) {
+		struct window *w = &p->shm.wins[0];
+		*addr = w->addr + 64;
+		memcpy(window_local(w, *addr), str, strlen(str) + 1);
+		return 0;
+	}
+	uint64_t sp;
+	int err = os_get_sp(tid, &sp);
+	if (err)
+		return err;
+	*addr = (sp - 2048) & ~(uint64_t)15;
+	return os_mem_write(p->mem, *addr, str, strlen(str) + 1);
+}
+
+/* Maps window W of P's memfd at its address in the target. FIXED replaces
+ * whatever is there (a forked child's inherited windows, still backed by the
+ * parent's memfd: the path then goes on the stack, not in a window). */
+static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bool fixed)
+{
+	char path[64];
+	uint64_t str;
+	long fd, r1 = -1, r2 = -1, ignored;
+	int flags = MAP_SHARED | (fixed ? MAP_FIXED : MAP_FIXED_NOREPLACE);
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), p->shm.fd);
+	if ((err = put_string(p, tid, path, fixed, &str)))
+		return err;
+	if ((err = proc_syscall(p, tid, SYS_open, str, O_RDWR | O_CLOEXEC, 0, 0, 0, 0, &fd)))
+		return err;
+	if (fd < 0)
+		return (int)fd;
+	err = proc_syscall(p, tid, SYS_mmap, w->addr, w->code_cap, PROT_READ | PROT_EXEC, flags,
+			   (uint64_t)fd, w->off, &r1);
+	if (!err)
+		err = proc_syscall(p, tid, SYS_mmap, w->addr + w->code_cap, w->ctr_cap,
+				   PROT_READ | PROT_WRITE, flags, (uint64_t)fd, w->off + w->code_cap, &r2);
+	proc_syscall(p, tid, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ignored);
+	if (err)
+		return err;
+	if ((uint64_t)r1 != w->addr || (uint64_t)r2 != w->addr + w->code_cap)
+		return -RTL_ERR_NO_SPACE;
+	return 0;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* A window near module M: code room for its text several times over (blocks
+ * grow by their counter increments), one counter per text byte at most. */
+static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoid_lo, uint64_t avoid_hi)
+{
+	uint64_t text = 0;
+	for (size_t i = 0; i < rtl_binary_segment_count(m->bin); i++) {
+		const rtl_segment *s = rtl_binary_segment(m->bin, i);
+		if (s->flags & PF_X)
+			text += s->memsz;
+	}
+	size_t code_cap = align_up(4 * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
+	size_t ctr_cap = align_up(text + (256 << 10), PAGE);
+	uint64_t addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
+	if (!addr)
+		return -RTL_ERR_NO_SPACE;
+	int k = shm_add_window(&p->shm, addr, code_cap, ctr_cap);
+	if (k < 0)
+		return k;
+	struct window *w = &p->shm.wins[k];
+	static const uint8_t gadget[] = { 0x0f, 0x05, 0xcc };   /* syscall; int3 */
+	memcpy(w->local, gadget, sizeof(gadget));
+	w->code_used = WINDOW_GADGET_SIZE;
+	int err = proc_map_window(p, tid, w, false);
+	if (err) {
+		p->shm.nwins--;   /* the memfd range stays unused */
+		return err;
+	}
+	if (!p->gadget)
+		p->gadget = w->addr;
+	m->win = k;
+	return 0;
+}
+
+int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main)
+{
+	rtl_binary *bin = session_binary(p->s, path);
+	if (!bin)
+		return -RTL_ERR_BAD_ELF;
+	struct module *nm = realloc(p->mods, (p->nmods + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	p->mods = nm;
+	struct module *m = &p->mods[p->nmods];
+	*m = (struct module){ .path = strdup(path), .bias = bias, .bin = bin, .win = -1,
+			      .is_main = is_main, .lo = UINT64_MAX };
+	size_t n = rtl_binary_function_count(bin);
+	m->fs = calloc(n ? n : 1, sizeof(*m->fs));
+	if (!m->path || !m->fs) {
+		free(m->path);
+		free(m->fs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
+		const rtl_segment *s = rtl_binary_segment(bin, i);
+		if (s->vaddr + bias < m->lo)
+			m->lo = s->vaddr + bias;
+		if (s->vaddr + s->memsz + bias > m->hi)
+			m->hi = s->vaddr + s->memsz + bias;
+	}
+	m->lo &= ~(uint64_t)(PAGE - 1);
+	p->nmods++;
+	/* keep brk room after the main executable: the heap grows there */
+	uint64_t avoid_lo = is_main ? m->hi : 0, avoid_hi = is_main ? m->hi + (1ull << 30) : 0;
+	int err = add_window(p, tid, m, avoid_lo, avoid_hi);
+	if (err) {
+		rtl_warn("%s: no code cache near it: %s", path, rtl_strerror(err));
+		return 0;   /* the module runs uninstrumented */
+	}
+	return lazy_arm_module(p, m);
+}
+
+int proc_setup_image(struct proc *p, pid_t tid)
+{
+	char exe[PATH_MAX], link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	rtl_binary *bin = session_binary(p->s, exe);
+	if (!bin)
+		return -RTL_ERR_BAD_ELF;
+	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
+	int err = proc_add_module(p, tid, exe, bias, true);
+	if (err)
+		return err;
+	uint64_t base = os_auxv(p->pid, AT_BASE);
+	const char *interp = rtl_binary_interp(bin);
+	if (base && interp) {
+		if ((err = proc_add_module(p, tid, interp, base, false)))
+			return err;
+		dl_find_r_debug(p, &p->mods[p->nmods - 1]);
+	}
+	return 0;
+}
+
+/* The child of a fork has a copy of the parent's memory, windows included,
+ * but they are still backed by the parent's memfd: give the child its own
+ * copy (counters zeroed) so that the two profiles stay apart. */
+struct proc *proc_fork(struct proc *parent, pid_t child)
+{
+	struct proc *p = proc_new(parent->s, child);
+	if (!p)
+		return NULL;
+	shm_free(&p->shm);
+	if (shm_clone(&parent->shm, &p->shm))
+		goto fail;
+	p->gadget = parent->gadget;
+	p->r_debug = parent->r_debug;
+	p->r_brk = parent->r_brk;
+	p->command = parent->command ? strdup(parent->command) : NULL;
+	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
+	p->blocks = malloc((parent->nblocks ? parent->nblocks : 1) * sizeof(*p->blocks));
+	p->calls = malloc((parent->ncalls ? parent->ncalls : 1) * sizeof(*p->calls));
+	if (!p->mods || !p->blocks || !p->calls)
+		goto fail;
+	memcpy(p->blocks, parent->blocks, parent->nblocks * sizeof(*p->blocks));
+	memcpy(p->calls, parent->calls, parent->ncalls * sizeof(*p->calls));
+	p->nblocks = p->capblocks = parent->nblocks;
+	p->ncalls = p->capcalls = parent->ncalls;
+	if (!p->nblocks)
+		p->capblocks = 1;
+	if (!p->ncalls)
+		p->capcalls = 1;
+	for (size_t i = 0; i < parent->nmods; i++) {
+		const struct module *pm = &parent->mods[i];
+		struct module *m = &p->mods[p->nmods++];
+		size_t n = rtl_binary_function_count(pm->bin);
+		*m = *pm;
+		m->path = strdup(pm->path);
+		m->fs = malloc((n ? n : 1) * sizeof(*m->fs));
+		if (!m->path || !m->fs)
+			goto fail;
+		memcpy(m->fs, pm->fs, n * sizeof(*m->fs));
+		for (size_t k = 0; k < n; k++) {
+			struct func_state *f = &m->fs[k];
+			if (!f->nmap)
+				continue;
+			uint64_t *from = malloc(f->nmap * 8), *to = malloc(f->nmap * 8);
+			if (!from || !to) {
+				free(from);
+				free(to);
+				f->map_from = f->map_to = NULL;
+				f->nmap = 0;
+				continue;
+			}
+			memcpy(from, f->map_from, f->nmap * 8);
+			memcpy(to, f->map_to, f->nmap * 8);
+			f->map_from = from;
+			f->map_to = to;
+		}
+	}
+	for (size_t i = 0; i < p->shm.nwins; i++)
+		if (proc_map_window(p, child, &p->shm.wins[i], true))
+			goto fail;
+	return p;
+fail:
+	proc_free(p);
+	return NULL;
+}

@@ -1,0 +1,415 @@
+/* Sessions: launching, the event loop over every traced thread, following
+ * clone, fork, vfork and exec, and naming the profiles. */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include <reticle/session.h>
+#include "engine/engine.h"
+#include "engine/session_priv.h"
+#include "os/linux/os.h"
+#include "util/log.h"
+
+struct early_stop {
+	pid_t tid;
+	struct os_stop st;
+};
+
+struct rtl_session {
+	char *output;
+	const struct rtl_collector **colls;
+	size_t ncolls;
+	unsigned probes;
+	struct { char *path; rtl_binary *bin; } *bins;
+	size_t nbins;
+	struct proc **procs;
+	size_t nprocs;
+	struct early_stop *early;
+	size_t nearly;
+	char **profiles;
+	size_t nprofiles;
+	pid_t main_pid;
+	int main_status;
+	unsigned images;
+	struct rtl_session_stats stats;
+};
+
+size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
+const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
+unsigned session_probes(const struct rtl_session *s) { return s->probes; }
+
+void session_count_instrumented(struct rtl_session *s, bool ok, double seconds)
+{
+	if (ok)
+		s->stats.functions_instrumented++;
+	else
+		s->stats.functions_skipped++;
+	s->stats.instrument_seconds += seconds;
+}
+
+void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
+
+rtl_binary *session_binary(struct rtl_session *s, const char *path)
+{
+	for (size_t i = 0; i < s->nbins; i++)
+		if (!strcmp(s->bins[i].path, path))
+			return s->bins[i].bin;
+	rtl_binary *bin = NULL;
+	int err = rtl_binary_open(path, &bin);
+	if (err)
+		rtl_warn("%s: %s", path, rtl_strerror(err));
+	void *nb = realloc(s->bins, (s->nbins + 1) * sizeof(*s->bins));
+	if (!nb) {
+		rtl_binary_close(bin);
+		return NULL;
+	}
+	s->bins = nb;
+	s->bins[s->nbins].path = strdup(path);
+	s->bins[s->nbins++].bin = bin;
+	s->stats.modules++;
+	return bin;
+}
+
+int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
+{
+	struct rtl_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (opts->ncollectors == 0) {
+		free(s);
+		return -RTL_ERR_BAD_OPTION;
+	}
+	s->colls = malloc(opts->ncollectors * sizeof(*s->colls));
+	s->output = opts->output ? strdup(opts->output) : NULL;
+	if (!s->colls || (opts->output && !s->output)) {
+		rtl_session_destroy(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < opts->ncollectors; i++) {
+		s->colls[i] = opts->collectors[i];
+		s->probes |= opts->collectors[i]->probes;
+	}
+	s->ncolls = opts->ncollectors;
+	*out = s;
+	return 0;
+}
+
+void rtl_session_destroy(rtl_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		kill(s->procs[i]->pid, SIGKILL);
+		proc_free(s->procs[i]);
+	}
+	for (size_t i = 0; i < s->nbins; i++) {
+		rtl_binary_close(s->bins[i].bin);
+		free(s->bins[i].path);
+	}
+	for (size_t i = 0; i < s->nprofiles; i++)
+		free(s->profiles[i]);
+	free(s->profiles);
+	free(s->bins);
+	free(s->procs);
+	free(s->early);
+	free(s->colls);
+	free(s->output);
+	free(s);
+}
+
+size_t rtl_session_profile_count(const rtl_session *s) { return s->nprofiles; }
+const char *rtl_session_profile_path(const rtl_session *s, size_t i) { return s->profiles[i]; }
+void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st) { *st = s->stats; }
+
+/* The first image of the first process writes OUTPUT (default
+ * reticle.PID.db); every later image writes STEM.PID[.N].SUFFIX. */
+static char *profile_name(struct rtl_session *s, pid_t pid)
+{
+	char buf[PATH_MAX];
+	unsigned n = s->images++;
+	if (!s->output) {
+		if (n == 0)
+			snprintf(buf, sizeof(buf), "reticle.%d.db", (int)pid);
+		else
+			snprintf(buf, sizeof(buf), "reticle.%d.%u.db", (int)pid, n);
+		return strdup(buf);
+	}
+	if (n == 0)
+		return strdup(s->output);
+	const char *dot = strrchr(s->output, '.'), *slash = strrchr(s->output, '/');
+	if (!dot || (slash && dot < slash))
+		dot = s->output + strlen(s->output);
+	snprintf(buf, sizeof(buf), "%.*s.%d.%u%s", (int)(dot - s->output), s->output, (int)pid, n, dot);
+	return strdup(buf);
+}
+
+static char *read_cmdline(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+static int add_proc(struct rtl_session *s, struct proc *p)
+{
+	struct proc **np = realloc(s->procs, (s->nprocs + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	s->procs = np;
+	s->procs[s->nprocs++] = p;
+	p->profile_path = profile_name(s, p->pid);
+	if (!p->command)
+		p->command = read_cmdline(p->pid);
+	return p->profile_path ? 0 : -ENOMEM;
+}
+
+static void remove_proc(struct rtl_session *s, struct proc *p)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i] == p) {
+			s->procs[i] = s->procs[--s->nprocs];
+			break;
+		}
+	proc_free(p);
+}
+
+/* Checks that PROGRAM can be run: it exists, and is an x86-64 ELF (or a
+ * script, which the kernel hands to its interpreter). */
+static int check_program(const char *prog)
+{
+	char path[PATH_MAX];
+	const char *found = NULL;
+	if (strchr(prog, '/')) {
+		found = prog;
+	} else {
+		const char *env = getenv("PATH");
+		char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
+		for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+			snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", prog);
+			if (!access(path, X_OK))
+				found = path;
+		}
+		free(dirs);
+		if (!found)
+			return -ENOENT;
+	}
+	struct stat st;
+	if (stat(found, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	FILE *f = fopen(found, "rb");
+	char magic[2] = { 0 };
+	if (!f)
+		return -errno;
+	size_t n = fread(magic, 1, 2, f);
+	fclose(f);
+	if (n == 2 && magic[0] == '#' && magic[1] == '!')
+		return access(found, X_OK) ? -errno : 0;
+	rtl_binary *bin;
+	int err = rtl_binary_open(found, &bin);
+	if (err)
+		return err;
+	rtl_binary_close(bin);
+	return access(found, X_OK) ? -errno : 0;
+}
+
+int rtl_session_launch(rtl_session *s, char *const argv[])
+{
+	pid_t pid;
+	int err = check_program(argv[0]);
+	if (err)
+		return err;
+	if ((err = os_launch(argv, &pid)))
+		return err;
+	struct proc *p = proc_new(s, pid);
+	if (!p) {
+		kill(pid, SIGKILL);
+		return -ENOMEM;
+	}
+	if ((err = add_proc(s, p)) || (err = proc_setup_image(p, pid))) {
+		kill(pid, SIGKILL);
+		remove_proc(s, p);
+		return err;
+	}
+	s->main_pid = pid;
+	return 0;
+}
+
+static struct proc *proc_of(struct rtl_session *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (proc_thread(s->procs[i], tid))
+			return s->procs[i];
+	return NULL;
+}
+
+static void resume(struct proc *p, pid_t tid, int sig)
+{
+	struct thread *t = p ? proc_thread(p, tid) : NULL;
+	if (t && t->pending_sig && !sig) {
+		sig = t->pending_sig;
+		t->pending_sig = 0;
+	}
+	os_resume(tid, sig);
+}
+
+/* The first stop of a new task: it may have been seen already. */
+static void await_new_task(struct rtl_session *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nearly; i++)
+		if (s->early[i].tid == tid) {
+			s->early[i] = s->early[--s->nearly];
+			return;
+		}
+	struct os_stop st;
+	os_wait_tid(tid, &st);
+}
+
+static void finish_proc(struct rtl_session *s, struct proc *p)
+{
+	int err = proc_write_profile(p);
+	if (err) {
+		rtl_log(0, "%s: profile not written: %s", p->profile_path, rtl_strerror(err));
+	} else {
+		char **np = realloc(s->profiles, (s->nprofiles + 1) * sizeof(*np));
+		if (np) {
+			s->profiles = np;
+			s->profiles[s->nprofiles++] = strdup(p->profile_path);
+		}
+	}
+}
+
+static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *st)
+{
+	pid_t child = (pid_t)st->msg;
+	uint64_t flags = 0;
+	os_clone_flags(st->tid, &flags);
+	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
+
+	await_new_task(s, child);
+	if (shares_memory) {
+		proc_add_thread(p, child);
+	} else {
+		struct proc *c = proc_fork(p, child);
+		if (!c || add_proc(s, c)) {
+			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
+			if (c)
+				remove_proc(s, c);
+			os_detach(child);
+			resume(p, st->tid, 0);
+			return;
+		}
+	}
+	os_resume(child, 0);
+	resume(p, st->tid, 0);
+}
+
+/* exec replaces the image: the old one's profile is written, and the new
+ * one is set up like a launch. A vfork child that execs leaves its parent's
+ * address space and becomes a process of its own. */
+static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
+{
+	pid_t pid = st->tid;
+	if (pid == p->pid) {
+		p->status = -1;
+		finish_proc(s, p);
+		remove_proc(s, p);
+	} else {
+		proc_remove_thread(p, pid);
+		proc_remove_thread(p, (pid_t)st->msg);
+	}
+	struct proc *q = proc_new(s, pid);
+	if (!q || add_proc(s, q) || proc_setup_image(q, pid))
+		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
+	os_resume(pid, 0);
+}
+
+static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)
+{
+	if (st->tid != p->pid) {
+		proc_remove_thread(p, st->tid);
+		return;
+	}
+	p->status = st->kind == OS_EXITED ? st->code : 128 + st->sig;
+	if (p->pid == s->main_pid) {
+		s->main_status = p->status;
+		if (st->kind == OS_SIGNALED)
+			rtl_log(0, "%s (pid %d) killed by signal %d (%s)", p->command ? p->command : "target",
+				(int)p->pid, st->sig, strsignal(st->sig));
+	}
+	finish_proc(s, p);
+	remove_proc(s, p);
+}
+
+static void dispatch(struct rtl_session *s, struct os_stop *st)
+{
+	struct proc *p = proc_of(s, st->tid);
+	if (!p) {
+		if (st->kind != OS_EXITED && st->kind != OS_SIGNALED) {
+			void *ne = realloc(s->early, (s->nearly + 1) * sizeof(*s->early));
+			if (ne) {
+				s->early = ne;
+				s->early[s->nearly++] = (struct early_stop){ st->tid, *st };
+			}
+		}
+		return;
+	}
+	uint64_t pc;
+	switch (st->kind) {
+	case OS_BREAKPOINT:
+		if (!os_get_pc(st->tid, &pc) && lazy_breakpoint(p, st->tid, pc))
+			resume(p, st->tid, 0);
+		else
+			resume(p, st->tid, SIGTRAP);
+		break;
+	case OS_SIGNAL:
+		resume(p, st->tid, st->sig);
+		break;
+	case OS_EVENT_CLONE: case OS_EVENT_FORK: case OS_EVENT_VFORK:
+		on_new_task(s, p, st);
+		break;
+	case OS_EVENT_EXEC:
+		on_exec(s, p, st);
+		break;
+	case OS_EXITED: case OS_SIGNALED:
+		on_process_exit(s, p, st);
+		break;
+	default:
+		resume(p, st->tid, 0);
+		break;
+	}
+}
+
+int rtl_session_run(rtl_session *s, int *status)
+{
+	struct os_stop st;
+	if (!s->nprocs)
+		return -ESRCH;
+	os_resume(s->main_pid, 0);
+	while (s->nprocs) {
+		int err = os_wait(&st);
+		if (err == -ECHILD)
+			break;
+		if (err)
+			return err;
+		dispatch(s, &st);
+	}
+	*status = s->main_status;
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* Process control on Linux: the only place that calls ptrace. Generic code
+ * sees thread ids, a program counter and memory; registers stay here.
+ * Threads are identified by tid; a process (address space) by its tgid. */
+#ifndef RETICLE_OS_H
+#define RETICLE_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Forks and execs ARGV[0] (searched in PATH) stopped before its first
+ * instruction and traced (threads, fork, vfork, exec followed). Returns 0,
+ * -errno of a failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
+int os_launch(char *const argv[], pid_t *pid);
+
+/* What stopped a thread, from waitpid status. */
+enum os_stop_kind {
+	OS_EXITED,       /* thread/process gone: code in status */
+	OS_SIGNALED,     /* killed by a signal: number in sig */
+	OS_SIGNAL,       /* signal-delivery stop: sig */
+	OS_GROUP_STOP,   /* job-control stop (not a signal to deliver) */
+	OS_BREAKPOINT,   /* SIGTRAP from an int3: pc is just past it */
+	OS_SINGLESTEP,
+	OS_EVENT_CLONE, OS_EVENT_FORK, OS_EVENT_VFORK, OS_EVENT_EXEC, OS_EVENT_EXIT,
+	OS_EVENT_VFORK_DONE,
+	OS_OTHER,
+};
+
+struct os_stop {
+	pid_t tid;
+	enum os_stop_kind kind;
+	int sig;          /* OS_SIGNAL, OS_SIGNALED */
+	int code;         /* OS_EXITED exit code */
+	unsigned long msg;/* PTRACE_GETEVENTMSG for events (new tid, former tid) */
+};
+
+/* Waits for any traced thread. Returns 0, or -ECHILD when none is left. */
+int os_wait(struct os_stop *stop);
+/* Waits for one thread (used right after events, e.g. a new child). */
+int os_wait_tid(pid_t tid, struct os_stop *stop);
+int os_resume(pid_t tid, int sig);
+int os_detach(pid_t tid);
+
+int os_get_pc(pid_t tid, uint64_t *pc);
+int os_set_pc(pid_t tid, uint64_t pc);
+int os_get_sp(pid_t tid, uint64_t *sp);
+/* Pops a return address: emulates a 'ret' at the current pc. */
+int os_emulate_ret(pid_t tid);
+/* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */
+int os_clone_flags(pid_t tid, uint64_t *flags);
+/* Thread group id of a thread (from /proc). */
+pid_t os_tgid(pid_t tid);
+
+/* Memory of a process through /proc/PID/mem (writes reach read-only text). */
+int os_mem_open(pid_t pid);
+int os_mem_read(int memfd, uint64_t addr, void *buf, size_t len);
+int os_mem_write(int memfd, uint64_t addr, const void *buf, size_t len);
+
+/* Runs system call NR with ARGS in stopped thread TID, using a 'syscall'
+ * instruction at GADGET (if GADGET is 0, the current pc is borrowed: only safe
+ * while the process has one thread). Registers are restored afterwards; a
+ * signal that arrives meanwhile is returned in *deferred_sig (0 if none) and
+ * must be delivered on the next resume. Returns 0 and sets *ret. */
+int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const uint64_t args[6],
+			long *ret, int *deferred_sig);
+
+/* Reads auxv entry TYPE of process PID; 0 if absent. */
+uint64_t os_auxv(pid_t pid, unsigned long type);
+
+#endif

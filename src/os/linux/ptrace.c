@@ -1,0 +1,201 @@
+/* ptrace-based process control for Linux. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "os/linux/os.h"
+
+enum {
+	TRACE_OPTIONS = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL,
+};
+
+int os_launch(char *const argv[], pid_t *pid_out)
+{
+	int pipefd[2], status, child_errno = 0;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+			execvp(argv[0], argv);
+		int e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	ssize_t n = read(pipefd[0], &child_errno, sizeof(child_errno));
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (n == (ssize_t)sizeof(child_errno) || !WIFSTOPPED(status)) {
+		if (WIFSTOPPED(status)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+		return child_errno ? -child_errno : -RTL_ERR_TARGET_LAUNCH;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)TRACE_OPTIONS)) {
+		int e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return -e;
+	}
+	*pid_out = pid;
+	return 0;
+}
+
+static void decode_stop(pid_t tid, int status, struct os_stop *stop)
+{
+	*stop = (struct os_stop){ .tid = tid, .kind = OS_OTHER };
+	if (WIFEXITED(status)) {
+		stop->kind = OS_EXITED;
+		stop->code = WEXITSTATUS(status);
+		return;
+	}
+	if (WIFSIGNALED(status)) {
+		stop->kind = OS_SIGNALED;
+		stop->sig = WTERMSIG(status);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	int sig = WSTOPSIG(status), event = status >> 16;
+	if (event) {
+		static const enum os_stop_kind kinds[] = {
+			[PTRACE_EVENT_CLONE] = OS_EVENT_CLONE, [PTRACE_EVENT_FORK] = OS_EVENT_FORK,
+			[PTRACE_EVENT_VFORK] = OS_EVENT_VFORK, [PTRACE_EVENT_EXEC] = OS_EVENT_EXEC,
+			[PTRACE_EVENT_EXIT] = OS_EVENT_EXIT, [PTRACE_EVENT_VFORK_DONE] = OS_EVENT_VFORK_DONE,
+		};
+		stop->kind = event < (int)(sizeof(kinds) / sizeof(kinds[0])) && kinds[event]
+				     ? kinds[event] : OS_OTHER;
+		ptrace(PTRACE_GETEVENTMSG, tid, NULL, &stop->msg);
+		return;
+	}
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0) {
+		/* No siginfo: a group-stop (job control), not a signal to deliver. */
+		stop->kind = OS_GROUP_STOP;
+		stop->sig = sig;
+		return;
+	}
+	if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
+		stop->kind = OS_BREAKPOINT;   /* int3 */
+		return;
+	}
+	if (sig == SIGTRAP && si.si_code == TRAP_TRACE) {
+		stop->kind = OS_SINGLESTEP;
+		return;
+	}
+	stop->kind = OS_SIGNAL;
+	stop->sig = sig;
+}
+
+int os_wait(struct os_stop *stop)
+{
+	int status;
+	pid_t tid;
+
+	do
+		tid = waitpid(-1, &status, __WALL);
+	while (tid < 0 && errno == EINTR);
+	if (tid < 0)
+		return -errno;
+	decode_stop(tid, status, stop);
+	return 0;
+}
+
+int os_wait_tid(pid_t want, struct os_stop *stop)
+{
+	int status;
+	pid_t tid;
+
+	do
+		tid = waitpid(want, &status, __WALL);
+	while (tid < 0 && errno == EINTR);
+	if (tid < 0)
+		return -errno;
+	decode_stop(tid, status, stop);
+	return 0;
+}
+
+int os_resume(pid_t tid, int sig)
+{
+	return ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) ? -errno : 0;
+}
+
+int os_detach(pid_t tid)
+{
+	return ptrace(PTRACE_DETACH, tid, NULL, NULL) ? -errno : 0;
+}
+
+int os_mem_open(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int os_mem_read(int memfd, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n = pread(memfd, buf, len, (off_t)addr);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? -errno : -EIO;
+}
+
+int os_mem_write(int memfd, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n = pwrite(memfd, buf, len, (off_t)addr);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? -errno : -EIO;
+}
+
+pid_t os_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+uint64_t os_auxv(pid_t pid, unsigned long type)
+{
+	char path[64];
+	uint64_t kv[2], value = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, kv, sizeof(kv)) == (ssize_t)sizeof(kv) && kv[0] != 0)
+		if (kv[0] == type) {
+			value = kv[1];
+			break;
+		}
+	close(fd);
+	return value;
+}

@@ -1,0 +1,146 @@
+/* Where Linux meets x86-64: the register set, syscall registers, returns. */
+#include <errno.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <reticle/error.h>
+#include "os/linux/os.h"
+
+static int get_regs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? -errno : 0;
+}
+
+static int set_regs(pid_t tid, const struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, NULL, r) ? -errno : 0;
+}
+
+int os_get_pc(pid_t tid, uint64_t *pc)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (!err)
+		*pc = r.rip;
+	return err;
+}
+
+int os_set_pc(pid_t tid, uint64_t pc)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (err)
+		return err;
+	r.rip = pc;
+	return set_regs(tid, &r);
+}
+
+int os_get_sp(pid_t tid, uint64_t *sp)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (!err)
+		*sp = r.rsp;
+	return err;
+}
+
+int os_emulate_ret(pid_t tid)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (err)
+		return err;
+	errno = 0;
+	long ra = ptrace(PTRACE_PEEKDATA, tid, (void *)r.rsp, NULL);
+	if (errno)
+		return -errno;
+	r.rip = (uint64_t)ra;
+	r.rsp += 8;
+	return set_regs(tid, &r);
+}
+
+int os_clone_flags(pid_t tid, uint64_t *flags)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (err)
+		return err;
+	switch ((long)r.orig_rax) {
+	case SYS_clone:
+		*flags = r.rdi;
+		return 0;
+#ifdef SYS_clone3
+	case SYS_clone3: {
+		errno = 0;
+		long f = ptrace(PTRACE_PEEKDATA, tid, (void *)r.rdi, NULL);
+		if (errno)
+			return -errno;
+		*flags = (uint64_t)f;
+		return 0;
+	}
+#endif
+	default:
+		*flags = SIGCHLD;   /* fork and vfork share nothing but what vfork implies */
+		return 0;
+	}
+}
+
+int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const uint64_t args[6],
+			long *ret, int *deferred_sig)
+{
+	struct user_regs_struct saved, r;
+	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
+	uint8_t borrowed[2];
+	bool borrow = !gadget;
+	int err;
+
+	*deferred_sig = 0;
+	if ((err = get_regs(tid, &saved)))
+		return err;
+	if (borrow) {
+		gadget = saved.rip;
+		if ((err = os_mem_read(memfd, gadget, borrowed, 2)) ||
+		    (err = os_mem_write(memfd, gadget, syscall_insn, 2)))
+			return err;
+	}
+	r = saved;
+	r.rip = gadget;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;   /* no syscall restart on the way in */
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if ((err = set_regs(tid, &r)))
+		goto restore;
+	for (;;) {
+		struct os_stop st;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL)) {
+			err = -errno;
+			goto restore;
+		}
+		if ((err = os_wait_tid(tid, &st)))
+			goto restore;
+		if (st.kind == OS_SINGLESTEP || st.kind == OS_BREAKPOINT)
+			break;
+		if (st.kind == OS_SIGNAL) {
+			*deferred_sig = st.sig;   /* deliver later, once the state is back */
+			continue;
+		}
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+			return -ESRCH;
+	}
+	if ((err = get_regs(tid, &r)))
+		goto restore;
+	*ret = (long)r.rax;
+restore:
+	if (borrow)
+		os_mem_write(memfd, gadget, borrowed, 2);
+	set_regs(tid, &saved);
+	return err;
+}

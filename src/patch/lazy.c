@@ -1,0 +1,312 @@
+/* Caliper's lazy instrumentation: every function entry gets an int3; on the
+ * first call the whole function is relocated into the module's window with
+ * counters inlined, and the entry is patched with a jump to the copy. */
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <reticle/collector.h>
+#include <reticle/error.h>
+#include "engine/engine.h"
+#include "isa/x86_64/relocate.h"
+#include "os/linux/os.h"
+#include "util/log.h"
+
+enum { PATCH_LEN = 5 };
+
+static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
+{
+	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
+		const rtl_segment *s = rtl_binary_segment(bin, i);
+		if ((s->flags & PF_X) && addr >= s->vaddr && addr + len <= s->vaddr + s->filesz)
+			return true;
+	}
+	return false;
+}
+
+/* Bytes that may be overwritten at the entry: the function itself, or the
+ * padding after it up to the next function. */
+static uint64_t patch_room(const rtl_binary *bin, size_t i)
+{
+	const rtl_function *f = rtl_binary_function(bin, i);
+	uint64_t room = f->size;
+	if (room < PATCH_LEN && i + 1 < rtl_binary_function_count(bin)) {
+		uint64_t gap = rtl_binary_function(bin, i + 1)->addr - f->addr;
+		uint8_t pad[PATCH_LEN];
+		if (gap >= PATCH_LEN && !rtl_binary_read(bin, f->addr + f->size, pad, PATCH_LEN - f->size)) {
+			bool padding = true;
+			for (uint64_t k = 0; k < PATCH_LEN - f->size; k++)
+				padding &= pad[k] == 0xcc || pad[k] == 0x90;
+			if (padding)
+				room = PATCH_LEN;
+		}
+	}
+	return room;
+}
+
+int lazy_arm_module(struct proc *p, struct module *m)
+{
+	size_t n = rtl_binary_function_count(m->bin);
+	static const uint8_t int3 = 0xcc;
+
+	for (size_t i = 0; i < n; i++) {
+		const rtl_function *f = rtl_binary_function(m->bin, i);
+		struct func_state *fs = &m->fs[i];
+		if (f->sources == RTL_SRC_PLT) {
+			fs->reason = "PLT stub";
+			continue;
+		}
+		if (!in_exec_segment(m->bin, f->addr, f->size ? f->size : 1)) {
+			fs->reason = "not in an executable segment";
+			continue;
+		}
+		if (patch_room(m->bin, i) < PATCH_LEN) {
+			fs->reason = "shorter than a 5-byte jump";
+			continue;
+		}
+		if (rtl_binary_read(m->bin, f->addr, &fs->orig, 1) ||
+		    os_mem_write(p->mem, f->addr + m->bias, &int3, 1))
+			continue;
+		fs->status = FS_ARMED;
+	}
+	return 0;
+}
+
+void func_state_release(struct func_state *f)
+{
+	free(f->map_from);
+	free(f->map_to);
+	f->map_from = f->map_to = NULL;
+}
+
+/* ---- relocation callbacks ---- */
+
+struct reloc_ctx {
+	struct proc *p;
+	struct module *m;
+	struct window *w;
+};
+
+static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
+{
+	struct reloc_ctx *ctx = c;
+	struct module *m = proc_module_at(ctx->p, addr);
+	if (!m || addr + len > m->hi)
+		return -1;
+	return rtl_binary_read(m->bin, addr - m->bias, buf, len);
+}
+
+/* Branches out of the function: to another function's relocated copy when it
+ * has one (an entry, or an interior point such as a .cold part jumping back),
+ * else to the original address (an entry goes through its patch). */
+static uint64_t ctx_redirect(void *c, uint64_t addr)
+{
+	struct reloc_ctx *ctx = c;
+	struct module *m = proc_module_at(ctx->p, addr);
+	if (!m)
+		return addr;
+	const rtl_function *f = rtl_binary_find_function(m->bin, addr - m->bias);
+	if (!f)
+		return addr;
+	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	if (fs->status != FS_DONE)
+		return addr;
+	for (uint32_t lo = 0, hi = fs->nmap; lo < hi;) {
+		uint32_t mid = (lo + hi) / 2;
+		if (fs->map_from[mid] < addr)
+			lo = mid + 1;
+		else if (fs->map_from[mid] > addr)
+			hi = mid;
+		else
+			return fs->map_to[mid];
+	}
+	return addr;
+}
+
+static uint64_t ctx_counter(void *c)
+{
+	struct reloc_ctx *ctx = c;
+	return window_alloc_counter(ctx->w);
+}
+
+/* Run-time interior code pointers of function F (computed-goto targets). */
+static uint64_t *interior_pointers(struct module *m, const rtl_function *f, size_t *n)
+{
+	size_t count = rtl_binary_code_pointer_count(m->bin), k = 0;
+	uint64_t *out = malloc((count + 1) * sizeof(*out));
+	if (!out) {
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
+		if (cp->target > f->addr && cp->target < f->addr + f->size)
+			out[k++] = cp->target + m->bias;
+	}
+	*n = k;
+	return out;
+}
+
+/* Points every data word that held an interior address of F at the copy. */
+static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_function *f,
+				  const struct x86_reloc *r)
+{
+	size_t count = rtl_binary_code_pointer_count(m->bin);
+	for (size_t i = 0; i < count; i++) {
+		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
+		if (cp->target <= f->addr || cp->target >= f->addr + f->size)
+			continue;
+		uint64_t to = x86_reloc_lookup(r, cp->target + m->bias);
+		if (to)
+			os_mem_write(p->mem, cp->where + m->bias, &to, 8);
+	}
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 1024;
+	while (c < need)
+		c *= 2;
+	void *n = realloc(*arr, c * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = c;
+	return 0;
+}
+
+static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc *r)
+{
+	if (grow((void **)&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
+	    grow((void **)&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)))
+		return -ENOMEM;
+	fs->block0 = (uint32_t)p->nblocks;
+	fs->nblocks = (uint32_t)r->nblocks;
+	for (size_t b = 0; b < r->nblocks; b++)
+		p->blocks[p->nblocks++] = (struct block_rec){ r->blocks[b].addr, r->blocks[b].ninstrs,
+							      r->blocks[b].counter };
+	fs->call0 = (uint32_t)p->ncalls;
+	fs->ncalls = (uint32_t)r->ncalls;
+	for (size_t c = 0; c < r->ncalls; c++)
+		p->calls[p->ncalls++] = (struct call_rec){ r->calls[c].site, r->calls[c].target,
+							   fs->block0 + r->calls[c].block };
+	fs->entry_counter = r->entry_counter;
+	fs->map_from = r->map_from;
+	fs->map_to = r->map_to;
+	fs->nmap = (uint32_t)r->nmap;
+	r->map_from = r->map_to = NULL;
+	return 0;
+}
+
+/* Writes 'jmp rel32' over the int3 at ENTRY: the four displacement bytes
+ * first, the opcode last, so a thread never runs a half-written jump. */
+static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
+{
+	int32_t rel = (int32_t)(dest - (entry + PATCH_LEN));
+	static const uint8_t jmp = 0xe9;
+	int err = os_mem_write(p->mem, entry + 1, &rel, 4);
+	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
+}
+
+static int instrument(struct proc *p, struct module *m, size_t idx)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, idx);
+	struct func_state *fs = &m->fs[idx];
+	struct window *w = &p->shm.wins[m->win];
+	struct reloc_ctx ctx = { p, m, w };
+	unsigned probes = session_probes(p->s);
+	struct x86_reloc r;
+	size_t ninterior;
+	uint8_t *code = malloc(f->size);
+	uint64_t *interior = interior_pointers(m, f, &ninterior);
+	int err = -ENOMEM;
+
+	fs->reason = NULL;
+	if (!code || !interior)
+		goto out;
+	if ((err = rtl_binary_read(m->bin, f->addr, code, f->size))) {
+		fs->reason = "cannot read its bytes";
+		goto out;
+	}
+	size_t ctr_mark = w->ctr_used;
+	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
+	struct x86_reloc_env env = {
+		.addr = f->addr + m->bias, .size = f->size, .code = code,
+		.interior = interior, .ninterior = ninterior,
+		.read = ctx_read, .redirect = ctx_redirect, .new_counter = ctx_counter, .ctx = &ctx,
+		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
+		.block_counters = probes & RTL_PROBE_BLOCK,
+	};
+	err = x86_relocate(&env, dest, &r, &fs->reason);
+	if (err) {
+		w->ctr_used = ctr_mark;
+		goto out;
+	}
+	if (window_alloc_code(w, r.w.len, 16) != dest) {
+		fs->reason = "code cache full";
+		err = -RTL_ERR_NO_SPACE;
+		w->ctr_used = ctr_mark;
+		x86_reloc_free(&r);
+		goto out;
+	}
+	memcpy(window_local(w, dest), r.w.buf, r.w.len);
+	if (!(err = record_result(p, fs, &r))) {
+		rewrite_code_pointers(p, m, f, &r);
+		fs->entry = dest;
+		err = patch_entry(p, f->addr + m->bias, dest);
+	}
+	x86_reloc_free(&r);
+out:
+	free(code);
+	free(interior);
+	return err;
+}
+
+int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
+{
+	uint64_t addr = pc - 1;
+	struct module *m = proc_module_at(p, addr);
+
+	if (!m || !m->fs)
+		return 0;
+	const rtl_function *f = rtl_binary_find_function(m->bin, addr - m->bias);
+	if (!f || f->addr != addr - m->bias)
+		return 0;
+	size_t idx = (size_t)(f - rtl_binary_function(m->bin, 0));
+	struct func_state *fs = &m->fs[idx];
+
+	session_count_trap(p->s);
+	if (fs->status == FS_ARMED && p->r_debug && !p->r_brk)
+		dl_find_r_debug(p, NULL);
+	if (fs->status == FS_NOTIFY || (fs->status == FS_ARMED && addr == p->r_brk)) {
+		fs->status = FS_NOTIFY;
+		return dl_notify(p, tid);
+	}
+	switch (fs->status) {
+	case FS_ARMED: {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		int err = instrument(p, m, idx);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		session_count_instrumented(p->s, !err, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		if (err) {
+			rtl_debug("%s: %s not instrumented: %s", m->path, f->name,
+				  fs->reason ? fs->reason : rtl_strerror(err));
+			os_mem_write(p->mem, addr, &fs->orig, 1);
+			fs->status = FS_SKIPPED;
+			return os_set_pc(tid, addr) ? 0 : 1;
+		}
+		fs->status = FS_DONE;
+		return os_set_pc(tid, fs->entry) ? 0 : 1;
+	}
+	case FS_DONE:      /* another thread hit the int3 while the patch was written */
+		return os_set_pc(tid, fs->entry) ? 0 : 1;
+	case FS_SKIPPED:
+		return os_set_pc(tid, addr) ? 0 : 1;
+	default:
+		return 0;
+	}
+}
