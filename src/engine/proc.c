@@ -227,6 +227,8 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		rtl_warn("%s: no code cache near it: %s", path, rtl_strerror(err));
 		return 0;   /* the module runs uninstrumented */
 	}
+	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
+		  (unsigned long long)p->shm.wins[m->win].addr);
 	return lazy_arm_module(p, m);
 }
 

@@ -370,7 +370,11 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		}
 		return;
 	}
-	uint64_t pc;
+	uint64_t pc = 0;
+	if (st->kind == OS_BREAKPOINT)
+		os_get_pc(st->tid, &pc);
+	rtl_debug("tid %d: stop kind %d sig %d pc %#llx", (int)st->tid, st->kind, st->sig,
+		  (unsigned long long)pc);
 	switch (st->kind) {
 	case OS_BREAKPOINT:
 		if (!os_get_pc(st->tid, &pc) && lazy_breakpoint(p, st->tid, pc))

@@ -9,6 +9,7 @@
 #include <reticle/collector.h>
 #include <reticle/error.h>
 #include "engine/engine.h"
+#include "isa/x86_64/check.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "util/log.h"
@@ -34,26 +35,22 @@ static uint64_t patch_room(const rtl_binary *bin, size_t i)
 	if (room < PATCH_LEN && i + 1 < rtl_binary_function_count(bin)) {
 		uint64_t gap = rtl_binary_function(bin, i + 1)->addr - f->addr;
 		uint8_t pad[PATCH_LEN];
-		if (gap >= PATCH_LEN && !rtl_binary_read(bin, f->addr + f->size, pad, PATCH_LEN - f->size)) {
-			bool padding = true;
-			for (uint64_t k = 0; k < PATCH_LEN - f->size; k++)
-				padding &= pad[k] == 0xcc || pad[k] == 0x90;
-			if (padding)
-				room = PATCH_LEN;
-		}
+		if (gap >= PATCH_LEN && !rtl_binary_read(bin, f->addr + f->size, pad, PATCH_LEN - f->size) &&
+		    x86_is_padding(pad, PATCH_LEN - f->size))
+			room = PATCH_LEN;
 	}
 	return room;
 }
 
 int lazy_arm_module(struct proc *p, struct module *m)
 {
-	size_t n = rtl_binary_function_count(m->bin);
+	size_t n = rtl_binary_function_count(m->bin), armed = 0;
 	static const uint8_t int3 = 0xcc;
 
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
 		struct func_state *fs = &m->fs[i];
-		if (f->sources == RTL_SRC_PLT) {
+		if (f->sources & RTL_SRC_PLT) {
 			fs->reason = "PLT stub";
 			continue;
 		}
@@ -69,7 +66,9 @@ int lazy_arm_module(struct proc *p, struct module *m)
 		    os_mem_write(p->mem, f->addr + m->bias, &int3, 1))
 			continue;
 		fs->status = FS_ARMED;
+		armed++;
 	}
+	rtl_debug("%s: %zu of %zu functions armed", m->path, armed, n);
 	return 0;
 }
 
@@ -265,6 +264,24 @@ out:
 	return err;
 }
 
+/* r_brk (_dl_debug_state) is often a lone 'ret', too short to patch: it
+ * gets an int3 of its own as soon as the loader has published it. */
+static void arm_r_brk(struct proc *p)
+{
+	static const uint8_t int3 = 0xcc;
+	dl_find_r_debug(p, NULL);
+	struct module *m = p->r_brk ? proc_module_at(p, p->r_brk) : NULL;
+	const rtl_function *f = m ? rtl_binary_find_function(m->bin, p->r_brk - m->bias) : NULL;
+	if (!f || f->addr != p->r_brk - m->bias)
+		return;
+	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	if (fs->status == FS_NONE && !rtl_binary_read(m->bin, f->addr, &fs->orig, 1) &&
+	    !os_mem_write(p->mem, p->r_brk, &int3, 1))
+		fs->status = FS_NOTIFY;
+	else if (fs->status == FS_ARMED)
+		fs->status = FS_NOTIFY;
+}
+
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 {
 	uint64_t addr = pc - 1;
@@ -279,8 +296,8 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 	struct func_state *fs = &m->fs[idx];
 
 	session_count_trap(p->s);
-	if (fs->status == FS_ARMED && p->r_debug && !p->r_brk)
-		dl_find_r_debug(p, NULL);
+	if (p->r_debug && !p->r_brk)
+		arm_r_brk(p);
 	if (fs->status == FS_NOTIFY || (fs->status == FS_ARMED && addr == p->r_brk)) {
 		fs->status = FS_NOTIFY;
 		return dl_notify(p, tid);

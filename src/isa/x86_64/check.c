@@ -1,4 +1,6 @@
+#include <string.h>
 #include "isa/x86_64/check.h"
+#include "isa/x86_64/insn.h"
 #include "isa/x86_64/relocate.h"
 
 static int no_read(void *ctx, const uint64_t addr, void *buf, size_t len)
@@ -23,4 +25,20 @@ int rtl_x86_check_function(const uint8_t *code, size_t len, uint64_t addr, const
 		return 0;
 	}
 	return x86_relocate(&env, 0, &r, reason) == 0;
+}
+
+int x86_is_padding(const uint8_t *code, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		struct x86_insn in;
+		if (code[off] == 0xcc) {
+			off++;
+			continue;
+		}
+		if (x86_decode(code + off, len - off, 0, &in) || strcmp(in.mnemonic, "nop"))
+			return 0;
+		off += in.len;
+	}
+	return 1;
 }

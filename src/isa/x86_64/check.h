@@ -10,4 +10,7 @@
  * else 0 with *REASON set to a static string. */
 int rtl_x86_check_function(const uint8_t *code, size_t len, uint64_t addr, const char **reason);
 
+/* 1 if LEN bytes of CODE are nothing but nops and int3s (alignment padding). */
+int x86_is_padding(const uint8_t *code, size_t len);
+
 #endif

@@ -98,7 +98,8 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 		stop->kind = OS_BREAKPOINT;   /* int3 */
 		return;
 	}
-	if (sig == SIGTRAP && si.si_code == TRAP_TRACE) {
+	if (sig == SIGTRAP && (si.si_code == TRAP_TRACE || si.si_code == TRAP_BRKPT)) {
+		/* a step over a syscall instruction reports TRAP_BRKPT */
 		stop->kind = OS_SINGLESTEP;
 		return;
 	}
