@@ -34,10 +34,11 @@ static uint64_t patch_room(const rtl_binary *bin, size_t i)
 	uint64_t room = f->size;
 	if (room < PATCH_LEN && i + 1 < rtl_binary_function_count(bin)) {
 		uint64_t gap = rtl_binary_function(bin, i + 1)->addr - f->addr;
-		uint8_t pad[PATCH_LEN];
-		if (gap >= PATCH_LEN && !rtl_binary_read(bin, f->addr + f->size, pad, PATCH_LEN - f->size) &&
-		    x86_is_padding(pad, PATCH_LEN - f->size))
-			room = PATCH_LEN;
+		uint8_t pad[64];
+		if (gap >= PATCH_LEN && gap - f->size <= sizeof(pad) &&
+		    !rtl_binary_read(bin, f->addr + f->size, pad, gap - f->size) &&
+		    x86_is_padding(pad, gap - f->size))
+			room = gap;
 	}
 	return room;
 }
@@ -111,6 +112,8 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
 	if (fs->status != FS_DONE)
 		return addr;
+	if (addr == f->addr + m->bias)
+		return fs->entry;   /* through the entry stub: the call is counted */
 	for (uint32_t lo = 0, hi = fs->nmap; lo < hi;) {
 		uint32_t mid = (lo + hi) / 2;
 		if (fs->map_from[mid] < addr)
@@ -252,8 +255,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx)
 		goto out;
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
+	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
-		rewrite_code_pointers(p, m, f, &r);
 		fs->entry = dest;
 		err = patch_entry(p, f->addr + m->bias, dest);
 	}

@@ -339,6 +339,11 @@ static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x
 {
 	const struct x86_reloc_env *env = e->a->env;
 	long idx = index_at(e->a, target);
+	/* a recursive call enters through the entry stub, so it counts as a call */
+	if (emit == x86_call && target == env->addr) {
+		emit(e->w, e->w->base);
+		return 0;
+	}
 	uint64_t dest = idx >= 0 ? x86_writer_pc(e->w) : env->redirect(env->ctx, target);
 	size_t off = is_jcc ? x86_jcc(e->w, cc, dest) : emit(e->w, dest);
 	return idx >= 0 ? add_fixup(e, off, (uint32_t)idx) : 0;

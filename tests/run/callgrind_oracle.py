@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Compares reticle's fcount/bbcount numbers with valgrind callgrind's for the
+same program run: calls and instructions (Ir) per function of the main
+executable, and executions per instruction address.
+
+usage: callgrind_oracle.py RETICLE WORKDIR -- PROGRAM ARGS...
+Exits 0 when every function of the main executable that callgrind saw has
+exactly the same calls and Ir under reticle."""
+import json, os, re, subprocess, sys
+
+
+def parse_callgrind(path):
+    """Returns {(object, function): {"ir": n, "calls": n, "instr": {addr: ir}}}."""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+    cur = {"ob": None, "fn": None, "cob": None, "cfn": None}
+    out = {}
+    positions = ["line"]
+    events = []
+    last = [0, 0]
+    skip_next_cost = False
+    pending_calls = None
+
+    def name(kind, text):
+        m = re.match(r"\((\d+)\)(?:\s+(.*))?$", text)
+        if not m:
+            return text
+        key = kind if kind in names else kind[1:]
+        if m.group(2) is not None:
+            names[key][m.group(1)] = m.group(2)
+        return names[key].get(m.group(1), text)
+
+    def entry(ob, fn):
+        return out.setdefault((ob, fn), {"ir": 0, "calls": 0, "instr": {}})
+
+    with open(path) as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("positions:"):
+                positions = line.split()[1:]
+                continue
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                continue
+            m = re.match(r"^(ob|fl|fi|fe|fn|cob|cfi|cfl|cfn)=(.*)$", line)
+            if m:
+                kind, val = m.group(1), m.group(2)
+                if kind in ("fi", "fe", "fl", "cfi", "cfl"):
+                    name("fl", val)
+                    continue
+                key = {"ob": "ob", "fn": "fn", "cob": "ob", "cfn": "fn"}[kind]
+                v = name(key, val)
+                cur[kind] = v
+                if kind == "fn":
+                    cur["cob"] = None
+                continue
+            m = re.match(r"^calls=(\d+)\s", line)
+            if m:
+                callee = (cur["cob"] or cur["ob"], cur["cfn"])
+                entry(*callee)["calls"] += int(m.group(1))
+                cur["cob"] = None
+                skip_next_cost = True
+                continue
+            if not line or not (line[0].isdigit() or line[0] in "+-*"):
+                continue
+            parts = line.split()
+            npos = len(positions)
+            pos = []
+            for i, p in enumerate(parts[:npos]):
+                if p.startswith("+"):
+                    v = last[i] + int(p[1:], 0)
+                elif p.startswith("-"):
+                    v = last[i] - int(p[1:], 0)
+                elif p == "*":
+                    v = last[i]
+                else:
+                    v = int(p, 0)
+                pos.append(v)
+            for i, v in enumerate(pos):
+                last[i] = v
+            if skip_next_cost:
+                skip_next_cost = False
+                continue
+            costs = [int(c) for c in parts[npos:]]
+            ir = costs[events.index("Ir")] if "Ir" in events and len(costs) > events.index("Ir") else 0
+            e = entry(cur["ob"], cur["fn"])
+            e["ir"] += ir
+            if positions[0] == "instr":
+                e["instr"][pos[0]] = e["instr"].get(pos[0], 0) + ir
+    return out
+
+
+def main():
+    reticle, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    prog = sys.argv[sys.argv.index("--") + 1:]
+    exe = os.path.realpath(prog[0])
+    cg_out = os.path.join(work, "callgrind.out")
+    db = os.path.join(work, "oracle.db")
+    native = subprocess.run(prog, capture_output=True)
+    # --skip-plt=no: callgrind would otherwise charge PLT stubs to callers
+    cg = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
+                         "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
+    rt = subprocess.run([reticle, "run", "-c", "fcount,bbcount", "-o", db, "--"] + prog,
+                        capture_output=True)
+    ok = True
+    if rt.stdout != native.stdout or rt.returncode != native.returncode:
+        print("FAIL: output or exit status differs from the native run", rt.returncode, native.returncode)
+        ok = False
+    if cg.stdout != native.stdout:
+        print("FAIL: callgrind run printed something else")
+        ok = False
+    rep = json.loads(subprocess.run([reticle, "report", "--format", "json", "--all", db],
+                                    capture_output=True, check=True).stdout)
+    mine = {f["name"]: f for f in rep["functions"] if os.path.realpath(f["module"]) == exe}
+    theirs = {}
+    for (ob, fn), v in parse_callgrind(cg_out).items():
+        if not ob or os.path.realpath(ob) != exe or fn.startswith("0x"):
+            continue    # callgrind names code without a symbol it reads by address
+        fn = re.sub(r"'\d+$", "", fn)          # recursion levels: fib'2 is fib
+        fn = {"(below main)": "_start"}.get(fn, fn)
+        t = theirs.setdefault(fn, {"ir": 0, "calls": 0})
+        t["ir"] += v["ir"]
+        t["calls"] += v["calls"]
+    compared = 0
+    for fn, v in sorted(theirs.items()):
+        if v["ir"] == 0 and v["calls"] == 0:
+            continue
+        r = mine.get(fn)
+        if r is None:
+            print(f"FAIL: {fn}: callgrind Ir={v['ir']} calls={v['calls']}, reticle has no row")
+            ok = False
+            continue
+        compared += 1
+        line = f"{fn}: Ir callgrind={v['ir']} reticle={r.get('instrs')}  calls callgrind={v['calls']} reticle={r.get('calls')}"
+        if r.get("instrs") != v["ir"] or r.get("calls") != v["calls"]:
+            print("FAIL: " + line)
+            ok = False
+        else:
+            print("ok:   " + line)
+    print(f"{compared} functions compared")
+    if compared == 0:
+        ok = False
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
