@@ -23,6 +23,7 @@ struct rtl_profile {
 	char *path;        /* the profile's final name */
 	char *tmp;         /* writer: the temporary file; NULL for a reader */
 	int committed;
+	int64_t nmodules, nfunctions;  /* writer: ids run from 1 to these */
 	char *meta_value;  /* last rtl_profile_get_meta() result */
 	sqlite3_stmt *st[ST_COUNT];
 };
