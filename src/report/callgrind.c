@@ -223,16 +223,27 @@ static int all_zero(const struct export *x, const uint64_t *c)
 	return 1;
 }
 
+/* TEXT on one line: a line break inside it would end the line early, so
+ * it becomes a blank. */
+static void write_one_line(FILE *out, const char *text)
+{
+	for (const char *c = text; *c; c++)
+		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, out);
+	fputc('\n', out);
+}
+
 /* "(id) name" the first time an id is used, "(id)" afterwards. */
 static void write_name(FILE *out, const char *key, uint64_t id, unsigned char *named,
 		       const char *name)
 {
+	fprintf(out, "%s=(%" PRIu64 ")", key, id);
 	if (*named) {
-		fprintf(out, "%s=(%" PRIu64 ")\n", key, id);
+		fputc('\n', out);
 		return;
 	}
 	*named = 1;
-	fprintf(out, "%s=(%" PRIu64 ") %s\n", key, id, name);
+	fputc(' ', out);
+	write_one_line(out, name);
 }
 
 static void write_fn_name(FILE *out, struct export *x, const char *key, size_t v)
@@ -286,12 +297,18 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 	const char *v;
 
 	fputs("# callgrind format\nversion: 1\ncreator: reticle 0.1.0\n", out);
-	if ((v = rtl_profile_get_meta(p, "pid")))
-		fprintf(out, "pid: %s\n", v);
-	if ((v = rtl_profile_get_meta(p, "command")))
-		fprintf(out, "cmd: %s\n", v);
-	if ((v = rtl_profile_get_meta(p, "collectors")))
-		fprintf(out, "desc: Collectors: %s\n", v);
+	if ((v = rtl_profile_get_meta(p, "pid")) && *v) {
+		fputs("pid: ", out);
+		write_one_line(out, v);
+	}
+	if ((v = rtl_profile_get_meta(p, "command")) && *v) {
+		fputs("cmd: ", out);
+		write_one_line(out, v);
+	}
+	if ((v = rtl_profile_get_meta(p, "collectors")) && *v) {
+		fputs("desc: Collectors: ", out);
+		write_one_line(out, v);
+	}
 	fputs("desc: Note: self costs and call counts are exact; the inclusive cost of a call"
 	      " is a gprof-style estimate\n", out);
 	fputs("positions: instr\nevents:", out);

@@ -107,14 +107,28 @@ static rtl_profile *profile_new(const char *path)
 	return p;
 }
 
+/* The process's umask without changing it (umask() can only be read by
+ * setting it, which would race with other threads creating files). */
+static mode_t current_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned mask = 022;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mode_t)mask;
+}
+
 /* A temporary file beside PATH (same file system, so rename is atomic),
  * with the mode a plain creat() would give, not mkstemp's 0600. */
 static int make_temp(rtl_profile *p)
 {
-	mode_t mask = umask(0);
 	int fd;
 
-	umask(mask);
 	if (asprintf(&p->tmp, "%s.tmp.XXXXXX", p->path) < 0) {
 		p->tmp = NULL;
 		return -ENOMEM;
@@ -127,7 +141,7 @@ static int make_temp(rtl_profile *p)
 		p->tmp = NULL;
 		return err;
 	}
-	fchmod(fd, 0666 & ~mask);
+	fchmod(fd, 0666 & ~current_umask());
 	close(fd);
 	return 0;
 }
@@ -258,6 +272,8 @@ int rtl_profile_open(const char *path, rtl_profile **out)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -RTL_ERR_NOT_PROFILE;    /* SQLite needs a seekable file */
 	if ((err = check_header(path)))
 		return err;
 	if (!(p = profile_new(path)))

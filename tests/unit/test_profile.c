@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <reticle/error.h>
 #include <reticle/profile.h>
@@ -169,6 +170,12 @@ static void test_round_trip(void)
 	CHECK_EQ(rtl_profile_set_meta(p, "late", "x"), -EINVAL);
 	rtl_profile_close(p);
 	CHECK_EQ(count_files(), 1);
+	/* The mode creat() would give, not mkstemp's 0600. */
+	struct stat st;
+	mode_t mask = umask(022);
+	umask(mask);
+	CHECK_EQ(stat(in_dir("a.db"), &st), 0);
+	CHECK_EQ(st.st_mode & 0777, 0666 & ~mask);
 	CHECK_EQ(rtl_profile_open(in_dir("a.db"), &p), 0);
 	read_rows(p);
 	CHECK_EQ(rtl_profile_set_meta(p, "ro", "x"), -EINVAL);
@@ -213,6 +220,7 @@ static void test_foreign_files(void)
 	CHECK_EQ(rtl_profile_open(in_dir("missing.db"), &p), -ENOENT);
 	CHECK(p == NULL);
 	CHECK_EQ(rtl_profile_open(dir, &p), -EISDIR);
+	CHECK_EQ(rtl_profile_open("/dev/null", &p), -RTL_ERR_NOT_PROFILE);
 	write_file(in_dir("text.db"), "this is not a database, just some text\n");
 	CHECK_EQ(rtl_profile_open(in_dir("text.db"), &p), -RTL_ERR_NOT_PROFILE);
 	write_file(in_dir("empty.db"), "");
