@@ -180,7 +180,8 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
 	    (err = rtl_profile_foreach_call(p, add_arc, x)))
 		return err;
-	qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
+	if (x->nblocks)     /* qsort(NULL, 0) is undefined */
+		qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
 	self_costs(x);
 	x->g.n = x->rows.n;
 	x->g.self = (const uint64_t (*)[CG_MAX_EVENTS])x->self;
@@ -188,7 +189,8 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	if ((err = cg_estimate(&x->g)))
 		return err;
 	/* Output order: by caller, then call site. */
-	qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
+	if (x->g.narcs)
+		qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
 	return 0;
 }
 
