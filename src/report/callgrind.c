@@ -29,8 +29,8 @@ struct export {
 	struct cg_graph g;
 	size_t cap_arcs;
 	int ev_ir, ev_calls;             /* column of each event, or -1 */
-	unsigned char *ob_named;         /* by module id; sized lazily */
-	int64_t max_module;
+	size_t *ob;                      /* per function: its module's ordinal */
+	unsigned char *ob_named;         /* per module ordinal */
 	int err;
 };
 
@@ -165,18 +165,20 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	x->nblocks_of = calloc(n, sizeof(size_t));
 	x->use_blocks = calloc(n, 1);
 	x->named = calloc(n, 1);
+	x->ob = calloc(n, sizeof(*x->ob));
+	x->ob_named = calloc(n, 1);
 	if (!x->by_id || !x->self || !x->entries || !x->first_block || !x->nblocks_of ||
-	    !x->use_blocks || !x->named)
+	    !x->use_blocks || !x->named || !x->ob || !x->ob_named)
 		return -ENOMEM;
 	for (size_t v = 0; v < x->rows.n; v++) {
 		x->by_id[v].id = x->rows.fn[v].id;
 		x->by_id[v].idx = v;
-		if (x->rows.fn[v].module_id > x->max_module)
-			x->max_module = x->rows.fn[v].module_id;
+		/* Rows come by module, so a new module id starts a new ordinal
+		 * (ids themselves are never used as indices). */
+		x->ob[v] = v && x->rows.fn[v].module_id != x->rows.fn[v - 1].module_id ?
+			   x->ob[v - 1] + 1 : v ? x->ob[v - 1] : 0;
 	}
 	qsort(x->by_id, x->rows.n, sizeof(*x->by_id), cmp_id);
-	if (!(x->ob_named = calloc((size_t)x->max_module + 1, 1)))
-		return -ENOMEM;
 	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
 	    (err = rtl_profile_foreach_call(p, add_arc, x)))
 		return err;
@@ -206,6 +208,7 @@ static void free_export(struct export *x)
 	free(x->use_blocks);
 	free(x->named);
 	free(x->g.arcs);
+	free(x->ob);
 	free(x->ob_named);
 }
 
@@ -229,7 +232,7 @@ static int all_zero(const struct export *x, const uint64_t *c)
  * it becomes a blank. */
 static void write_one_line(FILE *out, const char *text)
 {
-	for (const char *c = text; *c; c++)
+	for (const char *c = text ? text : "???"; *c; c++)
 		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, out);
 	fputc('\n', out);
 }
@@ -287,8 +290,8 @@ static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
 	const rtl_profile_function *caller = &x->rows.fn[a->from], *callee = &x->rows.fn[a->to];
 
 	if (callee->module_id != caller->module_id)
-		write_name(out, "cob", (uint64_t)callee->module_id,
-			   &x->ob_named[callee->module_id], callee->module);
+		write_name(out, "cob", x->ob[a->to] + 1, &x->ob_named[x->ob[a->to]],
+			   callee->module);
 	write_fn_name(out, x, "cfn", a->to);
 	fprintf(out, "calls=%" PRIu64 " 0x%" PRIx64 "\n", a->count, callee->addr);
 	write_costs(out, x, a->site, a->cost);
@@ -332,8 +335,7 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 static void write_body(FILE *out, struct export *x)
 {
 	uint64_t total[CG_MAX_EVENTS] = { 0 };
-	int64_t ob = -1;
-	size_t a = 0;
+	size_t ob = (size_t)-1, a = 0;
 
 	fputs("fl=(1) ???\n", out);
 	for (size_t v = 0; v < x->rows.n; v++) {
@@ -346,11 +348,10 @@ static void write_body(FILE *out, struct export *x)
 			a++;
 		if (all_zero(x, x->self[v]) && a == first_arc)
 			continue;
-		if (f->module_id != ob) {
+		if (x->ob[v] != ob) {
+			ob = x->ob[v];
 			fputc('\n', out);
-			write_name(out, "ob", (uint64_t)f->module_id, &x->ob_named[f->module_id],
-				   f->module);
-			ob = f->module_id;
+			write_name(out, "ob", ob + 1, &x->ob_named[ob], f->module);
 		}
 		write_fn_name(out, x, "fn", v);
 		write_self(out, x, v);
