@@ -370,6 +370,9 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	rtl_profile_totals t;
 	int err;
 
+	if (!o)
+		o = &rpt_default_options;
+
 	if (!(err = rtl_profile_get_totals(p, &t)) && !(err = load(&x, p, &t))) {
 		write_header(out, p, &x);
 		write_body(out, &x);
