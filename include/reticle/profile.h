@@ -4,7 +4,9 @@
  * transaction; rtl_profile_commit() ends the transaction and renames it to
  * PATH, so a reader never sees a half-written profile; rtl_profile_close()
  * without commit deletes the temporary file. Reading: rtl_profile_open().
- * The rtl_profile is owned by the caller and freed by rtl_profile_close().
+ * The rtl_profile is owned by the caller and freed by rtl_profile_close();
+ * it is not safe to use from several threads at once. Ids passed to the
+ * write functions must come from the same profile (-ENOENT otherwise).
  * The schema is documented in docs/profile-schema.md. */
 #ifndef RETICLE_PROFILE_H
 #define RETICLE_PROFILE_H
@@ -42,12 +44,14 @@ int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
 int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned have,
 				    uint64_t calls, uint64_t instrs);
 
-/* A basic block of FUNCTION: link-time address, instructions in it, executions. */
+/* A basic block of FUNCTION: link-time address, instructions in it,
+ * executions. Adding the same (FUNCTION, ADDR) again adds COUNT. */
 int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 			  uint32_t ninstrs, uint64_t count);
 
 /* A direct call site: the call instruction at link-time SITE in CALLER,
- * executed COUNT times, to CALLEE (a function id, possibly of another module). */
+ * executed COUNT times, to CALLEE (a function id, possibly of another module).
+ * Adding the same (CALLER, SITE, CALLEE) again adds COUNT. */
 int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 			 int64_t callee, uint64_t count);
 

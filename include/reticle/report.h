@@ -1,7 +1,8 @@
 /* Reports and exporters over a profile (include/reticle/profile.h).
  *
  * Each writer reads the profile P (owned by the caller, not modified) and
- * writes one document to OUT (owned by the caller, not closed). They return
+ * writes one document to OUT (owned by the caller, not closed); O may be
+ * NULL for the defaults (a zeroed rtl_report_options). They return
  * 0, -EIO when OUT fails, or the store's error. Nothing is printed
  * elsewhere. */
 #ifndef RETICLE_REPORT_H

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <reticle/error.h>
 #include <reticle/profile.h>
@@ -103,23 +104,83 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	return 0;
 }
 
+/* Where the report goes: standard output; OUT itself when it exists and is
+ * not a regular file (a device, a pipe); else a temporary file beside OUT,
+ * renamed over it once complete, so a failed report never leaves a partial
+ * file nor removes anything but its own temporary. */
+struct output {
+	FILE *f;
+	char *tmp;
+};
+
+static int open_output(const char *path, struct output *o)
+{
+	struct stat st;
+	int fd;
+
+	o->f = stdout;
+	o->tmp = NULL;
+	if (!path)
+		return 0;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return (o->f = fopen(path, "w")) ? 0 : -errno;
+	if (asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0)
+		return -ENOMEM;
+	if ((fd = mkstemp(o->tmp)) < 0 || !(o->f = fdopen(fd, "w"))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd), unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
+	if (stat(path, &st) == 0) {
+		fchmod(fd, st.st_mode & 07777);         /* keep OUT's mode */
+	} else {
+		mode_t mask = umask(0);                 /* the CLI has one thread */
+
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+	}
+	return 0;
+}
+
+/* Closes O; on success moves the temporary file to PATH. */
+static int close_output(struct output *o, const char *path, int err)
+{
+	if (o->f != stdout && fclose(o->f) && !err)
+		err = -errno;
+	if (o->tmp) {
+		if (!err && rename(o->tmp, path) < 0)
+			err = -errno;
+		if (err)
+			unlink(o->tmp);
+		free(o->tmp);
+	}
+	return err;
+}
+
 static int write_report(rtl_profile *p, const struct report_args *a)
 {
-	FILE *out = stdout;
+	struct output o;
 	int err;
 
-	if (a->out && !(out = fopen(a->out, "w"))) {
-		cli_error("report: cannot write '%s': %s", a->out, strerror(errno));
+	if ((err = open_output(a->out, &o))) {
+		cli_error("report: cannot write '%s': %s", a->out, rtl_strerror(err));
 		return CLI_EXIT_FAIL;
 	}
-	err = rtl_report_write(p, a->format, &a->opt, out);
-	if (out != stdout && fclose(out) && !err)
-		err = -EIO;
-	if (err) {
+	err = rtl_report_write(p, a->format, &a->opt, o.f);
+	if (err == -EIO)
+		err = -(errno ? errno : EIO);
+	else if (err) {
+		cli_error("report: cannot read profile '%s': %s", a->profile, rtl_strerror(err));
+		close_output(&o, a->out, err);
+		return CLI_EXIT_FAIL;
+	}
+	if ((err = close_output(&o, a->out, err))) {
 		cli_error("report: cannot write the report%s%s: %s", a->out ? " to " : "",
 			  a->out ? a->out : "", rtl_strerror(err));
-		if (a->out)
-			unlink(a->out);
 		return CLI_EXIT_FAIL;
 	}
 	return 0;

@@ -29,8 +29,8 @@ struct export {
 	struct cg_graph g;
 	size_t cap_arcs;
 	int ev_ir, ev_calls;             /* column of each event, or -1 */
-	unsigned char *ob_named;         /* by module id; sized lazily */
-	int64_t max_module;
+	size_t *ob;                      /* per function: its module's ordinal */
+	unsigned char *ob_named;         /* per module ordinal */
 	int err;
 };
 
@@ -165,22 +165,25 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	x->nblocks_of = calloc(n, sizeof(size_t));
 	x->use_blocks = calloc(n, 1);
 	x->named = calloc(n, 1);
+	x->ob = calloc(n, sizeof(*x->ob));
+	x->ob_named = calloc(n, 1);
 	if (!x->by_id || !x->self || !x->entries || !x->first_block || !x->nblocks_of ||
-	    !x->use_blocks || !x->named)
+	    !x->use_blocks || !x->named || !x->ob || !x->ob_named)
 		return -ENOMEM;
 	for (size_t v = 0; v < x->rows.n; v++) {
 		x->by_id[v].id = x->rows.fn[v].id;
 		x->by_id[v].idx = v;
-		if (x->rows.fn[v].module_id > x->max_module)
-			x->max_module = x->rows.fn[v].module_id;
+		/* Rows come by module, so a new module id starts a new ordinal
+		 * (ids themselves are never used as indices). */
+		x->ob[v] = v && x->rows.fn[v].module_id != x->rows.fn[v - 1].module_id ?
+			   x->ob[v - 1] + 1 : v ? x->ob[v - 1] : 0;
 	}
 	qsort(x->by_id, x->rows.n, sizeof(*x->by_id), cmp_id);
-	if (!(x->ob_named = calloc((size_t)x->max_module + 1, 1)))
-		return -ENOMEM;
 	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
 	    (err = rtl_profile_foreach_call(p, add_arc, x)))
 		return err;
-	qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
+	if (x->nblocks)     /* qsort(NULL, 0) is undefined */
+		qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
 	self_costs(x);
 	x->g.n = x->rows.n;
 	x->g.self = (const uint64_t (*)[CG_MAX_EVENTS])x->self;
@@ -188,7 +191,8 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	if ((err = cg_estimate(&x->g)))
 		return err;
 	/* Output order: by caller, then call site. */
-	qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
+	if (x->g.narcs)
+		qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
 	return 0;
 }
 
@@ -204,6 +208,7 @@ static void free_export(struct export *x)
 	free(x->use_blocks);
 	free(x->named);
 	free(x->g.arcs);
+	free(x->ob);
 	free(x->ob_named);
 }
 
@@ -223,16 +228,27 @@ static int all_zero(const struct export *x, const uint64_t *c)
 	return 1;
 }
 
+/* TEXT on one line: a line break inside it would end the line early, so
+ * it becomes a blank. */
+static void write_one_line(FILE *out, const char *text)
+{
+	for (const char *c = text ? text : "???"; *c; c++)
+		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, out);
+	fputc('\n', out);
+}
+
 /* "(id) name" the first time an id is used, "(id)" afterwards. */
 static void write_name(FILE *out, const char *key, uint64_t id, unsigned char *named,
 		       const char *name)
 {
+	fprintf(out, "%s=(%" PRIu64 ")", key, id);
 	if (*named) {
-		fprintf(out, "%s=(%" PRIu64 ")\n", key, id);
+		fputc('\n', out);
 		return;
 	}
 	*named = 1;
-	fprintf(out, "%s=(%" PRIu64 ") %s\n", key, id, name);
+	fputc(' ', out);
+	write_one_line(out, name);
 }
 
 static void write_fn_name(FILE *out, struct export *x, const char *key, size_t v)
@@ -274,8 +290,8 @@ static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
 	const rtl_profile_function *caller = &x->rows.fn[a->from], *callee = &x->rows.fn[a->to];
 
 	if (callee->module_id != caller->module_id)
-		write_name(out, "cob", (uint64_t)callee->module_id,
-			   &x->ob_named[callee->module_id], callee->module);
+		write_name(out, "cob", x->ob[a->to] + 1, &x->ob_named[x->ob[a->to]],
+			   callee->module);
 	write_fn_name(out, x, "cfn", a->to);
 	fprintf(out, "calls=%" PRIu64 " 0x%" PRIx64 "\n", a->count, callee->addr);
 	write_costs(out, x, a->site, a->cost);
@@ -286,12 +302,18 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 	const char *v;
 
 	fputs("# callgrind format\nversion: 1\ncreator: reticle 0.1.0\n", out);
-	if ((v = rtl_profile_get_meta(p, "pid")))
-		fprintf(out, "pid: %s\n", v);
-	if ((v = rtl_profile_get_meta(p, "command")))
-		fprintf(out, "cmd: %s\n", v);
-	if ((v = rtl_profile_get_meta(p, "collectors")))
-		fprintf(out, "desc: Collectors: %s\n", v);
+	if ((v = rtl_profile_get_meta(p, "pid")) && *v) {
+		fputs("pid: ", out);
+		write_one_line(out, v);
+	}
+	if ((v = rtl_profile_get_meta(p, "command")) && *v) {
+		fputs("cmd: ", out);
+		write_one_line(out, v);
+	}
+	if ((v = rtl_profile_get_meta(p, "collectors")) && *v) {
+		fputs("desc: Collectors: ", out);
+		write_one_line(out, v);
+	}
 	fputs("desc: Note: self costs and call counts are exact; the inclusive cost of a call"
 	      " is a gprof-style estimate\n", out);
 	fputs("positions: instr\nevents:", out);
@@ -313,8 +335,7 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 static void write_body(FILE *out, struct export *x)
 {
 	uint64_t total[CG_MAX_EVENTS] = { 0 };
-	int64_t ob = -1;
-	size_t a = 0;
+	size_t ob = (size_t)-1, a = 0;
 
 	fputs("fl=(1) ???\n", out);
 	for (size_t v = 0; v < x->rows.n; v++) {
@@ -327,11 +348,10 @@ static void write_body(FILE *out, struct export *x)
 			a++;
 		if (all_zero(x, x->self[v]) && a == first_arc)
 			continue;
-		if (f->module_id != ob) {
+		if (x->ob[v] != ob) {
+			ob = x->ob[v];
 			fputc('\n', out);
-			write_name(out, "ob", (uint64_t)f->module_id, &x->ob_named[f->module_id],
-				   f->module);
-			ob = f->module_id;
+			write_name(out, "ob", ob + 1, &x->ob_named[ob], f->module);
 		}
 		write_fn_name(out, x, "fn", v);
 		write_self(out, x, v);
@@ -349,6 +369,9 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	struct export x = { 0 };
 	rtl_profile_totals t;
 	int err;
+
+	if (!o)
+		o = &rpt_default_options;
 
 	if (!(err = rtl_profile_get_totals(p, &t)) && !(err = load(&x, p, &t))) {
 		write_header(out, p, &x);

@@ -126,6 +126,9 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	rtl_profile_totals t;
 	int err;
 
+	if (!o)
+		o = &rpt_default_options;
+
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = rpt_rows_load(p, o->all, 0, &rows)))
 		goto out;
 	fprintf(out, "{\n  \"schema_version\": %d,\n  \"meta\": {", RTL_PROFILE_SCHEMA_VERSION);

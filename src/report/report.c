@@ -6,6 +6,8 @@
 #include <reticle/error.h>
 #include "report/report_priv.h"
 
+const rtl_report_options rpt_default_options;
+
 static const char *const format_names[] = {
 	[RTL_REPORT_TEXT] = "text",
 	[RTL_REPORT_JSON] = "json",

@@ -8,6 +8,9 @@
 #include <reticle/profile.h>
 #include <reticle/report.h>
 
+/* What a NULL options pointer means: every counted row. */
+extern const rtl_report_options rpt_default_options;
+
 /* A function row with strings owned by the row list. */
 struct rpt_rows {
 	rtl_profile_function *fn;

@@ -146,6 +146,9 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	uint64_t avail;
 	int err;
 
+	if (!o)
+		o = &rpt_default_options;
+
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = write_header(p, &t, out)) ||
 	    (err = rpt_rows_load(p, o->all, 0, &rows)))
 		goto out;

@@ -33,6 +33,15 @@ const char *rtl_profile_get_meta(rtl_profile *p, const char *key)
 	return p->meta_value;
 }
 
+/* A damaged file is the user's problem, reported by the caller in one
+ * line; anything else is the store's and is logged. */
+static int read_fail(rtl_profile *p, int rc, const char *what)
+{
+	if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+		return -RTL_ERR_PROFILE_CORRUPT;
+	return store_fail(p, what);
+}
+
 /* Prepares SQL (with ?1 bound to ARG when HAS_ARG), then calls ROW for
  * each row until it returns non-zero. */
 static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
@@ -41,15 +50,15 @@ static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
 	sqlite3_stmt *s;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(p->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return store_fail(p, "prepare query");
+	if ((rc = sqlite3_prepare_v2(p->db, sql, -1, &s, NULL)) != SQLITE_OK)
+		return read_fail(p, rc, "prepare query");
 	if (has_arg)
 		sqlite3_bind_int64(s, 1, arg);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if ((ret = row(s, ctx)))
 			break;
 	if (!ret && rc != SQLITE_DONE)
-		ret = store_fail(p, "query");
+		ret = read_fail(p, rc, "query");
 	sqlite3_finalize(s);
 	return ret;
 }

@@ -21,6 +21,14 @@ static int writable(const rtl_profile *p)
 	return p && p->tmp && !p->committed;
 }
 
+/* Row ids are assigned 1, 2, ... and rows are never deleted, so a valid
+ * id is one in that range: a compare instead of SQLite's foreign-key
+ * lookups on every insert. */
+static int known(int64_t id, int64_t last)
+{
+	return id >= 1 && id <= last;
+}
+
 static void bind_text(sqlite3_stmt *s, int i, const char *text)
 {
 	if (text)
@@ -45,6 +53,8 @@ int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value)
 int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id)
 {
 	sqlite3_stmt *s;
+	int64_t row = 0;
+	int err;
 
 	if (!writable(p) || !path)
 		return -EINVAL;
@@ -52,7 +62,12 @@ int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias,
 		return -RTL_ERR_STORE;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)load_bias);
-	return step_insert(p, s, id, "add module");
+	if ((err = step_insert(p, s, &row, "add module")))
+		return err;
+	p->nmodules = row;
+	if (id)
+		*id = row;
+	return 0;
 }
 
 int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
@@ -60,9 +75,13 @@ int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
 			     const char *reason, int64_t *id)
 {
 	sqlite3_stmt *s;
+	int64_t row = 0;
+	int err;
 
 	if (!writable(p))
 		return -EINVAL;
+	if (!known(module, p->nmodules))
+		return -ENOENT;
 	if (!(s = store_stmt(p, ST_ADD_FUNCTION)))
 		return -RTL_ERR_STORE;
 	sqlite3_bind_int64(s, 1, module);
@@ -71,7 +90,12 @@ int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
 	sqlite3_bind_int64(s, 4, (sqlite3_int64)size);
 	sqlite3_bind_int(s, 5, instrumented != 0);
 	bind_text(s, 6, instrumented ? NULL : reason);
-	return step_insert(p, s, id, "add function");
+	if ((err = step_insert(p, s, &row, "add function")))
+		return err;
+	p->nfunctions = row;
+	if (id)
+		*id = row;
+	return 0;
 }
 
 int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned have,
@@ -100,6 +124,8 @@ int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 
 	if (!writable(p))
 		return -EINVAL;
+	if (!known(function, p->nfunctions))
+		return -ENOENT;
 	if (!(s = store_stmt(p, ST_ADD_BLOCK)))
 		return -RTL_ERR_STORE;
 	sqlite3_bind_int64(s, 1, function);
@@ -116,6 +142,8 @@ int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 
 	if (!writable(p))
 		return -EINVAL;
+	if (!known(caller, p->nfunctions) || !known(callee, p->nfunctions))
+		return -ENOENT;
 	if (!(s = store_stmt(p, ST_ADD_CALL)))
 		return -RTL_ERR_STORE;
 	sqlite3_bind_int64(s, 1, caller);

@@ -23,6 +23,7 @@ struct rtl_profile {
 	char *path;        /* the profile's final name */
 	char *tmp;         /* writer: the temporary file; NULL for a reader */
 	int committed;
+	int64_t nmodules, nfunctions;  /* writer: ids run from 1 to these */
 	char *meta_value;  /* last rtl_profile_get_meta() result */
 	sqlite3_stmt *st[ST_COUNT];
 };
@@ -30,7 +31,7 @@ struct rtl_profile {
 /* Logs the SQLite error of P's connection with WHAT and returns -RTL_ERR_STORE. */
 int store_fail(rtl_profile *p, const char *what);
 
-/* The prepared statement ID (reset and with bindings cleared), or NULL. */
+/* The prepared statement ID, reset, or NULL. Callers bind every parameter. */
 sqlite3_stmt *store_stmt(rtl_profile *p, enum store_stmt id);
 
 /* Runs one statement that returns no rows. */

@@ -24,7 +24,7 @@ def done():
 
 
 def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
+    return subprocess.run(args, capture_output=True, text=True, errors="replace", **kw)
 
 
 NUM = r"([\d,]+|\.)(?:\s+\(\s*[\d.]+%\))?"  # callgrind_annotate prints 0 as "."

@@ -49,6 +49,21 @@ expect 2 "no PROFILE given" --top 3
 expect 2 "more than one PROFILE" "$work/ok.db" "$work/ok.db"
 expect 1 "cannot write '$work/nodir/x.txt'" -o "$work/nodir/x.txt" "$work/ok.db"
 
+# A report that cannot be written completely (file size limit) fails with
+# one line and leaves OUT as it was: absent, or with its old contents.
+rm -f "$work/big.txt"
+# (stderr through a pipe: the size limit applies to files only)
+msg=$( (trap '' XFSZ; ulimit -f 0; exec "$reticle" report -o "$work/big.txt" "$work/ok.db" 2>&1) )
+rc=$?
+echo "$msg" >"$work/err"
+if [ $rc -ne 1 ] || [ "$msg" != "reticle: report: cannot write the report to $work/big.txt: File too large" ] ||
+   [ -e "$work/big.txt" ] || ls "$work" | grep -q 'big.txt.tmp'; then
+	echo "FAIL: report to a full file: rc $rc" >&2; cat "$work/err" >&2; ls "$work" >&2; fail=1
+fi
+echo "old contents" >"$work/big.txt"
+(trap '' XFSZ; ulimit -f 0; "$reticle" report -o "$work/big.txt" "$work/ok.db") 2>/dev/null
+[ "$(cat "$work/big.txt")" = "old contents" ] || { echo "FAIL: a failed report replaced OUT" >&2; fail=1; }
+
 # --help: exit 0, on stdout, and it names every option the parser accepts.
 "$reticle" report --help >"$work/help" 2>&1 || { echo "FAIL: --help exits non-zero" >&2; fail=1; }
 for word in --format text json callgrind --top --all -o PROFILE estimate; do

@@ -32,6 +32,7 @@ function skipped exe 0x1500 0x3 skip=too-short-to-patch
 function leaf lib 0x5000 0x40 calls=40 instrs=1200
 function anon lib 0x6000 0x10 noname calls=2 instrs=20
 function odd exe 0x1600 0x10 name=weird%20%22name%22%09x calls=3 instrs=9
+function bad exe 0x1700 0x10 name=bad%ffname calls=1 instrs=1
 block main 0x1100 10 1
 block main 0x1120 5 18
 block work 0x1200 20 10
@@ -53,9 +54,10 @@ ROWS = {
     "main": ("demo", 0x1100, 1, 100),
     "fn_6000": ("libdemo.so.1", 0x6000, 2, 20),
     'weird "name"\tx': ("demo", 0x1600, 3, 9),
+    "bad\ufffdname": ("demo", 0x1700, 1, 1),  # not UTF-8: U+FFFD in JSON
 }
-TOTAL_IR = 9429
-TOTAL_CALLS = 136
+TOTAL_IR = 9430
+TOTAL_CALLS = 137
 INCLUSIVE = {  # Ir, Calls
     "main": [100 + 5000 + 600 + 1200 + 2500, 1 + 10 + 30 + 40 + 50],
     "work": [5000 + 600 + 1200, 10 + 30 + 40],
@@ -116,7 +118,7 @@ def test_text(db):
     out = report("--top", "2", db)
     _, rows = text_rows(out)
     check(list(rows) == ["work", "rec"], "--top 2 shows two rows: %s" % list(rows))
-    check("(5 more functions" in out, "--top 2 says how many are hidden")
+    check("(6 more functions" in out, "--top 2 says how many are hidden")
     out = report("--all", db)
     check(re.search(r"skipped\s.*not instrumented: too-short-to-patch", out),
           "--all shows the skipped function and why")
@@ -159,7 +161,7 @@ def test_callgrind(db):
         check(rows.get(name) == costs, "inclusive row %s: %s, expected %s" % (name, rows.get(name), costs))
     arcs = annotate_callers(cg)
     check(arcs == ARCS, "call arcs %s" % arcs)
-    text = open(cg).read()
+    text = open(cg, errors="replace").read()
     check(text.count("fn=(2) work") == 1 and "fn=(2)\n" in text, "names are compressed")
     check("cob=(2) /usr/lib/libdemo.so.1" in text, "calls into another module name it with cob=")
     # Block positions: main's two blocks at their own addresses.
@@ -199,7 +201,7 @@ def test_sqlite3(db):
     check(r.stdout == "work|10|5000\nrec|50|2500\n", "sqlite3 function_report: %r" % r.stdout)
     r = run(["sqlite3", db, "SELECT m.path, sum(f.instrs) FROM functions f JOIN modules m"
              " ON m.id = f.module GROUP BY m.id ORDER BY 2 DESC"])
-    check(r.stdout == "/usr/bin/demo|8209\n/usr/lib/libdemo.so.1|1220\n",
+    check(r.stdout == "/usr/bin/demo|8210\n/usr/lib/libdemo.so.1|1220\n",
           "sqlite3 per-module sums: %r" % r.stdout)
     r = run(["sqlite3", db, "PRAGMA application_id; SELECT value FROM meta WHERE key = 'schema_version';"
              "SELECT count(*) FROM call_sites WHERE caller = (SELECT id FROM functions WHERE name = 'work')"])

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sqlite3.h>
 #include <reticle/error.h>
 #include <reticle/profile.h>
@@ -74,9 +78,15 @@ static void write_rows(rtl_profile *p)
 	CHECK_EQ(rtl_profile_add_block(p, fid[1], 0x1160, 5, 10), 0);
 	CHECK_EQ(rtl_profile_add_block(p, fid[1], 0x1170, 3, 7), 0);
 	CHECK_EQ(rtl_profile_add_call(p, fid[0], 0x1138, fid[1], 10), 0);
-	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, fid[2], 3), 0);
-	/* A call to a function that does not exist is refused. */
-	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, 12345, 3), -RTL_ERR_STORE);
+	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, fid[2], 2), 0);
+	/* Rows that name ids that do not exist are refused. */
+	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, 12345, 3), -ENOENT);
+	CHECK_EQ(rtl_profile_add_call(p, 0, 0x1180, fid[1], 3), -ENOENT);
+	CHECK_EQ(rtl_profile_add_block(p, 77, 0x1180, 1, 1), -ENOENT);
+	CHECK_EQ(rtl_profile_add_function(p, 3, "f", 0, 1, 1, NULL, NULL), -ENOENT);
+	/* The same block or call site twice adds up. */
+	CHECK_EQ(rtl_profile_add_block(p, fid[1], 0x1170, 3, 2), 0);
+	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, fid[2], 1), 0);
 }
 
 static int check_block(const rtl_profile_block *b, void *user)
@@ -86,6 +96,7 @@ static int check_block(const rtl_profile_block *b, void *user)
 	CHECK_EQ(b->function, fid[1]);
 	CHECK_EQ(b->addr, *n ? 0x1170 : 0x1160);
 	CHECK_EQ(b->ninstrs, *n ? 3 : 5);
+	CHECK_EQ(b->count, *n ? 7 + 2 : 10);
 	(*n)++;
 	return 0;
 }
@@ -162,6 +173,12 @@ static void test_round_trip(void)
 	CHECK_EQ(rtl_profile_set_meta(p, "late", "x"), -EINVAL);
 	rtl_profile_close(p);
 	CHECK_EQ(count_files(), 1);
+	/* The mode creat() would give, not mkstemp's 0600. */
+	struct stat st;
+	mode_t mask = umask(022);
+	umask(mask);
+	CHECK_EQ(stat(in_dir("a.db"), &st), 0);
+	CHECK_EQ(st.st_mode & 0777, 0666 & ~mask);
 	CHECK_EQ(rtl_profile_open(in_dir("a.db"), &p), 0);
 	read_rows(p);
 	CHECK_EQ(rtl_profile_set_meta(p, "ro", "x"), -EINVAL);
@@ -206,6 +223,7 @@ static void test_foreign_files(void)
 	CHECK_EQ(rtl_profile_open(in_dir("missing.db"), &p), -ENOENT);
 	CHECK(p == NULL);
 	CHECK_EQ(rtl_profile_open(dir, &p), -EISDIR);
+	CHECK_EQ(rtl_profile_open("/dev/null", &p), -RTL_ERR_NOT_PROFILE);
 	write_file(in_dir("text.db"), "this is not a database, just some text\n");
 	CHECK_EQ(rtl_profile_open(in_dir("text.db"), &p), -RTL_ERR_NOT_PROFILE);
 	write_file(in_dir("empty.db"), "");
@@ -224,6 +242,71 @@ static void test_foreign_files(void)
 	CHECK_STR(rtl_strerror(-RTL_ERR_NOT_PROFILE), "not a reticle profile");
 }
 
+/* Writes many rows; returns the first error. */
+static int write_many(rtl_profile *p, int nfn)
+{
+	int64_t mod, fn;
+	int err = rtl_profile_add_module(p, "/bin/x", 0, &mod);
+
+	for (int f = 0; f < nfn && !err; f++) {
+		err = rtl_profile_add_function(p, mod, "some_function_name", 0x1000 + f * 64,
+					       64, 1, NULL, &fn);
+		for (int b = 0; b < 20 && !err; b++)
+			err = rtl_profile_add_block(p, fn, 0x1000 + f * 64 + b, 2, b);
+	}
+	return err;
+}
+
+/* A writer killed before commit leaves no profile under the final name. */
+static void test_killed_writer(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		rtl_profile *p;
+
+		if (rtl_profile_create(in_dir("killed.db"), &p) || write_many(p, 1000))
+			_exit(1);
+		raise(SIGKILL);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
+	CHECK(access(in_dir("killed.db"), F_OK) < 0);
+	CHECK_EQ(count_files(), 2);        /* a.db and the dead writer's temporary */
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -f '%s'/killed.db.tmp.*", dir);
+	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(count_files(), 1);
+}
+
+/* A full disk (here a file size limit) makes the write or the commit fail;
+ * closing then removes the temporary file. */
+static void test_disk_full(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit lim = { 256 * 1024, 256 * 1024 };
+		rtl_profile *p;
+		int err;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &lim);
+		if (rtl_profile_create(in_dir("full.db"), &p))
+			_exit(2);
+		err = write_many(p, 20000);
+		if (!err)
+			err = rtl_profile_commit(p);
+		rtl_profile_close(p);
+		_exit(err ? 0 : 3);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK(access(in_dir("full.db"), F_OK) < 0);
+	CHECK_EQ(count_files(), 1);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -232,6 +315,8 @@ int main(void)
 		return perror("mkdtemp"), 1;
 	test_round_trip();
 	test_abandon();
+	test_killed_writer();
+	test_disk_full();
 	test_foreign_files();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
