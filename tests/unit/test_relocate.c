@@ -36,7 +36,7 @@ __attribute__((noinline)) long loop_sum(long n)
 
 static volatile long fib_calls;   /* the oracle for the entry counter */
 
-__attribute__((noinline)) long fib(long n)
+__attribute__((noinline, optimize("no-optimize-sibling-calls"))) long fib(long n)
 {
 	fib_calls++;
 	return n < 2 ? n : fib(n - 1) + fib(n - 2);
