@@ -103,6 +103,7 @@ struct module *proc_module_at(struct proc *p, uint64_t addr);
 int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main);
 /* Sets up a fresh image stopped at its first instruction (launch, exec). */
 int proc_setup_image(struct proc *p, pid_t tid);
+void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);

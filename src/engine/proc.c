@@ -321,3 +321,46 @@ fail:
 	proc_free(p);
 	return NULL;
 }
+
+/* Names what is at run-time address PC, for messages about faults: an
+ * original function, or the relocated copy of one in a window. */
+void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len)
+{
+	struct module *m = proc_module_at(p, pc);
+	if (m) {
+		const rtl_function *f = rtl_binary_find_function(m->bin, pc - m->bias);
+		snprintf(buf, len, "%s+%#llx (%s)", m->path, (unsigned long long)(pc - m->bias),
+			 f ? f->name : "?");
+		return;
+	}
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *mm = &p->mods[i];
+		struct window *w = mm->win >= 0 ? &p->shm.wins[mm->win] : NULL;
+		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
+			continue;
+		size_t n = rtl_binary_function_count(mm->bin);
+		const rtl_function *best = NULL;
+		uint64_t best_entry = 0;
+		for (size_t k = 0; k < n; k++)
+			if (mm->fs[k].status == FS_DONE && mm->fs[k].entry <= pc && mm->fs[k].entry > best_entry) {
+				best_entry = mm->fs[k].entry;
+				best = rtl_binary_function(mm->bin, k);
+			}
+		snprintf(buf, len, "code cache of %s: copy of %s +%#llx", mm->path, best ? best->name : "?",
+			 (unsigned long long)(pc - best_entry));
+		return;
+	}
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	snprintf(buf, len, "%#llx (outside every module)", (unsigned long long)pc);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && pc >= lo && pc < hi) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, len, "%#llx (outside every module, in %s)", (unsigned long long)pc, line);
+		}
+	}
+	if (f)
+		fclose(f);
+}

@@ -15,6 +15,8 @@
 #include "engine/session_priv.h"
 #include "os/linux/os.h"
 #include "util/log.h"
+#include <sys/ptrace.h>
+static void ptrace_detach_stopped(pid_t tid) { ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)SIGSTOP); }
 
 struct early_stop {
 	pid_t tid;
@@ -371,7 +373,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		return;
 	}
 	uint64_t pc = 0;
-	if (st->kind == OS_BREAKPOINT)
+	if (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL)
 		os_get_pc(st->tid, &pc);
 	rtl_debug("tid %d: stop kind %d sig %d pc %#llx", (int)st->tid, st->kind, st->sig,
 		  (unsigned long long)pc);
@@ -383,6 +385,26 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			resume(p, st->tid, SIGTRAP);
 		break;
 	case OS_SIGNAL:
+		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE) {
+			char where[512];
+			proc_describe_pc(p, pc, where, sizeof(where));
+			rtl_info("pid %d: %s at %s", (int)st->tid, strsignal(st->sig), where);
+			uint64_t sp, words[16];
+			if (!os_get_sp(st->tid, &sp) && !os_mem_read(p->mem, sp, words, sizeof(words)))
+				for (int i = 0; i < 16; i++) {
+					proc_describe_pc(p, words[i], where, sizeof(where));
+					if (!strstr(where, "outside"))
+						rtl_debug("  [sp+%d] %s", i * 8, where);
+				}
+		}
+		if (getenv("RETICLE_DEBUG_DETACH_ON_FAULT") &&
+		    (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL)) {
+			/* leave the faulting process stopped for a debugger */
+			rtl_log(0, "pid %d left stopped for a debugger (gdb -p %d)", (int)st->tid, (int)st->tid);
+			ptrace_detach_stopped(st->tid);
+			for (;;)
+				pause();
+		}
 		resume(p, st->tid, st->sig);
 		break;
 	case OS_EVENT_CLONE: case OS_EVENT_FORK: case OS_EVENT_VFORK:

@@ -126,6 +126,13 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 	return addr;
 }
 
+static bool ctx_is_code(void *c, uint64_t addr)
+{
+	struct reloc_ctx *ctx = c;
+	struct module *m = proc_module_at(ctx->p, addr);
+	return m && in_exec_segment(m->bin, addr - m->bias, 1);
+}
+
 static uint64_t ctx_counter(void *c)
 {
 	struct reloc_ctx *ctx = c;
@@ -213,7 +220,37 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
 }
 
-static int instrument(struct proc *p, struct module *m, size_t idx)
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth);
+
+/* A branch from F into the middle of another function (a .cold part jumping
+ * back, glibc's shared memmove tails) must reach that function's copy: the
+ * original bytes after its entry are overwritten by the entry patch. So such
+ * functions are instrumented first, and the branch is redirected to them. */
+static void instrument_branch_targets(struct proc *p, const uint8_t *code, const rtl_function *f,
+				      struct module *m, int depth)
+{
+	uint64_t targets[256];
+	size_t n = x86_external_targets(code, f->size, f->addr + m->bias, targets, 256);
+	for (size_t i = 0; i < n; i++) {
+		struct module *tm = proc_module_at(p, targets[i]);
+		if (!tm || tm->win < 0)
+			continue;
+		const rtl_function *tf = rtl_binary_find_function(tm->bin, targets[i] - tm->bias);
+		if (!tf || tf->addr == targets[i] - tm->bias)
+			continue;   /* entries go through their patch */
+		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
+		if (tm->fs[k].status != FS_ARMED)
+			continue;
+		if (instrument(p, tm, k, depth + 1)) {
+			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
+			tm->fs[k].status = FS_SKIPPED;
+		} else {
+			tm->fs[k].status = FS_DONE;
+		}
+	}
+}
+
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
@@ -233,12 +270,15 @@ static int instrument(struct proc *p, struct module *m, size_t idx)
 		fs->reason = "cannot read its bytes";
 		goto out;
 	}
+	if (depth < 8)
+		instrument_branch_targets(p, code, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
 	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = code,
 		.interior = interior, .ninterior = ninterior,
-		.read = ctx_read, .redirect = ctx_redirect, .new_counter = ctx_counter, .ctx = &ctx,
+		.read = ctx_read, .redirect = ctx_redirect, .is_code = ctx_is_code,
+		.new_counter = ctx_counter, .ctx = &ctx,
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
 	};
@@ -309,7 +349,16 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 	case FS_ARMED: {
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		int err = instrument(p, m, idx);
+		/* RETICLE_DEBUG_LIMIT=N instruments only the first N functions:
+		 * bisecting it finds the function whose copy misbehaves. */
+		static long limit = -2;
+		if (limit == -2) {
+			const char *l = getenv("RETICLE_DEBUG_LIMIT");
+			limit = l ? atol(l) : -1;
+		}
+		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0);
+		if (limit > 0)
+			limit--;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		session_count_instrumented(p->s, !err, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 		if (err) {
@@ -320,6 +369,8 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			return os_set_pc(tid, addr) ? 0 : 1;
 		}
 		fs->status = FS_DONE;
+		rtl_debug("%s: %s (%#llx) -> %#llx, %u blocks", m->path, f->name,
+			  (unsigned long long)addr, (unsigned long long)fs->entry, fs->nblocks);
 		return os_set_pc(tid, fs->entry) ? 0 : 1;
 	}
 	case FS_DONE:      /* another thread hit the int3 while the patch was written */

@@ -13,7 +13,7 @@ struct jump_table {
 	uint64_t base;       /* original run-time address */
 	bool abs64;          /* 8-byte absolute entries; else int32 relative to base */
 	size_t n;
-	uint32_t *targets;   /* instruction index of each entry's target */
+	uint64_t *targets;   /* original target of each entry */
 	uint64_t new_base;   /* address of the copy */
 };
 
@@ -96,10 +96,11 @@ static int decode_all(struct analysis *a, const char **reason)
 
 /* Reads entries of a candidate jump table at BASE while they land on
  * instruction starts of this function. */
-static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint32_t **out)
+/* Entries may also leave the function: gcc sends cases to a .cold part. */
+static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint64_t **out)
 {
 	const struct x86_reloc_env *env = a->env;
-	uint32_t *t = NULL;
+	uint64_t *t = NULL;
 	size_t n = 0, cap = 0;
 
 	if (inside(a, base))
@@ -115,17 +116,17 @@ static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint32_t
 				break;
 			target = base + (int64_t)rel;
 		}
-		long idx = index_at(a, target);
-		if (idx < 0)
+		if (inside(a, target) ? index_at(a, target) < 0
+				      : !(env->is_code && env->is_code(env->ctx, target)))
 			break;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
-			uint32_t *nt = realloc(t, cap * sizeof(*t));
+			uint64_t *nt = realloc(t, cap * sizeof(*t));
 			if (!nt)
 				break;
 			t = nt;
 		}
-		t[n++] = (uint32_t)idx;
+		t[n++] = target;
 	}
 	*out = t;
 	return n;
@@ -138,7 +139,7 @@ static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64)
 			a->table_of[insn] = (int32_t)i;
 			return 0;
 		}
-	uint32_t *targets = NULL;
+	uint64_t *targets = NULL;
 	size_t n = scan_table(a, base, abs64, &targets);
 	if (n < 2) {
 		free(targets);
@@ -218,7 +219,7 @@ static int find_blocks(struct analysis *a, const char **reason)
 	}
 	for (size_t t = 0; t < a->ntables; t++)
 		for (size_t e = 0; e < a->tables[t].n; e++)
-			a->leader[a->tables[t].targets[e]] = true;
+			mark_leader(a, a->tables[t].targets[e]);
 	for (size_t k = 0; k < env->ninterior; k++)
 		mark_leader(a, env->interior[k]);
 
@@ -251,8 +252,11 @@ static void block_succ_live(const struct analysis *a, size_t b, uint8_t *out)
 		live |= a->live_in[a->block_of[index_at(a, in->target)]];
 	if (in->kind == X86_IJMP) {
 		for (size_t t = 0; t < a->ntables; t++)
-			for (size_t e = 0; e < a->tables[t].n; e++)
-				live |= a->live_in[a->block_of[a->tables[t].targets[e]]];
+			for (size_t e = 0; e < a->tables[t].n; e++) {
+				long idx = index_at(a, a->tables[t].targets[e]);
+				if (idx >= 0)
+					live |= a->live_in[a->block_of[idx]];
+			}
 		for (size_t k = 0; k < a->env->ninterior; k++) {
 			long idx = index_at(a, a->env->interior[k]);
 			if (idx >= 0)
@@ -433,7 +437,9 @@ static int emit_tables(struct emitter *e)
 		x86_align(w, 8, 0xcc);
 		jt->new_base = x86_writer_pc(w);
 		for (size_t k = 0; k < jt->n; k++) {
-			uint64_t target = e->label[jt->targets[k]];
+			long idx = index_at(a, jt->targets[k]);
+			uint64_t target = idx >= 0 ? e->label[idx]
+					 : a->env->redirect(a->env->ctx, jt->targets[k]);
 			if (jt->abs64)
 				x86_put_u64(w, target);
 			else
@@ -562,4 +568,19 @@ uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
 			hi = mid;
 	}
 	return lo < r->nmap && r->map_from[lo] == addr ? r->map_to[lo] : 0;
+}
+
+size_t x86_external_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t *out, size_t max)
+{
+	size_t off = 0, n = 0;
+	while (off < size && n < max) {
+		struct x86_insn in;
+		if (x86_decode(code + off, size - off, addr + off, &in))
+			break;
+		if ((in.kind == X86_JMP || in.kind == X86_JCC || in.kind == X86_LOOP || in.kind == X86_CALL) &&
+		    (in.target < addr || in.target >= addr + size))
+			out[n++] = in.target;
+		off += in.len;
+	}
+	return n;
 }

@@ -25,6 +25,9 @@ struct x86_reloc_env {
 	/* Where a branch to ADDR outside the function should go: ADDR itself, or
 	 * the relocated copy of another function's interior. */
 	uint64_t (*redirect)(void *ctx, uint64_t addr);
+	/* Whether ADDR is executable code (jump-table entries may leave the
+	 * function); NULL means only the function's own bytes are. */
+	bool (*is_code)(void *ctx, uint64_t addr);
 	/* Allocates an 8-byte counter reachable with rip+disp32; 0 when full. */
 	uint64_t (*new_counter)(void *ctx);
 	void *ctx;
@@ -59,6 +62,10 @@ struct x86_reloc {
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
 		 const char **reason);
 void x86_reloc_free(struct x86_reloc *r);
+/* Direct branch and call targets of the function at ADDR (SIZE bytes of
+ * CODE) that lie outside it. Returns how many were stored in OUT (at most
+ * MAX); stops at the first undecodable instruction. */
+size_t x86_external_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t *out, size_t max);
 /* Relocated address of original ADDR (an instruction start), or 0. */
 uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr);
 
