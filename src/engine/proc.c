@@ -149,8 +149,10 @@ static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bo
 	proc_syscall(p, tid, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ignored);
 	if (err)
 		return err;
-	if ((uint64_t)r1 != w->addr || (uint64_t)r2 != w->addr + w->code_cap)
-		return -RTL_ERR_NO_SPACE;
+	if ((uint64_t)r1 != w->addr || (uint64_t)r2 != w->addr + w->code_cap) {
+		rtl_debug("mapping a window at %#llx failed: %ld, %ld", (unsigned long long)w->addr, r1, r2);
+		return r1 < 0 && r1 > -4096 ? (int)r1 : r2 < 0 && r2 > -4096 ? (int)r2 : -RTL_ERR_NO_SPACE;
+	}
 	return 0;
 }
 
@@ -172,8 +174,11 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	size_t code_cap = align_up(4 * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
 	size_t ctr_cap = align_up(text + (256 << 10), PAGE);
 	uint64_t addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
-	if (!addr)
+	if (!addr) {
+		rtl_debug("no room for %zu bytes near [%#llx, %#llx)", code_cap + ctr_cap,
+			  (unsigned long long)m->lo, (unsigned long long)m->hi);
 		return -RTL_ERR_NO_SPACE;
+	}
 	int k = shm_add_window(&p->shm, addr, code_cap, ctr_cap);
 	if (k < 0)
 		return k;

@@ -337,7 +337,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		proc_remove_thread(p, (pid_t)st->msg);
 	}
 	struct proc *q = proc_new(s, pid);
-	if (!q || add_proc(s, q) || proc_setup_image(q, pid))
+	if (!q || add_proc(s, q) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
 	os_resume(pid, 0);
 }

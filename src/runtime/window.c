@@ -8,7 +8,8 @@
 #include "runtime/window.h"
 
 enum { PAGE = 4096 };
-#define USER_TOP 0x7ff000000000ull         /* stay clear of the stack and the canonical limit */
+#define USER_TOP 0x7ffffffff000ull         /* the canonical limit */
+#define STACK_ROOM (1ull << 30)             /* kept free below the main stack for its growth */
 #define REACH (2048ull << 20) - (64ull << 20)   /* 2GiB less a safety margin */
 
 int shm_init(struct shm *s)
@@ -111,6 +112,8 @@ static int read_maps(pid_t pid, struct range **out, size_t *n)
 			}
 			*out = nr;
 		}
+		if (strstr(line, "[stack]") && lo > STACK_ROOM)
+			lo -= STACK_ROOM;
 		(*out)[(*n)++] = (struct range){ lo, hi };
 	}
 	fclose(f);

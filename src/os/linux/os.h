@@ -65,6 +65,11 @@ int os_mem_write(int memfd, uint64_t addr, const void *buf, size_t len);
 int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const uint64_t args[6],
 			long *ret, int *deferred_sig);
 
+/* A thread stopped inside a system call (the exec event stop) finishes it
+ * and stops again at the same pc in user mode, where registers can be
+ * changed without the syscall's return value overwriting them. */
+int os_leave_syscall(pid_t tid, int memfd);
+
 /* Reads auxv entry TYPE of process PID; 0 if absent. */
 uint64_t os_auxv(pid_t pid, unsigned long type);
 

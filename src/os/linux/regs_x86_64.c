@@ -144,3 +144,26 @@ restore:
 	set_regs(tid, &saved);
 	return err;
 }
+
+int os_leave_syscall(pid_t tid, int memfd)
+{
+	struct user_regs_struct r;
+	uint8_t orig;
+	static const uint8_t int3 = 0xcc;
+	int err = get_regs(tid, &r);
+	if (err || (err = os_mem_read(memfd, r.rip, &orig, 1)) ||
+	    (err = os_mem_write(memfd, r.rip, &int3, 1)))
+		return err;
+	if (ptrace(PTRACE_CONT, tid, NULL, NULL)) {
+		err = -errno;
+	} else {
+		struct os_stop st;
+		err = os_wait_tid(tid, &st);
+		if (!err && st.kind != OS_BREAKPOINT)
+			err = -EINTR;
+	}
+	os_mem_write(memfd, r.rip, &orig, 1);
+	if (!err)
+		err = os_set_pc(tid, r.rip);
+	return err;
+}
