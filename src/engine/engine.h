@@ -22,6 +22,7 @@ enum func_status {
 	FS_DONE,       /* relocated; the entry jumps to the copy */
 	FS_SKIPPED,    /* the relocator refused it; original byte restored */
 	FS_NOTIFY,     /* the dynamic loader's r_brk: int3 stays for dlopen news */
+	FS_BUSY,       /* being relocated (its branch targets are instrumented first) */
 };
 
 struct func_state {

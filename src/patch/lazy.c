@@ -157,10 +157,15 @@ static uint64_t *interior_pointers(struct module *m, const rtl_function *f, size
 	return out;
 }
 
-/* Points every data word that held an interior address of F at the copy. */
+/* Points every data word that held an interior address of F at the copy.
+ * Only words known from relocations are rewritten: in a non-PIE executable
+ * code pointers are guessed from data values, and a guess may be an integer
+ * (there, the relocator copies the tables it sees used instead). */
 static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_function *f,
 				  const struct x86_reloc *r)
 {
+	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC)
+		return;
 	size_t count = rtl_binary_code_pointer_count(m->bin);
 	for (size_t i = 0; i < count; i++) {
 		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
@@ -266,6 +271,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 	fs->reason = NULL;
 	if (!code || !interior)
 		goto out;
+	fs->status = FS_BUSY;   /* a branch target's own pre-pass must not come back here */
 	if ((err = rtl_binary_read(m->bin, f->addr, code, f->size))) {
 		fs->reason = "cannot read its bytes";
 		goto out;
@@ -284,6 +290,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 	};
 	err = x86_relocate(&env, dest, &r, &fs->reason);
 	if (err) {
+		rtl_debug("%s: relocation failed (%d) at %#llx: code %zu/%zu counters %zu/%zu", f->name, err,
+			  (unsigned long long)dest, w->code_used, w->code_cap, w->ctr_used, w->ctr_cap);
 		w->ctr_used = ctr_mark;
 		goto out;
 	}
