@@ -139,20 +139,36 @@ static uint64_t ctx_counter(void *c)
 	return window_alloc_counter(ctx->w);
 }
 
+/* The slice [*lo, *hi) of the binary's code pointers (sorted by target)
+ * that point strictly inside F. */
+static void code_pointers_into(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi)
+{
+	size_t count = rtl_binary_code_pointer_count(bin), a = 0, b = count;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (rtl_binary_code_pointer(bin, mid)->target <= f->addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*lo = a;
+	while (a < count && rtl_binary_code_pointer(bin, a)->target < f->addr + f->size)
+		a++;
+	*hi = a;
+}
+
 /* Run-time interior code pointers of function F (computed-goto targets). */
 static uint64_t *interior_pointers(struct module *m, const rtl_function *f, size_t *n)
 {
-	size_t count = rtl_binary_code_pointer_count(m->bin), k = 0;
-	uint64_t *out = malloc((count + 1) * sizeof(*out));
+	size_t lo, hi, k = 0;
+	code_pointers_into(m->bin, f, &lo, &hi);
+	uint64_t *out = malloc((hi - lo + 1) * sizeof(*out));
 	if (!out) {
 		*n = 0;
 		return NULL;
 	}
-	for (size_t i = 0; i < count; i++) {
-		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
-		if (cp->target > f->addr && cp->target < f->addr + f->size)
-			out[k++] = cp->target + m->bias;
-	}
+	for (size_t i = lo; i < hi; i++)
+		out[k++] = rtl_binary_code_pointer(m->bin, i)->target + m->bias;
 	*n = k;
 	return out;
 }
@@ -166,11 +182,10 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 {
 	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC)
 		return;
-	size_t count = rtl_binary_code_pointer_count(m->bin);
-	for (size_t i = 0; i < count; i++) {
+	size_t lo, hi;
+	code_pointers_into(m->bin, f, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
 		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
-		if (cp->target <= f->addr || cp->target >= f->addr + f->size)
-			continue;
 		uint64_t to = x86_reloc_lookup(r, cp->target + m->bias);
 		if (to)
 			os_mem_write(p->mem, cp->where + m->bias, &to, 8);

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Runs a program natively and under `reticle run` with each collector set,
+and checks that stdout and the exit status are identical (the native run is
+the oracle), that a profile was written, and optionally that call counts of
+named functions equal what the program itself reports.
+
+usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
+                      [--collectors LIST ...] -- PROGRAM ARGS..."""
+import json, os, subprocess, sys
+
+
+def run(cmd, stdin_path):
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        return subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=600)
+    finally:
+        if stdin_path:
+            stdin.close()
+
+
+def main():
+    args = sys.argv[1:]
+    reticle, work = args[0], args[1]
+    sep = args.index("--")
+    opts, prog = args[2:sep], args[sep + 1:]
+    stdin_path, calls, sets = None, {}, []
+    i = 0
+    while i < len(opts):
+        if opts[i] == "--stdin":
+            stdin_path = opts[i + 1]
+        elif opts[i] == "--calls":
+            name, n = opts[i + 1].split("=")
+            calls[name] = int(n)
+        elif opts[i] == "--collectors":
+            sets.append(opts[i + 1])
+        i += 2
+    sets = sets or ["fcount", "bbcount", "fcount,bbcount"]
+    os.makedirs(work, exist_ok=True)
+    native = run(prog, stdin_path)
+    ok = True
+    for cs in sets:
+        db = os.path.join(work, cs.replace(",", "_") + ".db")
+        if os.path.exists(db):
+            os.unlink(db)
+        r = run([reticle, "run", "-c", cs, "-o", db, "--"] + prog, stdin_path)
+        if r.stdout != native.stdout:
+            print(f"FAIL [{cs}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
+            print(r.stderr.decode(errors="replace")[-2000:])
+            ok = False
+        if r.returncode != native.returncode:
+            print(f"FAIL [{cs}]: exit status {r.returncode}, native {native.returncode}")
+            print(r.stderr.decode(errors="replace")[-2000:])
+            ok = False
+        if not os.path.exists(db):
+            print(f"FAIL [{cs}]: no profile {db}")
+            ok = False
+            continue
+        rep = subprocess.run([reticle, "report", "--format", "json", "--all", db],
+                             capture_output=True)
+        if rep.returncode != 0:
+            print(f"FAIL [{cs}]: report failed: {rep.stderr.decode()}")
+            ok = False
+            continue
+        if "fcount" in cs and calls:
+            rows = json.loads(rep.stdout)["functions"]
+            for name, n in calls.items():
+                got = sum(f.get("calls") or 0 for f in rows if f["name"] == name)
+                if got != n:
+                    print(f"FAIL [{cs}]: {name} called {got} times under reticle, program says {n}")
+                    ok = False
+        print(f"ok [{cs}]: exit {r.returncode}, {len(r.stdout)} bytes of output")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
