@@ -80,6 +80,8 @@ struct proc {
 	size_t ncalls, capcalls;
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
+	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
+	uint64_t trap_act[4];     /* its SIGTRAP disposition (kernel struct sigaction) */
 	char *command;            /* for the profile's meta table */
 	char *profile_path;
 	bool ended;
@@ -115,6 +117,10 @@ int lazy_arm_module(struct proc *p, struct module *m);
  * handled it (the thread may resume), 0 if the trap is the program's own. */
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void func_state_release(struct func_state *f);
+
+/* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
+void sigtrap_remember(struct proc *p, pid_t tid);
+void sigtrap_repair(struct proc *p, pid_t tid);
 
 /* engine/dl.c: modules loaded by the dynamic loader */
 int dl_notify(struct proc *p, pid_t tid);

@@ -186,6 +186,7 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	static const uint8_t gadget[] = { 0x0f, 0x05, 0xcc };   /* syscall; int3 */
 	memcpy(w->local, gadget, sizeof(gadget));
 	w->code_used = WINDOW_GADGET_SIZE;
+	w->ctr_used = WINDOW_SCRATCH_SIZE;
 	int err = proc_map_window(p, tid, w, false);
 	if (err) {
 		p->shm.nwins--;   /* the memfd range stays unused */

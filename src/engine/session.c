@@ -379,12 +379,16 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		  (unsigned long long)pc);
 	switch (st->kind) {
 	case OS_BREAKPOINT:
-		if (!os_get_pc(st->tid, &pc) && lazy_breakpoint(p, st->tid, pc))
+		if (lazy_breakpoint(p, st->tid, pc)) {
+			sigtrap_repair(p, st->tid);
 			resume(p, st->tid, 0);
-		else
+		} else {
 			resume(p, st->tid, SIGTRAP);
+		}
 		break;
 	case OS_SIGNAL:
+		if (st->sig == SIGTRAP)
+			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE) {
 			char where[512];
 			proc_describe_pc(p, pc, where, sizeof(where));

@@ -31,6 +31,9 @@ struct shm {
 /* Start of the scratch page at the top of the first window's code area:
  * a 'syscall; int3' gadget and room for inferior-call strings. */
 enum { WINDOW_GADGET_SIZE = 4096 };
+/* Bytes at the start of every counter area kept as writable scratch for
+ * inferior system calls that return data (struct sigaction). */
+enum { WINDOW_SCRATCH_SIZE = 64 };
 
 int shm_init(struct shm *s);
 void shm_free(struct shm *s);

@@ -70,6 +70,10 @@ int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const ui
  * changed without the syscall's return value overwriting them. */
 int os_leave_syscall(pid_t tid, int memfd);
 
+/* Blocked-signal mask of a stopped thread (bit N-1 for signal N). */
+int os_get_sigmask(pid_t tid, uint64_t *mask);
+int os_set_sigmask(pid_t tid, uint64_t mask);
+
 /* Reads auxv entry TYPE of process PID; 0 if absent. */
 uint64_t os_auxv(pid_t pid, unsigned long type);
 

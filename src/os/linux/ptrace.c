@@ -200,3 +200,13 @@ uint64_t os_auxv(pid_t pid, unsigned long type)
 	close(fd);
 	return value;
 }
+
+int os_get_sigmask(pid_t tid, uint64_t *mask)
+{
+	return ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(*mask), mask) ? -errno : 0;
+}
+
+int os_set_sigmask(pid_t tid, uint64_t mask)
+{
+	return ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) ? -errno : 0;
+}
