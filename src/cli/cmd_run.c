@@ -78,13 +78,17 @@ int cmd_run(int argc, char **argv)
 	int opt;
 
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+c:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': collect = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': stats = true; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return CLI_EXIT_USAGE;
+		default:
+			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
+				  argv[optind - 1]);
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -105,7 +109,8 @@ int cmd_run(int argc, char **argv)
 	if ((err = rtl_session_launch(s, argv + optind))) {
 		cli_error("%s: %s", argv[optind], rtl_strerror(err));
 		rtl_session_destroy(s);
-		return err == -ENOENT ? 127 : err == -EACCES ? 126 : CLI_EXIT_FAIL;
+		/* as shells do: 127 not found, 126 found but not executable */
+		return err == -ENOENT ? 127 : err == -EACCES || err == -EISDIR ? 126 : CLI_EXIT_FAIL;
 	}
 	/* Like a shell waiting for a job: terminal signals are the target's to
 	 * handle; termination requests sent to reticle alone are passed on. */

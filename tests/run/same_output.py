@@ -18,6 +18,11 @@ def run(cmd, stdin_path):
             stdin.close()
 
 
+def shell_status(code):
+    """Exit status as a shell reports it: 128+N for a death by signal N."""
+    return 128 - code if code < 0 else code
+
+
 def main():
     args = sys.argv[1:]
     reticle, work = args[0], args[1]
@@ -47,8 +52,8 @@ def main():
             print(f"FAIL [{cs}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
-        if r.returncode != native.returncode:
-            print(f"FAIL [{cs}]: exit status {r.returncode}, native {native.returncode}")
+        if r.returncode != shell_status(native.returncode):
+            print(f"FAIL [{cs}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
         if not os.path.exists(db):
