@@ -78,6 +78,10 @@ struct proc {
 	size_t nblocks, capblocks;
 	struct call_rec *calls;
 	size_t ncalls, capcalls;
+	/* counter increments still in their single-thread form (writer.h) */
+	struct { uint64_t addr; bool keep_flags; } *sites;
+	size_t nsites, capsites;
+	bool multithreaded;       /* increments are atomic from now on */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
 	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
@@ -106,6 +110,8 @@ struct module *proc_module_at(struct proc *p, uint64_t addr);
 int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main);
 /* Sets up a fresh image stopped at its first instruction (launch, exec). */
 int proc_setup_image(struct proc *p, pid_t tid);
+/* The process gets a second thread: every counter increment becomes atomic. */
+void proc_go_multithreaded(struct proc *p);
 void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "os/linux/os.h"
 #include "util/log.h"
+#include "isa/x86_64/writer.h"
 
 enum { PAGE = 4096 };
 
@@ -48,6 +49,7 @@ void proc_free(struct proc *p)
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
+	free(p->sites);
 	free(p->command);
 	free(p->profile_path);
 	shm_free(&p->shm);
@@ -278,6 +280,14 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->r_debug = parent->r_debug;
 	p->r_brk = parent->r_brk;
 	p->command = parent->command ? strdup(parent->command) : NULL;
+	p->multithreaded = parent->multithreaded;
+	if (parent->nsites) {
+		p->sites = malloc(parent->nsites * sizeof(*p->sites));
+		if (!p->sites)
+			goto fail;
+		memcpy(p->sites, parent->sites, parent->nsites * sizeof(*p->sites));
+		p->nsites = p->capsites = parent->nsites;
+	}
 	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
 	p->blocks = malloc((parent->nblocks ? parent->nblocks : 1) * sizeof(*p->blocks));
 	p->calls = malloc((parent->ncalls ? parent->ncalls : 1) * sizeof(*p->calls));
@@ -369,4 +379,27 @@ void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len)
 	}
 	if (f)
 		fclose(f);
+}
+
+void proc_go_multithreaded(struct proc *p)
+{
+	if (p->multithreaded)
+		return;
+	for (size_t i = 0; i < p->nsites; i++) {
+		uint64_t a = p->sites[i].addr;
+		for (size_t k = 0; k < p->shm.nwins; k++) {
+			struct window *w = &p->shm.wins[k];
+			if (a < w->addr || a >= w->addr + w->code_cap)
+				continue;
+			uint8_t *c = window_local(w, a);
+			if (p->sites[i].keep_flags)
+				memcpy(c, x86_switch_keep_flags, 2);
+			else
+				c[0] = X86_SWITCH_LOCK;
+			break;
+		}
+	}
+	p->nsites = 0;
+	p->multithreaded = true;
+	rtl_debug("pid %d has threads: counter increments are atomic now", (int)p->pid);
 }

@@ -307,6 +307,9 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	await_new_task(s, child);
 	if (shares_memory) {
 		proc_add_thread(p, child);
+		/* a vfork child runs alone while its parent waits */
+		if (st->kind != OS_EVENT_VFORK)
+			proc_go_multithreaded(p);
 	} else {
 		struct proc *c = proc_fork(p, child);
 		if (!c || add_proc(s, c)) {

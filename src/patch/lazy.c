@@ -222,6 +222,12 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	for (size_t c = 0; c < r->ncalls; c++)
 		p->calls[p->ncalls++] = (struct call_rec){ r->calls[c].site, r->calls[c].target,
 							   fs->block0 + r->calls[c].block };
+	if (grow((void **)&p->sites, &p->capsites, p->nsites + r->nsites, sizeof(*p->sites)))
+		return -ENOMEM;
+	for (size_t k = 0; k < r->nsites; k++) {
+		p->sites[p->nsites].addr = r->w.base + r->sites[k].off;
+		p->sites[p->nsites++].keep_flags = r->sites[k].keep_flags;
+	}
 	fs->entry_counter = r->entry_counter;
 	fs->map_from = r->map_from;
 	fs->map_to = r->map_to;
@@ -302,6 +308,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 		.new_counter = ctx_counter, .ctx = &ctx,
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
+		.atomic = p->multithreaded,
 	};
 	err = x86_relocate(&env, dest, &r, &fs->reason);
 	if (err) {

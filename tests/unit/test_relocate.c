@@ -143,6 +143,28 @@ int main(void)
 		for (size_t b = 0; b < r2.nblocks; b++)
 			total += ctr(r2.blocks[b].counter);
 		CHECK(total > 1000);   /* the loop body block runs 1000 times */
+		/* switch every increment to its atomic form in place: one more
+		 * call must add exactly what a call added before the switch */
+		uint64_t a[64], b[64];
+		size_t nb = r2.nblocks < 64 ? r2.nblocks : 64;
+		for (size_t k = 0; k < nb; k++)
+			a[k] = ctr(r2.blocks[k].counter);
+		ls2(1000);
+		for (size_t k = 0; k < nb; k++)
+			b[k] = ctr(r2.blocks[k].counter) - a[k];
+		CHECK(r2.nsites > 0);
+		for (size_t k = 0; k < r2.nsites; k++) {
+			uint8_t *site = (uint8_t *)ls2 + r2.sites[k].off;
+			if (r2.sites[k].keep_flags)
+				memcpy(site, x86_switch_keep_flags, 2);
+			else
+				site[0] = X86_SWITCH_LOCK;
+		}
+		for (size_t k = 0; k < nb; k++)
+			a[k] = ctr(r2.blocks[k].counter);
+		CHECK_EQ(ls2(1000), loop_sum(1000));
+		for (size_t k = 0; k < nb; k++)
+			CHECK_EQ(ctr(r2.blocks[k].counter) - a[k], b[k]);
 	}
 	long (*fib2)(long) = relocate((void *)fib, fn_size((void *)fib), &r3, &dest);
 	CHECK(fib2 != NULL);

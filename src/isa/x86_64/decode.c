@@ -27,24 +27,23 @@ static int8_t gpr(ZydisRegister r)
 }
 
 /* Shifts and rotates by a variable count leave the flags untouched when the
- * count is zero, so they cannot be trusted to kill flags. */
-static bool writes_flags_conditionally(const ZydisDecodedInstruction *in,
-				       const ZydisDecodedOperand *ops)
+ * count is zero, so they cannot be trusted to kill flags. The count is an
+ * immediate (raw.imm), the constant 1 (opcodes D0/D1), or CL. */
+static bool writes_flags_conditionally(const ZydisDecodedInstruction *in)
 {
 	switch (in->mnemonic) {
 	case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
 	case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL:
 	case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD:
-		for (int i = 0; i < in->operand_count_visible; i++)
-			if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-				return (ops[i].imm.value.u & 0x3f) == 0;
-		return true;
+		if (in->raw.imm[0].size)
+			return (in->raw.imm[0].value.u & 0x3f) == 0;
+		return !(in->opcode == 0xd0 || in->opcode == 0xd1);
 	default:
 		return false;
 	}
 }
 
-static uint8_t classify(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+static uint8_t classify(const ZydisDecodedInstruction *in)
 {
 	bool rel = in->attributes & ZYDIS_ATTRIB_IS_RELATIVE;
 
@@ -59,42 +58,74 @@ static uint8_t classify(const ZydisDecodedInstruction *in, const ZydisDecodedOpe
 	default:
 		break;
 	}
+	bool far = in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
+	/* a direct branch has a relative immediate; 'call [rip+X]' is relative
+	 * only through its memory operand */
+	bool direct = in->raw.imm[0].size && in->raw.imm[0].is_relative;
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		return X86_JCC;
 	case ZYDIS_CATEGORY_UNCOND_BR:
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			return X86_JMP;
-		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_UNSUPPORTED : X86_IJMP;
+		return far ? X86_UNSUPPORTED : direct ? X86_JMP : X86_IJMP;
 	case ZYDIS_CATEGORY_CALL:
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			return X86_CALL;
-		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_UNSUPPORTED : X86_ICALL;
+		return far ? X86_UNSUPPORTED : direct ? X86_CALL : X86_ICALL;
 	case ZYDIS_CATEGORY_RET:
-		return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? X86_STOP : X86_RET;
+		return far ? X86_STOP : X86_RET;
 	default:
 		/* Any other instruction with a relative immediate cannot be moved. */
-		if (rel && !(in->attributes & ZYDIS_ATTRIB_HAS_MODRM))
+		if (rel && in->raw.imm[0].is_relative)
 			return X86_UNSUPPORTED;
 		return X86_OTHER;
+	}
+}
+
+/* Memory operand details, decoded only for instructions that have one:
+ * operand decoding costs as much as the rest of the decode. */
+static void decode_memory(ZydisDecoderContext *ctx, const ZydisDecodedInstruction *in,
+			  uint64_t addr, struct x86_insn *out)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&decoder, ctx, in, ops, in->operand_count_visible)))
+		return;
+	for (int i = 0; i < in->operand_count_visible; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && i == 0 &&
+		    (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			out->dst_reg = gpr(op->reg.value);
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    (op->mem.type != ZYDIS_MEMOP_TYPE_AGEN && op->mem.type != ZYDIS_MEMOP_TYPE_MEM))
+			continue;
+		out->has_mem = true;
+		out->mem.base = gpr(op->mem.base);
+		out->mem.index = gpr(op->mem.index);
+		out->mem.scale = op->mem.scale;
+		out->mem.disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+		out->disp_off = in->raw.disp.offset;
+		out->disp_size = in->raw.disp.size / 8;
+		if (out->mem.base == 16) {
+			ZyanU64 t;
+			ZydisCalcAbsoluteAddress(in, op, addr, &t);
+			out->rip_rel = true;
+			out->target = t;
+		}
 	}
 }
 
 int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out)
 {
 	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecoderContext ctx;
 
 	if (!decoder_ready) {
 		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 		decoder_ready = true;
 	}
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, code, len, &in, ops)))
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &ctx, code, len, &in)))
 		return -RTL_ERR_DECODE;
 
 	*out = (struct x86_insn){ .addr = addr, .len = in.length, .dst_reg = -1,
 				  .mem = { .base = -1, .index = -1 } };
-	out->kind = classify(&in, ops);
+	out->kind = classify(&in);
 	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
 	out->prefix_len = in.raw.prefix_count;
 	out->opcode = in.opcode;
@@ -103,41 +134,17 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 		   in.meta.category == ZYDIS_CATEGORY_STRINGOP;
 	if (in.cpu_flags) {
 		out->flags_read = flag_bits(in.cpu_flags->tested);
-		if (!writes_flags_conditionally(&in, ops))
+		if (!writes_flags_conditionally(&in))
 			out->flags_written = flag_bits(in.cpu_flags->modified | in.cpu_flags->set_0 |
 						       in.cpu_flags->set_1 | in.cpu_flags->undefined);
 	}
 	if (out->kind == X86_JCC)
 		out->cc = in.opcode & 0x0f;   /* 0x7x or 0x0f 0x8x: low nibble is the condition */
 	if (out->kind == X86_JMP || out->kind == X86_JCC || out->kind == X86_CALL ||
-	    out->kind == X86_LOOP) {
-		ZyanU64 t;
-		ZydisCalcAbsoluteAddress(&in, &ops[0], addr, &t);
-		out->target = t;
-	}
-	for (int i = 0; i < in.operand_count_visible; i++) {
-		const ZydisDecodedOperand *op = &ops[i];
-		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && i == 0 &&
-		    (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-			out->dst_reg = gpr(op->reg.value);
-		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
-			continue;
-		if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN || op->mem.type == ZYDIS_MEMOP_TYPE_MEM) {
-			out->has_mem = true;
-			out->mem.base = gpr(op->mem.base);
-			out->mem.index = gpr(op->mem.index);
-			out->mem.scale = op->mem.scale;
-			out->mem.disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
-			out->disp_off = in.raw.disp.offset;
-			out->disp_size = in.raw.disp.size / 8;
-			if (out->mem.base == 16) {
-				ZyanU64 t;
-				ZydisCalcAbsoluteAddress(&in, op, addr, &t);
-				out->rip_rel = true;
-				out->target = t;
-			}
-		}
-	}
+	    out->kind == X86_LOOP)
+		out->target = addr + in.length + (uint64_t)in.raw.imm[0].value.s;
+	if ((in.attributes & ZYDIS_ATTRIB_HAS_MODRM) && in.raw.modrm.mod != 3)
+		decode_memory(&ctx, &in, addr, out);
 	out->is_lea = in.mnemonic == ZYDIS_MNEMONIC_LEA;
 	out->is_movsxd4 = in.mnemonic == ZYDIS_MNEMONIC_MOVSXD && out->has_mem &&
 			  out->mem.scale == 4 && out->mem.base >= 0 && out->mem.base < 16 &&

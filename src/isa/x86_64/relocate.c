@@ -406,6 +406,21 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	return 0;
 }
 
+static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
+			struct x86_reloc *out)
+{
+	size_t at = keep_flags ? x86_inc_counter_keep_flags(w, counter, atomic)
+			       : x86_inc_counter(w, counter, atomic);
+	if (atomic)
+		return 0;
+	struct x86_counter_site *ns = realloc(out->sites, (out->nsites + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	out->sites = ns;
+	out->sites[out->nsites++] = (struct x86_counter_site){ (uint32_t)at, keep_flags };
+	return 0;
+}
+
 static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = e->a->env;
@@ -420,11 +435,7 @@ static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out
 	blk->counter = env->new_counter(env->ctx);
 	if (!blk->counter)
 		return -RTL_ERR_NO_SPACE;
-	if (e->a->live_in[b])
-		x86_inc_counter_keep_flags(e->w, blk->counter);
-	else
-		x86_inc_counter(e->w, blk->counter);
-	return 0;
+	return emit_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
 }
 
 static int emit_tables(struct emitter *e)
@@ -477,7 +488,9 @@ static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
 		err = -RTL_ERR_NO_SPACE;
 		if (!out->entry_counter)
 			goto out;
-		x86_inc_counter(&out->w, out->entry_counter);  /* flags are dead at entry */
+		/* flags are dead at entry */
+		if ((err = emit_counter(&out->w, out->entry_counter, false, env->atomic, out)))
+			goto out;
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->leader[i]) {
@@ -554,6 +567,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	free(r->calls);
 	free(r->map_from);
 	free(r->map_to);
+	free(r->sites);
 	memset(r, 0, sizeof(*r));
 }
 

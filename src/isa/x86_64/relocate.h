@@ -33,6 +33,7 @@ struct x86_reloc_env {
 	void *ctx;
 	bool entry_counter;     /* count entries (fcount) */
 	bool block_counters;    /* count block executions (bbcount) */
+	bool atomic;            /* the process has threads: atomic increments */
 };
 
 struct x86_block {
@@ -46,8 +47,16 @@ struct x86_call_site {
 	uint32_t block;         /* index of the block it ends */
 };
 
+/* A counter increment that can be made atomic later (writer.h). */
+struct x86_counter_site {
+	uint32_t off;           /* offset in the copy */
+	bool keep_flags;        /* the flags-live form (2-byte switch) */
+};
+
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
+	struct x86_counter_site *sites;
+	size_t nsites;
 	uint64_t entry_counter;
 	struct x86_block *blocks;
 	size_t nblocks;

@@ -91,19 +91,44 @@ static void rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t 
 	x86_put(w, imm, trail);
 }
 
-void x86_inc_counter(struct x86_writer *w, uint64_t counter)
+const uint8_t x86_switch_keep_flags[2] = { 0xeb, 0x23 };   /* jmp +35: the atomic path */
+
+size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 {
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;
+	size_t at = w->len;
+	x86_put_u8(w, atomic ? X86_SWITCH_LOCK : 0x3e);    /* lock, or a ds prefix (no effect) */
 	rip_form(w, op, 2, 0, counter, &one, 1);          /* add qword [rip+X], 1 */
+	return at;
 }
 
-void x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter)
-{
-	static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };   /* lea rsp,[rsp-128] */
-	static const uint8_t lea_inc[] = { 0x48, 0x8d, 0x40, 0x01 };          /* lea rax,[rax+1] */
-	static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }; /* lea rsp,[rsp+128] */
-	static const uint8_t mov_load[] = { 0x48, 0x8b }, mov_store[] = { 0x48, 0x89 };
+static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };        /* lea rsp,[rsp-128] */
+static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }; /* lea rsp,[rsp+128] */
 
+/* pushfq; lock add qword [rip+X], 1; popfq, below the red zone */
+static void inc_atomic_keep_flags(struct x86_writer *w, uint64_t counter)
+{
+	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;
+	x86_put(w, lea_down, sizeof(lea_down));
+	x86_put_u8(w, 0x9c);
+	x86_put_u8(w, X86_SWITCH_LOCK);
+	rip_form(w, op, 2, 0, counter, &one, 1);
+	x86_put_u8(w, 0x9d);
+	x86_put(w, lea_up, sizeof(lea_up));
+}
+
+size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic)
+{
+	static const uint8_t nop2[] = { 0x66, 0x90 }, skip[] = { 0xeb, 24 };
+	static const uint8_t lea_inc[] = { 0x48, 0x8d, 0x40, 0x01 };          /* lea rax,[rax+1] */
+	static const uint8_t mov_load[] = { 0x48, 0x8b }, mov_store[] = { 0x48, 0x89 };
+	size_t at = w->len;
+
+	if (atomic) {
+		inc_atomic_keep_flags(w, counter);
+		return at;
+	}
+	x86_put(w, nop2, 2);                              /* the switch */
 	x86_put(w, lea_down, sizeof(lea_down));
 	x86_put_u8(w, 0x50);                              /* push rax */
 	rip_form(w, mov_load, 2, 0, counter, NULL, 0);    /* mov rax,[rip+X] */
@@ -111,4 +136,7 @@ void x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter)
 	rip_form(w, mov_store, 2, 0, counter, NULL, 0);   /* mov [rip+X],rax */
 	x86_put_u8(w, 0x58);                              /* pop rax */
 	x86_put(w, lea_up, sizeof(lea_up));
+	x86_put(w, skip, 2);                              /* over the atomic path */
+	inc_atomic_keep_flags(w, counter);
+	return at;
 }

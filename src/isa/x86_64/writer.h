@@ -37,9 +37,17 @@ size_t x86_jmp(struct x86_writer *w, uint64_t target);
 size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target);
 size_t x86_call(struct x86_writer *w, uint64_t target);
 
-/* add qword [rip+X], 1: the counter increment when flags are dead. */
-void x86_inc_counter(struct x86_writer *w, uint64_t counter);
-/* The same without touching flags or the red zone (flags live). */
-void x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter);
+/* Counter increments. Until a process has a second thread they are plain
+ * read-modify-writes; then they must be atomic. Each increment emitted with
+ * ATOMIC false can be switched in place by the two bytes at its start
+ * (returned offset), written while no other thread runs:
+ *   flags dead: ds-prefixed 'add qword [rip+X], 1'; byte 0xf0 makes it 'lock add'.
+ *   flags live: a 2-byte nop before a save/mov/lea/mov/restore path; 'jmp +35'
+ *   there runs the atomic 'pushfq; lock add; popfq' path after it instead. */
+enum { X86_SWITCH_LOCK = 0xf0 };
+extern const uint8_t x86_switch_keep_flags[2];
+
+size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic);
+size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic);
 
 #endif

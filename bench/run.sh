@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Slowdown of `reticle run` (fcount, bbcount) against native runs and the
+# peer tools (valgrind callgrind, uftrace), measured in the same run.
+# usage: bench/run.sh [--quick] [--no-peers] [RETICLE]
+#   --quick     one repetition instead of three (best of N is reported)
+#   --no-peers  skip callgrind and uftrace (they take minutes)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+reps=3; peers=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) reps=1; shift ;;
+	--no-peers) peers=0; shift ;;
+	*) break ;;
+	esac
+done
+RETICLE=${1:-$here/../build/src/reticle}
+source "$here/workloads.sh"
+setup_workloads
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# best wall-clock seconds of $reps runs of "$@" with stdin from $STDIN
+best() {
+	local b=
+	for _ in $(seq "$reps"); do
+		local s e
+		s=$(date +%s.%N)
+		"$@" <"$STDIN" >/dev/null 2>"$tmp/err" || { echo "failed: $*" >&2; cat "$tmp/err" >&2; return 1; }
+		e=$(date +%s.%N)
+		b=$(python3 -c "t=$e-$s; b='$b'; print(t if not b or t < float(b) else b)")
+	done
+	echo "$b"
+}
+
+printf '%-9s %8s %9s %9s %10s %10s\n' workload native fcount bbcount callgrind uftrace
+for w in $WORKLOADS; do
+	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
+	n=$(best "${!cmd}")
+	f=$(best "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")
+	b=$(best "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")
+	cg=-; uf=-
+	if [ $peers = 1 ]; then
+		reps_saved=$reps; reps=1
+		cg=$(best valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "${!cmd}")
+		uf=$(best uftrace record -P . -d "$tmp/uftrace.data" "${!cmd}" 2>/dev/null || echo -)
+		reps=$reps_saved
+	fi
+	python3 - "$w" "$n" "$f" "$b" "$cg" "$uf" <<'PY'
+import sys
+w, n, *rest = sys.argv[1:]
+n = float(n)
+cells = [f"{float(x)/n:8.2f}x" if x not in ("-", "") else "        -" for x in rest]
+print(f"{w:<9} {n:7.2f}s {cells[0]:>9} {cells[1]:>9} {cells[2]:>10} {cells[3]:>10}")
+PY
+done
+
+# start-up cost: gcc compiling a small file (cc1 is a large stripped binary)
+STDIN=/dev/null
+echo 'int main(void) { return 0; }' >"$tmp/x.c"
+n=$(best gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+f=$(best "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+b=$(best "$RETICLE" run -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+python3 -c "print(f'gcc -c x.c: native {$n:.3f}s, fcount {$f:.3f}s, fcount+bbcount {$b:.3f}s (start-up cost of cc1, as, gcc)')"
