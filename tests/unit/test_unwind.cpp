@@ -1,0 +1,318 @@
+/* Relocates C++ functions of this test program that throw, catch and clean
+ * up into a buffer near it (as test_relocate.c does), builds unwind
+ * information for each copy with unw_build(), registers it with libgcc's
+ * __register_frame(), and checks that exceptions thrown through the copies
+ * end exactly as they do through the originals (the oracle): same handler,
+ * same value, same destructors run. backtrace() from inside a copy must walk
+ * as many frames as from inside the original. A forked child first shows the
+ * test can fail: without registration the same throw calls std::terminate. */
+#include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdexcept>
+#include <string>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <link.h>
+extern "C" {
+#include <reticle/binary.h>
+#include "isa/x86_64/relocate.h"
+#include "patch/unwind.h"
+}
+#include "check.h"
+
+extern "C" void __register_frame(void *);
+extern "C" void __deregister_frame(void *);
+
+static volatile int dtors;   /* destructors run on unwind paths */
+struct Guard {
+	int w;
+	explicit Guard(int weight) : w(weight) {}
+	~Guard() { dtors += w; }
+};
+
+__attribute__((noinline)) int thrower(int x)
+{
+	if (x == 1)
+		throw std::runtime_error("one");
+	if (x == 2)
+		throw 40 + x;
+	if (x == 3)
+		throw std::string("three");
+	return x * 10;
+}
+
+/* A destructor on the unwind path, no handler: a cleanup landing pad. */
+__attribute__((noinline)) int cleanup_only(int x)
+{
+	Guard g(1);
+	int r = thrower(x);
+	return r + (int)dtors;
+}
+
+/* Typed catches; the string escapes to the caller. */
+__attribute__((noinline)) int typed_catch(int x)
+{
+	Guard g(10);
+	try {
+		return cleanup_only(x) + 1;
+	} catch (const std::runtime_error &e) {
+		return -1000 - (int)strlen(e.what());
+	} catch (int v) {
+		return -2000 - v;
+	}
+}
+
+__attribute__((noinline)) int catch_all(int x)
+{
+	Guard g(100);
+	try {
+		return typed_catch(x);
+	} catch (...) {
+		return -3000;
+	}
+}
+
+static int bt_depth;
+__attribute__((noinline)) void record_backtrace(void)
+{
+	void *frames[128];
+	bt_depth = backtrace(frames, 128);
+}
+
+__attribute__((noinline)) int bt_fn(int x)
+{
+	volatile int pad[8];
+	pad[x & 7] = x;
+	record_backtrace();
+	return pad[x & 7] + 1;
+}
+
+typedef int (*fn_t)(int);
+
+/* ---- relocation, as in test_relocate.c ---- */
+
+static uint8_t *area;
+static size_t counters_used;
+enum { AREA = 1 << 20, CODE = AREA / 2 };
+
+struct moved {
+	fn_t orig, copy;
+	struct x86_reloc r;
+};
+static struct moved moved[8];
+static size_t nmoved;
+
+static int read_mem(void *, const uint64_t addr, void *buf, size_t len)
+{
+	memcpy(buf, (const void *)addr, len);
+	return 0;
+}
+
+/* Calls to a function relocated earlier go to its copy. */
+static uint64_t redirect(void *, uint64_t addr)
+{
+	for (size_t i = 0; i < nmoved; i++)
+		if ((uint64_t)moved[i].orig == addr)
+			return (uint64_t)moved[i].copy;
+	return addr;
+}
+
+static uint64_t new_counter(void *)
+{
+	if (counters_used + 8 > AREA - CODE)
+		return 0;
+	uint64_t a = (uint64_t)(area + CODE + counters_used);
+	counters_used += 8;
+	return a;
+}
+
+static uint64_t bias;
+static rtl_binary *self;
+
+static int first_module(struct dl_phdr_info *info, size_t, void *)
+{
+	bias = info->dlpi_addr;
+	return 1;
+}
+
+static fn_t relocate(fn_t fn, uint64_t *dest)
+{
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)fn - bias);
+	if (!f || f->addr + bias != (uint64_t)fn)
+		return NULL;
+	struct moved *m = &moved[nmoved];
+	struct x86_reloc_env env;
+	memset(&env, 0, sizeof(env));
+	env.addr = (uint64_t)fn;
+	env.size = f->size;
+	env.code = (const uint8_t *)fn;
+	env.read = read_mem;
+	env.redirect = redirect;
+	env.new_counter = new_counter;
+	env.entry_counter = env.block_counters = true;
+	const char *reason;
+	if (x86_relocate(&env, *dest, &m->r, &reason)) {
+		fprintf(stderr, "relocate failed: %s\n", reason ? reason : "?");
+		return NULL;
+	}
+	memcpy((void *)*dest, m->r.w.buf, m->r.w.len);
+	m->orig = fn;
+	m->copy = (fn_t)*dest;
+	*dest += (m->r.w.len + 15) & ~15ul;
+	nmoved++;
+	return m->copy;
+}
+
+/* Builds the unwind blob of moved[i] at *DEST; returns its address. */
+static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
+{
+	const struct x86_reloc *r = &moved[i].r;
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
+			       r->w.base, r->w.len };
+	uint8_t *blob;
+	size_t len;
+	const char *reason;
+	int err = unw_build(img, &map, *dest, &blob, &len, &reason);
+	if (err) {
+		fprintf(stderr, "unw_build failed: %d %s\n", err, reason);
+		return NULL;
+	}
+	void *at = (void *)*dest;
+	memcpy(at, blob, len);
+	free(blob);
+	*dest += (len + 15) & ~15ul;
+	return at;
+}
+
+struct outcome {
+	int ret, dtors;
+};
+
+static struct outcome run(fn_t fn, int x)
+{
+	dtors = 0;
+	struct outcome o;
+	o.ret = fn(x);
+	o.dtors = dtors;
+	return o;
+}
+
+/* Child: calls the copy of catch_all with no unwind info registered. It must
+ * die in std::terminate (SIGABRT): proof that the registration is what makes
+ * the parent's checks pass. Also reports a short backtrace through bt_fn. */
+static void control_without_registration(fn_t catch_all2, fn_t bt2, int oracle_depth)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2);
+		bt2(1);
+		if (bt_depth == oracle_depth)
+			_exit(3);
+		catch_all2(1);
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
+int main(void)
+{
+	dl_iterate_phdr(first_module, NULL);
+	CHECK(rtl_binary_open("/proc/self/exe", &self) == 0);
+	struct unw_image img;
+	CHECK(unw_image_load("/proc/self/exe", bias, &img) == 0);
+	uintptr_t hint = ((uintptr_t)(void *)thrower - (64u << 20)) & ~0xffffful;
+	area = (uint8_t *)mmap((void *)hint, AREA, PROT_READ | PROT_WRITE | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(area != MAP_FAILED);
+	if (area == MAP_FAILED || !self)
+		return CHECK_DONE();
+
+	/* the oracle: the originals */
+	static const int inputs[] = { 0, 1, 2, 3, 5 };
+	enum { NIN = sizeof(inputs) / sizeof(inputs[0]) };
+	struct outcome want[NIN], want_typed[NIN - 1];
+	for (int k = 0; k < NIN; k++)
+		want[k] = run(catch_all, inputs[k]);
+	for (int k = 0; k < NIN; k++)
+		if (inputs[k] != 3)
+			want_typed[k < 3 ? k : k - 1] = run(typed_catch, inputs[k]);
+	fn_t volatile bt_orig = bt_fn;
+	bt_orig(1);
+	int depth = bt_depth;
+	CHECK(depth >= 3);
+
+	/* callees first, so that callers' direct calls reach the copies */
+	uint64_t dest = (uint64_t)area;
+	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, bt_fn };
+	for (fn_t fn : order)
+		CHECK(relocate(fn, &dest) != NULL);
+	if (nmoved != 5)
+		return CHECK_DONE();
+	fn_t typed2 = moved[2].copy, catch_all2 = moved[3].copy, bt2 = moved[4].copy;
+
+	void *blobs[5];
+	for (size_t i = 0; i < nmoved; i++)
+		CHECK((blobs[i] = build_blob(&img, i, &dest)) != NULL);
+	for (size_t i = 0; i < nmoved; i++)
+		if (!blobs[i])
+			return CHECK_DONE();
+
+	control_without_registration(catch_all2, bt2, depth);
+
+	for (size_t i = 0; i < nmoved; i++)
+		__register_frame(blobs[i]);
+
+	for (int k = 0; k < NIN; k++) {
+		struct outcome got = run(catch_all2, inputs[k]);
+		CHECK_EQ(got.ret, want[k].ret);
+		CHECK_EQ(got.dtors, want[k].dtors);
+	}
+	for (int k = 0; k < NIN; k++) {
+		if (inputs[k] == 3)
+			continue;
+		struct outcome got = run(typed2, inputs[k]);
+		struct outcome w = want_typed[k < 3 ? k : k - 1];
+		CHECK_EQ(got.ret, w.ret);
+		CHECK_EQ(got.dtors, w.dtors);
+	}
+	/* the string escapes typed_catch's copy into a handler here */
+	bool caught = false;
+	dtors = 0;
+	try {
+		typed2(3);
+	} catch (const std::string &s) {
+		caught = s == "three";
+	}
+	CHECK(caught);
+	CHECK_EQ(dtors, 11);   /* Guard(1) in cleanup_only and Guard(10) in typed_catch */
+	/* each copy ran: the entry counters count the calls made above */
+	CHECK(*(uint64_t *)moved[0].r.entry_counter >= 4);
+
+	bt_depth = 0;
+	bt2(1);
+	CHECK_EQ(bt_depth, depth);
+
+	/* no FDE covers the mmap'd area itself */
+	struct unw_fde fde;
+	CHECK_EQ(unw_find_fde(&img, (uint64_t)area, &fde), -ENOENT);
+	CHECK_EQ(unw_find_fde(&img, (uint64_t)thrower, &fde), 0);
+	CHECK(fde.pc_begin == (uint64_t)thrower);
+
+	for (size_t i = 0; i < nmoved; i++) {
+		__deregister_frame(blobs[i]);
+		x86_reloc_free(&moved[i].r);
+	}
+	unw_image_free(&img);
+	rtl_binary_close(self);
+	return CHECK_DONE();
+}
