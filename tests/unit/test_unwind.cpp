@@ -78,6 +78,24 @@ __attribute__((noinline)) int catch_all(int x)
 	}
 }
 
+/* Handlers inside the function itself (no .cold split): the catch code,
+ * a rethrow and a nested try run in the relocated copy. */
+__attribute__((noinline, optimize("no-reorder-blocks-and-partition"))) int in_place(int x)
+{
+	Guard g(1000);
+	try {
+		try {
+			return thrower(x);
+		} catch (int v) {
+			if (v == 42)
+				throw;   /* rethrown out of the copy's handler */
+			return -4000;
+		}
+	} catch (const std::exception &e) {
+		return -5000 - (int)strlen(e.what());
+	}
+}
+
 static int bt_depth;
 __attribute__((noinline)) void record_backtrace(void)
 {
@@ -191,15 +209,27 @@ static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 	return at;
 }
 
+/* How a call ended, seen from a handler in main (the original code). */
 struct outcome {
-	int ret, dtors;
+	int ret, dtors, escaped;   /* escaped: 0 returned, 1 runtime_error, 2 int, 3 string */
 };
 
 static struct outcome run(fn_t fn, int x)
 {
+	struct outcome o = { 0, 0, 0 };
 	dtors = 0;
-	struct outcome o;
-	o.ret = fn(x);
+	try {
+		o.ret = fn(x);
+	} catch (const std::runtime_error &e) {
+		o.escaped = 1;
+		o.ret = (int)strlen(e.what());
+	} catch (int v) {
+		o.escaped = 2;
+		o.ret = v;
+	} catch (const std::string &s) {
+		o.escaped = 3;
+		o.ret = (int)s.size();
+	}
 	o.dtors = dtors;
 	return o;
 }
@@ -237,15 +267,18 @@ int main(void)
 	if (area == MAP_FAILED || !self)
 		return CHECK_DONE();
 
-	/* the oracle: the originals */
+	/* the oracle: the originals, before anything is relocated */
 	static const int inputs[] = { 0, 1, 2, 3, 5 };
-	enum { NIN = sizeof(inputs) / sizeof(inputs[0]) };
-	struct outcome want[NIN], want_typed[NIN - 1];
-	for (int k = 0; k < NIN; k++)
-		want[k] = run(catch_all, inputs[k]);
-	for (int k = 0; k < NIN; k++)
-		if (inputs[k] != 3)
-			want_typed[k < 3 ? k : k - 1] = run(typed_catch, inputs[k]);
+	enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
+	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn };
+	struct outcome want[NFN][NIN];
+	int escapes = 0;
+	for (int f = 0; f < NFN; f++)
+		for (int k = 0; k < NIN; k++) {
+			want[f][k] = run(order[f], inputs[k]);
+			escapes += want[f][k].escaped != 0;
+		}
+	CHECK(escapes >= 8);   /* the oracle itself exercises throws */
 	fn_t volatile bt_orig = bt_fn;
 	bt_orig(1);
 	int depth = bt_depth;
@@ -253,14 +286,13 @@ int main(void)
 
 	/* callees first, so that callers' direct calls reach the copies */
 	uint64_t dest = (uint64_t)area;
-	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, bt_fn };
 	for (fn_t fn : order)
 		CHECK(relocate(fn, &dest) != NULL);
-	if (nmoved != 5)
+	if (nmoved != NFN + 1)
 		return CHECK_DONE();
-	fn_t typed2 = moved[2].copy, catch_all2 = moved[3].copy, bt2 = moved[4].copy;
+	fn_t catch_all2 = moved[3].copy, bt2 = moved[NFN].copy;
 
-	void *blobs[5];
+	void *blobs[NFN + 1];
 	for (size_t i = 0; i < nmoved; i++)
 		CHECK((blobs[i] = build_blob(&img, i, &dest)) != NULL);
 	for (size_t i = 0; i < nmoved; i++)
@@ -272,31 +304,19 @@ int main(void)
 	for (size_t i = 0; i < nmoved; i++)
 		__register_frame(blobs[i]);
 
-	for (int k = 0; k < NIN; k++) {
-		struct outcome got = run(catch_all2, inputs[k]);
-		CHECK_EQ(got.ret, want[k].ret);
-		CHECK_EQ(got.dtors, want[k].dtors);
-	}
-	for (int k = 0; k < NIN; k++) {
-		if (inputs[k] == 3)
-			continue;
-		struct outcome got = run(typed2, inputs[k]);
-		struct outcome w = want_typed[k < 3 ? k : k - 1];
-		CHECK_EQ(got.ret, w.ret);
-		CHECK_EQ(got.dtors, w.dtors);
-	}
-	/* the string escapes typed_catch's copy into a handler here */
-	bool caught = false;
-	dtors = 0;
-	try {
-		typed2(3);
-	} catch (const std::string &s) {
-		caught = s == "three";
-	}
-	CHECK(caught);
-	CHECK_EQ(dtors, 11);   /* Guard(1) in cleanup_only and Guard(10) in typed_catch */
-	/* each copy ran: the entry counters count the calls made above */
-	CHECK(*(uint64_t *)moved[0].r.entry_counter >= 4);
+	for (int f = 0; f < NFN; f++)
+		for (int k = 0; k < NIN; k++) {
+			struct outcome got = run(moved[f].copy, inputs[k]);
+			if (got.ret != want[f][k].ret || got.dtors != want[f][k].dtors ||
+			    got.escaped != want[f][k].escaped) {
+				fprintf(stderr, "function %d input %d: copy (%d, %d, %d) original (%d, %d, %d)\n",
+					f, inputs[k], got.ret, got.dtors, got.escaped, want[f][k].ret,
+					want[f][k].dtors, want[f][k].escaped);
+				check_failures++;
+			}
+		}
+	/* each copy ran: thrower's copy is reached from every relocated caller */
+	CHECK(*(uint64_t *)moved[0].r.entry_counter >= (uint64_t)(NFN * NIN));
 
 	bt_depth = 0;
 	bt2(1);
