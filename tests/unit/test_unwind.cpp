@@ -187,6 +187,30 @@ static fn_t relocate(fn_t fn, uint64_t *dest)
 	return m->copy;
 }
 
+/* Reads the blob back as an .eh_frame of its own: its FDE must cover the
+ * copy, and rebuilding it through the identity map must give the same bytes
+ * (the reader decodes what the writer encodes, pcrel or absolute). */
+static void check_round_trip(size_t i, const uint8_t *blob, size_t len, uint64_t at)
+{
+	const struct x86_reloc *r = &moved[i].r;
+	struct unw_image own;
+	memset(&own, 0, sizeof(own));
+	own.eh_frame.addr = at;
+	own.eh_frame.data = blob;
+	own.eh_frame.size = len;
+	struct unw_fde fde;
+	CHECK_EQ(unw_find_fde(&own, r->w.base + r->w.len - 1, &fde), 0);
+	CHECK(fde.pc_begin == r->w.base && fde.pc_end == r->w.base + r->w.len);
+	CHECK(fde.lsda == 0 || (fde.lsda > at && fde.lsda < at + len));
+	struct unw_map id = { r->map_to, r->map_to, r->nmap, r->w.base, r->w.len, r->w.base, r->w.len };
+	uint8_t *again;
+	size_t len2;
+	const char *reason;
+	CHECK_EQ(unw_build(&own, &id, at, &again, &len2, &reason), 0);
+	CHECK(len2 == len && memcmp(again, blob, len) == 0);
+	free(again);
+}
+
 /* Builds the unwind blob of moved[i] at *DEST; returns its address. */
 static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 {
@@ -202,6 +226,7 @@ static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 		fprintf(stderr, "unw_build failed: %d %s\n", err, reason);
 		return NULL;
 	}
+	check_round_trip(i, blob, len, *dest);
 	void *at = (void *)*dest;
 	memcpy(at, blob, len);
 	free(blob);
@@ -254,6 +279,25 @@ static void control_without_registration(fn_t catch_all2, fn_t bt2, int oracle_d
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
 
+static const int inputs[] = { 0, 1, 2, 3, 5 };
+enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
+
+/* Every relocated function on every input ends as its original did. */
+static void compare_all(struct outcome want[NFN][NIN])
+{
+	for (int f = 0; f < NFN; f++)
+		for (int k = 0; k < NIN; k++) {
+			struct outcome got = run(moved[f].copy, inputs[k]);
+			if (got.ret != want[f][k].ret || got.dtors != want[f][k].dtors ||
+			    got.escaped != want[f][k].escaped) {
+				fprintf(stderr, "function %d input %d: copy (%d, %d, %d) original (%d, %d, %d)\n",
+					f, inputs[k], got.ret, got.dtors, got.escaped, want[f][k].ret,
+					want[f][k].dtors, want[f][k].escaped);
+				check_failures++;
+			}
+		}
+}
+
 int main(void)
 {
 	dl_iterate_phdr(first_module, NULL);
@@ -268,8 +312,6 @@ int main(void)
 		return CHECK_DONE();
 
 	/* the oracle: the originals, before anything is relocated */
-	static const int inputs[] = { 0, 1, 2, 3, 5 };
-	enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
 	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn };
 	struct outcome want[NFN][NIN];
 	int escapes = 0;
@@ -304,17 +346,7 @@ int main(void)
 	for (size_t i = 0; i < nmoved; i++)
 		__register_frame(blobs[i]);
 
-	for (int f = 0; f < NFN; f++)
-		for (int k = 0; k < NIN; k++) {
-			struct outcome got = run(moved[f].copy, inputs[k]);
-			if (got.ret != want[f][k].ret || got.dtors != want[f][k].dtors ||
-			    got.escaped != want[f][k].escaped) {
-				fprintf(stderr, "function %d input %d: copy (%d, %d, %d) original (%d, %d, %d)\n",
-					f, inputs[k], got.ret, got.dtors, got.escaped, want[f][k].ret,
-					want[f][k].dtors, want[f][k].escaped);
-				check_failures++;
-			}
-		}
+	compare_all(want);
 	/* each copy ran: thrower's copy is reached from every relocated caller */
 	CHECK(*(uint64_t *)moved[0].r.entry_counter >= (uint64_t)(NFN * NIN));
 
@@ -322,16 +354,38 @@ int main(void)
 	bt2(1);
 	CHECK_EQ(bt_depth, depth);
 
+	/* The same with the blobs far from the code (the kernel's choice of
+	 * address, terabytes away from a PIE): absolute FDE and personality
+	 * pointers instead of pcrel ones. */
+	for (size_t i = 0; i < nmoved; i++)
+		__deregister_frame(blobs[i]);
+	uint8_t *far = (uint8_t *)mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(far != MAP_FAILED);
+	int64_t dist = (int64_t)((uint64_t)far - (uint64_t)area);
+	CHECK(dist != (int32_t)dist);
+	uint64_t fdest = (uint64_t)far;
+	for (size_t i = 0; i < nmoved; i++)
+		CHECK((blobs[i] = build_blob(&img, i, &fdest)) != NULL);
+	for (size_t i = 0; i < nmoved; i++)
+		if (blobs[i])
+			__register_frame(blobs[i]);
+	compare_all(want);
+	bt_depth = 0;
+	bt2(1);
+	CHECK_EQ(bt_depth, depth);
+	for (size_t i = 0; i < nmoved; i++)
+		if (blobs[i])
+			__deregister_frame(blobs[i]);
+
 	/* no FDE covers the mmap'd area itself */
 	struct unw_fde fde;
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)area, &fde), -ENOENT);
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)thrower, &fde), 0);
 	CHECK(fde.pc_begin == (uint64_t)thrower);
 
-	for (size_t i = 0; i < nmoved; i++) {
-		__deregister_frame(blobs[i]);
+	for (size_t i = 0; i < nmoved; i++)
 		x86_reloc_free(&moved[i].r);
-	}
 	unw_image_free(&img);
 	rtl_binary_close(self);
 	return CHECK_DONE();
