@@ -279,6 +279,50 @@ static void control_without_registration(fn_t catch_all2, fn_t bt2, int oracle_d
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
 
+/* Damaged .eh_frame and .gcc_except_table bytes (one byte changed, or the
+ * section cut short) must be refused or survived, never crash or hang. */
+static void damaged_input(const struct unw_image *img, size_t i)
+{
+	const struct x86_reloc *r = &moved[i].r;
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
+			       r->w.base, r->w.len };
+	struct unw_fde fde;
+	if (unw_find_fde(img, map.func_addr, &fde))
+		return;
+	uint8_t *eh = (uint8_t *)malloc(img->eh_frame.size);
+	uint8_t *ex = (uint8_t *)malloc(img->except_table.size + 1);
+	unsigned seed = 12345;
+	int built = 0;
+	for (int round = 0; round < 3000; round++) {
+		struct unw_image bad = *img;
+		memcpy(eh, img->eh_frame.data, img->eh_frame.size);
+		memcpy(ex, img->except_table.data, img->except_table.size);
+		bad.eh_frame.data = eh;
+		bad.except_table.data = ex;
+		seed = seed * 1103515245 + 12345;
+		unsigned which = (seed >> 8) % 4, val = (seed >> 16) & 0xff;
+		if (which == 0 && fde.lsda) {   /* a byte of the LSDA */
+			size_t at = fde.lsda - img->except_table.addr + (seed >> 24) % 24;
+			if (at < img->except_table.size)
+				ex[at] = (uint8_t)val;
+		} else if (which == 1) {        /* a byte of the FDE */
+			eh[fde.fde_off + (seed >> 24) % 32] = (uint8_t)val;
+		} else if (which == 2) {        /* a byte of the CIE */
+			eh[fde.cie_off + (seed >> 24) % 32] = (uint8_t)val;
+		} else {                        /* the section cut inside the FDE */
+			bad.eh_frame.size = fde.fde_off + (seed >> 24) % 40;
+		}
+		uint8_t *blob = NULL;
+		size_t len;
+		built += unw_build(&bad, &map, (uint64_t)area, &blob, &len, NULL) == 0;
+		free(blob);
+	}
+	CHECK(built > 0 && built < 3000);
+	free(eh);
+	free(ex);
+}
+
 static const int inputs[] = { 0, 1, 2, 3, 5 };
 enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
 
@@ -377,6 +421,8 @@ int main(void)
 	for (size_t i = 0; i < nmoved; i++)
 		if (blobs[i])
 			__deregister_frame(blobs[i]);
+
+	damaged_input(&img, 2);   /* typed_catch: CIE with P and L, an LSDA with types */
 
 	/* no FDE covers the mmap'd area itself */
 	struct unw_fde fde;
