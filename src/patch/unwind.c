@@ -309,6 +309,8 @@ struct ob {
 
 static void put(struct ob *o, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (o->len + n > o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 256;
 		while (cap < o->len + n)
