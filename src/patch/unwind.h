@@ -1,0 +1,78 @@
+/* Unwind information for relocated functions.
+ *
+ * A function relocated into the code cache (x86_relocate) has no FDE, so the
+ * unwinder stops at it (backtrace) or calls std::terminate (a C++ throw).
+ * unw_build() reads the original function's FDE and CIE from the module's
+ * .eh_frame and emits a blob for libgcc's __register_frame(): a CIE, one FDE
+ * over the relocated code whose CFA program is re-targeted through the
+ * relocation map, a zero terminator, and, when the function has one, a
+ * rewritten LSDA (.gcc_except_table format) the FDE points to.
+ *
+ * Everything here is pure: the caller hands in the section bytes and the
+ * addresses they live at; nothing reads a process. Addresses are the ones the
+ * relocator uses (run-time addresses in the target). The caller owns the
+ * returned blob (free()). See docs/unwind.md. */
+#ifndef RETICLE_PATCH_UNWIND_H
+#define RETICLE_PATCH_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct unw_region {
+	uint64_t addr;          /* run-time address of data[0] */
+	const uint8_t *data;
+	size_t size;
+};
+
+/* What unw_build needs from the module. */
+struct unw_image {
+	struct unw_region eh_frame;      /* .eh_frame */
+	struct unw_region except_table;  /* .gcc_except_table (size 0 when absent) */
+	/* Added to absolute pointers (DW_EH_PE_absptr, udata*, sdata*): the load
+	 * bias of the module when the bytes come from the file. */
+	uint64_t bias;
+	/* Bases of DW_EH_PE_textrel / datarel pointers (x86-64 gcc emits neither). */
+	uint64_t text_base, data_base;
+};
+
+/* The FDE that covers an address, as found in .eh_frame. */
+struct unw_fde {
+	uint64_t pc_begin, pc_end;   /* run-time range covered */
+	uint64_t lsda;               /* LSDA address, 0 if none */
+	size_t fde_off, cie_off;     /* offsets of the records in eh_frame.data */
+};
+
+/* Finds the FDE whose range contains PC. Returns 0, -ENOENT when none does,
+ * or -RTL_ERR_BAD_INPUT on malformed .eh_frame. */
+int unw_find_fde(const struct unw_image *img, uint64_t pc, struct unw_fde *out);
+
+/* The relocation of one function: x86_reloc's map_from/map_to/nmap (original
+ * instruction address -> relocated address, sorted), the original range and
+ * the relocated range (r.w.base, r.w.len). */
+struct unw_map {
+	const uint64_t *from, *to;
+	size_t n;
+	uint64_t func_addr, func_size;
+	uint64_t new_start, new_len;
+};
+
+/* Builds the blob that will live at DEST (within +-2GiB of the module and of
+ * new_start for the compact pcrel encodings; absolute encodings otherwise).
+ * On success *BLOB (malloc'd) holds *LEN bytes to be copied to DEST, and
+ * __register_frame(DEST) makes the relocated code unwindable.
+ * Returns 0; -ENOENT when no FDE covers func_addr (nothing to register);
+ * -RTL_ERR_BAD_INPUT on malformed CFI or LSDA; -RTL_ERR_UNSUPPORTED on
+ * constructs it does not rewrite (a landing pad outside the function,
+ * a code alignment factor other than 1, an "eh" augmentation);
+ * -ENOMEM. *REASON (may be NULL) says which. */
+int unw_build(const struct unw_image *img, const struct unw_map *map, uint64_t dest,
+	      uint8_t **blob, size_t *len, const char **reason);
+
+/* Convenience for callers that have the file: reads .eh_frame and
+ * .gcc_except_table from the ELF file PATH with libelf, at their link-time
+ * addresses plus BIAS. Free with unw_image_free(). Returns 0, -errno or
+ * -RTL_ERR_BAD_ELF / -RTL_ERR_NOT_ELF. */
+int unw_image_load(const char *path, uint64_t bias, struct unw_image *img);
+void unw_image_free(struct unw_image *img);
+
+#endif
