@@ -158,6 +158,7 @@ struct cie {
 	const char *aug;
 	const uint8_t *fixed, *fixed_end;   /* alignment factors and RA register */
 	uint64_t caf;
+	int64_t daf;
 	unsigned fde_enc, lsda_enc, pers_enc;
 	uint64_t pers;                      /* personality (address of it if indirect) */
 	const uint8_t *insns, *insns_end;
@@ -187,7 +188,7 @@ static int parse_cie(const struct unw_image *img, size_t off, struct cie *c, con
 	r.p = nul + 1;
 	c->fixed = r.p;
 	c->caf = rd_uleb(&r);
-	rd_sleb(&r);
+	c->daf = rd_sleb(&r);
 	if (c->version == 1)
 		rd_u(&r, 1);
 	else
@@ -492,13 +493,141 @@ static int copy_operands(struct rd *r, struct ob *o, const char *shape)
 	return r->bad ? -RTL_ERR_BAD_INPUT : 0;
 }
 
+/* ---- the CFA rule, followed so that counter code can be described ---- */
+
+enum { CFA_STACK = 16, REG_RSP = 7 };
+
+struct cfa_rule {
+	uint64_t reg;
+	int64_t off;
+	bool known;     /* CFA = reg + off (not an expression, not lost) */
+};
+
+struct cfa_track {
+	struct cfa_rule now, stack[CFA_STACK];
+	int depth;
+	int64_t daf;
+};
+
+/* Updates the rule for opcode OP whose operands A reads. */
+static void track(struct cfa_track *t, uint8_t op, struct rd a)
+{
+	switch (op) {
+	case DW_CFA_def_cfa:
+		t->now.reg = rd_uleb(&a);
+		t->now.off = (int64_t)rd_uleb(&a);
+		t->now.known = true;
+		break;
+	case DW_CFA_def_cfa_sf:
+		t->now.reg = rd_uleb(&a);
+		t->now.off = rd_sleb(&a) * t->daf;
+		t->now.known = true;
+		break;
+	case DW_CFA_def_cfa_register: t->now.reg = rd_uleb(&a); break;
+	case DW_CFA_def_cfa_offset: t->now.off = (int64_t)rd_uleb(&a); break;
+	case DW_CFA_def_cfa_offset_sf: t->now.off = rd_sleb(&a) * t->daf; break;
+	case DW_CFA_def_cfa_expression: t->now.known = false; break;
+	case DW_CFA_remember_state:
+		if (t->depth < CFA_STACK)
+			t->stack[t->depth] = t->now;
+		t->depth++;
+		break;
+	case DW_CFA_restore_state:
+		if (t->depth > 0 && --t->depth < CFA_STACK)
+			t->now = t->stack[t->depth];
+		else
+			t->now.known = false;
+		break;
+	}
+	if (a.bad)
+		t->now.known = false;
+}
+
+/* The CIE's initial instructions set the rule the FDE starts from. */
+static void track_initial(struct cfa_track *t, const struct cie *c)
+{
+	struct rd r = { c->insns, c->insns, c->insns_end, 0, false };
+	struct ob sink = { 0 };
+	memset(t, 0, sizeof(*t));
+	t->daf = c->daf;
+	while (r.p < r.end && !r.bad) {
+		uint8_t op = (uint8_t)rd_u(&r, 1);
+		const char *shape = (op & 0xc0) == DW_CFA_offset ? "u"
+				    : (op & 0xc0) ? "" : cfa_operands(op);
+		if (!shape) {
+			t->now.known = false;   /* an advance or unknown opcode in a CIE */
+			break;
+		}
+		track(t, op, r);
+		copy_operands(&r, &sink, shape);
+	}
+	free(sink.b);
+}
+
+/* x86_inc_counter_keep_flags: lea rsp,[rsp-128]; push rax; mov rax,[rip+X];
+ * lea rax,[rax+1]; mov [rip+X],rax; pop rax; lea rsp,[rsp+128]. 0xff bytes
+ * in the mask are compared, 0x00 ones are the displacements. */
+static const uint8_t flag_counter[] = {
+	0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x8d, 0x40, 0x01,
+	0x48, 0x89, 0x05, 0, 0, 0, 0, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,
+};
+static const uint8_t flag_counter_mask[] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+/* Offsets in it where %rsp changes, and by how much below its value outside. */
+static const struct { uint8_t at, below; } flag_counter_rows[] = {
+	{ 5, 128 }, { 6, 136 }, { 25, 128 }, { sizeof(flag_counter), 0 },
+};
+
+static bool is_flag_counter(const struct unw_map *m, uint64_t s)
+{
+	if (s < m->new_start || s - m->new_start + sizeof(flag_counter) > m->new_len)
+		return false;
+	const uint8_t *p = m->code + (s - m->new_start);
+	for (size_t i = 0; i < sizeof(flag_counter); i++)
+		if (flag_counter_mask[i] && p[i] != flag_counter[i])
+			return false;
+	return true;
+}
+
+/* Rows for the counters that keep flags in [*CUR, HI): they move %rsp, so
+ * an %rsp-based CFA needs a larger offset inside them (for unwinds that
+ * start there: signals, samplers). */
+static void describe_counters(const struct unw_map *m, const struct cfa_track *t, uint64_t hi,
+			      struct ob *o, uint64_t *cur)
+{
+	if (!m->code || !t->now.known || t->now.reg != REG_RSP || t->now.off < 0)
+		return;
+	size_t lo = 0, top = m->n;
+	while (lo < top) {
+		size_t mid = (lo + top) / 2;
+		if (m->to[mid] < *cur)
+			lo = mid + 1;
+		else
+			top = mid;
+	}
+	for (size_t k = lo; k < m->n && m->to[k] + sizeof(flag_counter) <= hi; k++) {
+		uint64_t s = m->to[k];
+		if (s < *cur || !is_flag_counter(m, s))
+			continue;
+		for (size_t i = 0; i < sizeof(flag_counter_rows) / sizeof(flag_counter_rows[0]); i++) {
+			put_advance(o, s + flag_counter_rows[i].at - *cur);
+			*cur = s + flag_counter_rows[i].at;
+			put_u8(o, DW_CFA_def_cfa_offset);
+			put_uleb(o, (uint64_t)t->now.off + flag_counter_rows[i].below);
+		}
+	}
+}
+
 /* Copies the FDE's CFA program, re-targeting every location through the map. */
 static int rewrite_cfa(const struct unw_image *img, const struct cie *c, const struct fde *f,
 		       const struct unw_map *m, struct ob *o, const char **why)
 {
 	struct rd r;
 	uint64_t loc = f->pub.pc_begin, cur = m->new_start;
+	struct cfa_track t;
 
+	track_initial(&t, c);
 	rd_init(&r, &img->eh_frame, f->insns_off, (size_t)(f->insns_end - img->eh_frame.data));
 	while (r.p < r.end && !r.bad) {
 		uint8_t op = (uint8_t)rd_u(&r, 1);
@@ -517,10 +646,10 @@ static int rewrite_cfa(const struct unw_image *img, const struct cie *c, const s
 		}
 		switch (op) {
 		case DW_CFA_set_loc: {
-			uint64_t to = rd_ptr(&r, c->fde_enc, img);
-			if (to < loc)
+			uint64_t at = rd_ptr(&r, c->fde_enc, img);
+			if (at < loc)
 				return *why = "DW_CFA_set_loc backwards", -RTL_ERR_BAD_INPUT;
-			loc = to;           /* an address, not a factored delta */
+			loc = at;           /* an address, not a factored delta */
 			goto remap;
 		}
 		case DW_CFA_advance_loc1: delta = rd_u(&r, 1); goto advance;
@@ -532,6 +661,7 @@ static int rewrite_cfa(const struct unw_image *img, const struct cie *c, const s
 			if (!shape)
 				return *why = "unknown CFA opcode", -RTL_ERR_UNSUPPORTED;
 			put_u8(o, op);
+			track(&t, op, r);
 			if (copy_operands(&r, o, shape))
 				return *why = "truncated CFA instruction", -RTL_ERR_BAD_INPUT;
 			continue;
@@ -540,13 +670,17 @@ static int rewrite_cfa(const struct unw_image *img, const struct cie *c, const s
 advance:
 		loc += delta * c->caf;
 remap:;
-		uint64_t t = map_addr(m, loc);
-		if (t < cur)
+		uint64_t to = map_addr(m, loc);
+		if (to < cur)
 			return *why = "relocation map is not monotonic", -RTL_ERR_BAD_INPUT;
-		put_advance(o, t - cur);
-		cur = t;
+		describe_counters(m, &t, to, o, &cur);
+		put_advance(o, to - cur);
+		cur = to;
 	}
-	return r.bad ? (*why = "truncated CFA program", -RTL_ERR_BAD_INPUT) : 0;
+	if (r.bad)
+		return *why = "truncated CFA program", -RTL_ERR_BAD_INPUT;
+	describe_counters(m, &t, m->new_start + m->new_len, o, &cur);
+	return 0;
 }
 
 /* ---- the LSDA (.gcc_except_table) ---- */

@@ -54,6 +54,10 @@ struct unw_map {
 	size_t n;
 	uint64_t func_addr, func_size;
 	uint64_t new_start, new_len;
+	/* The relocated bytes (r.w.buf), or NULL. With them, the counters that
+	 * save the flags (and move %rsp) get CFA rows of their own, so that
+	 * unwinding from a signal inside one stays exact. */
+	const uint8_t *code;
 };
 
 /* Builds the blob that will live at DEST (within +-2GiB of the module and of

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdexcept>
 #include <string>
 #include <fcntl.h>
@@ -111,6 +112,29 @@ __attribute__((noinline)) int bt_fn(int x)
 	return pad[x & 7] + 1;
 }
 
+/* A leaf whose block at 1: reads the flags set before it: the relocator puts
+ * a counter there that saves the flags and moves %rsp (keep_flags). */
+asm(".text\n"
+    ".globl kf_fn\n"
+    ".type kf_fn, @function\n"
+    "kf_fn:\n"
+    ".cfi_startproc\n"
+    "push %rbx\n"
+    ".cfi_def_cfa_offset 16\n"
+    ".cfi_offset %rbx, -16\n"
+    "mov %edi, %ebx\n"
+    "cmp $5, %edi\n"
+    "jmp 1f\n"
+    "1: jl 2f\n"
+    "add $100, %ebx\n"
+    "2: mov %ebx, %eax\n"
+    "pop %rbx\n"
+    ".cfi_def_cfa_offset 8\n"
+    "ret\n"
+    ".cfi_endproc\n"
+    ".size kf_fn, .-kf_fn\n");
+extern "C" int kf_fn(int);
+
 typedef int (*fn_t)(int);
 
 /* ---- relocation, as in test_relocate.c ---- */
@@ -202,13 +226,18 @@ static void check_round_trip(size_t i, const uint8_t *blob, size_t len, uint64_t
 	CHECK_EQ(unw_find_fde(&own, r->w.base + r->w.len - 1, &fde), 0);
 	CHECK(fde.pc_begin == r->w.base && fde.pc_end == r->w.base + r->w.len);
 	CHECK(fde.lsda == 0 || (fde.lsda > at && fde.lsda < at + len));
-	struct unw_map id = { r->map_to, r->map_to, r->nmap, r->w.base, r->w.len, r->w.base, r->w.len };
+	/* every byte maps to itself; no code: the counters' rows are in the blob */
+	uint64_t *every = (uint64_t *)malloc(r->w.len * sizeof(uint64_t));
+	for (size_t b = 0; b < r->w.len; b++)
+		every[b] = r->w.base + b;
+	struct unw_map id = { every, every, r->w.len, r->w.base, r->w.len, r->w.base, r->w.len, NULL };
 	uint8_t *again;
 	size_t len2;
 	const char *reason;
 	CHECK_EQ(unw_build(&own, &id, at, &again, &len2, &reason), 0);
 	CHECK(len2 == len && memcmp(again, blob, len) == 0);
 	free(again);
+	free(every);
 }
 
 /* Builds the unwind blob of moved[i] at *DEST; returns its address. */
@@ -217,7 +246,7 @@ static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len };
+			       r->w.base, r->w.len, r->w.buf };
 	uint8_t *blob;
 	size_t len;
 	const char *reason;
@@ -286,7 +315,7 @@ static void damaged_input(const struct unw_image *img, size_t i)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len };
+			       r->w.base, r->w.len, r->w.buf };
 	struct unw_fde fde;
 	if (unw_find_fde(img, map.func_addr, &fde))
 		return;
@@ -323,6 +352,79 @@ static void damaged_input(const struct unw_image *img, size_t i)
 	free(ex);
 }
 
+/* Single-stepping (the trap flag) through a function: at every instruction
+ * inside [lo, hi) the handler walks the stack with backtrace(). Exact CFI
+ * gives the same depth everywhere, in prologue, body, counters and epilogue. */
+static struct {
+	volatile uint64_t lo, hi, seq;   /* traced range, a keep_flags counter in it */
+	volatile int inside, min, max, steps, in_seq;
+} trace;
+
+static void on_trap(int, siginfo_t *, void *ucv)
+{
+	ucontext_t *uc = (ucontext_t *)ucv;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (pc >= trace.lo && pc < trace.hi) {
+		void *frames[64];
+		int d = backtrace(frames, 64);
+		trace.min = d < trace.min ? d : trace.min;
+		trace.max = d > trace.max ? d : trace.max;
+		trace.steps++;
+		trace.in_seq += pc > trace.seq && pc < trace.seq + 33;
+		trace.inside = 1;
+	} else if (trace.inside) {
+		uc->uc_mcontext.gregs[REG_EFL] &= ~0x100ll;   /* back in the caller */
+		trace.inside = 0;
+	}
+}
+
+__attribute__((noinline)) static void traced(fn_t fn, uint64_t lo, uint64_t hi, uint64_t seq)
+{
+	trace.lo = lo;
+	trace.hi = hi;
+	trace.seq = seq;
+	trace.min = 1 << 30;
+	trace.max = -1;
+	trace.steps = trace.in_seq = trace.inside = 0;
+	asm volatile("pushfq; orq $0x100, (%%rsp); popfq" ::: "memory", "cc");
+	fn(1);
+	asm volatile("pushfq; andq $~0x100, (%%rsp); popfq" ::: "memory", "cc");
+}
+
+/* The keep_flags counter sequence in the copy R, or 0. */
+static uint64_t find_flag_counter(const struct x86_reloc *r)
+{
+	static const uint8_t lea_down_push[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50 };
+	for (size_t k = 0; k < r->nmap; k++) {
+		const uint8_t *p = r->w.buf + (r->map_to[k] - r->w.base);
+		if (!memcmp(p, lea_down_push, sizeof(lea_down_push)))
+			return r->map_to[k];
+	}
+	return 0;
+}
+
+static void check_stepping(fn_t kf_copy, const struct x86_reloc *r)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)kf_fn - bias);
+	traced(kf_fn, (uint64_t)kf_fn, (uint64_t)kf_fn + f->size, 0);
+	int want = trace.min;
+	CHECK(trace.steps >= 6);
+	CHECK_EQ(trace.max, want);
+	uint64_t seq = find_flag_counter(r);
+	CHECK(seq != 0);
+	traced(kf_copy, r->w.base, r->w.base + r->w.len, seq);
+	CHECK(trace.steps > 12);
+	CHECK(trace.in_seq >= 6);      /* stopped inside the counter that moves %rsp */
+	CHECK_EQ(trace.min, want);
+	CHECK_EQ(trace.max, want);
+	signal(SIGTRAP, SIG_DFL);
+}
+
 static const int inputs[] = { 0, 1, 2, 3, 5 };
 enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
 
@@ -356,7 +458,7 @@ int main(void)
 		return CHECK_DONE();
 
 	/* the oracle: the originals, before anything is relocated */
-	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn };
+	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn, kf_fn };
 	struct outcome want[NFN][NIN];
 	int escapes = 0;
 	for (int f = 0; f < NFN; f++)
@@ -374,11 +476,11 @@ int main(void)
 	uint64_t dest = (uint64_t)area;
 	for (fn_t fn : order)
 		CHECK(relocate(fn, &dest) != NULL);
-	if (nmoved != NFN + 1)
+	if (nmoved != NFN + 2)
 		return CHECK_DONE();
 	fn_t catch_all2 = moved[3].copy, bt2 = moved[NFN].copy;
 
-	void *blobs[NFN + 1];
+	void *blobs[NFN + 2];
 	for (size_t i = 0; i < nmoved; i++)
 		CHECK((blobs[i] = build_blob(&img, i, &dest)) != NULL);
 	for (size_t i = 0; i < nmoved; i++)
@@ -397,6 +499,7 @@ int main(void)
 	bt_depth = 0;
 	bt2(1);
 	CHECK_EQ(bt_depth, depth);
+	check_stepping(moved[NFN + 1].copy, &moved[NFN + 1].r);
 
 	/* The same with the blobs far from the code (the kernel's choice of
 	 * address, terabytes away from a PIE): absolute FDE and personality
