@@ -258,14 +258,34 @@ static int parse_fde(const struct unw_image *img, size_t off, const struct entry
 	return r.bad ? -RTL_ERR_BAD_INPUT : 0;
 }
 
-/* Finds the FDE over PC, with its CIE. */
-static int find(const struct unw_image *img, uint64_t pc, struct fde *f, struct cie *c,
-		const char **why)
+/* The FDE record at OFF with its CIE. */
+static int load_fde(const struct unw_image *img, size_t off, struct fde *f, struct cie *c,
+		    const char **why)
+{
+	struct entry e;
+	int err;
+	if (entry_at(&img->eh_frame, off, &e) || e.id == 0 || e.id > e.body)
+		return *why = "malformed .eh_frame record", -RTL_ERR_BAD_INPUT;
+	if ((err = parse_cie(img, e.body - (size_t)e.id, c, why)))
+		return err;
+	if ((err = parse_fde(img, off, &e, c, f)))
+		return *why = "truncated FDE", err;
+	return 0;
+}
+
+/* Calls VISIT on every FDE of the section whose CIE we read, until it
+ * returns nonzero (that value is returned). FDEs under a CIE we cannot read
+ * are skipped: their ranges are unknown. */
+static int scan(const struct unw_image *img, int (*visit)(void *, const struct fde *, const struct cie *),
+		void *ctx, const char **why)
 {
 	const struct unw_region *eh = &img->eh_frame;
 	size_t off = 0, cie_off = (size_t)-1;
+	bool cie_ok = false;
 	struct entry e;
-	int st, err;
+	struct fde f;
+	struct cie c;
+	int st, ret;
 
 	while ((st = entry_at(eh, off, &e)) == 0) {
 		if (e.id != 0) {
@@ -273,20 +293,104 @@ static int find(const struct unw_image *img, uint64_t pc, struct fde *f, struct 
 				return *why = "FDE's CIE pointer out of the section", -RTL_ERR_BAD_INPUT;
 			size_t co = e.body - (size_t)e.id;
 			if (co != cie_off) {
-				if ((err = parse_cie(img, co, c, why)))
-					return err;
+				const char *cie_why;
+				cie_ok = parse_cie(img, co, &c, &cie_why) == 0;
 				cie_off = co;
 			}
-			if ((err = parse_fde(img, off, &e, c, f)))
-				return *why = "truncated FDE", err;
-			if (f->pub.pc_begin && pc >= f->pub.pc_begin && pc < f->pub.pc_end)
-				return 0;
+			if (cie_ok && parse_fde(img, off, &e, &c, &f) == 0 &&
+			    (ret = visit(ctx, &f, &c)))
+				return ret;
 		}
 		off = e.end;
 	}
 	if (st < 0)
 		return *why = "malformed .eh_frame record", -RTL_ERR_BAD_INPUT;
-	return *why = "no FDE covers the function", -ENOENT;
+	return 0;
+}
+
+struct lookup {
+	uint64_t pc;
+	size_t off;
+};
+
+static int visit_lookup(void *ctx, const struct fde *f, const struct cie *c)
+{
+	struct lookup *l = ctx;
+	if (f->pub.pc_begin && l->pc >= f->pub.pc_begin && l->pc < f->pub.pc_end) {
+		l->off = f->pub.fde_off;
+		return 1;
+	}
+	return 0;
+}
+
+/* Finds the FDE over PC, with its CIE: through the index when there is one. */
+static int find(const struct unw_image *img, uint64_t pc, struct fde *f, struct cie *c,
+		const char **why)
+{
+	struct lookup l = { pc, 0 };
+	if (img->index) {
+		size_t lo = 0, hi = img->nindex;
+		while (lo < hi) {   /* first entry that begins after PC */
+			size_t mid = (lo + hi) / 2;
+			if (img->index[mid].begin <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0 || pc >= img->index[lo - 1].end)
+			return *why = "no FDE covers the function", -ENOENT;
+		return load_fde(img, img->index[lo - 1].fde_off, f, c, why);
+	}
+	int ret = scan(img, visit_lookup, &l, why);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return *why = "no FDE covers the function", -ENOENT;
+	return load_fde(img, l.off, f, c, why);
+}
+
+struct collect {
+	struct unw_index_entry *v;
+	size_t n, cap;
+};
+
+static int visit_collect(void *ctx, const struct fde *f, const struct cie *c)
+{
+	struct collect *k = ctx;
+	if (!f->pub.pc_begin || f->pub.pc_end <= f->pub.pc_begin)
+		return 0;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 256;
+		struct unw_index_entry *nv = realloc(k->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		k->v = nv;
+		k->cap = cap;
+	}
+	k->v[k->n++] = (struct unw_index_entry){ f->pub.pc_begin, f->pub.pc_end, f->pub.fde_off };
+	return 0;
+}
+
+static int by_begin(const void *a, const void *b)
+{
+	const struct unw_index_entry *x = a, *y = b;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+int unw_image_index(struct unw_image *img)
+{
+	struct collect k = { 0 };
+	const char *why;
+	int err = scan(img, visit_collect, &k, &why);
+	if (err) {
+		free(k.v);
+		return err;
+	}
+	qsort(k.v, k.n, sizeof(*k.v), by_begin);
+	free((void *)img->index);
+	img->index = k.v;
+	img->nindex = k.n;
+	return 0;
 }
 
 int unw_find_fde(const struct unw_image *img, uint64_t pc, struct unw_fde *out)
@@ -994,6 +1098,7 @@ int unw_image_load(const char *path, uint64_t bias, struct unw_image *img)
 {
 	memset(img, 0, sizeof(*img));
 	img->bias = bias;
+	img->owned = true;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -RTL_ERR_BAD_ELF;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1021,6 +1126,8 @@ int unw_image_load(const char *path, uint64_t bias, struct unw_image *img)
 	close(fd);
 	if (!err && !img->eh_frame.size)
 		err = -RTL_ERR_BAD_ELF;
+	if (!err)
+		err = unw_image_index(img);
 	if (err)
 		unw_image_free(img);
 	return err;
@@ -1028,7 +1135,10 @@ int unw_image_load(const char *path, uint64_t bias, struct unw_image *img)
 
 void unw_image_free(struct unw_image *img)
 {
-	free((void *)img->eh_frame.data);
-	free((void *)img->except_table.data);
+	if (img->owned) {
+		free((void *)img->eh_frame.data);
+		free((void *)img->except_table.data);
+	}
+	free((void *)img->index);
 	memset(img, 0, sizeof(*img));
 }

@@ -329,6 +329,10 @@ static void damaged_input(const struct unw_image *img, size_t i)
 		memcpy(ex, img->except_table.data, img->except_table.size);
 		bad.eh_frame.data = eh;
 		bad.except_table.data = ex;
+		if (round & 1) {                /* half of them walk the section */
+			bad.index = NULL;
+			bad.nindex = 0;
+		}
 		seed = seed * 1103515245 + 12345;
 		unsigned which = (seed >> 8) % 4, val = (seed >> 16) & 0xff;
 		if (which == 0 && fde.lsda) {   /* a byte of the LSDA */
@@ -532,6 +536,18 @@ int main(void)
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)area, &fde), -ENOENT);
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)thrower, &fde), 0);
 	CHECK(fde.pc_begin == (uint64_t)thrower);
+	/* the index and the walk of the section agree */
+	struct unw_image walk = img;
+	walk.index = NULL;
+	walk.nindex = 0;
+	CHECK(img.nindex > 10);
+	for (size_t i = 0; i < img.nindex; i += 7) {
+		uint64_t pc = img.index[i].begin + (img.index[i].end - img.index[i].begin) / 2;
+		struct unw_fde a, b;
+		CHECK_EQ(unw_find_fde(&img, pc, &a), 0);
+		CHECK_EQ(unw_find_fde(&walk, pc, &b), 0);
+		CHECK(a.fde_off == b.fde_off && a.lsda == b.lsda && a.pc_end == b.pc_end);
+	}
 
 	for (size_t i = 0; i < nmoved; i++)
 		x86_reloc_free(&moved[i].r);
