@@ -987,8 +987,9 @@ static int emit_cie(const struct cie *c, uint64_t dest, bool near, struct ob *o,
 		unsigned penc = 0;
 		size_t alen = 0;
 		if (c->pers_enc != DW_EH_PE_omit) {
-			bool pnear = fits32((int64_t)(c->pers - dest)) &&
-				     fits32((int64_t)(c->pers - dest - 4096));
+			uint64_t here = dest + start;
+			bool pnear = fits32((int64_t)(c->pers - here)) &&
+				     fits32((int64_t)(c->pers - here - 4096));
 			penc = (c->pers_enc & DW_EH_PE_indirect) | (pnear ? PCREL_SDATA4 : DW_EH_PE_absptr);
 		}
 		for (const char *a = c->aug + 1; *a; a++)
@@ -1011,58 +1012,108 @@ static int emit_cie(const struct cie *c, uint64_t dest, bool near, struct ob *o,
 	return 0;
 }
 
-int unw_build(const struct unw_image *img, const struct unw_map *m, uint64_t dest,
-	      uint8_t **blob, size_t *len, const char **reason)
+/* Where an FDE's LSDA pointer must point once the LSDAs are placed. */
+struct lsda_fix {
+	size_t field;   /* offset of the pcrel field in the blob */
+	size_t off;     /* offset of the LSDA among the LSDAs */
+};
+
+/* Appends the CIE and FDE of one relocated function to O (the blob, to live
+ * at DEST) and its LSDA to SIDE (LSDAs do not depend on their address). */
+static int add_function(const struct unw_image *img, const struct unw_map *m, uint64_t dest,
+			struct ob *o, struct ob *side, struct lsda_fix *fix, bool *has_fix,
+			const char **why)
 {
-	const char *why = NULL;
-	struct ob o = { 0 };
 	struct lsda l = { 0 };
 	struct fde f;
 	struct cie c;
 	unsigned fde_enc;
 	int err;
 
-	*blob = NULL;
-	*len = 0;
-	if ((err = find(img, m->func_addr, &f, &c, &why)))
+	*has_fix = false;
+	if ((err = find(img, m->func_addr, &f, &c, why)))
+		return err;
+	if (c.caf != 1)
+		return *why = "code alignment factor other than 1", -RTL_ERR_UNSUPPORTED;
+	if (f.pub.lsda && c.lsda_enc != DW_EH_PE_omit &&
+	    (err = parse_lsda(img, f.pub.lsda, f.pub.pc_begin, &l, why)))
 		goto out;
-	err = -RTL_ERR_UNSUPPORTED;
-	if (c.caf != 1) {
-		why = "code alignment factor other than 1";
+	size_t cstart = o->len;
+	uint64_t here = dest + cstart;
+	bool near = fits32((int64_t)(m->new_start - here)) &&
+		    fits32((int64_t)(m->new_start - here - 4096));
+	if ((err = emit_cie(&c, dest, near, o, &fde_enc, why)))
+		goto out;
+	size_t fstart = o->len, lsda_field = 0;
+	put_le(o, 0, 4);
+	put_le(o, o->len - cstart, 4);          /* CIE pointer: back to its CIE */
+	if (!put_ptr(o, fde_enc, m->new_start, dest + o->len)) {
+		err = -RTL_ERR_NO_SPACE;
+		*why = "relocated code out of reach of the blob";
 		goto out;
 	}
-	if (f.pub.lsda && c.lsda_enc != DW_EH_PE_omit &&
-	    (err = parse_lsda(img, f.pub.lsda, f.pub.pc_begin, &l, &why)))
-		goto out;
-	bool near = fits32((int64_t)(m->new_start - dest)) &&
-		    fits32((int64_t)(m->new_start - dest - 4096));
-	if ((err = emit_cie(&c, dest, near, &o, &fde_enc, &why)))
-		goto out;
-	size_t fstart = o.len, lsda_field = 0;
-	put_le(&o, 0, 4);
-	put_le(&o, o.len, 4);                   /* CIE pointer: back to offset 0 */
-	put_ptr(&o, fde_enc, m->new_start, dest + o.len);
-	put_le(&o, m->new_len, enc_size(fde_enc));
+	put_le(o, m->new_len, enc_size(fde_enc));
 	if (c.aug[0] == 'z') {
 		bool has_l = c.lsda_enc != DW_EH_PE_omit;
-		put_uleb(&o, has_l ? 4 : 0);
-		lsda_field = o.len;
+		put_uleb(o, has_l ? 4 : 0);
+		lsda_field = o->len;
 		if (has_l)
-			put_le(&o, 0, 4);           /* null until the LSDA is placed */
+			put_le(o, 0, 4);            /* null until the LSDA is placed */
 	}
-	if ((err = rewrite_cfa(img, &c, &f, m, &o, &why)))
+	if ((err = rewrite_cfa(img, &c, &f, m, o, why)))
 		goto out;
-	close_record(&o, fstart);
-	put_le(&o, 0, 4);                       /* terminator for __register_frame */
+	close_record(o, fstart);
 	if (l.r.start) {
-		size_t at = o.len;
-		if ((err = emit_lsda(img, &l, f.pub.pc_begin, m, &o, &why)))
-			goto out;
-		patch_u32(&o, lsda_field, (uint32_t)(at - lsda_field));
+		fix->field = lsda_field;
+		fix->off = side->len;
+		if (!(err = emit_lsda(img, &l, f.pub.pc_begin, m, side, why)))
+			*has_fix = true;
 	}
-	err = o.oom ? -ENOMEM : 0;
 out:
 	free(l.cs);
+	return err;
+}
+
+/* Functions in order, then the terminator, then the LSDAs. ALL: fail on the
+ * first function that fails; else leave it out and say so in STATUS. */
+static int build(const struct unw_image *img, const struct unw_map *maps, size_t n, uint64_t dest,
+		 bool all, uint8_t **blob, size_t *len, int *status, const char **reason)
+{
+	struct ob o = { 0 }, side = { 0 };
+	struct lsda_fix *fixes = malloc((n ? n : 1) * sizeof(*fixes));
+	size_t nfix = 0;
+	const char *why = NULL;
+	int err = fixes ? 0 : -ENOMEM;
+
+	*blob = NULL;
+	*len = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t o0 = o.len, s0 = side.len;
+		bool has_fix;
+		int e = add_function(img, &maps[i], dest, &o, &side, &fixes[nfix], &has_fix, &why);
+		if (o.oom || side.oom)
+			e = -ENOMEM;
+		if (status)
+			status[i] = e;
+		if (e) {
+			o.len = o0;
+			side.len = s0;
+			if (all || e == -ENOMEM)
+				err = e;
+		} else {
+			nfix += has_fix;
+		}
+	}
+	if (!err) {
+		put_le(&o, 0, 4);                   /* terminator for __register_frame */
+		size_t base = o.len;
+		put(&o, side.b, side.len);
+		for (size_t k = 0; k < nfix; k++)
+			patch_u32(&o, fixes[k].field, (uint32_t)(base + fixes[k].off - fixes[k].field));
+		err = o.oom ? -ENOMEM : 0;
+	}
+	free(fixes);
+	free(side.b);
 	if (err) {
 		free(o.b);
 		if (reason)
@@ -1074,6 +1125,18 @@ out:
 	if (reason)
 		*reason = NULL;
 	return 0;
+}
+
+int unw_build(const struct unw_image *img, const struct unw_map *m, uint64_t dest,
+	      uint8_t **blob, size_t *len, const char **reason)
+{
+	return build(img, m, 1, dest, true, blob, len, NULL, reason);
+}
+
+int unw_build_many(const struct unw_image *img, const struct unw_map *maps, size_t n,
+		   uint64_t dest, uint8_t **blob, size_t *len, int *status)
+{
+	return build(img, maps, n, dest, false, blob, len, status, NULL);
 }
 
 /* ---- loading the sections from a file ---- */

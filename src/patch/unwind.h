@@ -85,6 +85,15 @@ struct unw_map {
 int unw_build(const struct unw_image *img, const struct unw_map *map, uint64_t dest,
 	      uint8_t **blob, size_t *len, const char **reason);
 
+/* The same for N functions in one blob (one CIE and FDE each, one
+ * terminator, then the LSDAs), for one __register_frame call: libgcc
+ * searches registered objects one after the other, so fewer is faster.
+ * A function that fails is left out and STATUS[i] (may be NULL) gets its
+ * error (-ENOENT: no FDE). Returns 0 (the blob may hold no FDE at all),
+ * or -ENOMEM. */
+int unw_build_many(const struct unw_image *img, const struct unw_map *maps, size_t n,
+		   uint64_t dest, uint8_t **blob, size_t *len, int *status);
+
 /* Convenience for callers that have the file: reads .eh_frame and
  * .gcc_except_table from the ELF file PATH with libelf, at their link-time
  * addresses plus BIAS, and indexes them. Free with unw_image_free().

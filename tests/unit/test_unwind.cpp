@@ -531,6 +531,34 @@ int main(void)
 
 	damaged_input(&img, 2);   /* typed_catch: CIE with P and L, an LSDA with types */
 
+	/* All of them in one blob (unw_build_many), plus a function without an
+	 * FDE that must be left out, registered with one call. */
+	struct unw_map maps[NFN + 3];
+	for (size_t i = 0; i < nmoved; i++) {
+		const struct x86_reloc *r = &moved[i].r;
+		const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+		maps[i] = (struct unw_map){ r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig,
+					    f->size, r->w.base, r->w.len, r->w.buf };
+	}
+	maps[nmoved] = maps[0];
+	maps[nmoved].func_addr = (uint64_t)area;   /* no FDE there */
+	int status[NFN + 3];
+	uint8_t *many;
+	size_t many_len;
+	CHECK_EQ(unw_build_many(&img, maps, nmoved + 1, dest, &many, &many_len, status), 0);
+	for (size_t i = 0; i < nmoved; i++)
+		CHECK_EQ(status[i], 0);
+	CHECK_EQ(status[nmoved], -ENOENT);
+	memcpy((void *)dest, many, many_len);
+	free(many);
+	__register_frame((void *)dest);
+	compare_all(want);
+	bt_depth = 0;
+	bt2(1);
+	CHECK_EQ(bt_depth, depth);
+	check_stepping(moved[NFN + 1].copy, &moved[NFN + 1].r);
+	__deregister_frame((void *)dest);
+
 	/* no FDE covers the mmap'd area itself */
 	struct unw_fde fde;
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)area, &fde), -ENOENT);
