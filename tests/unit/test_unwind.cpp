@@ -29,6 +29,11 @@ extern "C" {
 
 extern "C" void __register_frame(void *);
 extern "C" void __deregister_frame(void *);
+/* The variant that takes the object's storage: no malloc in the call (what
+ * an inferior call into a stopped process wants). 64 bytes cover libgcc's
+ * struct object (7 words in gcc 12). */
+extern "C" void __register_frame_info(const void *, void *);
+extern "C" void *__deregister_frame_info(const void *);
 
 static volatile int dtors;   /* destructors run on unwind paths */
 struct Guard {
@@ -558,6 +563,12 @@ int main(void)
 	CHECK_EQ(bt_depth, depth);
 	check_stepping(moved[NFN + 1].copy, &moved[NFN + 1].r);
 	__deregister_frame((void *)dest);
+	/* again through __register_frame_info with storage next to the blob */
+	uint64_t obj = (dest + many_len + 63) & ~63ul;
+	memset((void *)obj, 0, 64);
+	__register_frame_info((void *)dest, (void *)obj);
+	compare_all(want);
+	CHECK(__deregister_frame_info((void *)dest) == (void *)obj);
 
 	/* no FDE covers the mmap'd area itself */
 	struct unw_fde fde;
