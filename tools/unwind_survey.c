@@ -113,7 +113,7 @@ static uint64_t exact(const struct x86_reloc *r, uint64_t a)
 	return 0;
 }
 
-static size_t sites, site_errors;
+static size_t sites, site_errors, partial;
 
 /* Every call of the function: same personality outcome before and after. */
 static void check_call_sites(const rtl_function *f, const uint8_t *code, const struct x86_reloc *r,
@@ -155,8 +155,9 @@ static int blob_ok(const uint8_t *blob, size_t len, uint64_t at, const struct x8
 {
 	struct unw_image own = { .eh_frame = { at, blob, len } };
 	struct unw_fde fde;
-	if (unw_find_fde(&own, r->w.base, &fde) || fde.pc_end != r->w.base + r->w.len)
+	if (unw_find_fde(&own, r->w.base, &fde) || fde.pc_end > r->w.base + r->w.len)
 		return 0;
+	partial += fde.pc_end != r->w.base + r->w.len;   /* the FDE ends inside the function */
 	return !fde.lsda == !has_lsda;
 }
 
@@ -229,7 +230,8 @@ int main(int argc, char **argv)
 	}
 	printf("%s: %zu functions, %zu relocated, %zu without FDE, %zu blobs (%zu with LSDA, %llu bytes), %zu unreadable\n",
 	       argv[1], nfn, moved, nofde, built, lsdas, (unsigned long long)bytes, bad);
-	printf("  call sites checked %zu, mismatched %zu\n", sites, site_errors);
+	printf("  call sites checked %zu, mismatched %zu; FDEs ending inside their function %zu\n",
+	       sites, site_errors, partial);
 	for (size_t i = 0; i < 64 && reasons[i].reason; i++)
 		printf("  refused %zu: %s\n", reasons[i].n, reasons[i].reason);
 	unw_image_free(&img);

@@ -85,7 +85,10 @@ static int add_function(const struct unw_image *img, const struct unw_map *m, ui
 		*why = "relocated code out of reach of the blob";
 		goto out;
 	}
-	put_le(o, m->new_len, enc_size(fde_enc));
+	/* the copy, or its part the FDE covers when the FDE ends inside the
+	 * function (code past it has other CFI or none: better no row there
+	 * than this FDE's last one) */
+	put_le(o, unw_map_addr(m, f.pub.pc_end) - m->new_start, enc_size(fde_enc));
 	if (c.aug[0] == 'z') {
 		bool has_l = c.lsda_enc != DW_EH_PE_omit;
 		put_uleb(o, has_l ? 4 : 0);
