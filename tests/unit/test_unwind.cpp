@@ -434,6 +434,37 @@ static void check_stepping(fn_t kf_copy, const struct x86_reloc *r)
 	signal(SIGTRAP, SIG_DFL);
 }
 
+/* The same CIE as version 3 (the return register is a uleb128 there; 16
+ * reads the same either way) gives the same blob but for the version. */
+static void cie_version_3(const struct unw_image *img, size_t i)
+{
+	const struct x86_reloc *r = &moved[i].r;
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
+			       r->w.base, r->w.len, r->w.buf };
+	struct unw_fde fde;
+	CHECK_EQ(unw_find_fde(img, map.func_addr, &fde), 0);
+	uint8_t *eh = (uint8_t *)malloc(img->eh_frame.size);
+	memcpy(eh, img->eh_frame.data, img->eh_frame.size);
+	size_t version_at = fde.cie_off + 8;   /* after length and CIE id */
+	CHECK_EQ(eh[version_at], 1);
+	eh[version_at] = 3;
+	struct unw_image v3 = *img;
+	v3.eh_frame.data = eh;
+	uint8_t *a, *b;
+	size_t alen, blen;
+	CHECK_EQ(unw_build(img, &map, (uint64_t)area, &a, &alen, NULL), 0);
+	CHECK_EQ(unw_build(&v3, &map, (uint64_t)area, &b, &blen, NULL), 0);
+	CHECK(alen == blen && a[8] == 1 && b[8] == 3);
+	if (alen == blen) {
+		b[8] = 1;
+		CHECK(memcmp(a, b, alen) == 0);
+	}
+	free(a);
+	free(b);
+	free(eh);
+}
+
 static const int inputs[] = { 0, 1, 2, 3, 5 };
 enum { NIN = sizeof(inputs) / sizeof(inputs[0]), NFN = 5 };
 
@@ -535,6 +566,7 @@ int main(void)
 			__deregister_frame(blobs[i]);
 
 	damaged_input(&img, 2);   /* typed_catch: CIE with P and L, an LSDA with types */
+	cie_version_3(&img, 2);
 
 	/* All of them in one blob (unw_build_many), plus a function without an
 	 * FDE that must be left out, registered with one call. */
