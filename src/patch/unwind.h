@@ -15,6 +15,7 @@
 #ifndef RETICLE_PATCH_UNWIND_H
 #define RETICLE_PATCH_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +25,14 @@ struct unw_region {
 	size_t size;
 };
 
-/* What unw_build needs from the module. */
+/* A sorted index of the FDEs (unw_image_index). */
+struct unw_index_entry {
+	uint64_t begin, end;
+	size_t fde_off;
+};
+
+/* What unw_build needs from the module. Zero it, fill the regions (the
+ * caller keeps their bytes alive), optionally index it. */
 struct unw_image {
 	struct unw_region eh_frame;      /* .eh_frame */
 	struct unw_region except_table;  /* .gcc_except_table (size 0 when absent) */
@@ -33,6 +41,11 @@ struct unw_image {
 	uint64_t bias;
 	/* Bases of DW_EH_PE_textrel / datarel pointers (x86-64 gcc emits neither). */
 	uint64_t text_base, data_base;
+	/* Filled by unw_image_index(): without it every lookup walks the
+	 * section. Freed by unw_image_free(). */
+	const struct unw_index_entry *index;
+	size_t nindex;
+	bool owned;   /* the region bytes are unw_image_load's copies */
 };
 
 /* The FDE that covers an address, as found in .eh_frame. */
@@ -54,6 +67,10 @@ struct unw_map {
 	size_t n;
 	uint64_t func_addr, func_size;
 	uint64_t new_start, new_len;
+	/* The relocated bytes (r.w.buf), or NULL. With them, the counters that
+	 * save the flags (and move %rsp) get CFA rows of their own, so that
+	 * unwinding from a signal inside one stays exact. */
+	const uint8_t *code;
 };
 
 /* Builds the blob that will live at DEST (within +-2GiB of the module and of
@@ -68,11 +85,24 @@ struct unw_map {
 int unw_build(const struct unw_image *img, const struct unw_map *map, uint64_t dest,
 	      uint8_t **blob, size_t *len, const char **reason);
 
+/* The same for N functions in one blob (one CIE and FDE each, one
+ * terminator, then the LSDAs), for one __register_frame call: libgcc
+ * searches registered objects one after the other, so fewer is faster.
+ * A function that fails is left out and STATUS[i] (may be NULL) gets its
+ * error (-ENOENT: no FDE). Returns 0 (the blob may hold no FDE at all),
+ * or -ENOMEM. */
+int unw_build_many(const struct unw_image *img, const struct unw_map *maps, size_t n,
+		   uint64_t dest, uint8_t **blob, size_t *len, int *status);
+
 /* Convenience for callers that have the file: reads .eh_frame and
  * .gcc_except_table from the ELF file PATH with libelf, at their link-time
- * addresses plus BIAS. Free with unw_image_free(). Returns 0, -errno or
- * -RTL_ERR_BAD_ELF / -RTL_ERR_NOT_ELF. */
+ * addresses plus BIAS, and indexes them. Free with unw_image_free().
+ * Returns 0, -errno or -RTL_ERR_BAD_ELF / -RTL_ERR_NOT_ELF. */
 int unw_image_load(const char *path, uint64_t bias, struct unw_image *img);
+/* Sorts the FDEs of IMG by address for fast lookups (one pass over the
+ * section). Returns 0, -ENOMEM or -RTL_ERR_BAD_INPUT. */
+int unw_image_index(struct unw_image *img);
+/* Frees the index, and the region bytes when unw_image_load made them. */
 void unw_image_free(struct unw_image *img);
 
 #endif

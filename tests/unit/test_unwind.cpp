@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdexcept>
 #include <string>
 #include <fcntl.h>
@@ -28,6 +29,11 @@ extern "C" {
 
 extern "C" void __register_frame(void *);
 extern "C" void __deregister_frame(void *);
+/* The variant that takes the object's storage: no malloc in the call (what
+ * an inferior call into a stopped process wants). 64 bytes cover libgcc's
+ * struct object (7 words in gcc 12). */
+extern "C" void __register_frame_info(const void *, void *);
+extern "C" void *__deregister_frame_info(const void *);
 
 static volatile int dtors;   /* destructors run on unwind paths */
 struct Guard {
@@ -110,6 +116,29 @@ __attribute__((noinline)) int bt_fn(int x)
 	record_backtrace();
 	return pad[x & 7] + 1;
 }
+
+/* A leaf whose block at 1: reads the flags set before it: the relocator puts
+ * a counter there that saves the flags and moves %rsp (keep_flags). */
+asm(".text\n"
+    ".globl kf_fn\n"
+    ".type kf_fn, @function\n"
+    "kf_fn:\n"
+    ".cfi_startproc\n"
+    "push %rbx\n"
+    ".cfi_def_cfa_offset 16\n"
+    ".cfi_offset %rbx, -16\n"
+    "mov %edi, %ebx\n"
+    "cmp $5, %edi\n"
+    "jmp 1f\n"
+    "1: jl 2f\n"
+    "add $100, %ebx\n"
+    "2: mov %ebx, %eax\n"
+    "pop %rbx\n"
+    ".cfi_def_cfa_offset 8\n"
+    "ret\n"
+    ".cfi_endproc\n"
+    ".size kf_fn, .-kf_fn\n");
+extern "C" int kf_fn(int);
 
 typedef int (*fn_t)(int);
 
@@ -202,13 +231,18 @@ static void check_round_trip(size_t i, const uint8_t *blob, size_t len, uint64_t
 	CHECK_EQ(unw_find_fde(&own, r->w.base + r->w.len - 1, &fde), 0);
 	CHECK(fde.pc_begin == r->w.base && fde.pc_end == r->w.base + r->w.len);
 	CHECK(fde.lsda == 0 || (fde.lsda > at && fde.lsda < at + len));
-	struct unw_map id = { r->map_to, r->map_to, r->nmap, r->w.base, r->w.len, r->w.base, r->w.len };
+	/* every byte maps to itself; no code: the counters' rows are in the blob */
+	uint64_t *every = (uint64_t *)malloc(r->w.len * sizeof(uint64_t));
+	for (size_t b = 0; b < r->w.len; b++)
+		every[b] = r->w.base + b;
+	struct unw_map id = { every, every, r->w.len, r->w.base, r->w.len, r->w.base, r->w.len, NULL };
 	uint8_t *again;
 	size_t len2;
 	const char *reason;
 	CHECK_EQ(unw_build(&own, &id, at, &again, &len2, &reason), 0);
 	CHECK(len2 == len && memcmp(again, blob, len) == 0);
 	free(again);
+	free(every);
 }
 
 /* Builds the unwind blob of moved[i] at *DEST; returns its address. */
@@ -217,7 +251,7 @@ static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len };
+			       r->w.base, r->w.len, r->w.buf };
 	uint8_t *blob;
 	size_t len;
 	const char *reason;
@@ -286,7 +320,7 @@ static void damaged_input(const struct unw_image *img, size_t i)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len };
+			       r->w.base, r->w.len, r->w.buf };
 	struct unw_fde fde;
 	if (unw_find_fde(img, map.func_addr, &fde))
 		return;
@@ -300,6 +334,10 @@ static void damaged_input(const struct unw_image *img, size_t i)
 		memcpy(ex, img->except_table.data, img->except_table.size);
 		bad.eh_frame.data = eh;
 		bad.except_table.data = ex;
+		if (round & 1) {                /* half of them walk the section */
+			bad.index = NULL;
+			bad.nindex = 0;
+		}
 		seed = seed * 1103515245 + 12345;
 		unsigned which = (seed >> 8) % 4, val = (seed >> 16) & 0xff;
 		if (which == 0 && fde.lsda) {   /* a byte of the LSDA */
@@ -321,6 +359,110 @@ static void damaged_input(const struct unw_image *img, size_t i)
 	CHECK(built > 0 && built < 3000);
 	free(eh);
 	free(ex);
+}
+
+/* Single-stepping (the trap flag) through a function: at every instruction
+ * inside [lo, hi) the handler walks the stack with backtrace(). Exact CFI
+ * gives the same depth everywhere, in prologue, body, counters and epilogue. */
+static struct {
+	volatile uint64_t lo, hi, seq;   /* traced range, a keep_flags counter in it */
+	volatile int inside, min, max, steps, in_seq;
+} trace;
+
+static void on_trap(int, siginfo_t *, void *ucv)
+{
+	ucontext_t *uc = (ucontext_t *)ucv;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (pc >= trace.lo && pc < trace.hi) {
+		void *frames[64];
+		int d = backtrace(frames, 64);
+		trace.min = d < trace.min ? d : trace.min;
+		trace.max = d > trace.max ? d : trace.max;
+		trace.steps++;
+		trace.in_seq += pc > trace.seq && pc < trace.seq + 33;
+		trace.inside = 1;
+	} else if (trace.inside) {
+		uc->uc_mcontext.gregs[REG_EFL] &= ~0x100ll;   /* back in the caller */
+		trace.inside = 0;
+	}
+}
+
+__attribute__((noinline)) static void traced(fn_t fn, uint64_t lo, uint64_t hi, uint64_t seq)
+{
+	trace.lo = lo;
+	trace.hi = hi;
+	trace.seq = seq;
+	trace.min = 1 << 30;
+	trace.max = -1;
+	trace.steps = trace.in_seq = trace.inside = 0;
+	asm volatile("pushfq; orq $0x100, (%%rsp); popfq" ::: "memory", "cc");
+	fn(1);
+	asm volatile("pushfq; andq $~0x100, (%%rsp); popfq" ::: "memory", "cc");
+}
+
+/* The keep_flags counter sequence in the copy R, or 0. */
+static uint64_t find_flag_counter(const struct x86_reloc *r)
+{
+	static const uint8_t lea_down_push[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50 };
+	for (size_t k = 0; k < r->nmap; k++) {
+		const uint8_t *p = r->w.buf + (r->map_to[k] - r->w.base);
+		if (!memcmp(p, lea_down_push, sizeof(lea_down_push)))
+			return r->map_to[k];
+	}
+	return 0;
+}
+
+static void check_stepping(fn_t kf_copy, const struct x86_reloc *r)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)kf_fn - bias);
+	traced(kf_fn, (uint64_t)kf_fn, (uint64_t)kf_fn + f->size, 0);
+	int want = trace.min;
+	CHECK(trace.steps >= 6);
+	CHECK_EQ(trace.max, want);
+	uint64_t seq = find_flag_counter(r);
+	CHECK(seq != 0);
+	traced(kf_copy, r->w.base, r->w.base + r->w.len, seq);
+	CHECK(trace.steps > 12);
+	CHECK(trace.in_seq >= 6);      /* stopped inside the counter that moves %rsp */
+	CHECK_EQ(trace.min, want);
+	CHECK_EQ(trace.max, want);
+	signal(SIGTRAP, SIG_DFL);
+}
+
+/* The same CIE as version 3 (the return register is a uleb128 there; 16
+ * reads the same either way) gives the same blob but for the version. */
+static void cie_version_3(const struct unw_image *img, size_t i)
+{
+	const struct x86_reloc *r = &moved[i].r;
+	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
+			       r->w.base, r->w.len, r->w.buf };
+	struct unw_fde fde;
+	CHECK_EQ(unw_find_fde(img, map.func_addr, &fde), 0);
+	uint8_t *eh = (uint8_t *)malloc(img->eh_frame.size);
+	memcpy(eh, img->eh_frame.data, img->eh_frame.size);
+	size_t version_at = fde.cie_off + 8;   /* after length and CIE id */
+	CHECK_EQ(eh[version_at], 1);
+	eh[version_at] = 3;
+	struct unw_image v3 = *img;
+	v3.eh_frame.data = eh;
+	uint8_t *a, *b;
+	size_t alen, blen;
+	CHECK_EQ(unw_build(img, &map, (uint64_t)area, &a, &alen, NULL), 0);
+	CHECK_EQ(unw_build(&v3, &map, (uint64_t)area, &b, &blen, NULL), 0);
+	CHECK(alen == blen && a[8] == 1 && b[8] == 3);
+	if (alen == blen) {
+		b[8] = 1;
+		CHECK(memcmp(a, b, alen) == 0);
+	}
+	free(a);
+	free(b);
+	free(eh);
 }
 
 static const int inputs[] = { 0, 1, 2, 3, 5 };
@@ -356,7 +498,7 @@ int main(void)
 		return CHECK_DONE();
 
 	/* the oracle: the originals, before anything is relocated */
-	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn };
+	fn_t order[] = { thrower, cleanup_only, typed_catch, catch_all, in_place, bt_fn, kf_fn };
 	struct outcome want[NFN][NIN];
 	int escapes = 0;
 	for (int f = 0; f < NFN; f++)
@@ -374,11 +516,11 @@ int main(void)
 	uint64_t dest = (uint64_t)area;
 	for (fn_t fn : order)
 		CHECK(relocate(fn, &dest) != NULL);
-	if (nmoved != NFN + 1)
+	if (nmoved != NFN + 2)
 		return CHECK_DONE();
 	fn_t catch_all2 = moved[3].copy, bt2 = moved[NFN].copy;
 
-	void *blobs[NFN + 1];
+	void *blobs[NFN + 2];
 	for (size_t i = 0; i < nmoved; i++)
 		CHECK((blobs[i] = build_blob(&img, i, &dest)) != NULL);
 	for (size_t i = 0; i < nmoved; i++)
@@ -397,6 +539,7 @@ int main(void)
 	bt_depth = 0;
 	bt2(1);
 	CHECK_EQ(bt_depth, depth);
+	check_stepping(moved[NFN + 1].copy, &moved[NFN + 1].r);
 
 	/* The same with the blobs far from the code (the kernel's choice of
 	 * address, terabytes away from a PIE): absolute FDE and personality
@@ -423,12 +566,59 @@ int main(void)
 			__deregister_frame(blobs[i]);
 
 	damaged_input(&img, 2);   /* typed_catch: CIE with P and L, an LSDA with types */
+	cie_version_3(&img, 2);
+
+	/* All of them in one blob (unw_build_many), plus a function without an
+	 * FDE that must be left out, registered with one call. */
+	struct unw_map maps[NFN + 3];
+	for (size_t i = 0; i < nmoved; i++) {
+		const struct x86_reloc *r = &moved[i].r;
+		const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
+		maps[i] = (struct unw_map){ r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig,
+					    f->size, r->w.base, r->w.len, r->w.buf };
+	}
+	maps[nmoved] = maps[0];
+	maps[nmoved].func_addr = (uint64_t)area;   /* no FDE there */
+	int status[NFN + 3];
+	uint8_t *many;
+	size_t many_len;
+	CHECK_EQ(unw_build_many(&img, maps, nmoved + 1, dest, &many, &many_len, status), 0);
+	for (size_t i = 0; i < nmoved; i++)
+		CHECK_EQ(status[i], 0);
+	CHECK_EQ(status[nmoved], -ENOENT);
+	memcpy((void *)dest, many, many_len);
+	free(many);
+	__register_frame((void *)dest);
+	compare_all(want);
+	bt_depth = 0;
+	bt2(1);
+	CHECK_EQ(bt_depth, depth);
+	check_stepping(moved[NFN + 1].copy, &moved[NFN + 1].r);
+	__deregister_frame((void *)dest);
+	/* again through __register_frame_info with storage next to the blob */
+	uint64_t obj = (dest + many_len + 63) & ~63ul;
+	memset((void *)obj, 0, 64);
+	__register_frame_info((void *)dest, (void *)obj);
+	compare_all(want);
+	CHECK(__deregister_frame_info((void *)dest) == (void *)obj);
 
 	/* no FDE covers the mmap'd area itself */
 	struct unw_fde fde;
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)area, &fde), -ENOENT);
 	CHECK_EQ(unw_find_fde(&img, (uint64_t)thrower, &fde), 0);
 	CHECK(fde.pc_begin == (uint64_t)thrower);
+	/* the index and the walk of the section agree */
+	struct unw_image walk = img;
+	walk.index = NULL;
+	walk.nindex = 0;
+	CHECK(img.nindex > 10);
+	for (size_t i = 0; i < img.nindex; i += 7) {
+		uint64_t pc = img.index[i].begin + (img.index[i].end - img.index[i].begin) / 2;
+		struct unw_fde a, b;
+		CHECK_EQ(unw_find_fde(&img, pc, &a), 0);
+		CHECK_EQ(unw_find_fde(&walk, pc, &b), 0);
+		CHECK(a.fde_off == b.fde_off && a.lsda == b.lsda && a.pc_end == b.pc_end);
+	}
 
 	for (size_t i = 0; i < nmoved; i++)
 		x86_reloc_free(&moved[i].r);
