@@ -30,6 +30,7 @@ struct func_state {
 	uint8_t orig;             /* original byte under the int3 */
 	const char *reason;       /* why skipped (static string) */
 	uint64_t entry;           /* run-time address of the relocated copy */
+	uint32_t code_len;        /* bytes of the copy */
 	uint64_t entry_counter;   /* run-time counter address, 0 if none */
 	uint32_t block0, nblocks; /* slice of proc->blocks */
 	uint32_t call0, ncalls;   /* slice of proc->calls */
@@ -57,6 +58,8 @@ struct module {
 	struct func_state *fs;    /* one per rtl_binary function */
 	int win;                  /* window index in proc->shm, -1 if none */
 	bool is_main;
+	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
+	bool unw_failed;
 };
 
 struct thread {
@@ -82,6 +85,12 @@ struct proc {
 	struct { uint64_t addr; bool keep_flags; } *sites;
 	size_t nsites, capsites;
 	bool multithreaded;       /* increments are atomic from now on */
+	/* unwind information: relocated functions whose FDE is still to be
+	 * registered with the target's __register_frame_info */
+	struct { uint32_t mod, fn; } *unw_pending;
+	size_t nunw_pending, capunw_pending;
+	uint64_t register_frame;  /* __register_frame_info in the target, 0 if none yet */
+	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
 	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
@@ -127,6 +136,12 @@ void func_state_release(struct func_state *f);
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);
 void sigtrap_repair(struct proc *p, pid_t tid);
+
+/* engine/unwind.c: registering unwind information for relocated code */
+void unwind_module_added(struct proc *p, struct module *m);
+void unwind_function_relocated(struct proc *p, struct module *m, size_t fn);
+void unwind_flush(struct proc *p, pid_t tid);
+void unwind_module_free(struct module *m);
 
 /* engine/dl.c: modules loaded by the dynamic loader */
 int dl_notify(struct proc *p, pid_t tid);

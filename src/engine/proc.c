@@ -44,8 +44,10 @@ void proc_free(struct proc *p)
 			func_state_release(&m->fs[k]);
 		free(m->fs);
 		free(m->path);
+		unwind_module_free(m);
 	}
 	free(p->mods);
+	free(p->unw_pending);
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
@@ -235,6 +237,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		rtl_warn("%s: no code cache near it: %s", path, rtl_strerror(err));
 		return 0;   /* the module runs uninstrumented */
 	}
+	unwind_module_added(p, m);
 	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
 		  (unsigned long long)p->shm.wins[m->win].addr);
 	return lazy_arm_module(p, m);
@@ -281,6 +284,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->r_brk = parent->r_brk;
 	p->command = parent->command ? strdup(parent->command) : NULL;
 	p->multithreaded = parent->multithreaded;
+	p->register_frame = parent->register_frame;
 	if (parent->nsites) {
 		p->sites = malloc(parent->nsites * sizeof(*p->sites));
 		if (!p->sites)
@@ -306,6 +310,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		struct module *m = &p->mods[p->nmods++];
 		size_t n = rtl_binary_function_count(pm->bin);
 		*m = *pm;
+		m->unw = NULL;   /* reloaded when needed */
 		m->path = strdup(pm->path);
 		m->fs = malloc((n ? n : 1) * sizeof(*m->fs));
 		if (!m->path || !m->fs)

@@ -384,6 +384,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_BREAKPOINT:
 		if (lazy_breakpoint(p, st->tid, pc)) {
 			sigtrap_repair(p, st->tid);
+			unwind_flush(p, st->tid);
 			resume(p, st->tid, 0);
 		} else {
 			resume(p, st->tid, SIGTRAP);

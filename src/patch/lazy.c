@@ -272,6 +272,7 @@ static void instrument_branch_targets(struct proc *p, const uint8_t *code, const
 			tm->fs[k].status = FS_SKIPPED;
 		} else {
 			tm->fs[k].status = FS_DONE;
+			unwind_function_relocated(p, tm, k);
 		}
 	}
 }
@@ -328,6 +329,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
+		fs->code_len = (uint32_t)r.w.len;
 		err = patch_entry(p, f->addr + m->bias, dest);
 	}
 	x86_reloc_free(&r);
@@ -399,6 +401,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			return os_set_pc(tid, addr) ? 0 : 1;
 		}
 		fs->status = FS_DONE;
+		unwind_function_relocated(p, m, idx);
 		rtl_debug("%s: %s (%#llx) -> %#llx, %u blocks", m->path, f->name,
 			  (unsigned long long)addr, (unsigned long long)fs->entry, fs->nblocks);
 		return os_set_pc(tid, fs->entry) ? 0 : 1;

@@ -74,6 +74,15 @@ int os_leave_syscall(pid_t tid, int memfd);
 int os_get_sigmask(pid_t tid, uint64_t *mask);
 int os_set_sigmask(pid_t tid, uint64_t mask);
 
+/* Inferior function calls: os_call_begin() saves the registers of stopped
+ * thread TID and sets it up to call FUNC(A0, A1) returning to RETURN_TO (an
+ * int3); resume it and wait for that breakpoint, then os_call_end() reads
+ * the return value and restores the registers. */
+struct os_saved_regs { uint64_t raw[32]; };
+int os_call_begin(pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t return_to,
+		  int memfd, struct os_saved_regs *saved);
+int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret);
+
 /* Reads auxv entry TYPE of process PID; 0 if absent. */
 uint64_t os_auxv(pid_t pid, unsigned long type);
 

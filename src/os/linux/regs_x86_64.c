@@ -167,3 +167,36 @@ int os_leave_syscall(pid_t tid, int memfd)
 		err = os_set_pc(tid, r.rip);
 	return err;
 }
+
+int os_call_begin(pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t return_to,
+		  int memfd, struct os_saved_regs *saved)
+{
+	struct user_regs_struct r;
+	_Static_assert(sizeof(saved->raw) >= sizeof(r), "os_saved_regs too small");
+	int err = get_regs(tid, &r);
+	if (err)
+		return err;
+	memcpy(saved->raw, &r, sizeof(r));
+	/* below the red zone, 16-byte aligned, then the return address: at the
+	 * callee's entry rsp+8 is 16-byte aligned, as the ABI wants */
+	uint64_t sp = ((r.rsp - 256) & ~(uint64_t)15) - 8;
+	if ((err = os_mem_write(memfd, sp, &return_to, 8)))
+		return err;
+	r.rsp = sp;
+	r.rip = func;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rax = 0;
+	r.orig_rax = (uint64_t)-1;
+	return set_regs(tid, &r);
+}
+
+int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (!err && ret)
+		*ret = (long)r.rax;
+	memcpy(&r, saved->raw, sizeof(r));
+	return set_regs(tid, &r);
+}

@@ -1,0 +1,171 @@
+/* Unwind information for the copies: a C++ exception, backtrace() or
+ * pthread_cancel walking through a relocated frame needs an FDE for it.
+ * After each relocation the engine builds one (patch/unwind.c) in the
+ * module's window and registers it with the target's own unwinder by an
+ * inferior call of __register_frame_info(begin, object), the object living
+ * in the window's writable area so that nothing is allocated in the target.
+ * Processes without libgcc's unwinder (most C programs) keep a list of
+ * pending functions, registered if it is loaded later (dlopen). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/engine.h"
+#include "engine/symbol.h"
+#include "os/linux/os.h"
+#include "patch/unwind.h"
+#include "util/log.h"
+
+enum { OBJECT_SIZE = 64 };   /* libgcc's struct object is 6 or 7 words */
+
+void unwind_module_added(struct proc *p, struct module *m)
+{
+	uint64_t a;
+	if (!p->register_frame && !elf_symbol_lookup(m->path, "__register_frame_info", &a) && a)
+		p->register_frame = a + m->bias;
+}
+
+void unwind_module_free(struct module *m)
+{
+	if (m->unw) {
+		unw_image_free(m->unw);
+		free(m->unw);
+		m->unw = NULL;
+	}
+}
+
+void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
+{
+	if (p->nunw_pending == p->capunw_pending) {
+		size_t cap = p->capunw_pending ? p->capunw_pending * 2 : 256;
+		void *n = realloc(p->unw_pending, cap * sizeof(*p->unw_pending));
+		if (!n)
+			return;
+		p->unw_pending = n;
+		p->capunw_pending = cap;
+	}
+	p->unw_pending[p->nunw_pending].mod = (uint32_t)(m - p->mods);
+	p->unw_pending[p->nunw_pending++].fn = (uint32_t)fn;
+}
+
+/* Calls FUNC(A0, A1) in stopped thread TID and waits for it to return to
+ * the int3 after the first window's syscall gadget. Breakpoints met on the
+ * way are reticle's own (functions seen for the first time) and handled as
+ * usual; a signal is kept for later delivery. */
+static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, long *ret)
+{
+	struct os_saved_regs saved;
+	uint64_t back = p->gadget + 2;
+	int err = os_call_begin(tid, func, a0, a1, back, p->mem, &saved);
+	if (err)
+		return err;
+	p->in_call = true;
+	for (;;) {
+		struct os_stop st;
+		uint64_t pc;
+		if ((err = os_resume(tid, 0)) || (err = os_wait_tid(tid, &st)))
+			break;
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+			err = -ESRCH;
+			break;
+		}
+		if (st.kind == OS_SIGNAL) {
+			struct thread *t = proc_thread(p, tid);
+			if (t)
+				t->pending_sig = st.sig;
+			continue;
+		}
+		if (st.kind != OS_BREAKPOINT || os_get_pc(tid, &pc))
+			continue;
+		if (pc == back + 1)
+			break;
+		if (!lazy_breakpoint(p, tid, pc)) {
+			err = -EFAULT;   /* a trap that is not reticle's: give up the call */
+			break;
+		}
+	}
+	p->in_call = false;
+	int e2 = os_call_end(tid, &saved, ret);
+	return err ? err : e2;
+}
+
+static int register_one(struct proc *p, pid_t tid, struct module *m, size_t fn)
+{
+	struct func_state *fs = &m->fs[fn];
+	const rtl_function *f = rtl_binary_function(m->bin, fn);
+	struct window *w = &p->shm.wins[m->win];
+	if (fs->status != FS_DONE || !fs->nmap)
+		return 0;
+	if (!m->unw && !m->unw_failed) {
+		m->unw = calloc(1, sizeof(*m->unw));
+		if (!m->unw || unw_image_load(m->path, m->bias, m->unw)) {
+			free(m->unw);
+			m->unw = NULL;
+			m->unw_failed = true;
+		}
+	}
+	if (!m->unw)
+		return 0;
+	struct unw_map map = { fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias, f->size,
+			       fs->entry, fs->code_len, window_local(w, fs->entry) };
+	uint8_t *blob;
+	size_t len;
+	const char *why = NULL;
+	uint64_t dest = w->addr + ((w->code_used + 7) & ~(size_t)7);
+	int err = unw_build(m->unw, &map, dest, &blob, &len, &why);
+	if (err == -ENOENT)
+		return 0;   /* no FDE: nothing to unwind through */
+	if (err) {
+		rtl_debug("%s: no unwind information: %s", f->name, why ? why : "?");
+		return 0;
+	}
+	uint64_t at = window_alloc_code(w, len, 8);
+	uint64_t obj = window_alloc_counter(w);
+	for (int k = 1; obj && k < OBJECT_SIZE / 8; k++)
+		if (!window_alloc_counter(w))
+			obj = 0;
+	if (at != dest || !obj) {
+		free(blob);
+		return -ENOSPC;
+	}
+	memcpy(window_local(w, at), blob, len);
+	free(blob);
+	long ret;
+	return proc_call(p, tid, p->register_frame, at, obj, &ret);
+}
+
+/* Registration takes the unwinder's lock: a thread stopped inside the
+ * unwinder (a function called for the first time from _Unwind_Find_FDE)
+ * may hold it, and the call would deadlock. Return addresses into the
+ * unwinder's module near the top of the stack mean: not now. */
+static bool inside_unwinder(struct proc *p, pid_t tid)
+{
+	struct module *m = proc_module_at(p, p->register_frame);
+	uint64_t sp, words[2048];
+	if (!m || os_get_sp(tid, &sp))
+		return true;
+	size_t n = sizeof(words) / 8;
+	while (n && os_mem_read(p->mem, sp, words, n * 8))
+		n /= 2;   /* near the top of the stack mapping */
+	for (size_t i = 0; i < n; i++)
+		if (words[i] >= m->lo && words[i] < m->hi)
+			return true;
+	return false;
+}
+
+void unwind_flush(struct proc *p, pid_t tid)
+{
+	if (!p->register_frame || p->in_call || !p->gadget || !p->nunw_pending)
+		return;
+	if (inside_unwinder(p, tid))
+		return;
+	while (p->nunw_pending) {
+		size_t i = --p->nunw_pending;
+		struct module *m = &p->mods[p->unw_pending[i].mod];
+		int err = register_one(p, tid, m, p->unw_pending[i].fn);
+		if (err) {
+			rtl_warn("unwind information not registered: %s", strerror(-err));
+			if (err == -ESRCH || err == -EFAULT)
+				return;
+		}
+	}
+}
