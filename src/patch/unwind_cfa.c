@@ -182,30 +182,55 @@ static void track_initial(struct cfa_track *t, const struct cie *c)
 	free(sink.b);
 }
 
-/* x86_inc_counter_keep_flags: lea rsp,[rsp-128]; push rax; mov rax,[rip+X];
- * lea rax,[rax+1]; mov [rip+X],rax; pop rax; lea rsp,[rsp+128]. 0xff bytes
- * in the mask are compared, 0x00 ones are the displacements. */
-static const uint8_t flag_counter[] = {
-	0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x8d, 0x40, 0x01,
-	0x48, 0x89, 0x05, 0, 0, 0, 0, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,
+/* The two forms of x86_inc_counter_keep_flags (isa/x86_64/writer.c). 0xff
+ * mask bytes are compared; 0x00 ones are displacements and the switch.
+ * Switchable form: [2-byte switch] lea rsp,[rsp-128]; push rax;
+ * mov rax,[rip+X]; lea rax,[rax+1]; mov [rip+X],rax; pop rax;
+ * lea rsp,[rsp+128]; jmp +24; then the atomic form below. */
+#define ATOMIC_FORM 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0xf0, 0x48, 0x83, 0x05, 0, 0, 0, 0, 0x01, \
+		    0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00
+#define ATOMIC_MASK 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+static const uint8_t switchable[] = {
+	0, 0, 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x8d, 0x40, 0x01,
+	0x48, 0x89, 0x05, 0, 0, 0, 0, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, 0xeb, 0x18,
+	ATOMIC_FORM,
 };
-static const uint8_t flag_counter_mask[] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+static const uint8_t switchable_mask[] = {
+	0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, ATOMIC_MASK,
 };
-/* Offsets in it where %rsp changes, and by how much below its value outside. */
-static const struct { uint8_t at, below; } flag_counter_rows[] = {
-	{ 5, 128 }, { 6, 136 }, { 25, 128 }, { sizeof(flag_counter), 0 },
+static const uint8_t atomic_only[] = { ATOMIC_FORM };
+static const uint8_t atomic_only_mask[] = { ATOMIC_MASK };
+
+struct counter_form {
+	const uint8_t *bytes, *mask;
+	size_t len;
+	/* offsets where %rsp changes, and by how much below its value outside */
+	struct { uint8_t at, below; } rows[8];
+	size_t nrows;
 };
 
-static bool is_flag_counter(const struct unw_map *m, uint64_t s)
+static const struct counter_form forms[] = {
+	{ switchable, switchable_mask, sizeof(switchable),
+	  { { 7, 128 }, { 8, 136 }, { 27, 128 }, { 35, 0 }, { 42, 128 }, { 43, 136 }, { 53, 128 }, { 61, 0 } }, 8 },
+	{ atomic_only, atomic_only_mask, sizeof(atomic_only),
+	  { { 5, 128 }, { 6, 136 }, { 16, 128 }, { 24, 0 } }, 4 },
+};
+
+static const struct counter_form *flag_counter_at(const struct unw_map *m, uint64_t s)
 {
-	if (s < m->new_start || s - m->new_start + sizeof(flag_counter) > m->new_len)
-		return false;
-	const uint8_t *p = m->code + (s - m->new_start);
-	for (size_t i = 0; i < sizeof(flag_counter); i++)
-		if (flag_counter_mask[i] && p[i] != flag_counter[i])
-			return false;
-	return true;
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		const struct counter_form *cf = &forms[f];
+		if (s < m->new_start || s - m->new_start + cf->len > m->new_len)
+			continue;
+		const uint8_t *p = m->code + (s - m->new_start);
+		size_t i = 0;
+		while (i < cf->len && (!cf->mask[i] || p[i] == cf->bytes[i]))
+			i++;
+		if (i == cf->len)
+			return cf;
+	}
+	return NULL;
 }
 
 /* Rows for the counters that keep flags in [*CUR, HI): they move %rsp, so
@@ -224,15 +249,16 @@ static void describe_counters(const struct unw_map *m, const struct cfa_track *t
 		else
 			top = mid;
 	}
-	for (size_t k = lo; k < m->n && m->to[k] + sizeof(flag_counter) <= hi; k++) {
+	for (size_t k = lo; k < m->n && m->to[k] < hi; k++) {
 		uint64_t s = m->to[k];
-		if (s < *cur || !is_flag_counter(m, s))
+		const struct counter_form *cf;
+		if (s < *cur || !(cf = flag_counter_at(m, s)) || s + cf->len > hi)
 			continue;
-		for (size_t i = 0; i < sizeof(flag_counter_rows) / sizeof(flag_counter_rows[0]); i++) {
-			put_advance(o, s + flag_counter_rows[i].at - *cur);
-			*cur = s + flag_counter_rows[i].at;
+		for (size_t i = 0; i < cf->nrows; i++) {
+			put_advance(o, s + cf->rows[i].at - *cur);
+			*cur = s + cf->rows[i].at;
 			put_u8(o, DW_CFA_def_cfa_offset);
-			put_uleb(o, (uint64_t)t->now.off + flag_counter_rows[i].below);
+			put_uleb(o, (uint64_t)t->now.off + cf->rows[i].below);
 		}
 	}
 }

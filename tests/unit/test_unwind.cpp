@@ -403,7 +403,8 @@ __attribute__((noinline)) static void traced(fn_t fn, uint64_t lo, uint64_t hi, 
 /* The keep_flags counter sequence in the copy R, or 0. */
 static uint64_t find_flag_counter(const struct x86_reloc *r)
 {
-	static const uint8_t lea_down_push[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50 };
+	/* the switchable form: a 2-byte nop, then lea rsp,[rsp-128]; push rax */
+	static const uint8_t lea_down_push[] = { 0x66, 0x90, 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50 };
 	for (size_t k = 0; k < r->nmap; k++) {
 		const uint8_t *p = r->w.buf + (r->map_to[k] - r->w.base);
 		if (!memcmp(p, lea_down_push, sizeof(lea_down_push)))

@@ -43,7 +43,8 @@ size_t x86_call(struct x86_writer *w, uint64_t target);
  * (returned offset), written while no other thread runs:
  *   flags dead: ds-prefixed 'add qword [rip+X], 1'; byte 0xf0 makes it 'lock add'.
  *   flags live: a 2-byte nop before a save/mov/lea/mov/restore path; 'jmp +35'
- *   there runs the atomic 'pushfq; lock add; popfq' path after it instead. */
+ *   there runs the atomic 'pushfq; lock add; popfq' path after it instead.
+ * patch/unwind_cfa.c matches these byte layouts to describe their %rsp moves. */
 enum { X86_SWITCH_LOCK = 0xf0 };
 extern const uint8_t x86_switch_keep_flags[2];
 
