@@ -221,6 +221,7 @@ void rtl_binary_close(rtl_binary *bin)
 	free(bin->strings);
 	free(bin->segs);
 	free(bin->funcs);
+	free(bin->cover);
 	free(bin->cptrs);
 	free(bin->path);
 	free(bin);

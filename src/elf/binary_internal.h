@@ -40,6 +40,7 @@ struct rtl_binary {
 	size_t nsegs;
 
 	rtl_function *funcs;
+	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
 	size_t nfuncs;
 	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
 

@@ -126,6 +126,15 @@ int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
 	if ((err = merge(bin, c)))
 		return err;
 	fix_sizes(bin);
+	free(bin->cover);
+	if (!(bin->cover = malloc((bin->nfuncs ? bin->nfuncs : 1) * sizeof(*bin->cover))))
+		return -ENOMEM;
+	for (size_t i = 0; i < bin->nfuncs; i++) {
+		uint64_t end = bin->funcs[i].addr + bin->funcs[i].size;
+		if (end < bin->funcs[i].addr)
+			end = UINT64_MAX;
+		bin->cover[i] = i && bin->cover[i - 1] > end ? bin->cover[i - 1] : end;
+	}
 	return name_unnamed(bin);
 }
 
@@ -148,9 +157,10 @@ const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t add
 		else
 			hi = mid;
 	}
-	/* Usually the record just before; look a little further back for a
-	 * function whose range encloses smaller ones (hand-written asm). */
-	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
+	/* Usually the record just before; when functions nest (hand-written
+	 * asm with entries inside others), walk back while an earlier function
+	 * can still reach ADDR: cover[k] is the furthest end among 0..k. */
+	for (; lo > 0 && bin->cover[lo - 1] > addr; lo--) {
 		const rtl_function *f = &bin->funcs[lo - 1];
 		if (addr - f->addr < f->size)
 			return f;
