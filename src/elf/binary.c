@@ -276,7 +276,8 @@ int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len
 	size_t from_file = off < s->filesz ? (size_t)(s->filesz - off) : 0;
 	if (from_file > len)
 		from_file = len;
-	memcpy(buf, bin->image + s->offset + off, from_file);
+	if (from_file)
+		memcpy(buf, bin->image + s->offset + off, from_file);
 	memset((char *)buf + from_file, 0, len - from_file);
 	return 0;
 }

@@ -148,7 +148,8 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin)
 		free(cv.v);
 		return err;
 	}
-	qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
+	if (cv.n > 1)
+		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	bin->cptrs = cv.v;
 	bin->ncptrs = cv.n;
 	return 0;

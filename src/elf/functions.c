@@ -122,7 +122,8 @@ static int name_unnamed(rtl_binary *bin)
 int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
 {
 	int err;
-	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 	if ((err = merge(bin, c)))
 		return err;
 	fix_sizes(bin);

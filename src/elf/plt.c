@@ -102,7 +102,8 @@ static int collect_slots(rtl_binary *bin, struct slots *s)
 				return -ENOMEM;
 		}
 	}
-	qsort(s->v, s->n, sizeof(*s->v), slot_cmp);
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), slot_cmp);
 	return 0;
 }
 
