@@ -25,6 +25,12 @@ struct rtl_cands {
 	size_t n, cap;
 };
 
+/* An allocated section, for address lookups (sorted by addr in bin->secs). */
+struct rtl_section {
+	uint64_t addr, size, flags;
+	int is_plt;                 /* .plt, .plt.sec, .plt.got or .iplt */
+};
+
 struct rtl_binary {
 	char *path;
 	int fd;
@@ -38,6 +44,8 @@ struct rtl_binary {
 
 	rtl_segment *segs;
 	size_t nsegs;
+	struct rtl_section *secs;
+	size_t nsecs;
 
 	rtl_function *funcs;
 	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
@@ -59,9 +67,9 @@ int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,
 /* Keeps a malloc'd string until rtl_binary_close; returns it or NULL. */
 const char *rtl_binary_keep_string(rtl_binary *bin, char *s);
 
-/* The section header of the section containing link-time ADDR (allocated
- * sections only), or -1. */
-int rtl_binary_section_of(const rtl_binary *bin, uint64_t addr, GElf_Shdr *out);
+/* The allocated section containing link-time ADDR, or NULL. */
+const struct rtl_section *rtl_elf_section_at(const rtl_binary *bin, uint64_t addr);
+int rtl_elf_is_plt_name(const char *name);
 /* A pointer to LEN bytes at VADDR in the file image, or NULL. */
 const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len);
 /* The named section (first match), its data, or NULL. */

@@ -72,9 +72,9 @@ static int merge(rtl_binary *bin, struct rtl_cands *c)
 /* The end of the section (or segment) holding ADDR: sizes never cross it. */
 static uint64_t container_end(const rtl_binary *bin, uint64_t addr)
 {
-	GElf_Shdr sh;
-	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
-		return sh.sh_addr + sh.sh_size;
+	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
+	if (sec)
+		return sec->addr + sec->size;
 	for (size_t i = 0; i < bin->nsegs; i++)
 		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
 			return bin->segs[i].vaddr + bin->segs[i].memsz;
@@ -171,9 +171,9 @@ const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t add
 
 static int is_executable(const rtl_binary *bin, uint64_t addr)
 {
-	GElf_Shdr sh;
-	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
-		return (sh.sh_flags & SHF_EXECINSTR) != 0;
+	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
+	if (sec)
+		return (sec->flags & SHF_EXECINSTR) != 0;
 	for (size_t i = 0; i < bin->nsegs; i++)
 		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
 			return (bin->segs[i].flags & PF_X) != 0;
