@@ -121,6 +121,15 @@ static void test_self(void)
 	}
 	CHECK(rtl_binary_function(bin, rtl_binary_function_count(bin)) == NULL);
 
+	/* Code pointers land inside a function, never on its entry. */
+	for (size_t i = 0; i < rtl_binary_code_pointer_count(bin); i++) {
+		const rtl_code_pointer *c = rtl_binary_code_pointer(bin, i);
+		const rtl_function *g = rtl_binary_find_function(bin, c->target);
+		CHECK(g && g->addr < c->target);
+		if (i)
+			CHECK(rtl_binary_code_pointer(bin, i - 1)->target <= c->target);
+	}
+
 	rtl_binary_check_functions(bin);
 	f = rtl_binary_find_function(bin, addr);
 	CHECK(f && f->instrumentable);
