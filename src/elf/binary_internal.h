@@ -51,6 +51,8 @@ struct rtl_binary {
 	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
 	size_t nfuncs;
 	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
+	uint64_t sigtramps[8];      /* entries of FDEs with augmentation 'S' */
+	size_t nsigtramps;
 
 	rtl_code_pointer *cptrs;
 	size_t ncptrs;

@@ -103,6 +103,7 @@ static uint64_t rd_ptr(struct reader *r, unsigned enc, const struct bases *b, in
 struct cie {
 	unsigned fde_enc;
 	int has_z;
+	int signal;  /* 'S': a signal return trampoline */
 };
 
 /* Parses the CIE at R (after its id) for what FDEs need. */
@@ -114,6 +115,7 @@ static int parse_cie(struct reader *r, const struct bases *b, struct cie *cie)
 
 	cie->fde_enc = DW_EH_PE_absptr;
 	cie->has_z = 0;
+	cie->signal = 0;
 	if (!nul || (version != 1 && version != 3 && version != 4))
 		return -1;
 	r->p = nul + 1;
@@ -132,14 +134,18 @@ static int parse_cie(struct reader *r, const struct bases *b, struct cie *cie)
 	cie->has_z = 1;
 	uint64_t auglen = rd_uleb(r);
 	const unsigned char *augend = r->p + (auglen < (uint64_t)(r->end - r->p) ? auglen : 0);
-	for (const char *a = aug + 1; *a && !r->bad && r->p < augend; a++) {
+	for (const char *a = aug + 1; *a && !r->bad; a++) {
+		if ((*a == 'R' || *a == 'L' || *a == 'P') && r->p >= augend)
+			break;  /* the letters with data must fit in the length */
 		if (*a == 'R')
 			cie->fde_enc = (unsigned)rd_u(r, 1);
 		else if (*a == 'L')
 			rd_u(r, 1);
 		else if (*a == 'P')
 			rd_ptr(r, (unsigned)rd_u(r, 1) & 0x7f, b, 0);
-		else if (*a != 'S' && *a != 'B' && *a != 'G')
+		else if (*a == 'S')
+			cie->signal = 1;
+		else if (*a != 'B' && *a != 'G')
 			break;  /* unknown letter: the augmentation length lets us skip it */
 	}
 	return r->bad ? -1 : 0;
@@ -205,6 +211,14 @@ static size_t parse_entry(rtl_binary *bin, const unsigned char *sec, size_t size
 	if ((cie.fde_enc & 0x0f) == DW_EH_PE_udata4 || (cie.fde_enc & 0x0f) == DW_EH_PE_sdata4)
 		range &= 0xffffffff;
 	bin->nfdes++;
+	if (cie.signal && range > 1) {
+		/* glibc and the vDSO start a signal trampoline's FDE one byte
+		 * early (".LSTART_name-1"), for unwinders that look up pc-1. */
+		pc++;
+		range--;
+		if (bin->nsigtramps < sizeof(bin->sigtramps) / sizeof(bin->sigtramps[0]))
+			bin->sigtramps[bin->nsigtramps++] = pc;
+	}
 	skip_leading_padding(bin, &pc, &range);
 	*err = rtl_cands_push(c, pc, range, NULL, RTL_SRC_EH_FRAME, RANK_NONE);
 	return next;

@@ -180,6 +180,14 @@ static int is_executable(const rtl_binary *bin, uint64_t addr)
 	return 0;
 }
 
+static int is_sigtramp(const rtl_binary *bin, uint64_t addr)
+{
+	for (size_t i = 0; i < bin->nsigtramps; i++)
+		if (bin->sigtramps[i] == addr)
+			return 1;
+	return 0;
+}
+
 static void check_one(const rtl_binary *bin, rtl_function *f)
 {
 	const char *reason = NULL;
@@ -190,6 +198,10 @@ static void check_one(const rtl_binary *bin, rtl_function *f)
 		reason = "PLT stub";
 	else if (!is_executable(bin, f->addr))
 		reason = "not in an executable section";
+	else if (is_sigtramp(bin, f->addr))
+		reason = "signal return trampoline";  /* unwinders match its bytes */
+	else if (f->sources == RTL_SRC_GAP)
+		reason = "no symbol or FDE: boundaries guessed";
 	else if (!(code = rtl_binary_ptr(bin, f->addr, f->size)))
 		reason = "code not in the file";
 	else if (rtl_x86_check_function(code, f->size, f->addr, &reason))

@@ -64,15 +64,23 @@ static size_t code_end(const unsigned char *p, size_t n, size_t s, uint64_t base
 	return n;
 }
 
-static int sweep(const unsigned char *p, uint64_t lo, uint64_t hi, struct rtl_cands *c)
+/* Sweeps [LO, HI); P has AVAIL bytes (to the section end), so that a
+ * padding instruction may run past HI into the next function, as glibc's
+ * signal restorer does (its FDE starts inside the nop before it). Code
+ * right after a known function's end, with no padding and off a 16-byte
+ * boundary, is that function's tail (a second FDE of the same function,
+ * as in glibc's clone), not a new function. */
+static int sweep(const unsigned char *p, size_t avail, uint64_t lo, uint64_t hi, struct rtl_cands *c)
 {
-	size_t n = (size_t)(hi - lo), i = 0;
-	while ((i += rtl_elf_skip_padding(p + i, n - i, 1)) < n) {
+	size_t n = (size_t)(hi - lo), i = rtl_elf_skip_padding(p, avail, 1);
+	if (i == 0 && (lo & 15))
+		return 0;
+	while (i < n) {
 		size_t end = code_end(p, n, i, lo);
 		int err = rtl_cands_push(c, lo + i, end - i, NULL, RTL_SRC_GAP, RANK_NONE);
 		if (err)
 			return err;
-		i = end;
+		i = end + rtl_elf_skip_padding(p + end, avail - end, 1);
 	}
 	return 0;
 }
@@ -88,7 +96,7 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 		if (next > end)
 			next = end;
 		if (next > cur) {
-			int err = sweep(p + (cur - sh->sh_addr), cur, next, c);
+			int err = sweep(p + (cur - sh->sh_addr), (size_t)(end - cur), cur, next, c);
 			if (err)
 				return err;
 		}

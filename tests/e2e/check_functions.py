@@ -70,9 +70,23 @@ def check_stripped(unstripped, funcs, errors):
     return f'{len(seen)} function entries of the unstripped file'
 
 def check_fdes(binary, data, funcs, errors):
-    fdes = re.findall(r' FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)',
-                      run('readelf', '--debug-dump=frames', binary, check=False))
-    fdes = [(int(a, 16), int(b, 16)) for a, b in fdes if int(a, 16) != 0]
+    out = run('readelf', '--debug-dump=frames', binary, check=False)
+    # CIEs with augmentation S (signal frames) start their FDEs one byte
+    # before the trampoline (glibc's ".LSTART_name-1"): the entry is pc+1.
+    signal, cie = set(), None
+    for line in out.splitlines():
+        m = re.match(r'^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE', line)
+        if m:
+            cie = m.group(1)
+        elif line.strip().startswith('Augmentation:') and 'S' in line.split(':', 1)[1] and cie:
+            signal.add(cie)
+        elif ' FDE ' in line:
+            cie = None
+    fdes = []
+    for cie, a, b in re.findall(r' FDE cie=(\S+) pc=([0-9a-f]+)\.\.([0-9a-f]+)', out):
+        lo, hi = int(a, 16), int(b, 16)
+        if lo:
+            fdes.append((lo + 1, hi) if cie in signal else (lo, hi))
     if len(fdes) != data['fde_count']:
         errors.append(f'FDE count {data["fde_count"]} != readelf {len(fdes)}')
     for lo, hi in fdes:
