@@ -22,7 +22,9 @@ struct cp_vec {
 static int cp_add(rtl_binary *bin, struct cp_vec *cv, uint64_t where, uint64_t target)
 {
 	const rtl_function *f = rtl_binary_find_function(bin, target);
-	if (!f || f->addr == target)
+	/* PLT stubs are never relocated: .got.plt's lazy pointers into them
+	 * (stub + 6) are not interesting. */
+	if (!f || f->addr == target || (f->sources & RTL_SRC_PLT))
 		return 0;
 	if (cv->n == cv->cap) {
 		size_t cap = cv->cap ? 2 * cv->cap : 256;

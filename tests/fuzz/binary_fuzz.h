@@ -24,7 +24,7 @@ static int fuzz_exercise_binary(const char *path, uint64_t seed)
 	unsigned char buf[64];
 	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
 		const rtl_segment *s = rtl_binary_segment(bin, i);
-		(void)rtl_binary_read(bin, s->vaddr + (seed % (s->memsz + 1)), buf, sizeof(buf));
+		(void)rtl_binary_read(bin, s->vaddr + (s->memsz ? seed % s->memsz : 0), buf, sizeof(buf));
 		(void)rtl_binary_read(bin, s->vaddr + s->memsz - 8, buf, 8);
 	}
 	const char *file;
