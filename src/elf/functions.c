@@ -81,8 +81,17 @@ static uint64_t container_end(const rtl_binary *bin, uint64_t addr)
 	return addr;
 }
 
+static uint64_t segment_end(const rtl_binary *bin, uint64_t addr)
+{
+	for (size_t i = 0; i < bin->nsegs; i++)
+		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
+			return bin->segs[i].vaddr + bin->segs[i].memsz;
+	return addr;
+}
+
 /* Zero-size symbols inside a sized function are labels, not functions;
- * the others extend to the next function or the end of their section. */
+ * the others extend to the next function or the end of their section.
+ * No size runs past the end of its segment (corrupt or hostile files). */
 static void fix_sizes(rtl_binary *bin)
 {
 	size_t out = 0;
@@ -97,6 +106,9 @@ static void fix_sizes(rtl_binary *bin)
 				end = bin->funcs[i + 1].addr;
 			f.size = end - f.addr;
 		}
+		uint64_t seg_end = segment_end(bin, f.addr);
+		if (f.size > seg_end - f.addr)
+			f.size = seg_end - f.addr;
 		if (f.size == 0)
 			continue;
 		if (f.addr + f.size > covered)
