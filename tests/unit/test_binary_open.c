@@ -90,6 +90,8 @@ static void test_self(void)
 	/* Segments: the same PT_LOADs the loader mapped. */
 	size_t nload = 0;
 	for (size_t i = 0; i < nphdrs; i++) {
+		if (phdrs[i].p_type == PT_INTERP)
+			CHECK_STR(rtl_binary_interp(bin), (const char *)(uintptr_t)(bias + phdrs[i].p_vaddr));
 		if (phdrs[i].p_type != PT_LOAD)
 			continue;
 		const rtl_segment *s = rtl_binary_segment(bin, nload++);
