@@ -81,6 +81,16 @@ Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_S
 int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
+/* .eh_frame parsing, apart from the binary so tests can feed it bytes:
+ * calls FN for every readable FDE with its start, range and whether its
+ * CIE has augmentation 'S'; stops at FN's first non-zero return. BASE is
+ * the section's link-time address; TEXT and DATA the textrel/datarel bases. */
+struct rtl_eh_bases {
+	uint64_t text, data;
+};
+typedef int (*rtl_fde_fn)(void *ctx, uint64_t pc, uint64_t range, int signal);
+int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
+			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx);
 int rtl_elf_collect_entries(rtl_binary *bin, struct rtl_cands *c);
 /* After a first build: code in executable sections that no function covers. */
 int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
