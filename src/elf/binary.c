@@ -177,19 +177,16 @@ static int discover(rtl_binary *bin)
 
 	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
 	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)) ||
-	    (err = rtl_elf_build_functions(bin, &c)))
+	    (err = rtl_elf_build_functions(bin, &c, 0)))
 		goto out;
 	/* A second build with the gaps the first one left uncovered. */
 	size_t before = c.n;
 	if ((err = rtl_elf_collect_gaps(bin, &c)))
 		goto out;
-	if (c.n != before) {
-		free(bin->funcs);
-		bin->funcs = NULL;
-		bin->nfuncs = 0;
-		if ((err = rtl_elf_build_functions(bin, &c)))
-			goto out;
-	}
+	if (c.n != before && (err = rtl_elf_build_functions(bin, &c, before)))
+		goto out;
+	if ((err = rtl_elf_name_functions(bin)))
+		goto out;
 	err = rtl_elf_collect_code_pointers(bin);
 out:
 	free(c.v);

@@ -98,8 +98,11 @@ int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr);
 /* Bytes of nop/int3 padding (and zero bytes if ZEROS) at the start of P. */
 size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
-/* Merges candidates into bin->funcs. */
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c);
+/* Merges candidates into bin->funcs (replacing any earlier build); the
+ * first SORTED candidates are known to be sorted. */
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted);
+/* Gives unnamed functions their sub_<hex> name; once, after the last build. */
+int rtl_elf_name_functions(rtl_binary *bin);
 /* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
 int rtl_elf_collect_code_pointers(rtl_binary *bin);
 

@@ -21,6 +21,9 @@ struct cp_vec {
 
 static int cp_add(rtl_binary *bin, struct cp_vec *cv, uint64_t where, uint64_t target)
 {
+	/* Most data words are nowhere near code: a range test first. */
+	if (!bin->nfuncs || target <= bin->funcs[0].addr || target >= bin->cover[bin->nfuncs - 1])
+		return 0;
 	const rtl_function *f = rtl_binary_find_function(bin, target);
 	/* PLT stubs are never relocated: .got.plt's lazy pointers into them
 	 * (stub + 6) are not interesting. */

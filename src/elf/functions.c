@@ -131,14 +131,27 @@ static int name_unnamed(rtl_binary *bin)
 	return 0;
 }
 
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
+/* Sorts the candidates whose first SORTED are sorted already (the second
+ * build only adds gaps): sort the tail, then merge the two runs. */
+static int sort_cands(struct rtl_cands *c, size_t sorted)
 {
-	int err;
-	if (c->n > 1)
-		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
-	if ((err = merge(bin, c)))
-		return err;
-	fix_sizes(bin);
+	size_t n = c->n, tail = n - sorted;
+	if (tail > 1)
+		qsort(c->v + sorted, tail, sizeof(*c->v), cand_cmp);
+	if (!sorted || !tail)
+		return 0;
+	struct rtl_candidate *out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0, j = sorted, k = 0; k < n; k++)
+		out[k] = j >= n || (i < sorted && cand_cmp(&c->v[i], &c->v[j]) <= 0) ? c->v[i++] : c->v[j++];
+	memcpy(c->v, out, n * sizeof(*out));
+	free(out);
+	return 0;
+}
+
+static int build_cover(rtl_binary *bin)
+{
 	free(bin->cover);
 	if (!(bin->cover = malloc((bin->nfuncs ? bin->nfuncs : 1) * sizeof(*bin->cover))))
 		return -ENOMEM;
@@ -148,6 +161,25 @@ int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
 			end = UINT64_MAX;
 		bin->cover[i] = i && bin->cover[i - 1] > end ? bin->cover[i - 1] : end;
 	}
+	return 0;
+}
+
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted)
+{
+	int err;
+	if ((err = sort_cands(c, sorted)))
+		return err;
+	free(bin->funcs);
+	bin->funcs = NULL;
+	bin->nfuncs = 0;
+	if ((err = merge(bin, c)))
+		return err;
+	fix_sizes(bin);
+	return build_cover(bin);
+}
+
+int rtl_elf_name_functions(rtl_binary *bin)
+{
 	return name_unnamed(bin);
 }
 
