@@ -3,7 +3,8 @@
  * info) and hand-written assembly without CFI. A gap between known
  * functions that holds more than padding becomes a function; it is split
  * where a `ret` is followed by padding up to a 16-byte boundary, the way
- * compilers lay out consecutive functions. */
+ * compilers lay out consecutive functions, and, when there is a lot of such
+ * code, at the aligned targets of direct calls (split_gaps below). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
