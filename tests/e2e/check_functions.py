@@ -119,12 +119,17 @@ def check_plt(binary, funcs, errors):
     return f'{len(stubs)} PLT stubs'
 
 def check_calls(binary, funcs, errors):
-    secs = [n for n, s in sections(binary).items() if 'X' in s['flags']]
+    allsecs = sections(binary)
+    secs = [n for n, s in allsecs.items() if 'X' in s['flags']]
     args = ['objdump', '-d', '--no-show-raw-insn']
     for s in secs:
         args += ['-j', s]
     targets = set(int(t, 16) for t in re.findall(r'\scall\s+(?:0x)?([0-9a-f]+)(?:\s|$)', run(*args, binary), re.M))
     targets.discard(0)  # calls to undefined weak symbols
+    # objdump's linear sweep decodes data in .text too: a "call" whose target
+    # is in no executable section is such an artifact, not a function
+    targets = {t for t in targets
+               if any(allsecs[n]['addr'] <= t < allsecs[n]['addr'] + allsecs[n]['size'] for n in secs)}
     for t in sorted(targets):
         if t not in funcs:
             errors.append(f'call target {t:#x} is not a function entry')
