@@ -80,7 +80,14 @@ static int load_segments(rtl_binary *bin)
 	return 0;
 }
 
-/* Sections with file contents must lie inside the file too. */
+static int sec_cmp(const void *a, const void *b)
+{
+	const struct rtl_section *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Sections with file contents must lie inside the file too. The allocated
+ * ones (but .tbss, which overlaps others) go in bin->secs for lookups. */
 static int check_sections(rtl_binary *bin)
 {
 	size_t shnum, shstrndx;
@@ -88,27 +95,37 @@ static int check_sections(rtl_binary *bin)
 
 	if (elf_getshdrnum(bin->elf, &shnum) || elf_getshdrstrndx(bin->elf, &shstrndx))
 		return -RTL_ERR_BAD_ELF;
+	if (!(bin->secs = calloc(shnum ? shnum : 1, sizeof(*bin->secs))))
+		return -ENOMEM;
 	while ((scn = elf_nextscn(bin->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
 			return -RTL_ERR_BAD_ELF;
-		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
-			continue;
-		if (sh.sh_offset > bin->image_size || sh.sh_size > bin->image_size - sh.sh_offset)
+		if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL &&
+		    (sh.sh_offset > bin->image_size || sh.sh_size > bin->image_size - sh.sh_offset))
 			return -RTL_ERR_TRUNCATED;
+		if (!(sh.sh_flags & SHF_ALLOC) || !sh.sh_size || bin->nsecs >= shnum ||
+		    (sh.sh_type == SHT_NOBITS && (sh.sh_flags & SHF_TLS)))
+			continue;
+		const char *name = elf_strptr(bin->elf, shstrndx, sh.sh_name);
+		bin->secs[bin->nsecs++] = (struct rtl_section){ sh.sh_addr, sh.sh_size, sh.sh_flags,
+								 name && rtl_elf_is_plt_name(name) };
 	}
+	if (bin->nsecs > 1)
+		qsort(bin->secs, bin->nsecs, sizeof(*bin->secs), sec_cmp);
 	return 0;
 }
 
+/* ET_DYN is a PIE or a shared object: DF_1_PIE says so (binutils >= 2.31);
+ * otherwise a PT_INTERP without a DT_SONAME is a PIE. libc.so.6 has an
+ * interpreter and a soname: it is a shared object that can also run. */
 static enum rtl_binary_kind kind_of(rtl_binary *bin)
 {
+	int soname = 0;
+	Elf_Scn *scn = NULL;
+
 	if (bin->ehdr.e_type == ET_EXEC)
 		return RTL_BIN_EXEC;
-	/* A PIE has an interpreter, or (static-pie) a DT_FLAGS_1 with DF_1_PIE;
-	 * checking PT_INTERP covers the common case, the entry the rest. */
-	if (bin->interp)
-		return RTL_BIN_PIE;
-	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(bin->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -116,11 +133,14 @@ static enum rtl_binary_kind kind_of(rtl_binary *bin)
 			continue;
 		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
-			if (gelf_getdyn(d, i, &dyn) && dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
 				return RTL_BIN_PIE;
+			soname |= dyn.d_tag == DT_SONAME;
 		}
 	}
-	return RTL_BIN_SHARED;
+	return bin->interp && !soname ? RTL_BIN_PIE : RTL_BIN_SHARED;
 }
 
 static int open_image(rtl_binary *bin)
@@ -157,19 +177,16 @@ static int discover(rtl_binary *bin)
 
 	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
 	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)) ||
-	    (err = rtl_elf_build_functions(bin, &c)))
+	    (err = rtl_elf_build_functions(bin, &c, 0)))
 		goto out;
 	/* A second build with the gaps the first one left uncovered. */
 	size_t before = c.n;
 	if ((err = rtl_elf_collect_gaps(bin, &c)))
 		goto out;
-	if (c.n != before) {
-		free(bin->funcs);
-		bin->funcs = NULL;
-		bin->nfuncs = 0;
-		if ((err = rtl_elf_build_functions(bin, &c)))
-			goto out;
-	}
+	if (c.n != before && (err = rtl_elf_build_functions(bin, &c, before)))
+		goto out;
+	if ((err = rtl_elf_name_functions(bin)))
+		goto out;
 	err = rtl_elf_collect_code_pointers(bin);
 out:
 	free(c.v);
@@ -220,7 +237,9 @@ void rtl_binary_close(rtl_binary *bin)
 		free(bin->strings[i]);
 	free(bin->strings);
 	free(bin->segs);
+	free(bin->secs);
 	free(bin->funcs);
+	free(bin->cover);
 	free(bin->cptrs);
 	free(bin->path);
 	free(bin);
@@ -275,7 +294,8 @@ int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len
 	size_t from_file = off < s->filesz ? (size_t)(s->filesz - off) : 0;
 	if (from_file > len)
 		from_file = len;
-	memcpy(buf, bin->image + s->offset + off, from_file);
+	if (from_file)
+		memcpy(buf, bin->image + s->offset + off, from_file);
 	memset((char *)buf + from_file, 0, len - from_file);
 	return 0;
 }
@@ -288,20 +308,19 @@ const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_
 	return bin->image + s->offset + (vaddr - s->vaddr);
 }
 
-int rtl_binary_section_of(const rtl_binary *bin, uint64_t addr, GElf_Shdr *out)
+const struct rtl_section *rtl_elf_section_at(const rtl_binary *bin, uint64_t addr)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
-			continue;
-		if (addr >= sh.sh_addr && addr - sh.sh_addr < sh.sh_size) {
-			if (out)
-				*out = sh;
-			return (int)elf_ndxscn(scn);
-		}
+	size_t lo = 0, hi = bin->nsecs;
+	while (lo < hi) {  /* first section starting after ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (bin->secs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return -1;
+	if (lo && addr - bin->secs[lo - 1].addr < bin->secs[lo - 1].size)
+		return &bin->secs[lo - 1];
+	return NULL;
 }
 
 Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_Shdr *shdr)

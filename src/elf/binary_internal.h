@@ -25,6 +25,12 @@ struct rtl_cands {
 	size_t n, cap;
 };
 
+/* An allocated section, for address lookups (sorted by addr in bin->secs). */
+struct rtl_section {
+	uint64_t addr, size, flags;
+	int is_plt;                 /* .plt, .plt.sec, .plt.got or .iplt */
+};
+
 struct rtl_binary {
 	char *path;
 	int fd;
@@ -38,10 +44,15 @@ struct rtl_binary {
 
 	rtl_segment *segs;
 	size_t nsegs;
+	struct rtl_section *secs;
+	size_t nsecs;
 
 	rtl_function *funcs;
+	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
 	size_t nfuncs;
 	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
+	uint64_t sigtramps[8];      /* entries of FDEs with augmentation 'S' */
+	size_t nsigtramps;
 
 	rtl_code_pointer *cptrs;
 	size_t ncptrs;
@@ -58,9 +69,9 @@ int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,
 /* Keeps a malloc'd string until rtl_binary_close; returns it or NULL. */
 const char *rtl_binary_keep_string(rtl_binary *bin, char *s);
 
-/* The section header of the section containing link-time ADDR (allocated
- * sections only), or -1. */
-int rtl_binary_section_of(const rtl_binary *bin, uint64_t addr, GElf_Shdr *out);
+/* The allocated section containing link-time ADDR, or NULL. */
+const struct rtl_section *rtl_elf_section_at(const rtl_binary *bin, uint64_t addr);
+int rtl_elf_is_plt_name(const char *name);
 /* A pointer to LEN bytes at VADDR in the file image, or NULL. */
 const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len);
 /* The named section (first match), its data, or NULL. */
@@ -70,6 +81,16 @@ Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_S
 int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
+/* .eh_frame parsing, apart from the binary so tests can feed it bytes:
+ * calls FN for every readable FDE with its start, range and whether its
+ * CIE has augmentation 'S'; stops at FN's first non-zero return. BASE is
+ * the section's link-time address; TEXT and DATA the textrel/datarel bases. */
+struct rtl_eh_bases {
+	uint64_t text, data;
+};
+typedef int (*rtl_fde_fn)(void *ctx, uint64_t pc, uint64_t range, int signal);
+int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
+			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx);
 int rtl_elf_collect_entries(rtl_binary *bin, struct rtl_cands *c);
 /* After a first build: code in executable sections that no function covers. */
 int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
@@ -77,8 +98,11 @@ int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr);
 /* Bytes of nop/int3 padding (and zero bytes if ZEROS) at the start of P. */
 size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
-/* Merges candidates into bin->funcs. */
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c);
+/* Merges candidates into bin->funcs (replacing any earlier build); the
+ * first SORTED candidates are known to be sorted. */
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted);
+/* Gives unnamed functions their sub_<hex> name; once, after the last build. */
+int rtl_elf_name_functions(rtl_binary *bin);
 /* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
 int rtl_elf_collect_code_pointers(rtl_binary *bin);
 

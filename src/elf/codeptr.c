@@ -21,8 +21,13 @@ struct cp_vec {
 
 static int cp_add(rtl_binary *bin, struct cp_vec *cv, uint64_t where, uint64_t target)
 {
+	/* Most data words are nowhere near code: a range test first. */
+	if (!bin->nfuncs || target <= bin->funcs[0].addr || target >= bin->cover[bin->nfuncs - 1])
+		return 0;
 	const rtl_function *f = rtl_binary_find_function(bin, target);
-	if (!f || f->addr == target)
+	/* PLT stubs are never relocated: .got.plt's lazy pointers into them
+	 * (stub + 6) are not interesting. */
+	if (!f || f->addr == target || (f->sources & RTL_SRC_PLT))
 		return 0;
 	if (cv->n == cv->cap) {
 		size_t cap = cv->cap ? 2 * cv->cap : 256;
@@ -148,7 +153,8 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin)
 		free(cv.v);
 		return err;
 	}
-	qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
+	if (cv.n > 1)
+		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	bin->cptrs = cv.v;
 	bin->ncptrs = cv.n;
 	return 0;

@@ -62,9 +62,7 @@ static int64_t rd_sleb(struct reader *r)
 	return v;
 }
 
-struct bases {
-	uint64_t text, data;  /* DW_EH_PE_textrel and datarel bases */
-};
+#define bases rtl_eh_bases
 
 /* Reads a pointer in encoding ENC; APPLY 0 for the FDE's address range,
  * which uses only the value format. Sets r->bad on what it cannot read. */
@@ -103,6 +101,7 @@ static uint64_t rd_ptr(struct reader *r, unsigned enc, const struct bases *b, in
 struct cie {
 	unsigned fde_enc;
 	int has_z;
+	int signal;  /* 'S': a signal return trampoline */
 };
 
 /* Parses the CIE at R (after its id) for what FDEs need. */
@@ -114,6 +113,7 @@ static int parse_cie(struct reader *r, const struct bases *b, struct cie *cie)
 
 	cie->fde_enc = DW_EH_PE_absptr;
 	cie->has_z = 0;
+	cie->signal = 0;
 	if (!nul || (version != 1 && version != 3 && version != 4))
 		return -1;
 	r->p = nul + 1;
@@ -132,14 +132,18 @@ static int parse_cie(struct reader *r, const struct bases *b, struct cie *cie)
 	cie->has_z = 1;
 	uint64_t auglen = rd_uleb(r);
 	const unsigned char *augend = r->p + (auglen < (uint64_t)(r->end - r->p) ? auglen : 0);
-	for (const char *a = aug + 1; *a && !r->bad && r->p < augend; a++) {
+	for (const char *a = aug + 1; *a && !r->bad; a++) {
+		if ((*a == 'R' || *a == 'L' || *a == 'P') && r->p >= augend)
+			break;  /* the letters with data must fit in the length */
 		if (*a == 'R')
 			cie->fde_enc = (unsigned)rd_u(r, 1);
 		else if (*a == 'L')
 			rd_u(r, 1);
 		else if (*a == 'P')
 			rd_ptr(r, (unsigned)rd_u(r, 1) & 0x7f, b, 0);
-		else if (*a != 'S' && *a != 'B' && *a != 'G')
+		else if (*a == 'S')
+			cie->signal = 1;
+		else if (*a != 'B' && *a != 'G')
 			break;  /* unknown letter: the augmentation length lets us skip it */
 	}
 	return r->bad ? -1 : 0;
@@ -170,8 +174,8 @@ static void skip_leading_padding(const rtl_binary *bin, uint64_t *pc, uint64_t *
 }
 
 /* One entry at OFF: returns the offset of the next or 0 at the end. */
-static size_t parse_entry(rtl_binary *bin, const unsigned char *sec, size_t size, size_t off,
-			  uint64_t base, const struct bases *b, struct rtl_cands *c, int *err)
+static size_t parse_entry(const unsigned char *sec, size_t size, size_t off, uint64_t base,
+			  const struct bases *b, rtl_fde_fn fn, void *ctx, int *err)
 {
 	struct reader r = { sec + off, sec + size, base, sec, 0 };
 	uint64_t len = rd_u(&r, 4);
@@ -204,28 +208,57 @@ static size_t parse_entry(rtl_binary *bin, const unsigned char *sec, size_t size
 		return next;  /* discarded by the linker, or unreadable */
 	if ((cie.fde_enc & 0x0f) == DW_EH_PE_udata4 || (cie.fde_enc & 0x0f) == DW_EH_PE_sdata4)
 		range &= 0xffffffff;
-	bin->nfdes++;
-	skip_leading_padding(bin, &pc, &range);
-	*err = rtl_cands_push(c, pc, range, NULL, RTL_SRC_EH_FRAME, RANK_NONE);
+	*err = fn(ctx, pc, range, cie.signal);
 	return next;
+}
+
+int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
+			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx)
+{
+	int err = 0;
+	for (size_t off = 0; off < size && !err;) {
+		size_t next = parse_entry(sec, size, off, base, b, fn, ctx, &err);
+		if (next <= off)
+			break;
+		off = next;
+	}
+	return err;
+}
+
+struct fde_ctx {
+	rtl_binary *bin;
+	struct rtl_cands *c;
+};
+
+static int add_fde(void *p, uint64_t pc, uint64_t range, int signal)
+{
+	struct fde_ctx *x = p;
+	rtl_binary *bin = x->bin;
+
+	bin->nfdes++;
+	if (signal && range > 1) {
+		/* glibc and the vDSO start a signal trampoline's FDE one byte
+		 * early (".LSTART_name-1"), for unwinders that look up pc-1. */
+		pc++;
+		range--;
+		if (bin->nsigtramps < sizeof(bin->sigtramps) / sizeof(bin->sigtramps[0]))
+			bin->sigtramps[bin->nsigtramps++] = pc;
+	}
+	skip_leading_padding(bin, &pc, &range);
+	return rtl_cands_push(x->c, pc, range, NULL, RTL_SRC_EH_FRAME, RANK_NONE);
 }
 
 int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c)
 {
 	GElf_Shdr sh;
 	struct bases b;
+	struct fde_ctx ctx = { bin, c };
 
 	if (!rtl_binary_find_section(bin, ".eh_frame", &sh) ||
 	    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND))
 		return 0;
-	const unsigned char *sec = bin->image + sh.sh_offset;  /* checked at open */
 	section_bases(bin, &b);
-	int err = 0;
-	for (size_t off = 0; off < sh.sh_size && !err;) {
-		size_t next = parse_entry(bin, sec, sh.sh_size, off, sh.sh_addr, &b, c, &err);
-		if (next <= off)
-			break;
-		off = next;
-	}
-	return err;
+	/* the section's bytes were checked against the file size at open */
+	return rtl_elf_parse_eh_frame(bin->image + sh.sh_offset, sh.sh_size, sh.sh_addr, &b,
+				      add_fde, &ctx);
 }

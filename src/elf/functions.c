@@ -72,9 +72,17 @@ static int merge(rtl_binary *bin, struct rtl_cands *c)
 /* The end of the section (or segment) holding ADDR: sizes never cross it. */
 static uint64_t container_end(const rtl_binary *bin, uint64_t addr)
 {
-	GElf_Shdr sh;
-	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
-		return sh.sh_addr + sh.sh_size;
+	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
+	if (sec)
+		return sec->addr + sec->size;
+	for (size_t i = 0; i < bin->nsegs; i++)
+		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
+			return bin->segs[i].vaddr + bin->segs[i].memsz;
+	return addr;
+}
+
+static uint64_t segment_end(const rtl_binary *bin, uint64_t addr)
+{
 	for (size_t i = 0; i < bin->nsegs; i++)
 		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
 			return bin->segs[i].vaddr + bin->segs[i].memsz;
@@ -82,7 +90,8 @@ static uint64_t container_end(const rtl_binary *bin, uint64_t addr)
 }
 
 /* Zero-size symbols inside a sized function are labels, not functions;
- * the others extend to the next function or the end of their section. */
+ * the others extend to the next function or the end of their section.
+ * No size runs past the end of its segment (corrupt or hostile files). */
 static void fix_sizes(rtl_binary *bin)
 {
 	size_t out = 0;
@@ -97,6 +106,9 @@ static void fix_sizes(rtl_binary *bin)
 				end = bin->funcs[i + 1].addr;
 			f.size = end - f.addr;
 		}
+		uint64_t seg_end = segment_end(bin, f.addr);
+		if (f.size > seg_end - f.addr)
+			f.size = seg_end - f.addr;
 		if (f.size == 0)
 			continue;
 		if (f.addr + f.size > covered)
@@ -119,13 +131,55 @@ static int name_unnamed(rtl_binary *bin)
 	return 0;
 }
 
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c)
+/* Sorts the candidates whose first SORTED are sorted already (the second
+ * build only adds gaps): sort the tail, then merge the two runs. */
+static int sort_cands(struct rtl_cands *c, size_t sorted)
+{
+	size_t n = c->n, tail = n - sorted;
+	if (tail > 1)
+		qsort(c->v + sorted, tail, sizeof(*c->v), cand_cmp);
+	if (!sorted || !tail)
+		return 0;
+	struct rtl_candidate *out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0, j = sorted, k = 0; k < n; k++)
+		out[k] = j >= n || (i < sorted && cand_cmp(&c->v[i], &c->v[j]) <= 0) ? c->v[i++] : c->v[j++];
+	memcpy(c->v, out, n * sizeof(*out));
+	free(out);
+	return 0;
+}
+
+static int build_cover(rtl_binary *bin)
+{
+	free(bin->cover);
+	if (!(bin->cover = malloc((bin->nfuncs ? bin->nfuncs : 1) * sizeof(*bin->cover))))
+		return -ENOMEM;
+	for (size_t i = 0; i < bin->nfuncs; i++) {
+		uint64_t end = bin->funcs[i].addr + bin->funcs[i].size;
+		if (end < bin->funcs[i].addr)
+			end = UINT64_MAX;
+		bin->cover[i] = i && bin->cover[i - 1] > end ? bin->cover[i - 1] : end;
+	}
+	return 0;
+}
+
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted)
 {
 	int err;
-	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	if ((err = sort_cands(c, sorted)))
+		return err;
+	free(bin->funcs);
+	bin->funcs = NULL;
+	bin->nfuncs = 0;
 	if ((err = merge(bin, c)))
 		return err;
 	fix_sizes(bin);
+	return build_cover(bin);
+}
+
+int rtl_elf_name_functions(rtl_binary *bin)
+{
 	return name_unnamed(bin);
 }
 
@@ -148,9 +202,10 @@ const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t add
 		else
 			hi = mid;
 	}
-	/* Usually the record just before; look a little further back for a
-	 * function whose range encloses smaller ones (hand-written asm). */
-	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
+	/* Usually the record just before; when functions nest (hand-written
+	 * asm with entries inside others), walk back while an earlier function
+	 * can still reach ADDR: cover[k] is the furthest end among 0..k. */
+	for (; lo > 0 && bin->cover[lo - 1] > addr; lo--) {
 		const rtl_function *f = &bin->funcs[lo - 1];
 		if (addr - f->addr < f->size)
 			return f;
@@ -160,12 +215,20 @@ const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t add
 
 static int is_executable(const rtl_binary *bin, uint64_t addr)
 {
-	GElf_Shdr sh;
-	if (rtl_binary_section_of(bin, addr, &sh) >= 0)
-		return (sh.sh_flags & SHF_EXECINSTR) != 0;
+	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
+	if (sec)
+		return (sec->flags & SHF_EXECINSTR) != 0;
 	for (size_t i = 0; i < bin->nsegs; i++)
 		if (addr >= bin->segs[i].vaddr && addr - bin->segs[i].vaddr < bin->segs[i].memsz)
 			return (bin->segs[i].flags & PF_X) != 0;
+	return 0;
+}
+
+static int is_sigtramp(const rtl_binary *bin, uint64_t addr)
+{
+	for (size_t i = 0; i < bin->nsigtramps; i++)
+		if (bin->sigtramps[i] == addr)
+			return 1;
 	return 0;
 }
 
@@ -179,6 +242,10 @@ static void check_one(const rtl_binary *bin, rtl_function *f)
 		reason = "PLT stub";
 	else if (!is_executable(bin, f->addr))
 		reason = "not in an executable section";
+	else if (is_sigtramp(bin, f->addr))
+		reason = "signal return trampoline";  /* unwinders match its bytes */
+	else if (f->sources == RTL_SRC_GAP)
+		reason = "no symbol or FDE: boundaries guessed";
 	else if (!(code = rtl_binary_ptr(bin, f->addr, f->size)))
 		reason = "code not in the file";
 	else if (rtl_x86_check_function(code, f->size, f->addr, &reason))

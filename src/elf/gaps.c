@@ -3,7 +3,10 @@
  * info) and hand-written assembly without CFI. A gap between known
  * functions that holds more than padding becomes a function; it is split
  * where a `ret` is followed by padding up to a 16-byte boundary, the way
- * compilers lay out consecutive functions. */
+ * compilers lay out consecutive functions, and, when there is a lot of such
+ * code, at the aligned targets of direct calls (split_gaps below). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
@@ -64,15 +67,23 @@ static size_t code_end(const unsigned char *p, size_t n, size_t s, uint64_t base
 	return n;
 }
 
-static int sweep(const unsigned char *p, uint64_t lo, uint64_t hi, struct rtl_cands *c)
+/* Sweeps [LO, HI); P has AVAIL bytes (to the section end), so that a
+ * padding instruction may run past HI into the next function, as glibc's
+ * signal restorer does (its FDE starts inside the nop before it). Code
+ * right after a known function's end, with no padding and off a 16-byte
+ * boundary, is that function's tail (a second FDE of the same function,
+ * as in glibc's clone), not a new function. */
+static int sweep(const unsigned char *p, size_t avail, uint64_t lo, uint64_t hi, struct rtl_cands *c)
 {
-	size_t n = (size_t)(hi - lo), i = 0;
-	while ((i += rtl_elf_skip_padding(p + i, n - i, 1)) < n) {
+	size_t n = (size_t)(hi - lo), i = rtl_elf_skip_padding(p, avail, 1);
+	if (i == 0 && (lo & 15))
+		return 0;
+	while (i < n) {
 		size_t end = code_end(p, n, i, lo);
 		int err = rtl_cands_push(c, lo + i, end - i, NULL, RTL_SRC_GAP, RANK_NONE);
 		if (err)
 			return err;
-		i = end;
+		i = end + rtl_elf_skip_padding(p + end, avail - end, 1);
 	}
 	return 0;
 }
@@ -88,7 +99,7 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 		if (next > end)
 			next = end;
 		if (next > cur) {
-			int err = sweep(p + (cur - sh->sh_addr), cur, next, c);
+			int err = sweep(p + (cur - sh->sh_addr), (size_t)(end - cur), cur, next, c);
 			if (err)
 				return err;
 		}
@@ -100,9 +111,116 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 	return 0;
 }
 
+/* Programs with neither symbols nor unwind tables (Free Pascal, stripped
+ * Go) leave whole sections as gaps. Their functions are 16-byte aligned
+ * targets of direct calls: a byte scan for E8 rel32 whose target is an
+ * aligned address inside a gap finds them without a decoder. A stray E8
+ * inside another instruction rarely points into a gap at an aligned
+ * address (about R/2^36 per stray byte for R bytes of gaps). */
+#define SPLIT_MIN_GAPS 4096  /* below this, gaps are crt start-up code */
+
+struct targets {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct region {
+	uint64_t addr, size;
+};
+
+static int region_cmp(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Whether ADDR lies in one of the sorted regions v[0..n), past its start. */
+static int in_region(const struct region *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr > v[lo - 1].addr && addr - v[lo - 1].addr < v[lo - 1].size;
+}
+
+static int push_target(struct targets *t, uint64_t target)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		uint64_t *v = realloc(t->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = target;
+	return 0;
+}
+
+static int scan_calls(rtl_binary *bin, const struct region *r, size_t nr, struct targets *t)
+{
+	int err = 0;
+	for (size_t k = 0; k < bin->nsecs && !err; k++) {
+		const struct rtl_section *sec = &bin->secs[k];
+		const unsigned char *p;
+		if (!(sec->flags & SHF_EXECINSTR) || sec->is_plt ||
+		    !(p = rtl_binary_ptr(bin, sec->addr, sec->size)))
+			continue;
+		for (uint64_t i = 0; i + 5 <= sec->size && !err; i++) {
+			int32_t rel;
+			if (p[i] != 0xe8)
+				continue;
+			memcpy(&rel, p + i + 1, 4);
+			uint64_t target = sec->addr + i + 5 + (int64_t)rel;
+			if (!(target & 15) && in_region(r, nr, target))
+				err = push_target(t, target);
+		}
+	}
+	return err;
+}
+
+/* Regions with guessed extents: the gap candidates c->v[first..] and the
+ * functions known only from an ELF entry (Free Pascal's _start runs to
+ * the end of .text). Splits them at call targets: the new candidates and
+ * the old gaps get size 0, so each extends to the next function. */
+static int split_gaps(rtl_binary *bin, struct rtl_cands *c, size_t first)
+{
+	size_t nr = 0, total = 0;
+	struct region *r = malloc((c->n - first + bin->nfuncs + 1) * sizeof(*r));
+	struct targets t = { 0 };
+	int err = r ? 0 : -ENOMEM;
+
+	for (size_t i = first; !err && i < c->n; i++)
+		r[nr++] = (struct region){ c->v[i].addr, c->v[i].size };
+	for (size_t i = 0; !err && i < bin->nfuncs; i++)
+		if (bin->funcs[i].sources == RTL_SRC_ENTRY)
+			r[nr++] = (struct region){ bin->funcs[i].addr, bin->funcs[i].size };
+	for (size_t i = 0; i < nr; i++)
+		total += r[i].size;
+	if (err || total < SPLIT_MIN_GAPS)
+		goto out;
+	qsort(r, nr, sizeof(*r), region_cmp);
+	if ((err = scan_calls(bin, r, nr, &t)))
+		goto out;
+	for (size_t i = first; i < c->n; i++)
+		c->v[i].size = 0;
+	for (size_t k = 0; k < t.n && !err; k++)
+		err = rtl_cands_push(c, t.v[k], 0, NULL, RTL_SRC_GAP, RANK_NONE);
+out:
+	free(r);
+	free(t.v);
+	return err;
+}
+
 int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c)
 {
 	Elf_Scn *scn = NULL;
+	size_t first = c->n;
 	while ((scn = elf_nextscn(bin->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
@@ -114,5 +232,5 @@ int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c)
 		if (err)
 			return err;
 	}
-	return 0;
+	return split_gaps(bin, c, first);
 }

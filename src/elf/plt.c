@@ -102,7 +102,8 @@ static int collect_slots(rtl_binary *bin, struct slots *s)
 				return -ENOMEM;
 		}
 	}
-	qsort(s->v, s->n, sizeof(*s->v), slot_cmp);
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), slot_cmp);
 	return 0;
 }
 
@@ -125,7 +126,7 @@ static int stub_slot(const unsigned char *p, size_t len, uint64_t addr, uint64_t
 	return 1;
 }
 
-static int is_plt_section(const char *name)
+int rtl_elf_is_plt_name(const char *name)
 {
 	return !strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
 	       !strcmp(name, ".plt.got") || !strcmp(name, ".iplt");
@@ -186,7 +187,7 @@ int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c)
 		const char *name;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
 			continue;
-		if (!(name = elf_strptr(bin->elf, shstrndx, sh.sh_name)) || !is_plt_section(name))
+		if (!(name = elf_strptr(bin->elf, shstrndx, sh.sh_name)) || !rtl_elf_is_plt_name(name))
 			continue;
 		if ((err = scan_section(bin, name, &sh, &s, c)))
 			goto out;
@@ -199,17 +200,6 @@ out:
 /* Used by the instrumentability check: is ADDR inside a PLT section? */
 int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	if (elf_getshdrstrndx(bin->elf, &shstrndx))
-		return 0;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
-			continue;
-		if ((name = elf_strptr(bin->elf, shstrndx, sh.sh_name)) && is_plt_section(name))
-			return 1;
-	}
-	return 0;
+	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
+	return sec && sec->is_plt;
 }

@@ -18,8 +18,8 @@ checks:
 """
 import json, re, subprocess, sys
 
-def run(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+def run(*cmd, check=True):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True).stdout
 
 def sections(binary):
     out = {}
@@ -70,9 +70,23 @@ def check_stripped(unstripped, funcs, errors):
     return f'{len(seen)} function entries of the unstripped file'
 
 def check_fdes(binary, data, funcs, errors):
-    fdes = re.findall(r' FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)',
-                      run('readelf', '--debug-dump=frames', binary))
-    fdes = [(int(a, 16), int(b, 16)) for a, b in fdes if int(a, 16) != 0]
+    out = run('readelf', '--debug-dump=frames', binary, check=False)
+    # CIEs with augmentation S (signal frames) start their FDEs one byte
+    # before the trampoline (glibc's ".LSTART_name-1"): the entry is pc+1.
+    signal, cie = set(), None
+    for line in out.splitlines():
+        m = re.match(r'^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE', line)
+        if m:
+            cie = m.group(1)
+        elif line.strip().startswith('Augmentation:') and 'S' in line.split(':', 1)[1] and cie:
+            signal.add(cie)
+        elif ' FDE ' in line:
+            cie = None
+    fdes = []
+    for cie, a, b in re.findall(r' FDE cie=(\S+) pc=([0-9a-f]+)\.\.([0-9a-f]+)', out):
+        lo, hi = int(a, 16), int(b, 16)
+        if lo:
+            fdes.append((lo + 1, hi) if cie in signal else (lo, hi))
     if len(fdes) != data['fde_count']:
         errors.append(f'FDE count {data["fde_count"]} != readelf {len(fdes)}')
     for lo, hi in fdes:
@@ -105,12 +119,17 @@ def check_plt(binary, funcs, errors):
     return f'{len(stubs)} PLT stubs'
 
 def check_calls(binary, funcs, errors):
-    secs = [n for n, s in sections(binary).items() if 'X' in s['flags']]
+    allsecs = sections(binary)
+    secs = [n for n, s in allsecs.items() if 'X' in s['flags']]
     args = ['objdump', '-d', '--no-show-raw-insn']
     for s in secs:
         args += ['-j', s]
     targets = set(int(t, 16) for t in re.findall(r'\scall\s+(?:0x)?([0-9a-f]+)(?:\s|$)', run(*args, binary), re.M))
     targets.discard(0)  # calls to undefined weak symbols
+    # objdump's linear sweep decodes data in .text too: a "call" whose target
+    # is in no executable section is such an artifact, not a function
+    targets = {t for t in targets
+               if any(allsecs[n]['addr'] <= t < allsecs[n]['addr'] + allsecs[n]['size'] for n in secs)}
     for t in sorted(targets):
         if t not in funcs:
             errors.append(f'call target {t:#x} is not a function entry')
