@@ -1,0 +1,445 @@
+/* The bank: turns configurations into shared engines, drives them over
+ * pushed accesses chunk by chunk, and reads statistics back.
+ * See cache_internal.h for the engine/consumer model. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/cachesim.h>
+#include <reticle/error.h>
+#include "cache_internal.h"
+#include "reuse.h"
+
+struct cfg_entry {
+	rtl_cache_config cfg;
+	struct cs_consumer *lvl[RTL_LEVELS];
+};
+
+struct rtl_cachesim {
+	struct cfg_entry *cfgs;
+	int ncfg;
+	struct cs_engine **eng;
+	int neng;
+	struct cs_consumer **cons;
+	int ncons;
+	int built;
+	size_t chunk;
+	rtl_access *merge;
+	size_t merge_cap;
+	struct cs_reuse *reuse;
+	uint32_t reuse_line;
+	int attr_cfg, attr_level;
+	struct cs_attr attr;
+};
+
+#define DATA_KINDS (1u << RTL_ACC_LOAD | 1u << RTL_ACC_STORE | 1u << RTL_ACC_MODIFY)
+#define ALL_KINDS 0x1fu
+
+int rtl_cachesim_create(rtl_cachesim **out)
+{
+	rtl_cachesim *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->chunk = 8192;
+	b->attr_cfg = -1;
+	*out = b;
+	return 0;
+}
+
+void rtl_cachesim_destroy(rtl_cachesim *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->neng; i++) {
+		struct cs_engine *e = b->eng[i];
+		free(e->tags);
+		free(e->dirty);
+		free(e->stamp);
+		free(e->plru);
+		free(e->hist);
+		cs_lineset_free(&e->seen);
+		free(e);
+	}
+	for (int i = 0; i < b->ncons; i++) {
+		if (b->cons[i]->out)
+			free(b->cons[i]->out->v);
+		free(b->cons[i]->out);
+		free(b->cons[i]);
+	}
+	cs_attr_free(&b->attr);
+	cs_reuse_free(b->reuse);
+	free(b->eng);
+	free(b->cons);
+	free(b->cfgs);
+	free(b->merge);
+	free(b);
+}
+
+int rtl_cachesim_add(rtl_cachesim *b, const rtl_cache_config *cfg)
+{
+	char msg[8];
+	struct cfg_entry *n;
+
+	if (b->built)
+		return -EBUSY;
+	if (rtl_cache_config_check(cfg, msg, sizeof(msg)))
+		return -RTL_ERR_BAD_OPTION;
+	n = realloc(b->cfgs, (b->ncfg + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	b->cfgs = n;
+	memset(&n[b->ncfg], 0, sizeof(*n));
+	n[b->ncfg].cfg = *cfg;
+	return b->ncfg++;
+}
+
+int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line)
+{
+	if (b->built)
+		return -EBUSY;
+	if (!line || (line & (line - 1)))
+		return -EINVAL;
+	b->reuse_line = line;
+	return 0;
+}
+
+int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level)
+{
+	if (b->built)
+		return -EBUSY;
+	if (cfg < 0 || cfg >= b->ncfg || level < 0 || level >= RTL_LEVELS ||
+	    !b->cfgs[cfg].cfg.level[level].present)
+		return -EINVAL;
+	b->attr_cfg = cfg;
+	b->attr_level = level;
+	return 0;
+}
+
+static int push_ptr(void ***arr, int *n, void *p)
+{
+	void **na = realloc(*arr, (*n + 1) * sizeof(*na));
+
+	if (!na)
+		return -ENOMEM;
+	na[(*n)++] = p;
+	*arr = na;
+	return 0;
+}
+
+/* What makes two engines interchangeable for a stack engine. */
+static int same_key(const struct cs_engine *e, const struct cs_engine *k)
+{
+	return e->type == CS_STACK && e->src[0] == k->src[0] && e->src[1] == k->src[1] &&
+	       e->filter == k->filter && e->line == k->line && e->nsets == k->nsets &&
+	       e->cross == k->cross && e->modify_as_load == k->modify_as_load &&
+	       e->max_data_size == k->max_data_size && e->ncons < CS_MAX_CONSUMERS;
+}
+
+static struct cs_consumer *new_consumer(rtl_cachesim *b, struct cs_engine *e,
+					const rtl_cache_level *l)
+{
+	struct cs_consumer *c = calloc(1, sizeof(*c));
+
+	if (!c || push_ptr((void ***)&b->cons, &b->ncons, c) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->eng = e;
+	c->slot = e->ncons;
+	c->assoc = l->assoc;
+	c->write = l->write;
+	c->write_allocate = l->write_allocate;
+	e->cons[e->ncons++] = c;
+	return c;
+}
+
+static struct cs_consumer *get_consumer(rtl_cachesim *b, const rtl_cache_config *cfg,
+					const rtl_cache_level *l, struct cs_engine *key)
+{
+	int stack = l->repl == RTL_REPL_LRU && l->write_allocate && !cfg->inclusive;
+	struct cs_engine *e = NULL;
+
+	key->type = stack ? CS_STACK : CS_GENERIC;
+	for (int i = 0; stack && i < b->neng && !e; i++)
+		if (same_key(b->eng[i], key))
+			e = b->eng[i];
+	if (e) {
+		for (int j = 0; j < e->ncons; j++)
+			if (e->cons[j]->assoc == l->assoc && e->cons[j]->write == l->write)
+				return e->cons[j];
+		return new_consumer(b, e, l);
+	}
+	e = malloc(sizeof(*e));
+	if (!e || push_ptr((void ***)&b->eng, &b->neng, e) < 0) {
+		free(e);
+		return NULL;
+	}
+	*e = *key;
+	e->repl = l->repl;
+	e->rng = cfg->seed;
+	return new_consumer(b, e, l);
+}
+
+static int add_stream(struct cs_consumer *c)
+{
+	if (!c || c->out)
+		return 0;
+	c->out = calloc(1, sizeof(*c->out));
+	return c->out ? 0 : -ENOMEM;
+}
+
+static int build_config(rtl_cachesim *b, struct cfg_entry *ce, int index)
+{
+	static const unsigned filters[] = { 1u << RTL_ACC_IFETCH, DATA_KINDS, 0xfu };
+	const rtl_cache_config *cfg = &ce->cfg;
+	struct cs_consumer *above[2] = { NULL, NULL };
+
+	for (int lv = 0; lv < RTL_LEVELS; lv++) {
+		const rtl_cache_level *l = &cfg->level[lv];
+		if (!l->present)
+			continue;
+		struct cs_engine key = {
+			.line = l->line, .nsets = (uint32_t)(l->size / ((uint64_t)l->line * l->assoc)),
+			.shift = (uint32_t)__builtin_ctz(l->line), .cross = cfg->cross,
+			.modify_as_load = cfg->modify_as_load, .max_data_size = cfg->max_data_size,
+		};
+		key.pow2 = !(key.nsets & (key.nsets - 1));
+		key.setmask = key.nsets - 1;
+		if (lv <= RTL_L1) {
+			key.filter = filters[lv];
+		} else {
+			key.filter = ALL_KINDS;
+			key.src[0] = above[0] ? above[0] : above[1];
+			key.src[1] = above[0] ? above[1] : NULL;
+			key.depth = lv == RTL_L2 ? 1 : 2;
+		}
+		struct cs_consumer *c = get_consumer(b, cfg, l, &key);
+		if (!c)
+			return -ENOMEM;
+		if (lv > RTL_L1 && (add_stream(above[0]) < 0 || add_stream(above[1]) < 0))
+			return -ENOMEM;
+		if (lv > RTL_L1 && cfg->inclusive) {
+			c->upper[0] = above[0];
+			c->upper[1] = above[1];
+		}
+		if (index == b->attr_cfg && lv == b->attr_level) {
+			c->attr = &b->attr;
+			c->eng->any_attr = 1;
+		}
+		ce->lvl[lv] = c;
+		if (lv <= RTL_L1)
+			above[lv == RTL_L1 ? 0 : lv] = c;
+		else
+			above[0] = c, above[1] = NULL;
+	}
+	return 0;
+}
+
+static int cmp_depth(const void *x, const void *y)
+{
+	const struct cs_engine *a = *(struct cs_engine *const *)x, *b = *(struct cs_engine *const *)y;
+	return a->depth - b->depth;
+}
+
+static int init_engine(struct cs_engine *e)
+{
+	e->A = 0;
+	e->min_assoc = UINT32_MAX;
+	for (int j = 0; j < e->ncons; j++) {
+		struct cs_consumer *c = e->cons[j];
+		e->A = c->assoc > e->A ? c->assoc : e->A;
+		e->min_assoc = c->assoc < e->min_assoc ? c->assoc : e->min_assoc;
+		e->any_wt |= c->write == RTL_WRITE_THROUGH;
+		e->any_wb |= c->write == RTL_WRITE_BACK;
+		e->any_out |= c->out != NULL;
+	}
+	/* Without a lower level nobody needs the write-backs themselves, but
+	 * the count is reported, so dirty tracking stays on for WB. */
+	return e->type == CS_STACK ? cs_stack_init(e) : cs_generic_init(e);
+}
+
+static int build(rtl_cachesim *b)
+{
+	int rc;
+
+	for (int i = 0; i < b->ncfg; i++)
+		if ((rc = build_config(b, &b->cfgs[i], i)) < 0)
+			return rc;
+	for (int i = 0; i < b->neng; i++)
+		if ((rc = init_engine(b->eng[i])) < 0)
+			return rc;
+	/* stable enough: engines were created level by level per config */
+	qsort(b->eng, b->neng, sizeof(*b->eng), cmp_depth);
+	for (int i = 0; i < b->ncfg; i++)
+		if (b->cfgs[i].cfg.inclusive)
+			b->chunk = 1;  /* back-invalidation must reach L1 before its next access */
+	if (b->reuse_line && (rc = cs_reuse_create(b->reuse_line, &b->reuse)) < 0)
+		return rc;
+	b->built = 1;
+	return 0;
+}
+
+/* The input of a lower engine fed by two streams, merged in program order. */
+static const rtl_access *merged(rtl_cachesim *b, struct cs_stream *x, struct cs_stream *y, size_t *n)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	*n = x->n + y->n;
+	if (*n > b->merge_cap) {
+		rtl_access *m = realloc(b->merge, *n * sizeof(*m));
+		if (!m)
+			return NULL;
+		b->merge = m;
+		b->merge_cap = *n;
+	}
+	while (i < x->n || j < y->n)
+		if (j == y->n || (i < x->n && CS_SEQ(x->v[i].kind) <= CS_SEQ(y->v[j].kind)))
+			b->merge[k++] = x->v[i++];
+		else
+			b->merge[k++] = y->v[j++];
+	return b->merge;
+}
+
+static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
+{
+	for (int i = 0; i < b->neng; i++) {
+		struct cs_engine *e = b->eng[i];
+		const rtl_access *in = a;
+		size_t m = n;
+		if (e->src[1]) {
+			if (!(in = merged(b, e->src[0]->out, e->src[1]->out, &m)))
+				return -ENOMEM;
+		} else if (e->src[0]) {
+			in = e->src[0]->out->v;
+			m = e->src[0]->out->n;
+		}
+		if (e->type == CS_STACK)
+			cs_stack_run(e, in, m, !e->src[0]);
+		else
+			cs_generic_run(e, in, m, !e->src[0]);
+	}
+	for (int i = 0; i < b->ncons; i++)
+		if (b->cons[i]->out)
+			b->cons[i]->out->n = 0;
+	if (b->reuse)
+		cs_reuse_run(b->reuse, a, n);
+	return 0;
+}
+
+int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n)
+{
+	int rc;
+
+	if (!b->built && (rc = build(b)) < 0)
+		return rc;
+	for (size_t off = 0; off < n; off += b->chunk) {
+		size_t m = n - off < b->chunk ? n - off : b->chunk;
+		if ((rc = run_chunk(b, acc + off, m)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int rtl_cachesim_count(const rtl_cachesim *b)
+{
+	return b->ncfg;
+}
+
+const rtl_cache_config *rtl_cachesim_config(const rtl_cachesim *b, int cfg)
+{
+	return cfg >= 0 && cfg < b->ncfg ? &b->cfgs[cfg].cfg : NULL;
+}
+
+int rtl_cachesim_engines(const rtl_cachesim *b)
+{
+	return b->neng;
+}
+
+int rtl_cachesim_stats(const rtl_cachesim *b, int cfg, int level, rtl_cache_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (cfg < 0 || cfg >= b->ncfg || level < 0 || level >= RTL_LEVELS)
+		return -EINVAL;
+	struct cs_consumer *c = b->cfgs[cfg].lvl[level];
+	if (!c)
+		return b->cfgs[cfg].cfg.level[level].present ? 0 : -ENOENT;
+	const struct cs_engine *e = c->eng;
+	for (int k = 0; k < RTL_ACC_KINDS; k++)
+		for (uint32_t d = 0; d <= e->A; d++) {
+			uint64_t h = e->hist[k * (e->A + 1) + d];
+			out->access[k] += h;
+			if (d >= c->assoc)
+				out->miss[k] += h;
+		}
+	out->compulsory = e->compulsory;
+	out->writebacks = c->writebacks;
+	return 0;
+}
+
+int rtl_cachesim_reuse(const rtl_cachesim *b, rtl_reuse_hist *out)
+{
+	if (!b->reuse)
+		return -ENOENT;
+	cs_reuse_hist(b->reuse, out);
+	return 0;
+}
+
+static int cmp_cost(const void *x, const void *y)
+{
+	const rtl_instr_cost *a = x, *b = y;
+	return a->iaddr < b->iaddr ? -1 : a->iaddr > b->iaddr;
+}
+
+/* Sorted copy of the attribution table; caller frees. */
+static rtl_instr_cost *sorted_costs(const rtl_cachesim *b, size_t *n)
+{
+	rtl_instr_cost *v = malloc((b->attr.n + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < b->attr.cap; i++)
+		if (b->attr.keys[i])
+			v[(*n)++] = (rtl_instr_cost){ b->attr.keys[i] - 1, b->attr.val[i][0], b->attr.val[i][1] };
+	qsort(v, *n, sizeof(*v), cmp_cost);
+	return v;
+}
+
+int rtl_cachesim_foreach_instr(const rtl_cachesim *b,
+			       int (*fn)(const rtl_instr_cost *c, void *user), void *user)
+{
+	size_t n;
+	rtl_instr_cost *v = sorted_costs(b, &n);
+	int rc = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fn(&v[i], user);
+	free(v);
+	return rc;
+}
+
+int rtl_cachesim_sum_functions(const rtl_cachesim *b, const uint64_t (*ranges)[2],
+			       size_t nr, rtl_instr_cost *out)
+{
+	size_t n, f = 0;
+	rtl_instr_cost *v = sorted_costs(b, &n);
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++)
+		out[i] = (rtl_instr_cost){ .iaddr = ranges[i][0] };
+	for (size_t i = 0; i < n; i++) {
+		while (f < nr && ranges[f][1] <= v[i].iaddr)
+			f++;
+		if (f == nr)
+			break;
+		if (v[i].iaddr >= ranges[f][0]) {
+			out[f].access += v[i].access;
+			out[f].miss += v[i].miss;
+		}
+	}
+	free(v);
+	return 0;
+}
