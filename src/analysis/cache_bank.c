@@ -251,8 +251,10 @@ static int init_engine(struct cs_engine *e)
 		e->min_assoc = c->assoc < e->min_assoc ? c->assoc : e->min_assoc;
 		e->any_wt |= c->write == RTL_WRITE_THROUGH;
 		e->any_wb |= c->write == RTL_WRITE_BACK;
+		e->wb_mask |= c->write == RTL_WRITE_BACK ? 1u << j : 0;
 		e->any_out |= c->out != NULL;
 	}
+	e->gate = e->any_attr ? 0 : e->min_assoc;
 	/* Without a lower level nobody needs the write-backs themselves, but
 	 * the count is reported, so dirty tracking stays on for WB. */
 	return e->type == CS_STACK ? cs_stack_init(e) : cs_generic_init(e);

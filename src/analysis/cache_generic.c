@@ -108,7 +108,7 @@ static void evict(struct cs_engine *e, size_t slot, uint64_t iaddr, uint32_t seq
 			cs_generic_invalidate(c->upper[u]->eng, base, e->line);
 }
 
-static inline uint32_t generic_touch(struct cs_engine *e, uint64_t line, int wr,
+CS_INLINE uint32_t generic_touch(struct cs_engine *e, uint64_t line, int wr,
 				     uint64_t iaddr, uint32_t seq, int *isnew)
 {
 	const uint32_t A = e->A;

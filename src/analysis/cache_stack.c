@@ -25,7 +25,7 @@ int cs_stack_init(struct cs_engine *e)
 
 /* Write-backs and new dirty masks for a reference at depth D of SET;
  * shifts the masks like the tags. */
-static void stack_dirty(struct cs_engine *e, uint32_t set, uint32_t d, int wr,
+static __attribute__((noinline)) void stack_dirty(struct cs_engine *e, uint32_t set, uint32_t d, int wr,
 			uint64_t iaddr, uint32_t seq)
 {
 	const uint32_t A = e->A;
@@ -56,8 +56,20 @@ static void stack_dirty(struct cs_engine *e, uint32_t set, uint32_t d, int wr,
 	m[0] = nm;
 }
 
-static inline uint32_t stack_touch(struct cs_engine *e, uint64_t line, int wr,
-				   uint64_t iaddr, uint32_t seq, int *isnew)
+/* A hit in every consumer: no eviction anywhere, the line keeps its
+ * dirty bits and gains the write-back consumers' bits on a write. */
+CS_INLINE void stack_dirty_hit(struct cs_engine *e, uint32_t set, uint32_t d, int wr)
+{
+	uint32_t *m = e->dirty + (size_t)set * e->A;
+	uint32_t nm = m[d] | (wr ? e->wb_mask : 0);
+
+	for (uint32_t i = d; i > 0; i--)
+		m[i] = m[i - 1];
+	m[0] = nm;
+}
+
+CS_INLINE uint32_t stack_touch(struct cs_engine *e, uint64_t line, int wr,
+			       uint64_t iaddr, uint32_t seq, int *isnew)
 {
 	const uint32_t A = e->A;
 	uint32_t set = cs_set_of(e, line);
@@ -65,21 +77,59 @@ static inline uint32_t stack_touch(struct cs_engine *e, uint64_t line, int wr,
 	uint64_t tag = line + 1;
 	uint32_t d = 0;
 
-	if (s[0] == tag)
-		return e->any_wb ? (stack_dirty(e, set, 0, wr, iaddr, seq), 0) : 0;
+	if (s[0] == tag) {
+		if (e->any_wb && wr)
+			e->dirty[(size_t)set * A] |= e->wb_mask;
+		return 0;
+	}
 	while (d < A && s[d] != tag)
 		d++;
 	if (d == A && cs_lineset_add(&e->seen, line) > 0)
 		*isnew = 1;
-	if (e->any_wb)
-		stack_dirty(e, set, d, wr, iaddr, seq);
+	if (e->any_wb) {
+		if (d < e->min_assoc)
+			stack_dirty_hit(e, set, d, wr);
+		else
+			stack_dirty(e, set, d, wr, iaddr, seq);
+	}
 	for (uint32_t i = d < A ? d : A - 1; i > 0; i--)
 		s[i] = s[i - 1];
 	s[0] = tag;
 	return d;
 }
 
-void cs_stack_run(struct cs_engine *e, const rtl_access *a, size_t n, int root)
+static __attribute__((noinline)) void stack_slow(struct cs_engine *e, const rtl_access *a,
+						  uint32_t seq)
 {
-	cs_drive(e, a, n, root, stack_touch);
+	cs_drive_one(e, a, seq, stack_touch);
+}
+
+/* The common case inline: a single-line access that finds its line on top
+ * of the stack hits in every consumer and changes nothing but counters
+ * (and the dirty bits of a store). Everything else goes to stack_slow(). */
+void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, int root)
+{
+	const uint32_t filter = e->filter, sh = e->shift, A = e->A, a1 = A + 1;
+	const uint32_t mask = e->setmask, nsets = e->nsets, wbm = e->wb_mask;
+	const int pow2 = e->pow2, wt = e->any_wt, wb = e->any_wb, fast = !e->any_attr;
+	uint64_t *restrict tags = e->tags, *restrict hist = e->hist;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t kf = a[i].kind, k = CS_KIND(kf);
+		if (!((filter >> k) & 1))
+			continue;
+		uint64_t first = a[i].addr >> sh;
+		uint64_t last = (a[i].addr + (a[i].size ? a[i].size : 1) - 1) >> sh;
+		if (__builtin_expect(fast && first == last && k != RTL_ACC_MODIFY &&
+				     !(k == RTL_ACC_STORE && wt), 1)) {
+			uint32_t set = pow2 ? (uint32_t)(first & mask) : (uint32_t)(first % nsets);
+			if (tags[(size_t)set * A] == first + 1) {
+				hist[k * a1]++;
+				if (wb && (k == RTL_ACC_STORE || k == RTL_ACC_WRITEBACK))
+					e->dirty[(size_t)set * A] |= wbm;
+				continue;
+			}
+		}
+		stack_slow(e, &a[i], root ? (uint32_t)i : CS_SEQ(kf));
+	}
 }
