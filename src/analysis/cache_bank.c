@@ -216,11 +216,15 @@ static int build_config(rtl_cachesim *b, struct cfg_entry *ce, int index)
 		struct cs_consumer *c = get_consumer(b, cfg, l, &key);
 		if (!c)
 			return -ENOMEM;
-		if (lv > RTL_L1 && (add_stream(above[0]) < 0 || add_stream(above[1]) < 0))
-			return -ENOMEM;
 		if (lv > RTL_L1 && cfg->inclusive) {
 			c->upper[0] = above[0];
 			c->upper[1] = above[1];
+			for (int u = 0; u < 2; u++)
+				if (above[u])
+					above[u]->down = c->eng;
+			c->eng->driven = 1;
+		} else if (lv > RTL_L1 && (add_stream(above[0]) < 0 || add_stream(above[1]) < 0)) {
+			return -ENOMEM;
 		}
 		if (index == b->attr_cfg && lv == b->attr_level) {
 			c->attr = &b->attr;
@@ -308,6 +312,8 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 		struct cs_engine *e = b->eng[i];
 		const rtl_access *in = a;
 		size_t m = n;
+		if (e->driven)
+			continue;
 		if (e->src[1]) {
 			if (!(in = merged(b, e->src[0]->out, e->src[1]->out, &m)))
 				return -ENOMEM;

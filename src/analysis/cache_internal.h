@@ -50,13 +50,15 @@ struct cs_consumer {
 	uint64_t access[RTL_ACC_KINDS], miss[RTL_ACC_KINDS]; /* generic engines */
 	struct cs_attr *attr;
 	struct cs_consumer *upper[2]; /* inclusive: levels to back-invalidate */
+	struct cs_engine *down;   /* inclusive: the level below, driven directly */
 };
 
 enum { CS_STACK, CS_GENERIC };
 
 struct cs_engine {
 	int type;
-	int depth;                /* 0 for root engines */
+	int depth;
+	int driven;               /* fed access by access by the level above */                /* 0 for root engines */
 	struct cs_consumer *src[2]; /* producers of the input; src[0] NULL = root */
 	unsigned filter;          /* kinds accepted (root engines) */
 	uint32_t line, shift, nsets, setmask;
@@ -106,8 +108,14 @@ void cs_generic_invalidate(struct cs_engine *e, uint64_t addr, uint32_t bytes);
 static inline void cs_emit(struct cs_consumer *c, uint64_t addr, uint32_t size,
 			   uint32_t kind, uint64_t iaddr, uint32_t seq)
 {
-	if (c->out)
+	if (c->out) {
 		cs_stream_push(c->out, addr, size, kind | seq << 8, iaddr);
+	} else if (c->down) {
+		/* inclusive hierarchies go depth first, so that a back-invalidation
+		 * lands before the level above takes its next decision */
+		rtl_access r = { .addr = addr, .iaddr = iaddr, .size = size, .kind = kind | seq << 8 };
+		cs_generic_run(c->down, &r, 1, 0);
+	}
 }
 
 static inline uint32_t cs_set_of(const struct cs_engine *e, uint64_t line)
