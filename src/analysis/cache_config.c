@@ -98,7 +98,7 @@ static int parse_item(rtl_cache_config *c, char *item, rtl_cache_level *ll, int 
 		if (!strcasecmp(item, "cachegrind")) {
 			c->cross = RTL_CROSS_ONCE;
 			c->modify_as_load = 1;
-			c->max_data_size = 16;
+			c->max_data_size = UINT32_MAX;   /* resolved to the smallest line */
 			*dflt_write = RTL_WRITE_NONE;
 			return 0;
 		}
@@ -165,6 +165,13 @@ int rtl_cache_config_parse(const char *spec, rtl_cache_config *out, char *err, s
 	for (int i = 0; i < RTL_LEVELS && dflt_write >= 0; i++)
 		if (out->level[i].present && !write_set[i])
 			out->level[i].write = dflt_write;
+	/* cachegrind cuts data accesses larger than its smallest line size
+	 * (only valgrind's dirty helpers, e.g. FXSAVE, make such accesses) */
+	if (out->max_data_size == UINT32_MAX) {
+		for (int i = 0; i < RTL_LEVELS; i++)
+			if (out->level[i].present && out->level[i].line < out->max_data_size)
+				out->max_data_size = out->level[i].line;
+	}
 	return rtl_cache_config_check(out, err, len);
 }
 
