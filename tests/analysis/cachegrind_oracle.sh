@@ -1,0 +1,51 @@
+#!/bin/sh
+# Oracle test: a real program's lackey trace through 'reticle cachesim' with
+# the cachegrind preset must give exactly the counts that valgrind's
+# cachegrind reports for the same run (I refs, D reads and writes, and the
+# I1/D1/LL misses by kind). Also runs the bank's property test on the real
+# trace. usage: cachegrind_oracle.sh RETICLE PROPERTY_TEST CC FIXTURE_SRC WORKDIR
+set -eu
+RETICLE=$1 PROPTEST=$2 CC=$3 SRC=$4 WORK=$5
+mkdir -p "$WORK"
+cd "$WORK"
+"$CC" -O2 -mfxsr -static -o cgwork "$SRC"
+head -c 6000 /usr/share/common-licenses/GPL-3 > input.txt
+fail=0
+
+# compare NAME TRACE I1 D1 LL -- COMMAND...: cache specs as SIZE,WAYS,LINE;
+# the lackey trace of COMMAND is made once per TRACE name
+compare() {
+	name=$1 trace=$2 i1=$3 d1=$4 ll=$5
+	shift 6
+	[ -s "$trace.lackey" ] ||
+		valgrind --tool=lackey --trace-mem=yes --log-file="$trace.lackey" "$@" > "$name.out1"
+	[ -s "$name.out1" ] || cp "$trace.out1" "$name.out1"
+	valgrind --tool=cachegrind --cache-sim=yes --I1="$i1" --D1="$d1" --LL="$ll" \
+		--cachegrind-out-file="$name.cg" "$@" > "$name.out2" 2> "$name.cg.log"
+	cmp -s "$name.out1" "$name.out2" || { echo "FAIL $name: the two runs differ"; fail=1; }
+	spec="cachegrind,l1i=$(echo "$i1" | tr , :),l1d=$(echo "$d1" | tr , :),ll=$(echo "$ll" | tr , :)"
+	"$RETICLE" cachesim --format json --cache "$spec" "$trace.lackey" > "$name.json"
+	want=$(grep '^summary:' "$name.cg" | cut -d' ' -f2-)
+	got=$(python3 -c '
+import json, sys
+L = json.load(open(sys.argv[1]))["configs"][0]["levels"]
+i, d, l = L["l1i"], L["l1d"], L["l2"]
+v = [i["ifetch"]["accesses"], i["ifetch"]["misses"], l["ifetch"]["misses"],
+     d["load"]["accesses"], d["load"]["misses"], l["load"]["misses"],
+     d["store"]["accesses"], d["store"]["misses"], l["store"]["misses"]]
+print(" ".join(map(str, v)))' "$name.json")
+	echo "$name: cachegrind (Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw) = $want"
+	echo "$name: reticle                                       = $got"
+	[ "$want" = "$got" ] || { echo "FAIL $name: counts differ"; fail=1; }
+}
+
+rm -f ./*.lackey ./*.out1
+compare cgwork-small cgwork 4096,2,32 8192,4,64 65536,8,64 -- ./cgwork 3
+cp cgwork-small.out1 cgwork.out1
+compare cgwork-big cgwork 32768,8,64 32768,8,64 262144,16,64 -- ./cgwork 3
+compare bzip2 bzip2 8192,4,64 16384,4,32 131072,8,64 -- bzip2 -1 -c input.txt
+
+# the stack-distance bank against plain simulators, on a real stream
+"$PROPTEST" cgwork.lackey || fail=1
+[ $fail -ne 0 ] || rm -f ./*.lackey   # large; kept only to debug a failure
+exit $fail
