@@ -105,8 +105,10 @@ static int parse_lackey(rtl_trace_reader *r, const char *s, rtl_access *a)
 		a->kind = s[1] == 'L' ? RTL_ACC_LOAD : s[1] == 'S' ? RTL_ACC_STORE : RTL_ACC_MODIFY;
 	else
 		return bad(r, "expected 'I  ADDR,SIZE' or ' L|S|M ADDR,SIZE'");
-	if (hexnum(s + 3, &a->addr, &p) || *p != ',')
+	if (hexnum(s + 3, &a->addr, &p))
 		return bad(r, "bad address");
+	if (*p != ',')
+		return bad(r, "expected ADDRESS,SIZE");
 	size = strtoull(p + 1, (char **)&e, 10);
 	if (e == p + 1 || !size || size > 4096)
 		return bad(r, "bad size");
