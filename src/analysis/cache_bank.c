@@ -126,13 +126,23 @@ static int push_ptr(void ***arr, int *n, void *p)
 	return 0;
 }
 
-/* What makes two engines interchangeable for a stack engine. */
-static int same_key(const struct cs_engine *e, const struct cs_engine *k)
+/* What makes two engines interchangeable: same input and geometry; a
+ * stack engine then takes any LRU associativity, a generic engine only its
+ * exact twin (same policy, ways, write policy and seed). */
+static int same_key(const struct cs_engine *e, const struct cs_engine *k,
+		    const rtl_cache_level *l, uint64_t seed)
 {
-	return e->type == CS_STACK && e->src[0] == k->src[0] && e->src[1] == k->src[1] &&
-	       e->filter == k->filter && e->line == k->line && e->nsets == k->nsets &&
-	       e->cross == k->cross && e->modify_as_load == k->modify_as_load &&
-	       e->max_data_size == k->max_data_size && e->ncons < CS_MAX_CONSUMERS;
+	if (e->type != k->type || e->src[0] != k->src[0] || e->src[1] != k->src[1] ||
+	    e->filter != k->filter || e->line != k->line || e->nsets != k->nsets ||
+	    e->cross != k->cross || e->modify_as_load != k->modify_as_load ||
+	    e->max_data_size != k->max_data_size || e->ncons >= CS_MAX_CONSUMERS)
+		return 0;
+	if (e->type == CS_STACK)
+		return 1;
+	const struct cs_consumer *c = e->cons[0];
+	return !e->inclusive && e->repl == l->repl && c->assoc == l->assoc &&
+	       c->write == l->write && c->write_allocate == l->write_allocate &&
+	       (l->repl != RTL_REPL_RANDOM || e->seed == seed);
 }
 
 static struct cs_consumer *new_consumer(rtl_cachesim *b, struct cs_engine *e,
@@ -160,8 +170,8 @@ static struct cs_consumer *get_consumer(rtl_cachesim *b, const rtl_cache_config 
 	struct cs_engine *e = NULL;
 
 	key->type = stack ? CS_STACK : CS_GENERIC;
-	for (int i = 0; stack && i < b->neng && !e; i++)
-		if (same_key(b->eng[i], key))
+	for (int i = 0; !cfg->inclusive && i < b->neng && !e; i++)
+		if (same_key(b->eng[i], key, l, cfg->seed))
 			e = b->eng[i];
 	if (e) {
 		for (int j = 0; j < e->ncons; j++)
@@ -176,7 +186,8 @@ static struct cs_consumer *get_consumer(rtl_cachesim *b, const rtl_cache_config 
 	}
 	*e = *key;
 	e->repl = l->repl;
-	e->rng = cfg->seed;
+	e->rng = e->seed = cfg->seed;
+	e->inclusive = cfg->inclusive;
 	return new_consumer(b, e, l);
 }
 

@@ -66,7 +66,8 @@ struct cs_engine {
 	int cross, modify_as_load;
 	uint32_t max_data_size;
 	int repl;
-	uint64_t rng;
+	int inclusive;            /* part of an inclusive hierarchy: never shared */
+	uint64_t seed, rng;
 	uint32_t A;               /* ways stored per set */
 	uint64_t *tags;           /* nsets * A; line + 1, 0 = empty */
 	uint32_t *dirty;          /* stack: consumer masks; generic: 0/1 */

@@ -104,15 +104,32 @@ static __attribute__((noinline)) void stack_slow(struct cs_engine *e, const rtl_
 	cs_drive_one(e, a, seq, stack_touch);
 }
 
-/* The common case inline: a single-line access that finds its line on top
- * of the stack hits in every consumer and changes nothing but counters
- * (and the dirty bits of a store). Everything else goes to stack_slow(). */
+/* Moves the entry at depth D (a hit in every consumer) to the top;
+ * dirty masks follow, gaining the write-back consumers' bits on a write. */
+CS_INLINE void stack_promote(struct cs_engine *e, uint64_t *s, size_t base, uint32_t d, int wr)
+{
+	uint64_t tag = s[d];
+
+	for (uint32_t i = d; i > 0; i--)
+		s[i] = s[i - 1];
+	s[0] = tag;
+	if (e->any_wb)
+		stack_dirty_hit(e, (uint32_t)(base / e->A), d, wr);
+}
+
+/* The common cases inline: a single-line access (not MODIFY, not a
+ * write-through store) found on top of its set's stack changes nothing but
+ * counters; found deeper but within every consumer's ways, it moves to the
+ * top. Depth-0 hits are counted in registers (a counter in memory bumped
+ * by every access would chain them through store forwarding). Everything
+ * else goes to stack_slow(). */
 void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, int root)
 {
 	const uint32_t filter = e->filter, sh = e->shift, A = e->A, a1 = A + 1;
-	const uint32_t mask = e->setmask, nsets = e->nsets, wbm = e->wb_mask;
-	const int pow2 = e->pow2, wt = e->any_wt, wb = e->any_wb, fast = !e->any_attr;
+	const uint32_t mask = e->setmask, nsets = e->nsets, wbm = e->wb_mask, gate = e->gate;
+	const int pow2 = e->pow2, wt = e->any_wt, wb = e->any_wb;
 	uint64_t *restrict tags = e->tags, *restrict hist = e->hist;
+	uint64_t h_load = 0, h_store = 0, h_ifetch = 0, h_wb = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		uint32_t kf = a[i].kind, k = CS_KIND(kf);
@@ -120,16 +137,34 @@ void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, i
 			continue;
 		uint64_t first = a[i].addr >> sh;
 		uint64_t last = (a[i].addr + (a[i].size ? a[i].size : 1) - 1) >> sh;
-		if (__builtin_expect(fast && first == last && k != RTL_ACC_MODIFY &&
+		if (__builtin_expect(gate && first == last && k != RTL_ACC_MODIFY &&
 				     !(k == RTL_ACC_STORE && wt), 1)) {
 			uint32_t set = pow2 ? (uint32_t)(first & mask) : (uint32_t)(first % nsets);
-			if (tags[(size_t)set * A] == first + 1) {
-				hist[k * a1]++;
-				if (wb && (k == RTL_ACC_STORE || k == RTL_ACC_WRITEBACK))
-					e->dirty[(size_t)set * A] |= wbm;
+			size_t base = (size_t)set * A;
+			uint64_t *s = tags + base;
+			int wr = k == RTL_ACC_STORE || k == RTL_ACC_WRITEBACK;
+			if (s[0] == first + 1) {
+				h_ifetch += k == RTL_ACC_IFETCH;
+				h_load += k == RTL_ACC_LOAD;
+				h_store += k == RTL_ACC_STORE;
+				h_wb += k == RTL_ACC_WRITEBACK;
+				if (wb && wr)
+					e->dirty[base] |= wbm;
+				continue;
+			}
+			uint32_t d = 1;
+			while (d < gate && s[d] != first + 1)
+				d++;
+			if (d < gate) {
+				stack_promote(e, s, base, d, wr);
+				hist[k * a1 + d]++;
 				continue;
 			}
 		}
 		stack_slow(e, &a[i], root ? (uint32_t)i : CS_SEQ(kf));
 	}
+	hist[RTL_ACC_LOAD * a1] += h_load;
+	hist[RTL_ACC_STORE * a1] += h_store;
+	hist[RTL_ACC_IFETCH * a1] += h_ifetch;
+	hist[RTL_ACC_WRITEBACK * a1] += h_wb;
 }

@@ -47,5 +47,20 @@ compare bzip2 bzip2 8192,4,64 16384,4,32 131072,8,64 -- bzip2 -1 -c input.txt
 
 # the stack-distance bank against plain simulators, on a real stream
 "$PROPTEST" cgwork.lackey || fail=1
+
+# the miss-ratio curve (Fenwick-tree reuse distances) against fully-
+# associative LRU caches simulated in the same pass by stack engines
+"$RETICLE" cachesim --format json --mrc --mrc-max 1m --cache l1=16k:full:64 \
+	--cache l1=256k:full:64 bzip2.lackey > mrc.json
+python3 - mrc.json <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+curve = {p["size"]: p["misses"] for p in d["reuse"]["mrc"]}
+for c in d["configs"]:
+    size = int(c["name"].split("=")[1].split("k")[0]) * 1024
+    got = c["levels"]["l1"]["misses"]
+    print("fully-associative %d KiB: cache %d misses, curve %d" % (size // 1024, got, curve[size]))
+    assert got == curve[size]
+PY
 [ $fail -ne 0 ] || rm -f ./*.lackey   # large; kept only to debug a failure
 exit $fail

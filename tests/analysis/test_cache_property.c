@@ -328,6 +328,7 @@ static const char *const specs[] = {
 	"l1=16k:4:32,l2=64k:8:64:wt", "l1=16k:4:128,l2=256k:4:64",
 	/* non-power-of-two sets, other policies, no write-allocate */
 	"l1d=24k:4:64", "l1=48k:12:64,l2=192k:3:64", "l1d=16k:4:64:fifo", "l1d=32k:8:64:plru",
+	"l1d=16k:4:64:fifo,l2=64k:4:64:fifo",   /* shares the FIFO L1 above */
 	"l1d=16k:4:64:nwa,l2=64k:4:64", "l1d=16k:4:64:wt:nwa,l2=64k:4:64:fifo",
 	"l1d=2k:full:64", "l1i=4k:4:32:plru,l1d=8k:2:64,l2=32k:8:64:plru",
 	/* cachegrind conventions, inclusion */
