@@ -286,7 +286,8 @@ static int build(rtl_cachesim *b)
 		if ((rc = init_engine(b->eng[i])) < 0)
 			return rc;
 	/* stable enough: engines were created level by level per config */
-	qsort(b->eng, b->neng, sizeof(*b->eng), cmp_depth);
+	if (b->neng)
+		qsort(b->eng, b->neng, sizeof(*b->eng), cmp_depth);
 	for (int i = 0; i < b->ncfg; i++)
 		if (b->cfgs[i].cfg.inclusive)
 			b->chunk = 1;  /* back-invalidation must reach L1 before its next access */

@@ -79,15 +79,28 @@ static int guess(const char *s)
 	return RTL_TRACE_DIN;
 }
 
-/* Hex number (optional 0x); END gets the first unused character. */
+static const signed char hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
+/* Hex number (optional 0x, at most 16 digits); END gets the first unused
+ * character. By hand: strtoull was a third of the reading time. */
 static int hexnum(const char *s, uint64_t *v, const char **end)
 {
-	char *e;
+	uint64_t x = 0;
+	int n = 0;
 
-	if (!isxdigit((unsigned char)*s))
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexval[(unsigned char)s[2]])
+		s += 2;
+	for (; hexval[(unsigned char)*s]; s++, n++)
+		x = x << 4 | (uint64_t)(hexval[(unsigned char)*s] - 1);
+	if (!n || n > 16)
 		return -1;
-	*v = strtoull(s, &e, 16);
-	*end = e;
+	*v = x;
+	*end = s;
 	return 0;
 }
 
@@ -109,8 +122,10 @@ static int parse_lackey(rtl_trace_reader *r, const char *s, rtl_access *a)
 		return bad(r, "bad address");
 	if (*p != ',')
 		return bad(r, "expected ADDRESS,SIZE");
-	size = strtoull(p + 1, (char **)&e, 10);
-	if (e == p + 1 || !size || size > 4096)
+	size = 0;
+	for (e = p + 1; *e >= '0' && *e <= '9' && size <= 4096; e++)
+		size = size * 10 + (uint64_t)(*e - '0');
+	if (e == p + 1 || !size || size > 4096 || (*e && *e != '\n' && *e != '\r'))
 		return bad(r, "bad size");
 	a->size = (uint32_t)size;
 	return 1;

@@ -238,6 +238,18 @@ static void ohier_init(struct ohier *h, const rtl_cache_config *c)
 	}
 }
 
+static void ohier_free(struct ohier *h)
+{
+	for (int i = 0; i < RTL_LEVELS; i++) {
+		struct olevel *l = &h->lv[i];
+		free(l->tag);
+		free(l->time);
+		free(l->dirty);
+		free(l->node);
+		free(l->seenv);
+	}
+}
+
 static void ohier_access(struct ohier *h, const rtl_access *a)
 {
 	const rtl_cache_config *c = h->c;
@@ -313,6 +325,8 @@ static rtl_access *read_trace(const char *path, size_t *n)
 		if ((*n += (size_t)got) == cap)
 			v = realloc(v, (cap *= 2) * sizeof(*v));
 	rtl_trace_close(r);
+	if (got < 0)
+		free(v);
 	return got < 0 ? NULL : v;
 }
 
@@ -386,6 +400,8 @@ static void compare(const rtl_access *v, size_t n, const char *what)
 			}
 			CHECK(!bad);
 		}
+	for (int i = 0; i < NS; i++)
+		ohier_free(&oh[i]);
 	rtl_cachesim_destroy(b);
 }
 
@@ -412,6 +428,7 @@ static void compare_mrc(const rtl_access *v, size_t n)
 		for (int k = 0; k < RTL_ACC_KINDS; k++)
 			m += o.lv[RTL_L1].st.miss[k];
 		CHECK_EQ(rtl_reuse_misses(&h, lines), m);
+		ohier_free(&o);
 	}
 	rtl_cachesim_destroy(b);
 }
