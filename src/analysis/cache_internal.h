@@ -69,6 +69,7 @@ struct cs_engine {
 	int inclusive;            /* part of an inclusive hierarchy: never shared */
 	uint64_t seed, rng;
 	uint32_t A;               /* ways stored per set */
+	uint32_t sshift;          /* stack: log2 of the per-set stride (>= A) */
 	uint64_t *tags;           /* nsets * A; line + 1, 0 = empty */
 	uint32_t *dirty;          /* stack: consumer masks; generic: 0/1 */
 	uint64_t *stamp;          /* generic LRU/FIFO stamps */

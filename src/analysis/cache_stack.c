@@ -12,12 +12,22 @@
 #include <stdlib.h>
 #include "cache_drive.h"
 
+/* Sets are laid out with a power-of-two stride (>= A entries), so that the
+ * hot loop finds a set with a shift instead of a multiplication. */
+static inline size_t set_base(const struct cs_engine *e, uint32_t set)
+{
+	return (size_t)set << e->sshift;
+}
+
 int cs_stack_init(struct cs_engine *e)
 {
-	e->tags = calloc((size_t)e->nsets * e->A, sizeof(*e->tags));
+	e->sshift = 0;
+	while ((1u << e->sshift) < e->A)
+		e->sshift++;
+	e->tags = calloc((size_t)e->nsets << e->sshift, sizeof(*e->tags));
 	e->hist = calloc((size_t)RTL_ACC_KINDS * (e->A + 1), sizeof(*e->hist));
 	if (e->any_wb)
-		e->dirty = calloc((size_t)e->nsets * e->A, sizeof(*e->dirty));
+		e->dirty = calloc((size_t)e->nsets << e->sshift, sizeof(*e->dirty));
 	if (!e->tags || !e->hist || (e->any_wb && !e->dirty))
 		return -ENOMEM;
 	return 0;
@@ -29,8 +39,8 @@ static __attribute__((noinline)) void stack_dirty(struct cs_engine *e, uint32_t 
 			uint64_t iaddr, uint32_t seq)
 {
 	const uint32_t A = e->A;
-	uint64_t *s = e->tags + (size_t)set * A;
-	uint32_t *m = e->dirty + (size_t)set * A;
+	uint64_t *s = e->tags + set_base(e, set);
+	uint32_t *m = e->dirty + set_base(e, set);
 	uint32_t old = d < A ? m[d] : 0, nm = 0;
 
 	for (int j = 0; j < e->ncons; j++) {
@@ -60,7 +70,7 @@ static __attribute__((noinline)) void stack_dirty(struct cs_engine *e, uint32_t 
  * dirty bits and gains the write-back consumers' bits on a write. */
 CS_INLINE void stack_dirty_hit(struct cs_engine *e, uint32_t set, uint32_t d, int wr)
 {
-	uint32_t *m = e->dirty + (size_t)set * e->A;
+	uint32_t *m = e->dirty + set_base(e, set);
 	uint32_t nm = m[d] | (wr ? e->wb_mask : 0);
 
 	for (uint32_t i = d; i > 0; i--)
@@ -73,13 +83,13 @@ CS_INLINE uint32_t stack_touch(struct cs_engine *e, uint64_t line, int wr,
 {
 	const uint32_t A = e->A;
 	uint32_t set = cs_set_of(e, line);
-	uint64_t *s = e->tags + (size_t)set * A;
+	uint64_t *s = e->tags + set_base(e, set);
 	uint64_t tag = line + 1;
 	uint32_t d = 0;
 
 	if (s[0] == tag) {
 		if (e->any_wb && wr)
-			e->dirty[(size_t)set * A] |= e->wb_mask;
+			e->dirty[set_base(e, set)] |= e->wb_mask;
 		return 0;
 	}
 	while (d < A && s[d] != tag)
@@ -106,7 +116,7 @@ static __attribute__((noinline)) void stack_slow(struct cs_engine *e, const rtl_
 
 /* Moves the entry at depth D (a hit in every consumer) to the top;
  * dirty masks follow, gaining the write-back consumers' bits on a write. */
-CS_INLINE void stack_promote(struct cs_engine *e, uint64_t *s, size_t base, uint32_t d, int wr)
+CS_INLINE void stack_promote(struct cs_engine *e, uint64_t *s, uint32_t set, uint32_t d, int wr)
 {
 	uint64_t tag = s[d];
 
@@ -114,57 +124,50 @@ CS_INLINE void stack_promote(struct cs_engine *e, uint64_t *s, size_t base, uint
 		s[i] = s[i - 1];
 	s[0] = tag;
 	if (e->any_wb)
-		stack_dirty_hit(e, (uint32_t)(base / e->A), d, wr);
+		stack_dirty_hit(e, set, d, wr);
 }
 
-/* The common cases inline: a single-line access (not MODIFY, not a
- * write-through store) found on top of its set's stack changes nothing but
- * counters; found deeper but within every consumer's ways, it moves to the
- * top. Depth-0 hits are counted in registers (a counter in memory bumped
- * by every access would chain them through store forwarding). Everything
- * else goes to stack_slow(). */
+/* The common cases inline: a single-line access of a "fast" kind (loads,
+ * fetches, and stores unless a consumer writes through; nothing when
+ * attributing) found on top of its set's stack changes nothing but a
+ * counter and, for a store, the top entry's dirty bits; found deeper but
+ * within every consumer's ways, it moves to the top. Everything else goes
+ * to stack_slow(). Few live values, so that the loop stays in registers. */
 void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, int root)
 {
-	const uint32_t filter = e->filter, sh = e->shift, A = e->A, a1 = A + 1;
-	const uint32_t mask = e->setmask, nsets = e->nsets, wbm = e->wb_mask, gate = e->gate;
-	const int pow2 = e->pow2, wt = e->any_wt, wb = e->any_wb;
-	uint64_t *restrict tags = e->tags, *restrict hist = e->hist;
-	uint64_t h_load = 0, h_store = 0, h_ifetch = 0, h_wb = 0;
+	const uint32_t filter = e->filter, sh = e->shift, a1 = e->A + 1, gate = e->gate;
+	const unsigned fast = e->gate ? (1u << RTL_ACC_LOAD | 1u << RTL_ACC_IFETCH |
+					 (e->any_wt ? 0 : 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK)) : 0;
+	const unsigned wrk = e->any_wb ? 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK : 0;
+	uint64_t *restrict tags = e->tags;
+	uint64_t top[RTL_ACC_KINDS] = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
-		uint32_t kf = a[i].kind, k = CS_KIND(kf);
+		const rtl_access *x = &a[i];
+		uint32_t k = CS_KIND(x->kind);
 		if (!((filter >> k) & 1))
 			continue;
-		uint64_t first = a[i].addr >> sh;
-		uint64_t last = (a[i].addr + (a[i].size ? a[i].size : 1) - 1) >> sh;
-		if (__builtin_expect(gate && first == last && k != RTL_ACC_MODIFY &&
-				     !(k == RTL_ACC_STORE && wt), 1)) {
-			uint32_t set = pow2 ? (uint32_t)(first & mask) : (uint32_t)(first % nsets);
-			size_t base = (size_t)set * A;
-			uint64_t *s = tags + base;
-			int wr = k == RTL_ACC_STORE || k == RTL_ACC_WRITEBACK;
+		uint64_t first = x->addr >> sh;
+		if (__builtin_expect(((fast >> k) & 1) && ((x->addr + x->size - 1) >> sh) == first, 1)) {
+			uint32_t set = cs_set_of(e, first);
+			uint64_t *s = tags + set_base(e, set);
 			if (s[0] == first + 1) {
-				h_ifetch += k == RTL_ACC_IFETCH;
-				h_load += k == RTL_ACC_LOAD;
-				h_store += k == RTL_ACC_STORE;
-				h_wb += k == RTL_ACC_WRITEBACK;
-				if (wb && wr)
-					e->dirty[base] |= wbm;
+				top[k]++;
+				if ((wrk >> k) & 1)
+					e->dirty[set_base(e, set)] |= e->wb_mask;
 				continue;
 			}
 			uint32_t d = 1;
 			while (d < gate && s[d] != first + 1)
 				d++;
 			if (d < gate) {
-				stack_promote(e, s, base, d, wr);
-				hist[k * a1 + d]++;
+				stack_promote(e, s, set, d, (wrk >> k) & 1);
+				e->hist[k * a1 + d]++;
 				continue;
 			}
 		}
-		stack_slow(e, &a[i], root ? (uint32_t)i : CS_SEQ(kf));
+		stack_slow(e, x, root ? (uint32_t)i : CS_SEQ(x->kind));
 	}
-	hist[RTL_ACC_LOAD * a1] += h_load;
-	hist[RTL_ACC_STORE * a1] += h_store;
-	hist[RTL_ACC_IFETCH * a1] += h_ifetch;
-	hist[RTL_ACC_WRITEBACK * a1] += h_wb;
+	for (int k = 0; k < RTL_ACC_KINDS; k++)
+		e->hist[k * a1] += top[k];
 }
