@@ -26,6 +26,10 @@ static void usage(FILE *f)
 	      "                      curve of fully-associative LRU (all accesses)\n"
 	      "  --mrc-line N        line size for --mrc (default 64)\n"
 	      "  --mrc-max SIZE      largest cache size of the curve (default 64m)\n"
+	      "  --attribute LEVEL   attribute accesses and misses of LEVEL (l1i l1d l1 l2 l3) of\n"
+	      "                      the first --cache to instruction addresses (lackey traces and\n"
+	      "                      din traces with fetch records carry them) and print the top\n"
+	      "  --top N             instructions by misses shown by --attribute (default 20)\n"
 	      "Conventions: docs/cachesim.md.\n", f);
 }
 
@@ -37,6 +41,8 @@ struct opts {
 	int mrc;
 	uint32_t mrc_line;
 	uint64_t mrc_max;
+	int attr_level;
+	int top;
 	const char *trace;
 };
 
@@ -60,6 +66,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "cache", required_argument, 0, 'c' }, { "format", required_argument, 0, 'f' },
 		{ "input-format", required_argument, 0, 'i' }, { "mrc", no_argument, 0, 'm' },
 		{ "mrc-line", required_argument, 0, 'l' }, { "mrc-max", required_argument, 0, 'x' },
+		{ "attribute", required_argument, 0, 'a' }, { "top", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	static const char *const fmts[] = { "auto", "din", "din-classic", "lackey" };
 	char err[256];
@@ -101,6 +108,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'x': o->mrc_max = parse_bytes(optarg); break;
+		case 'a':
+			o->attr_level = -1;
+			for (int i = 0; i < RTL_LEVELS; i++)
+				if (!strcmp(optarg, level_names[i]))
+					o->attr_level = i;
+			if (o->attr_level < 0) {
+				cli_error("--attribute: expected l1i, l1d, l1, l2 or l3, got '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 't':
+			o->top = atoi(optarg);
+			if (o->top < 1) {
+				cli_error("--top: expected a positive number, got '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return CLI_EXIT_USAGE;
 		}
@@ -216,6 +240,63 @@ static void print_mrc(const rtl_cachesim *b, const struct opts *o)
 		printf("]}");
 }
 
+struct costs {
+	rtl_instr_cost *v;
+	size_t n, cap;
+};
+
+static int collect(const rtl_instr_cost *c, void *user)
+{
+	struct costs *cs = user;
+
+	if (cs->n == cs->cap) {
+		size_t nc = cs->cap ? cs->cap * 2 : 1024;
+		rtl_instr_cost *nv = realloc(cs->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		cs->v = nv;
+		cs->cap = nc;
+	}
+	cs->v[cs->n++] = *c;
+	return 0;
+}
+
+static int by_misses(const void *x, const void *y)
+{
+	const rtl_instr_cost *a = x, *b = y;
+
+	if (a->miss != b->miss)
+		return a->miss > b->miss ? -1 : 1;
+	return a->iaddr < b->iaddr ? -1 : a->iaddr > b->iaddr;
+}
+
+static void print_attribution(const rtl_cachesim *b, const struct opts *o)
+{
+	struct costs cs = { 0 };
+
+	if (o->attr_level < 0)
+		return;
+	rtl_cachesim_foreach_instr(b, collect, &cs);
+	qsort(cs.v, cs.n, sizeof(*cs.v), by_misses);
+	if (o->json)
+		printf(",\"attribution\":{\"level\":\"%s\",\"instructions\":[", level_names[o->attr_level]);
+	else
+		printf("top instructions by %s misses (%s)\n  %18s %14s %12s\n", level_names[o->attr_level],
+		       rtl_cachesim_config(b, 0)->name, "instruction", "accesses", "misses");
+	for (size_t i = 0; i < cs.n && i < (size_t)o->top; i++) {
+		if (o->json)
+			printf("%s{\"iaddr\":%llu,\"accesses\":%llu,\"misses\":%llu}", i ? "," : "",
+			       (unsigned long long)cs.v[i].iaddr, (unsigned long long)cs.v[i].access,
+			       (unsigned long long)cs.v[i].miss);
+		else
+			printf("  %#18llx %14llu %12llu\n", (unsigned long long)cs.v[i].iaddr,
+			       (unsigned long long)cs.v[i].access, (unsigned long long)cs.v[i].miss);
+	}
+	if (o->json)
+		printf("]}");
+	free(cs.v);
+}
+
 static int simulate(rtl_cachesim *b, const struct opts *o, uint64_t *refs)
 {
 	enum { BUF = 1 << 16 };
@@ -246,7 +327,7 @@ static int simulate(rtl_cachesim *b, const struct opts *o, uint64_t *refs)
 
 int cmd_cachesim(int argc, char **argv)
 {
-	struct opts o = { .mrc_line = 64, .mrc_max = 64ULL << 20 };
+	struct opts o = { .mrc_line = 64, .mrc_max = 64ULL << 20, .attr_level = -1, .top = 20 };
 	rtl_cachesim *b = NULL;
 	uint64_t refs = 0;
 	int rc = parse_args(argc, argv, &o);
@@ -261,6 +342,11 @@ int cmd_cachesim(int argc, char **argv)
 			goto out;
 	if (o.mrc && rtl_cachesim_enable_reuse(b, o.mrc_line) < 0)
 		goto out;
+	if (o.attr_level >= 0 && (!o.ncfg || rtl_cachesim_enable_attribution(b, 0, o.attr_level) < 0)) {
+		cli_error("--attribute: the first --cache has no level %s", level_names[o.attr_level]);
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
 	if ((rc = simulate(b, &o, &refs)))
 		goto out;
 	if (o.json) {
@@ -269,12 +355,14 @@ int cmd_cachesim(int argc, char **argv)
 		print_configs(b, 1);
 		printf("]");
 		print_mrc(b, &o);
+		print_attribution(b, &o);
 		printf("}\n");
 	} else {
 		printf("%llu references, %d configurations, %d simulators after sharing\n",
 		       (unsigned long long)refs, o.ncfg, rtl_cachesim_engines(b));
 		print_configs(b, 0);
 		print_mrc(b, &o);
+		print_attribution(b, &o);
 	}
 out:
 	rtl_cachesim_destroy(b);

@@ -45,6 +45,49 @@ cp cgwork-small.out1 cgwork.out1
 compare cgwork-big cgwork 32768,8,64 32768,8,64 262144,16,64 -- ./cgwork 3
 compare bzip2 bzip2 8192,4,64 16384,4,32 131072,8,64 -- bzip2 -1 -c input.txt
 
+# per-function attribution: D1 accesses and misses summed over each
+# function's instructions (ranges from nm) must equal cachegrind's per-function
+# Dr+Dw and D1mr+D1mw (cachegrind charges a data access to its instruction,
+# as lackey's trace does)
+"$RETICLE" cachesim --format json --attribute l1d --top 100000000 \
+	--cache cachegrind,l1i=4096:2:32,l1d=8192:4:64,ll=65536:8:64 cgwork.lackey > attr.json
+nm -S --defined-only cgwork > cgwork.nm
+python3 - attr.json cgwork.nm cgwork-small.cg <<'PY' || fail=1
+import bisect, json, sys
+costs = json.load(open(sys.argv[1]))["attribution"]["instructions"]
+ranges = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) == 4 and f[2] in "tTwWi" and int(f[1], 16) > 0:
+        ranges.setdefault(f[3], set()).add((int(f[0], 16), int(f[0], 16) + int(f[1], 16)))
+cg, fn = {}, None
+for line in open(sys.argv[3]):
+    if line.startswith("fn="):
+        fn = line[3:].strip()
+    elif line[:1].isdigit() and fn:
+        v = list(map(int, line.split()))
+        acc = cg.setdefault(fn, [0, 0])
+        acc[0] += v[4] + v[7]          # Dr + Dw
+        acc[1] += v[5] + v[8]          # D1mr + D1mw
+addrs = sorted(c["iaddr"] for c in costs)
+by = {c["iaddr"]: c for c in costs}
+checked = bad = 0
+for name, (acc, miss) in sorted(cg.items()):
+    r = ranges.get(name)
+    if not r or len(r) != 1 or acc == 0:
+        continue                       # unknown to nm, or ambiguous
+    lo, hi = r.pop()
+    i, a, m = bisect.bisect_left(addrs, lo), 0, 0
+    while i < len(addrs) and addrs[i] < hi:
+        a += by[addrs[i]]["accesses"]; m += by[addrs[i]]["misses"]; i += 1
+    checked += 1
+    if (a, m) != (acc, miss):
+        bad += 1
+        print("function %s: cachegrind %d accesses %d misses, reticle %d %d" % (name, acc, miss, a, m))
+print("attribution: %d functions compared with cachegrind, %d differ" % (checked, bad))
+assert checked >= 10 and bad == 0
+PY
+
 # the stack-distance bank against plain simulators, on a real stream
 "$PROPTEST" cgwork.lackey || fail=1
 
