@@ -25,6 +25,7 @@ struct rtl_cachesim {
 	size_t chunk;
 	rtl_access *merge;
 	size_t merge_cap;
+	uint32_t *idx_i, *idx_d;  /* positions of fetches / data accesses in a chunk */
 	struct cs_reuse *reuse;
 	uint32_t reuse_line;
 	int attr_cfg, attr_level;
@@ -72,6 +73,8 @@ void rtl_cachesim_destroy(rtl_cachesim *b)
 	free(b->cons);
 	free(b->cfgs);
 	free(b->merge);
+	free(b->idx_i);
+	free(b->idx_d);
 	free(b);
 }
 
@@ -293,6 +296,10 @@ static int build(rtl_cachesim *b)
 			b->chunk = 1;  /* back-invalidation must reach L1 before its next access */
 	if (b->reuse_line && (rc = cs_reuse_create(b->reuse_line, &b->reuse)) < 0)
 		return rc;
+	b->idx_i = malloc(b->chunk * sizeof(*b->idx_i));
+	b->idx_d = malloc(b->chunk * sizeof(*b->idx_d));
+	if (!b->idx_i || !b->idx_d)
+		return -ENOMEM;
 	b->built = 1;
 	return 0;
 }
@@ -318,14 +325,49 @@ static const rtl_access *merged(rtl_cachesim *b, struct cs_stream *x, struct cs_
 	return b->merge;
 }
 
+/* A root stack engine of a split L1 (fetches only, or data only). */
+static int split_root(const struct cs_engine *e)
+{
+	return e->type == CS_STACK && !e->src[0] && e->filter != 0xfu;
+}
+
+/* Positions of the fetches and of the data accesses of a chunk, without
+ * branches. */
+static void partition(rtl_cachesim *b, const rtl_access *a, size_t n, size_t *ni, size_t *nd)
+{
+	size_t i_n = 0, d_n = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int f = a[i].kind == RTL_ACC_IFETCH;
+		b->idx_i[i_n] = (uint32_t)i;
+		b->idx_d[d_n] = (uint32_t)i;
+		i_n += f;
+		d_n += !f;
+	}
+	*ni = i_n;
+	*nd = d_n;
+}
+
 static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 {
+	size_t ni = 0, nd = 0;
+	int split = 0;
+
+	for (int i = 0; i < b->neng && !split; i++)
+		split = split_root(b->eng[i]);
+	if (split)
+		partition(b, a, n, &ni, &nd);
 	for (int i = 0; i < b->neng; i++) {
 		struct cs_engine *e = b->eng[i];
 		const rtl_access *in = a;
 		size_t m = n;
 		if (e->driven)
 			continue;
+		if (split_root(e)) {
+			int fetch = e->filter == 1u << RTL_ACC_IFETCH;
+			cs_stack_run_idx(e, a, fetch ? b->idx_i : b->idx_d, fetch ? ni : nd, 1);
+			continue;
+		}
 		if (e->src[1]) {
 			if (!(in = merged(b, e->src[0]->out, e->src[1]->out, &m)))
 				return -ENOMEM;

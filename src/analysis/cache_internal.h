@@ -96,6 +96,8 @@ int cs_stream_push(struct cs_stream *s, uint64_t addr, uint32_t size, uint32_t k
 /* cache_stack.c / cache_generic.c */
 int cs_stack_init(struct cs_engine *e);
 void cs_stack_run(struct cs_engine *e, const rtl_access *a, size_t n, int root);
+void cs_stack_run_idx(struct cs_engine *e, const rtl_access *a, const uint32_t *idx,
+		      size_t n, int root);
 int cs_generic_init(struct cs_engine *e);
 void cs_generic_run(struct cs_engine *e, const rtl_access *a, size_t n, int root);
 void cs_generic_invalidate(struct cs_engine *e, uint64_t addr, uint32_t bytes);

@@ -135,6 +135,15 @@ CS_INLINE void stack_promote(struct cs_engine *e, uint64_t *s, uint32_t set, uin
  * to stack_slow(). Few live values, so that the loop stays in registers. */
 void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, int root)
 {
+	cs_stack_run_idx(e, a, NULL, n, root);
+}
+
+/* IDX (root engines only, may be NULL): the positions in A of the accesses
+ * of the engine's kinds. Split L1s then skip the other kind without a test
+ * per access, whose branch mispredicts as fetches and data interleave. */
+void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
+		      size_t n, int root)
+{
 	const uint32_t filter = e->filter, sh = e->shift, a1 = e->A + 1, gate = e->gate;
 	const unsigned fast = e->gate ? (1u << RTL_ACC_LOAD | 1u << RTL_ACC_IFETCH |
 					 (e->any_wt ? 0 : 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK)) : 0;
@@ -142,7 +151,8 @@ void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, i
 	uint64_t *restrict tags = e->tags;
 	uint64_t top[RTL_ACC_KINDS] = { 0 };
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t j = 0; j < n; j++) {
+		size_t i = idx ? idx[j] : j;
 		const rtl_access *x = &a[i];
 		uint32_t k = CS_KIND(x->kind);
 		if (!((filter >> k) & 1))
