@@ -5,7 +5,8 @@
  * Two figures: "stream" pushes the whole in-memory trace (bounded by memory
  * bandwidth: 24 bytes per access); "buffered" copies it 8192 accesses at a
  * time into a staging buffer, as a collector fills its buffer, and times
- * only rtl_cachesim_push on that cache-resident buffer. */
+ * only rtl_cachesim_push on that cache-resident buffer. Each of REPEAT passes
+ * is timed (thread CPU time); the best and the mean are printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,16 +69,16 @@ int main(int argc, char **argv)
 		rtl_cachesim_add(b, &c);
 	}
 	rtl_cachesim_push(b, v, 1);   /* builds the engines outside the timing */
-	double t0 = now();
-	for (int r = 0; r < repeat; r++)
-		rtl_cachesim_push(b, v, n);
-	double dt = now() - t0;
-	printf("stream:   refs %zu configs %d engines %d seconds %.3f refs_per_s %.1f\n",
-	       n * repeat, argc - 3, rtl_cachesim_engines(b), dt, n * repeat / dt);
 	enum { STAGE = 8192 };
 	static rtl_access stage[STAGE];
-	dt = 0;
-	for (int r = 0; r < repeat; r++)
+	double best_s = 1e30, best_b = 1e30, sum_s = 0, sum_b = 0;
+	for (int r = 0; r < repeat; r++) {
+		double t0 = now();
+		rtl_cachesim_push(b, v, n);
+		double dt = now() - t0;
+		sum_s += dt;
+		best_s = dt < best_s ? dt : best_s;
+		dt = 0;
 		for (size_t off = 0; off < n; off += STAGE) {
 			size_t m = n - off < STAGE ? n - off : STAGE;
 			memcpy(stage, v + off, m * sizeof(*v));
@@ -85,8 +86,14 @@ int main(int argc, char **argv)
 			rtl_cachesim_push(b, stage, m);
 			dt += now() - t0;
 		}
-	printf("buffered: refs %zu configs %d engines %d seconds %.3f refs_per_s %.1f\n",
-	       n * repeat, argc - 3, rtl_cachesim_engines(b), dt, n * repeat / dt);
+		sum_b += dt;
+		best_b = dt < best_b ? dt : best_b;
+	}
+	/* the machine is shared: the best pass is the least disturbed one */
+	printf("stream:   refs %zu configs %d engines %d best %.1f M/s mean %.1f M/s\n", n,
+	       argc - 3, rtl_cachesim_engines(b), n / best_s / 1e6, n * repeat / sum_s / 1e6);
+	printf("buffered: refs %zu configs %d engines %d best %.1f M/s mean %.1f M/s\n", n,
+	       argc - 3, rtl_cachesim_engines(b), n / best_b / 1e6, n * repeat / sum_b / 1e6);
 	rtl_cachesim_destroy(b);
 	free(v);
 	return 0;

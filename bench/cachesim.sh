@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/tests/analysis/bench_cachesim
 OUT=$BUILD/bench
-REPEAT=${REPEAT:-5}
+REPEAT=${REPEAT:-7}
 mkdir -p "$OUT"
 [ -x "$B" ] || cmake --build "$BUILD" --target bench_cachesim
 if [ ! -s "$OUT/bzip2.lackey" ]; then

@@ -138,18 +138,18 @@ void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, i
 	cs_stack_run_idx(e, a, NULL, n, root);
 }
 
-/* IDX (root engines only, may be NULL): the positions in A of the accesses
- * of the engine's kinds. Split L1s then skip the other kind without a test
- * per access, whose branch mispredicts as fetches and data interleave. */
-void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
-		      size_t n, int root)
+/* The loop of cs_stack_run_idx(), compiled twice: POW2 is a constant, so
+ * each copy computes the set without a test. */
+CS_INLINE void stack_loop(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
+			  size_t n, int root, const int pow2, uint64_t *top)
 {
 	const uint32_t filter = e->filter, sh = e->shift, a1 = e->A + 1, gate = e->gate;
 	const unsigned fast = e->gate ? (1u << RTL_ACC_LOAD | 1u << RTL_ACC_IFETCH |
 					 (e->any_wt ? 0 : 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK)) : 0;
 	const unsigned wrk = e->any_wb ? 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK : 0;
+	const uint64_t mask = e->setmask, nsets = e->nsets;
+	const uint32_t ssh = e->sshift;
 	uint64_t *restrict tags = e->tags;
-	uint64_t top[RTL_ACC_KINDS] = { 0 };
 
 	for (size_t j = 0; j < n; j++) {
 		size_t i = idx ? idx[j] : j;
@@ -159,12 +159,13 @@ void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const u
 			continue;
 		uint64_t first = x->addr >> sh;
 		if (__builtin_expect(((fast >> k) & 1) && ((x->addr + x->size - 1) >> sh) == first, 1)) {
-			uint32_t set = cs_set_of(e, first);
-			uint64_t *s = tags + set_base(e, set);
+			uint32_t set = (uint32_t)(pow2 ? first & mask : first % nsets);
+			size_t base = (size_t)set << ssh;
+			uint64_t *s = tags + base;
 			if (s[0] == first + 1) {
 				top[k]++;
 				if ((wrk >> k) & 1)
-					e->dirty[set_base(e, set)] |= e->wb_mask;
+					e->dirty[base] |= e->wb_mask;
 				continue;
 			}
 			uint32_t d = 1;
@@ -178,6 +179,21 @@ void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const u
 		}
 		stack_slow(e, x, root ? (uint32_t)i : CS_SEQ(x->kind));
 	}
+}
+
+/* IDX (root engines only, may be NULL): the positions in A of the accesses
+ * of the engine's kinds. Split L1s then skip the other kind without a test
+ * per access, whose branch mispredicts as fetches and data interleave. */
+void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
+		      size_t n, int root)
+{
+	const uint32_t a1 = e->A + 1;
+	uint64_t top[RTL_ACC_KINDS] = { 0 };
+
+	if (e->pow2)
+		stack_loop(e, a, idx, n, root, 1, top);
+	else
+		stack_loop(e, a, idx, n, root, 0, top);
 	for (int k = 0; k < RTL_ACC_KINDS; k++)
 		e->hist[k * a1] += top[k];
 }
