@@ -253,6 +253,8 @@ static int build_config(rtl_cachesim *b, struct cfg_entry *ce, int index)
 	return 0;
 }
 
+static void pair_roots(rtl_cachesim *b);
+
 static int cmp_depth(const void *x, const void *y)
 {
 	const struct cs_engine *a = *(struct cs_engine *const *)x, *b = *(struct cs_engine *const *)y;
@@ -291,6 +293,7 @@ static int build(rtl_cachesim *b)
 	/* stable enough: engines were created level by level per config */
 	if (b->neng)
 		qsort(b->eng, b->neng, sizeof(*b->eng), cmp_depth);
+	pair_roots(b);
 	for (int i = 0; i < b->ncfg; i++)
 		if (b->cfgs[i].cfg.inclusive)
 			b->chunk = 1;  /* back-invalidation must reach L1 before its next access */
@@ -348,13 +351,34 @@ static void partition(rtl_cachesim *b, const rtl_access *a, size_t n, size_t *ni
 	*nd = d_n;
 }
 
+/* Pairs each fetch-only root stack engine with a data-only one (PAIR[i] =
+ * the partner's index, -1 when none): a pair runs in one pass. */
+static void pair_roots(rtl_cachesim *b)
+{
+	for (int i = 0; i < b->neng; i++)
+		b->eng[i]->pair = -1;
+	for (int i = 0; i < b->neng; i++) {
+		struct cs_engine *f = b->eng[i];
+		if (!split_root(f) || f->filter != 1u << RTL_ACC_IFETCH || f->pair >= 0)
+			continue;
+		for (int j = 0; j < b->neng; j++) {
+			struct cs_engine *d = b->eng[j];
+			if (split_root(d) && d->filter == DATA_KINDS && d->pair < 0) {
+				f->pair = j;
+				d->pair = i;
+				break;
+			}
+		}
+	}
+}
+
 static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 {
 	size_t ni = 0, nd = 0;
 	int split = 0;
 
 	for (int i = 0; i < b->neng && !split; i++)
-		split = split_root(b->eng[i]);
+		split = split_root(b->eng[i]) && b->eng[i]->pair < 0;
 	if (split)
 		partition(b, a, n, &ni, &nd);
 	for (int i = 0; i < b->neng; i++) {
@@ -363,6 +387,11 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 		size_t m = n;
 		if (e->driven)
 			continue;
+		if (split_root(e) && e->pair >= 0) {
+			if (e->filter == 1u << RTL_ACC_IFETCH)
+				cs_stack_run_pair(e, b->eng[e->pair], a, n);
+			continue;
+		}
 		if (split_root(e)) {
 			int fetch = e->filter == 1u << RTL_ACC_IFETCH;
 			cs_stack_run_idx(e, a, fetch ? b->idx_i : b->idx_d, fetch ? ni : nd, 1);

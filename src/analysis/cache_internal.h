@@ -58,7 +58,8 @@ enum { CS_STACK, CS_GENERIC };
 struct cs_engine {
 	int type;
 	int depth;
-	int driven;               /* fed access by access by the level above */                /* 0 for root engines */
+	int driven;               /* fed access by access by the level above */
+	int pair;                 /* split L1 root: index of the partner engine, or -1 */                /* 0 for root engines */
 	struct cs_consumer *src[2]; /* producers of the input; src[0] NULL = root */
 	unsigned filter;          /* kinds accepted (root engines) */
 	uint32_t line, shift, nsets, setmask;
@@ -96,6 +97,7 @@ int cs_stream_push(struct cs_stream *s, uint64_t addr, uint32_t size, uint32_t k
 /* cache_stack.c / cache_generic.c */
 int cs_stack_init(struct cs_engine *e);
 void cs_stack_run(struct cs_engine *e, const rtl_access *a, size_t n, int root);
+void cs_stack_run_pair(struct cs_engine *fetch, struct cs_engine *data, const rtl_access *a, size_t n);
 void cs_stack_run_idx(struct cs_engine *e, const rtl_access *a, const uint32_t *idx,
 		      size_t n, int root);
 int cs_generic_init(struct cs_engine *e);

@@ -10,6 +10,7 @@
  * so a miss always (re)loads the line. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cache_drive.h"
 
 /* Sets are laid out with a power-of-two stride (>= A entries), so that the
@@ -196,4 +197,68 @@ void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const u
 		stack_loop(e, a, idx, n, root, 0, top);
 	for (int k = 0; k < RTL_ACC_KINDS; k++)
 		e->hist[k * a1] += top[k];
+}
+
+/* One pass for a split L1 pair: every pushed access belongs to exactly one
+ * of FETCH (filter: fetches) and DATA (loads, stores, modifies), so the
+ * engine is chosen per access without a branch and the chunk is read once. */
+struct stack_view {
+	struct cs_engine *e;
+	uint64_t *tags;
+	uint64_t mask, nsets;
+	uint32_t sh, ssh, gate, fast, wrk, pow2;
+	uint64_t top[RTL_ACC_KINDS];
+};
+
+static void view_init(struct stack_view *v, struct cs_engine *e)
+{
+	memset(v, 0, sizeof(*v));
+	v->e = e;
+	v->tags = e->tags;
+	v->mask = e->setmask;
+	v->nsets = e->nsets;
+	v->sh = e->shift;
+	v->ssh = e->sshift;
+	v->gate = e->gate;
+	v->pow2 = (uint32_t)e->pow2;
+	v->fast = e->gate ? (1u << RTL_ACC_LOAD | 1u << RTL_ACC_IFETCH |
+			     (e->any_wt ? 0 : 1u << RTL_ACC_STORE)) : 0;
+	v->wrk = e->any_wb ? 1u << RTL_ACC_STORE : 0;
+}
+
+void cs_stack_run_pair(struct cs_engine *fetch, struct cs_engine *data, const rtl_access *a, size_t n)
+{
+	struct stack_view v[2];
+
+	view_init(&v[0], fetch);
+	view_init(&v[1], data);
+	for (size_t i = 0; i < n; i++) {
+		const rtl_access *x = &a[i];
+		uint32_t k = CS_KIND(x->kind);
+		struct stack_view *w = &v[k != RTL_ACC_IFETCH];
+		uint64_t first = x->addr >> w->sh;
+		if (__builtin_expect(((w->fast >> k) & 1) && ((x->addr + x->size - 1) >> w->sh) == first, 1)) {
+			uint32_t set = (uint32_t)(w->pow2 ? first & w->mask : first % w->nsets);
+			size_t base = (size_t)set << w->ssh;
+			uint64_t *s = w->tags + base;
+			if (s[0] == first + 1) {
+				w->top[k]++;
+				if ((w->wrk >> k) & 1)
+					w->e->dirty[base] |= w->e->wb_mask;
+				continue;
+			}
+			uint32_t d = 1;
+			while (d < w->gate && s[d] != first + 1)
+				d++;
+			if (d < w->gate) {
+				stack_promote(w->e, s, set, d, (w->wrk >> k) & 1);
+				w->e->hist[k * (w->e->A + 1) + d]++;
+				continue;
+			}
+		}
+		stack_slow(w->e, x, (uint32_t)i);
+	}
+	for (int j = 0; j < 2; j++)
+		for (int k = 0; k < RTL_ACC_KINDS; k++)
+			v[j].e->hist[k * (v[j].e->A + 1)] += v[j].top[k];
 }
