@@ -176,13 +176,31 @@ static void print_level_json(const char *lname, const rtl_cache_stats *s, int fi
 	       (unsigned long long)s->compulsory, (unsigned long long)s->writebacks);
 }
 
+/* NAME as a JSON string (a name= item may hold any character). */
+static void json_string(const char *name)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
 static void print_configs(const rtl_cachesim *b, int json)
 {
 	for (int i = 0; i < rtl_cachesim_count(b); i++) {
 		const rtl_cache_config *c = rtl_cachesim_config(b, i);
 		int first = 1;
-		if (json)
-			printf("%s{\"name\":\"%s\",\"levels\":{", i ? "," : "", c->name);
+		if (json) {
+			printf("%s{\"name\":", i ? "," : "");
+			json_string(c->name);
+			printf(",\"levels\":{");
+		}
 		else
 			printf("config %s\n  %-4s %-9s %14s %12s %10s\n", c->name, "lvl", "kind",
 			       "accesses", "misses", "miss-ratio");
