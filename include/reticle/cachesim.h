@@ -93,7 +93,8 @@ int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line);
  * instruction addresses of the accesses. Before the first push. */
 int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level);
 
-/* Simulates N accesses through every hierarchy of the bank. */
+/* Simulates N accesses through every hierarchy of the bank. -EINVAL (and
+ * nothing simulated) if an access has a kind other than LOAD..IFETCH. */
 int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n);
 
 typedef struct rtl_cache_stats {

@@ -395,10 +395,23 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 	return 0;
 }
 
+/* Kinds index bit masks and views: anything but LOAD..IFETCH (0..3, two
+ * bits) is refused. OR-ing the kinds costs one instruction per access. */
+static int kinds_valid(const rtl_access *a, size_t n)
+{
+	uint32_t all = 0;
+
+	for (size_t i = 0; i < n; i++)
+		all |= a[i].kind;
+	return !(all & ~3u);
+}
+
 int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n)
 {
 	int rc;
 
+	if (!kinds_valid(acc, n))
+		return -EINVAL;
 	if (!b->built && (rc = build(b)) < 0)
 		return rc;
 	for (size_t off = 0; off < n; off += b->chunk) {

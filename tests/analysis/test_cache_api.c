@@ -1,5 +1,6 @@
 /* The cache API on small streams whose counts follow from first principles
  * (worked out by hand in the comments), the trace readers, attribution. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,8 @@ static void random_policy(void)
 	CHECK(misses(b, 0, RTL_L1D) != misses(b, 2, RTL_L1D));
 	CHECK_EQ(misses(b, 3, RTL_L1D), 5000);
 	CHECK(misses(b, 0, RTL_L1D) < 4000);
+	a[3].kind = RTL_ACC_WRITEBACK;   /* not a kind a collector pushes */
+	CHECK(rtl_cachesim_push(b, a, 5) == -EINVAL);
 	rtl_cachesim_destroy(b);
 	rtl_cachesim_destroy(c);
 }
