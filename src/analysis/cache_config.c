@@ -189,8 +189,8 @@ static int check_level(const char *key, const rtl_cache_level *l, char *err, siz
 			 (unsigned long long)l->size, l->line, l->assoc);
 		return fail(err, len, "%s: size %s", key, b);
 	}
-	if (l->size / ((uint64_t)l->line * l->assoc) > (1u << 28))
-		return fail(err, len, "%s: too many sets%s", key, "");
+	if (l->size / l->line > (1u << 26))
+		return fail(err, len, "%s: more than 67108864 lines (the simulator keeps a tag per line)%s", key, "");
 	if (l->repl == RTL_REPL_PLRU && ((l->assoc & (l->assoc - 1)) || l->assoc > 64))
 		return fail(err, len, "%s: plru needs a power-of-two number of ways up to 64%s", key, "");
 	if (l->assoc > 65536)
