@@ -9,7 +9,11 @@
  * of the same geometry and input comes from one lookup; the other policies
  * use a generic engine with exactly one consumer. Each consumer that feeds a
  * lower level owns an output stream (the accesses it sends down); streams
- * are emptied after every chunk. The bank owns everything here. */
+ * are emptied after every chunk. Inclusive hierarchies are the exception:
+ * their levels call the level below directly (depth first), so that a
+ * back-invalidation lands before the next access. A split L1 pair (fetch
+ * engine, data engine) runs in one pass over the pushed chunk. The bank
+ * owns everything here. */
 #ifndef RETICLE_ANALYSIS_CACHE_INTERNAL_H
 #define RETICLE_ANALYSIS_CACHE_INTERNAL_H
 
