@@ -139,12 +139,16 @@ void cs_stack_run(struct cs_engine *restrict e, const rtl_access *a, size_t n, i
 	cs_stack_run_idx(e, a, NULL, n, root);
 }
 
-/* The loop of cs_stack_run_idx(), compiled twice: POW2 is a constant, so
- * each copy computes the set without a test. */
-CS_INLINE void stack_loop(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
-			  size_t n, int root, const int pow2, uint64_t *top)
+/* The inline part of cs_stack_run_idx(), from position J: returns the
+ * position of the first access that needs stack_slow() (N if none). It
+ * calls nothing, so its values stay in registers. Compiled once per set
+ * index kind (POW2 a constant). No kind filter here: an engine reading
+ * every access (unified L1, lower levels) takes every kind, and a split L1
+ * gets the index of its own accesses. */
+CS_INLINE size_t stack_scan(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
+			    size_t j, size_t n, const int pow2, uint64_t *restrict top)
 {
-	const uint32_t filter = e->filter, sh = e->shift, a1 = e->A + 1, gate = e->gate;
+	const uint32_t sh = e->shift, a1 = e->A + 1, gate = e->gate;
 	const unsigned fast = e->gate ? (1u << RTL_ACC_LOAD | 1u << RTL_ACC_IFETCH |
 					 (e->any_wt ? 0 : 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK)) : 0;
 	const unsigned wrk = e->any_wb ? 1u << RTL_ACC_STORE | 1u << RTL_ACC_WRITEBACK : 0;
@@ -152,33 +156,53 @@ CS_INLINE void stack_loop(struct cs_engine *restrict e, const rtl_access *a, con
 	const uint32_t ssh = e->sshift;
 	uint64_t *restrict tags = e->tags;
 
-	for (size_t j = 0; j < n; j++) {
-		size_t i = idx ? idx[j] : j;
-		const rtl_access *x = &a[i];
+	for (; j < n; j++) {
+		const rtl_access *x = &a[idx ? idx[j] : j];
 		uint32_t k = CS_KIND(x->kind);
-		if (!((filter >> k) & 1))
-			continue;
 		uint64_t first = x->addr >> sh;
-		if (__builtin_expect(((fast >> k) & 1) && ((x->addr + x->size - 1) >> sh) == first, 1)) {
-			uint32_t set = (uint32_t)(pow2 ? first & mask : first % nsets);
-			size_t base = (size_t)set << ssh;
-			uint64_t *s = tags + base;
-			if (s[0] == first + 1) {
-				top[k]++;
-				if ((wrk >> k) & 1)
-					e->dirty[base] |= e->wb_mask;
-				continue;
-			}
-			uint32_t d = 1;
-			while (d < gate && s[d] != first + 1)
-				d++;
-			if (d < gate) {
-				stack_promote(e, s, set, d, (wrk >> k) & 1);
-				e->hist[k * a1 + d]++;
-				continue;
-			}
+		if (!(((fast >> k) & 1) && ((x->addr + x->size - 1) >> sh) == first))
+			return j;
+		uint32_t set = (uint32_t)(pow2 ? first & mask : first % nsets);
+		size_t base = (size_t)set << ssh;
+		uint64_t *s = tags + base;
+		if (__builtin_expect(s[0] == first + 1, 1)) {
+			top[k]++;
+			if ((wrk >> k) & 1)
+				e->dirty[base] |= e->wb_mask;
+			continue;
 		}
-		stack_slow(e, x, root ? (uint32_t)i : CS_SEQ(x->kind));
+		uint32_t d = 1;
+		while (d < gate && s[d] != first + 1)
+			d++;
+		if (d >= gate)
+			return j;
+		stack_promote(e, s, set, d, (wrk >> k) & 1);
+		e->hist[k * a1 + d]++;
+	}
+	return n;
+}
+
+static __attribute__((noinline)) size_t scan_pow2(struct cs_engine *e, const rtl_access *a,
+						   const uint32_t *idx, size_t j, size_t n, uint64_t *top)
+{
+	return stack_scan(e, a, idx, j, n, 1, top);
+}
+
+static __attribute__((noinline)) size_t scan_mod(struct cs_engine *e, const rtl_access *a,
+						  const uint32_t *idx, size_t j, size_t n, uint64_t *top)
+{
+	return stack_scan(e, a, idx, j, n, 0, top);
+}
+
+static void stack_loop(struct cs_engine *restrict e, const rtl_access *a, const uint32_t *idx,
+		       size_t n, int root, uint64_t *top)
+{
+	for (size_t j = 0; j < n; j++) {
+		j = e->pow2 ? scan_pow2(e, a, idx, j, n, top) : scan_mod(e, a, idx, j, n, top);
+		if (j == n)
+			break;
+		size_t i = idx ? idx[j] : j;
+		stack_slow(e, &a[i], root ? (uint32_t)i : CS_SEQ(a[i].kind));
 	}
 }
 
@@ -191,10 +215,7 @@ void cs_stack_run_idx(struct cs_engine *restrict e, const rtl_access *a, const u
 	const uint32_t a1 = e->A + 1;
 	uint64_t top[RTL_ACC_KINDS] = { 0 };
 
-	if (e->pow2)
-		stack_loop(e, a, idx, n, root, 1, top);
-	else
-		stack_loop(e, a, idx, n, root, 0, top);
+	stack_loop(e, a, idx, n, root, top);
 	for (int k = 0; k < RTL_ACC_KINDS; k++)
 		e->hist[k * a1] += top[k];
 }
@@ -226,6 +247,38 @@ static void view_init(struct stack_view *v, struct cs_engine *e)
 	v->wrk = e->any_wb ? 1u << RTL_ACC_STORE : 0;
 }
 
+/* The inline part of the pair loop, from position I: returns the position
+ * of the first access that needs stack_slow() (N if none); calls nothing. */
+static __attribute__((noinline)) size_t pair_scan(struct stack_view *restrict v, const rtl_access *a,
+						  size_t i, size_t n)
+{
+	for (; i < n; i++) {
+		const rtl_access *x = &a[i];
+		uint32_t k = CS_KIND(x->kind);
+		struct stack_view *w = &v[k != RTL_ACC_IFETCH];
+		uint64_t first = x->addr >> w->sh;
+		if (!(((w->fast >> k) & 1) && ((x->addr + x->size - 1) >> w->sh) == first))
+			return i;
+		uint32_t set = (uint32_t)(w->pow2 ? first & w->mask : first % w->nsets);
+		size_t base = (size_t)set << w->ssh;
+		uint64_t *s = w->tags + base;
+		if (__builtin_expect(s[0] == first + 1, 1)) {
+			w->top[k]++;
+			if ((w->wrk >> k) & 1)
+				w->e->dirty[base] |= w->e->wb_mask;
+			continue;
+		}
+		uint32_t d = 1;
+		while (d < w->gate && s[d] != first + 1)
+			d++;
+		if (d >= w->gate)
+			return i;
+		stack_promote(w->e, s, set, d, (w->wrk >> k) & 1);
+		w->e->hist[k * (w->e->A + 1) + d]++;
+	}
+	return n;
+}
+
 void cs_stack_run_pair(struct cs_engine *fetch, struct cs_engine *data, const rtl_access *a, size_t n)
 {
 	struct stack_view v[2];
@@ -233,30 +286,10 @@ void cs_stack_run_pair(struct cs_engine *fetch, struct cs_engine *data, const rt
 	view_init(&v[0], fetch);
 	view_init(&v[1], data);
 	for (size_t i = 0; i < n; i++) {
-		const rtl_access *x = &a[i];
-		uint32_t k = CS_KIND(x->kind);
-		struct stack_view *w = &v[k != RTL_ACC_IFETCH];
-		uint64_t first = x->addr >> w->sh;
-		if (__builtin_expect(((w->fast >> k) & 1) && ((x->addr + x->size - 1) >> w->sh) == first, 1)) {
-			uint32_t set = (uint32_t)(w->pow2 ? first & w->mask : first % w->nsets);
-			size_t base = (size_t)set << w->ssh;
-			uint64_t *s = w->tags + base;
-			if (s[0] == first + 1) {
-				w->top[k]++;
-				if ((w->wrk >> k) & 1)
-					w->e->dirty[base] |= w->e->wb_mask;
-				continue;
-			}
-			uint32_t d = 1;
-			while (d < w->gate && s[d] != first + 1)
-				d++;
-			if (d < w->gate) {
-				stack_promote(w->e, s, set, d, (w->wrk >> k) & 1);
-				w->e->hist[k * (w->e->A + 1) + d]++;
-				continue;
-			}
-		}
-		stack_slow(w->e, x, (uint32_t)i);
+		i = pair_scan(v, a, i, n);
+		if (i == n)
+			break;
+		stack_slow(v[a[i].kind != RTL_ACC_IFETCH].e, &a[i], (uint32_t)i);
 	}
 	for (int j = 0; j < 2; j++)
 		for (int k = 0; k < RTL_ACC_KINDS; k++)
