@@ -155,25 +155,29 @@ static void print_level_text(const char *lname, const rtl_cache_stats *s)
 	for (int k = 0; k < RTL_ACC_KINDS; k++) {
 		if (!s->access[k])
 			continue;
-		printf("  %-4s %-9s %14llu %12llu %9.4f%%\n", lname, kind_names[k],
-		       (unsigned long long)s->access[k], (unsigned long long)s->miss[k],
-		       100.0 * s->miss[k] / s->access[k]);
+		printf("  %-4s %-9s %14llu %14llu %12llu %9.4f%%\n", lname, kind_names[k],
+		       (unsigned long long)s->access[k], (unsigned long long)(s->access[k] - s->miss[k]),
+		       (unsigned long long)s->miss[k], 100.0 * s->miss[k] / s->access[k]);
 	}
 	uint64_t a = sum(s->access), m = sum(s->miss);
-	printf("  %-4s %-9s %14llu %12llu %9.4f%%   compulsory %llu  writebacks %llu\n", lname,
-	       "total", (unsigned long long)a, (unsigned long long)m, a ? 100.0 * m / a : 0.0,
-	       (unsigned long long)s->compulsory, (unsigned long long)s->writebacks);
+	printf("  %-4s %-9s %14llu %14llu %12llu %9.4f%%   compulsory %llu  writebacks %llu\n", lname,
+	       "total", (unsigned long long)a, (unsigned long long)(a - m), (unsigned long long)m,
+	       a ? 100.0 * m / a : 0.0, (unsigned long long)s->compulsory,
+	       (unsigned long long)s->writebacks);
 }
 
 static void print_level_json(const char *lname, const rtl_cache_stats *s, int first)
 {
 	printf("%s\"%s\":{", first ? "" : ",", lname);
 	for (int k = 0; k < RTL_ACC_KINDS; k++)
-		printf("\"%s\":{\"accesses\":%llu,\"misses\":%llu},", kind_names[k],
-		       (unsigned long long)s->access[k], (unsigned long long)s->miss[k]);
-	printf("\"accesses\":%llu,\"misses\":%llu,\"compulsory\":%llu,\"writebacks\":%llu}",
-	       (unsigned long long)sum(s->access), (unsigned long long)sum(s->miss),
-	       (unsigned long long)s->compulsory, (unsigned long long)s->writebacks);
+		printf("\"%s\":{\"accesses\":%llu,\"hits\":%llu,\"misses\":%llu},", kind_names[k],
+		       (unsigned long long)s->access[k], (unsigned long long)(s->access[k] - s->miss[k]),
+		       (unsigned long long)s->miss[k]);
+	uint64_t a = sum(s->access), m = sum(s->miss);
+	printf("\"accesses\":%llu,\"hits\":%llu,\"misses\":%llu,\"compulsory\":%llu,"
+	       "\"writebacks\":%llu}", (unsigned long long)a, (unsigned long long)(a - m),
+	       (unsigned long long)m, (unsigned long long)s->compulsory,
+	       (unsigned long long)s->writebacks);
 }
 
 /* NAME as a JSON string (a name= item may hold any character). */
@@ -202,8 +206,8 @@ static void print_configs(const rtl_cachesim *b, int json)
 			printf(",\"levels\":{");
 		}
 		else
-			printf("config %s\n  %-4s %-9s %14s %12s %10s\n", c->name, "lvl", "kind",
-			       "accesses", "misses", "miss-ratio");
+			printf("config %s\n  %-4s %-9s %14s %14s %12s %10s\n", c->name, "lvl", "kind",
+			       "accesses", "hits", "misses", "miss-ratio");
 		for (int l = 0; l < RTL_LEVELS; l++) {
 			rtl_cache_stats s;
 			if (!c->level[l].present || rtl_cachesim_stats(b, i, l, &s))
