@@ -42,6 +42,8 @@ enum rtl_write_policy { RTL_WRITE_BACK, RTL_WRITE_THROUGH, RTL_WRITE_NONE };
  * to two unified levels. Index into rtl_cache_config.level[]. */
 enum rtl_cache_level_id { RTL_L1I, RTL_L1D, RTL_L1, RTL_L2, RTL_L3, RTL_LEVELS };
 
+/* One level. A zeroed level with present, size, assoc and line set is the
+ * usual cache: LRU, write-back, write-allocate. */
 typedef struct rtl_cache_level {
 	int present;
 	uint64_t size;          /* bytes */
@@ -49,7 +51,7 @@ typedef struct rtl_cache_level {
 	uint32_t line;          /* bytes, a power of two */
 	int repl;               /* enum rtl_repl */
 	int write;              /* enum rtl_write_policy */
-	int write_allocate;     /* store misses bring the line in */
+	int no_write_allocate;  /* store misses leave the line out (0: they load it) */
 } rtl_cache_level;
 
 /* A line-crossing access: SPLIT makes one reference per line touched;

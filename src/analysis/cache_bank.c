@@ -122,7 +122,7 @@ static int same_key(const struct cs_engine *e, const struct cs_engine *k,
 		return 1;
 	const struct cs_consumer *c = e->cons[0];
 	return !e->inclusive && e->repl == l->repl && c->assoc == l->assoc &&
-	       c->write == l->write && c->write_allocate == l->write_allocate &&
+	       c->write == l->write && c->no_write_allocate == l->no_write_allocate &&
 	       (l->repl != RTL_REPL_RANDOM || e->seed == seed);
 }
 
@@ -139,7 +139,7 @@ static struct cs_consumer *new_consumer(rtl_cachesim *b, struct cs_engine *e,
 	c->slot = e->ncons;
 	c->assoc = l->assoc;
 	c->write = l->write;
-	c->write_allocate = l->write_allocate;
+	c->no_write_allocate = l->no_write_allocate;
 	e->cons[e->ncons++] = c;
 	return c;
 }
@@ -147,7 +147,7 @@ static struct cs_consumer *new_consumer(rtl_cachesim *b, struct cs_engine *e,
 static struct cs_consumer *get_consumer(rtl_cachesim *b, const rtl_cache_config *cfg,
 					const rtl_cache_level *l, struct cs_engine *key)
 {
-	int stack = l->repl == RTL_REPL_LRU && l->write_allocate && !cfg->inclusive;
+	int stack = l->repl == RTL_REPL_LRU && !l->no_write_allocate && !cfg->inclusive;
 	struct cs_engine *e = NULL;
 
 	key->type = stack ? CS_STACK : CS_GENERIC;

@@ -50,9 +50,9 @@ static int parse_option(rtl_cache_level *l, const char *o, int *write_set)
 	if (!strcasecmp(o, "wnone"))
 		return l->write = RTL_WRITE_NONE, *write_set = 1, 0;
 	if (!strcasecmp(o, "wa"))
-		return l->write_allocate = 1, 0;
+		return l->no_write_allocate = 0, 0;
 	if (!strcasecmp(o, "nwa"))
-		return l->write_allocate = 0, 0;
+		return l->no_write_allocate = 1, 0;
 	return -1;
 }
 
@@ -69,8 +69,7 @@ static int parse_level(const char *key, char *val, rtl_cache_level *l, int *writ
 			return fail(err, len, "%s: expected SIZE:WAYS:LINE, got fewer fields%s", key, "");
 		f[i] = tok;
 	}
-	*l = (rtl_cache_level){ .present = 1, .repl = RTL_REPL_LRU, .write = RTL_WRITE_BACK,
-				.write_allocate = 1 };
+	*l = (rtl_cache_level){ .present = 1, .repl = RTL_REPL_LRU, .write = RTL_WRITE_BACK };
 	l->size = parse_size(f[0]);
 	if (!l->size)
 		return fail(err, len, "%s: bad size '%s'", key, f[0]);

@@ -132,7 +132,7 @@ CS_INLINE uint32_t generic_touch(struct cs_engine *e, uint64_t line, int wr,
 	}
 	if (cs_lineset_add(&e->seen, line) > 0)
 		*isnew = 1;
-	if (wr && !c->write_allocate)
+	if (wr && c->no_write_allocate)
 		return A;
 	w = pick_victim(e, set);
 	if (e->tags[base + w])

@@ -48,7 +48,7 @@ struct cs_consumer {
 	int slot;                 /* index in eng->cons[] (dirty-mask bit) */
 	uint32_t assoc;
 	int write;                /* enum rtl_write_policy */
-	int write_allocate;
+	int no_write_allocate;
 	struct cs_stream *out;    /* NULL for the last level */
 	uint64_t writebacks;
 	uint64_t access[RTL_ACC_KINDS], miss[RTL_ACC_KINDS]; /* generic engines */

@@ -137,7 +137,7 @@ static int oline(struct ohier *h, struct olevel *l, uint64_t x, int wr, int *isn
 				l->dirty[s * W + w] = 1;
 			return 1;
 		}
-	if (wr && !p->write_allocate)
+	if (wr && p->no_write_allocate)
 		return 0;
 	for (uint32_t w = 0; w < W && v == W; w++)
 		if (!t[w])
