@@ -65,6 +65,8 @@ CS_INLINE void cs_drive_one(struct cs_engine *restrict e, const rtl_access *a,
 
 	if (k != RTL_ACC_IFETCH && maxds && size > maxds)
 		size = maxds;
+	if (addr + size - 1 < addr)
+		size = (uint32_t)(0 - addr);   /* ends at the top of the address space */
 	int wr = k == RTL_ACC_STORE || k == RTL_ACC_WRITEBACK ||
 		 (k == RTL_ACC_MODIFY && !e->modify_as_load);
 	uint64_t first = addr >> sh, last = (addr + size - 1) >> sh;

@@ -167,6 +167,8 @@ void cs_reuse_run(struct cs_reuse *r, const rtl_access *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t size = a[i].size ? a[i].size : 1;
+		if (a[i].addr + size - 1 < a[i].addr)
+			size = (uint32_t)(0 - a[i].addr);
 		uint64_t first = a[i].addr >> r->shift, last = (a[i].addr + size - 1) >> r->shift;
 		for (uint64_t l = first; l <= last; l++)
 			reference(r, l);

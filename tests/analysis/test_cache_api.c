@@ -90,6 +90,11 @@ static void writes_and_crossing(void)
 	CHECK_EQ(st.access[RTL_ACC_LOAD], 4);     /* 2 loads + the crossing load split in 2 */
 	CHECK(rtl_cachesim_stats(b, 3, RTL_L1D, &st) == 0);
 	CHECK_EQ(st.access[RTL_ACC_LOAD], 3);     /* counted once */
+	/* the last bytes of the address space: one line, no wrap-around */
+	x = (rtl_access){ .addr = UINT64_MAX - 3, .size = 8, .kind = RTL_ACC_LOAD };
+	CHECK(rtl_cachesim_push(b, &x, 1) == 0);
+	CHECK(rtl_cachesim_stats(b, 2, RTL_L1D, &st) == 0);
+	CHECK_EQ(st.access[RTL_ACC_LOAD], 5);
 	rtl_cachesim_destroy(b);
 }
 
