@@ -30,6 +30,12 @@ static void usage(FILE *f)
 	      "                      the first --cache to instruction addresses (lackey traces and\n"
 	      "                      din traces with fetch records carry them) and print the top\n"
 	      "  --top N             instructions by misses shown by --attribute (default 20)\n"
+	      "  --interval N        also write, every N instructions, each level's accesses and\n"
+	      "                      misses in that interval, as CSV (interval,instructions,config,\n"
+	      "                      level,accesses,misses) to --interval-out FILE; a fetch of the\n"
+	      "                      address just fetched (rep iterations) is not a new instruction,\n"
+	      "                      as valgrind exp-bbv counts, so intervals match its BBVs\n"
+	      "  --interval-out FILE where --interval writes (required with it)\n"
 	      "Conventions: docs/cachesim.md.\n", f);
 }
 
@@ -43,6 +49,8 @@ struct opts {
 	uint64_t mrc_max;
 	int attr_level;
 	int top;
+	uint64_t interval;
+	const char *interval_out;
 	const char *trace;
 };
 
@@ -67,6 +75,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "input-format", required_argument, 0, 'i' }, { "mrc", no_argument, 0, 'm' },
 		{ "mrc-line", required_argument, 0, 'l' }, { "mrc-max", required_argument, 0, 'x' },
 		{ "attribute", required_argument, 0, 'a' }, { "top", required_argument, 0, 't' },
+		{ "interval", required_argument, 0, 'n' }, { "interval-out", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	static const char *const fmts[] = { "auto", "din", "din-classic", "lackey" };
 	char err[256];
@@ -125,12 +134,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case 'n':
+			o->interval = strtoull(optarg, NULL, 0);
+			if (!o->interval) {
+				cli_error("--interval: expected a positive number of instructions, got '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'o': o->interval_out = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return CLI_EXIT_USAGE;
 		}
 	}
 	if (!o->ncfg && !o->mrc) {
 		cli_error("cachesim: give at least one --cache SPEC (or --mrc)");
+		return CLI_EXIT_USAGE;
+	}
+	if (!o->interval != !o->interval_out) {
+		cli_error("cachesim: --interval and --interval-out go together");
 		return CLI_EXIT_USAGE;
 	}
 	if (optind + 1 < argc) {
@@ -262,6 +283,9 @@ static void print_mrc(const rtl_cachesim *b, const struct opts *o)
 		printf("]}");
 }
 
+struct intervals;
+static int simulate_trace(rtl_cachesim *b, const struct opts *o, uint64_t *refs, struct intervals *iv);
+
 struct costs {
 	rtl_instr_cost *v;
 	size_t n, cap;
@@ -319,7 +343,79 @@ static void print_attribution(const rtl_cachesim *b, const struct opts *o)
 	free(cs.v);
 }
 
+/* --interval: cumulative counts at the previous boundary, per configuration
+ * and level, to print differences. */
+struct intervals {
+	FILE *f;
+	uint64_t every, instrs, last_fetch, index;
+	uint64_t (*prev)[RTL_LEVELS][2];
+};
+
+static void interval_close(const rtl_cachesim *b, struct intervals *iv, uint64_t instrs)
+{
+	for (int c = 0; c < rtl_cachesim_count(b); c++)
+		for (int l = 0; l < RTL_LEVELS; l++) {
+			rtl_cache_stats s;
+			if (!rtl_cachesim_config(b, c)->level[l].present || rtl_cachesim_stats(b, c, l, &s))
+				continue;
+			uint64_t a = sum(s.access), m = sum(s.miss);
+			fprintf(iv->f, "%llu,%llu,%d,%s,%llu,%llu\n", (unsigned long long)iv->index,
+				(unsigned long long)instrs, c, level_names[l],
+				(unsigned long long)(a - iv->prev[c][l][0]),
+				(unsigned long long)(m - iv->prev[c][l][1]));
+			iv->prev[c][l][0] = a;
+			iv->prev[c][l][1] = m;
+		}
+	iv->index++;
+}
+
+/* Pushes BUF[0..N), closing an interval before the fetch that starts the
+ * next one. */
+static int push_intervals(rtl_cachesim *b, struct intervals *iv, const rtl_access *buf, size_t n)
+{
+	size_t from = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i].kind != RTL_ACC_IFETCH || buf[i].addr == iv->last_fetch)
+			continue;
+		iv->last_fetch = buf[i].addr;
+		if (iv->instrs++ < iv->every || (iv->instrs - 1) % iv->every)
+			continue;
+		if ((rc = rtl_cachesim_push(b, buf + from, i - from)) < 0)
+			return rc;
+		from = i;
+		interval_close(b, iv, iv->every);
+	}
+	return rtl_cachesim_push(b, buf + from, n - from);
+}
+
 static int simulate(rtl_cachesim *b, const struct opts *o, uint64_t *refs)
+{
+	struct intervals iv = { .every = o->interval, .last_fetch = UINT64_MAX };
+
+	if (o->interval) {
+		iv.prev = calloc(rtl_cachesim_count(b) + 1, sizeof(*iv.prev));
+		if (!(iv.f = fopen(o->interval_out, "w")) || !iv.prev) {
+			cli_error("%s: cannot write", o->interval_out);
+			free(iv.prev);
+			if (iv.f)
+				fclose(iv.f);
+			return CLI_EXIT_FAIL;
+		}
+		fputs("interval,instructions,config,level,accesses,misses\n", iv.f);
+	}
+	int rc = simulate_trace(b, o, refs, o->interval ? &iv : NULL);
+	if (o->interval) {
+		if (!rc)
+			interval_close(b, &iv, (iv.instrs - 1) % iv.every + 1);
+		fclose(iv.f);
+		free(iv.prev);
+	}
+	return rc;
+}
+
+static int simulate_trace(rtl_cachesim *b, const struct opts *o, uint64_t *refs, struct intervals *iv)
 {
 	enum { BUF = 1 << 16 };
 	rtl_trace_reader *r;
@@ -334,7 +430,8 @@ static int simulate(rtl_cachesim *b, const struct opts *o, uint64_t *refs)
 	}
 	while ((n = rtl_trace_read(r, buf, BUF)) > 0) {
 		*refs += (uint64_t)n;
-		if ((rc = rtl_cachesim_push(b, buf, (size_t)n)) < 0)
+		rc = iv ? push_intervals(b, iv, buf, (size_t)n) : rtl_cachesim_push(b, buf, (size_t)n);
+		if (rc < 0)
 			break;
 	}
 	if (n < 0)
