@@ -250,7 +250,6 @@ static int init_engine(struct cs_engine *e)
 		e->any_wt |= c->write == RTL_WRITE_THROUGH;
 		e->any_wb |= c->write == RTL_WRITE_BACK;
 		e->wb_mask |= c->write == RTL_WRITE_BACK ? 1u << j : 0;
-		e->any_out |= c->out != NULL;
 	}
 	e->gate = e->any_attr ? 0 : e->min_assoc;
 	/* Without a lower level nobody needs the write-backs themselves, but

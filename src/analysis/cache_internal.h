@@ -86,7 +86,7 @@ struct cs_engine {
 	int ncons;
 	struct cs_consumer *cons[CS_MAX_CONSUMERS];
 	uint32_t min_assoc;
-	int any_wt, any_wb, any_out, any_attr;
+	int any_wt, any_wb, any_attr;
 	uint32_t gate;            /* depth from which cs_consumers() must run */
 	uint32_t wb_mask;         /* stack: bits of the write-back consumers */
 };
