@@ -1,0 +1,33 @@
+/* The bank object, shared by cache_bank.c (building and driving the
+ * engines) and cache_stats.c (reading counts back). The bank owns the
+ * configurations, engines, consumers, streams and the attribution table. */
+#ifndef RETICLE_ANALYSIS_CACHE_BANK_H
+#define RETICLE_ANALYSIS_CACHE_BANK_H
+
+#include <reticle/cachesim.h>
+#include "cache_internal.h"
+
+struct cfg_entry {
+	rtl_cache_config cfg;
+	struct cs_consumer *lvl[RTL_LEVELS];
+};
+
+struct rtl_cachesim {
+	struct cfg_entry *cfgs;
+	int ncfg;
+	struct cs_engine **eng;
+	int neng;
+	struct cs_consumer **cons;
+	int ncons;
+	int built;
+	size_t chunk;
+	rtl_access *merge;
+	size_t merge_cap;
+	uint32_t *idx_i, *idx_d;  /* positions of fetches / data accesses in a chunk */
+	struct cs_reuse *reuse;
+	uint32_t reuse_line;
+	int attr_cfg, attr_level;
+	struct cs_attr attr;
+};
+
+#endif
