@@ -54,7 +54,7 @@ struct rtl_sim_isa {
 	const char *stack_pointer;  /* "NAME[INDEX]" of the register holding sp */
 	const char *retval;         /* register for a function's return value, optional */
 	size_t state_size;
-	unsigned max_len;           /* longest instruction in bytes */
+	unsigned max_len, min_len;  /* longest and shortest instruction in bytes */
 	unsigned ninsn;
 	const char *const *names;   /* per id */
 	const uint8_t *flags;       /* per id */

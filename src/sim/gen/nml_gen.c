@@ -1092,8 +1092,8 @@ static void emit_handler(struct gen *g, struct flat *f, int id, FILE *o)
 	for (int i = 0; i < g->s->nstores; i++) {
 		struct storage *st = &g->s->stores[i];
 		if (st->k == ST_VAR)
-			fprintf(o, "    %s v_%s%s __attribute__((unused));\n", store_ctype(st->ty), st->name,
-				st->count > 1 ? fmt("[%llu]", (unsigned long long)st->count) : "");
+			fprintf(o, "    %s v_%s%s __attribute__((unused)) = %s;\n", store_ctype(st->ty), st->name,
+				st->count > 1 ? fmt("[%llu]", (unsigned long long)st->count) : "", st->count > 1 ? "{ 0 }" : "0");
 	}
 	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc)
 		fprintf(o, "    c->core.npc = p->addr + %d;\n", f->len / 8);
@@ -1170,7 +1170,7 @@ static void emit_decoder(struct gen *g, FILE *o)
 		   "        p->id = pats[i].id;\n        p->len = pats[i].len;\n        p->fn = handlers[p->id];\n"
 		   "        p->flags = flags[p->id];\n        extract(p->id, w, p);\n        return 0;\n    }\n    return -1;\n}\n\n");
 	g->flats[0].len = g->flats[0].len; /* keep */
-	fprintf(o, "#define MAXLEN %d\n\n", maxlen / 8);
+	fprintf(o, "#define MAXLEN %d\n#define MINLEN %d\n\n", maxlen / 8, minlen / 8);
 }
 
 static void emit_disasm(struct gen *g, FILE *o)
@@ -1254,7 +1254,7 @@ int nml_generate(struct spec *s, const char *prefix, FILE *o)
 	fprintf(o, "const struct rtl_sim_isa rtl_sim_isa_%s = {\n"
 		   "    .name = \"%s\", .elf_machine = %d, .elf_class = %d, .big_endian = %d,\n"
 		   "    .syscall_abi = \"%s\", .stack_pointer = \"%s\", .retval = \"%s\",\n"
-		   "    .state_size = sizeof(struct S), .max_len = MAXLEN, .ninsn = %d,\n"
+		   "    .state_size = sizeof(struct S), .max_len = MAXLEN, .min_len = MINLEN, .ninsn = %d,\n"
 		   "    .names = names, .flags = flags, .regs = regs, .nregs = sizeof(regs) / sizeof(regs[0]),\n"
 		   "    .decode = decode, .disasm = disasm,\n};\n",
 		prefix, let_str(&g, "name", prefix), (int)let_int(&g, "elf_machine", 0), (int)let_int(&g, "elf_class", 32),

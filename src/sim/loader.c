@@ -1,0 +1,302 @@
+/* Loads a static Linux ELF into guest memory and builds the initial stack
+ * (argc, argv, envp, auxv) as the kernel does. Also the registry of
+ * descriptions built into libreticle. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "sim/machine.h"
+
+extern const struct rtl_sim_isa rtl_sim_isa_rv64;
+static const struct rtl_sim_isa *const builtin[] = { &rtl_sim_isa_rv64 };
+static const char *const builtin_names[] = { "rv64", NULL };
+
+const char *const *rtl_sim_isas(void) { return builtin_names; }
+
+const struct rtl_sim_isa *sim_isa_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(builtin[i]->name, name))
+			return builtin[i];
+	return NULL;
+}
+
+const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class)
+{
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (builtin[i]->elf_machine == machine && builtin[i]->elf_class == elf_class)
+			return builtin[i];
+	return NULL;
+}
+
+/* A register named "FILE[INDEX]" (or "FILE"): its address in the state. */
+uint64_t *sim_reg_ptr(struct rtl_sim *m, const char *spec, unsigned *size)
+{
+	char name[32];
+	unsigned idx = 0;
+	const char *br = strchr(spec, '[');
+	size_t n = br ? (size_t)(br - spec) : strlen(spec);
+
+	if (n >= sizeof name)
+		return NULL;
+	memcpy(name, spec, n);
+	name[n] = 0;
+	if (br)
+		idx = strtoul(br + 1, NULL, 0);
+	for (unsigned i = 0; i < m->isa->nregs; i++) {
+		const struct rtl_sim_regdesc *r = &m->isa->regs[i];
+		if (strcmp(r->name, name) || idx >= r->count)
+			continue;
+		*size = r->size;
+		return (uint64_t *)((uint8_t *)m->cpu + r->offset + (size_t)idx * r->size);
+	}
+	return NULL;
+}
+
+struct elfinfo { int cls, data, machine, type; uint64_t entry, phoff; unsigned phnum, phentsize; };
+
+static int read_ehdr(const uint8_t *b, size_t n, struct elfinfo *e)
+{
+	if (n < 52 || memcmp(b, ELFMAG, SELFMAG))
+		return -RTL_ERR_NOT_ELF;
+	e->cls = b[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+	e->data = b[EI_DATA];
+	if (e->data != ELFDATA2LSB)
+		return -RTL_ERR_UNSUPPORTED;   /* big-endian guests: not yet */
+	if (e->cls == 64) {
+		const Elf64_Ehdr *h = (const void *)b;
+		if (n < sizeof *h)
+			return -RTL_ERR_TRUNCATED;
+		e->machine = h->e_machine, e->type = h->e_type, e->entry = h->e_entry;
+		e->phoff = h->e_phoff, e->phnum = h->e_phnum, e->phentsize = h->e_phentsize;
+	} else {
+		const Elf32_Ehdr *h = (const void *)b;
+		e->machine = h->e_machine, e->type = h->e_type, e->entry = h->e_entry;
+		e->phoff = h->e_phoff, e->phnum = h->e_phnum, e->phentsize = h->e_phentsize;
+	}
+	if (e->phoff + (uint64_t)e->phnum * e->phentsize > n)
+		return -RTL_ERR_TRUNCATED;
+	return 0;
+}
+
+static void get_phdr(const uint8_t *b, const struct elfinfo *e, unsigned i, Elf64_Phdr *p)
+{
+	const uint8_t *q = b + e->phoff + (size_t)i * e->phentsize;
+	if (e->cls == 64) {
+		memcpy(p, q, sizeof *p);
+		return;
+	}
+	const Elf32_Phdr *h = (const void *)q;
+	p->p_type = h->p_type, p->p_offset = h->p_offset, p->p_vaddr = h->p_vaddr;
+	p->p_filesz = h->p_filesz, p->p_memsz = h->p_memsz, p->p_flags = h->p_flags;
+}
+
+static void read_symbols(struct rtl_sim *m, const uint8_t *b, size_t n, const struct elfinfo *e)
+{
+	if (e->cls != 64)
+		return;   /* 32-bit symbol tables: next session, with MIPS */
+	const Elf64_Ehdr *h = (const void *)b;
+	if (!h->e_shoff || h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf64_Shdr) > n)
+		return;
+	const Elf64_Shdr *sh = (const void *)(b + h->e_shoff);
+	for (unsigned i = 0; i < h->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= h->e_shnum)
+			continue;
+		const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+		if (sh[i].sh_offset + sh[i].sh_size > n || strs->sh_offset + strs->sh_size > n)
+			return;
+		const Elf64_Sym *sy = (const void *)(b + sh[i].sh_offset);
+		size_t cnt = sh[i].sh_size / sizeof *sy;
+		m->syms = calloc(cnt + 1, sizeof *m->syms);
+		for (size_t k = 0; k < cnt && m->syms; k++) {
+			if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC || !sy[k].st_value || sy[k].st_name >= strs->sh_size)
+				continue;
+			m->syms[m->nsyms].addr = sy[k].st_value;
+			m->syms[m->nsyms].size = sy[k].st_size;
+			m->syms[m->nsyms++].name = strdup((const char *)b + strs->sh_offset + sy[k].st_name);
+		}
+		return;
+	}
+}
+
+static int map_segments(struct rtl_sim *m, const uint8_t *b, size_t n, const struct elfinfo *e)
+{
+	uint64_t end = 0;
+
+	for (unsigned i = 0; i < e->phnum; i++) {
+		Elf64_Phdr p;
+		get_phdr(b, e, i, &p);
+		if (p.p_type == PT_INTERP || p.p_type == PT_DYNAMIC) {
+			snprintf(m->msg, sizeof m->msg, "%s is dynamically linked: only static programs can be simulated", m->path);
+			return -RTL_ERR_UNSUPPORTED;
+		}
+		if (p.p_type == PT_PHDR)
+			m->phdr = p.p_vaddr;
+		if (p.p_type != PT_LOAD)
+			continue;
+		if (p.p_offset + p.p_filesz > n || p.p_filesz > p.p_memsz || p.p_vaddr + p.p_memsz >= SIM_MMAP_BASE) {
+			snprintf(m->msg, sizeof m->msg, "%s: segment %u out of bounds", m->path, i);
+			return -RTL_ERR_BAD_ELF;
+		}
+		memcpy(m->mem + p.p_vaddr, b + p.p_offset, p.p_filesz);
+		if (p.p_offset == 0 && !m->phdr)
+			m->phdr = p.p_vaddr + e->phoff;
+		if (p.p_vaddr + p.p_memsz > end)
+			end = p.p_vaddr + p.p_memsz;
+		m->segs = realloc(m->segs, sizeof(*m->segs) * (m->nsegs + 1));
+		m->segs[m->nsegs++] = (struct seg){ p.p_vaddr, p.p_memsz, p.p_filesz, p.p_offset, p.p_flags };
+	}
+	m->brk_start = m->brk = (end + 4095) & ~4095ull;
+	return 0;
+}
+
+/* Pushes the initial stack; word is 4 or 8 bytes. Returns the stack pointer. */
+static uint64_t build_stack(struct rtl_sim *m, int word, int argc, char **argv, char **envp)
+{
+	uint64_t sp = SIM_STACK_TOP, random, execfn, *ptrs;
+	int envc = 0, n = 0;
+
+	while (envp && envp[envc])
+		envc++;
+	ptrs = calloc(argc + envc + 2, sizeof *ptrs);
+	for (int i = argc - 1; i >= 0 || (i == -1 && 0); i--) {
+		sp -= strlen(argv[i]) + 1;
+		strcpy((char *)m->mem + sp, argv[i]);
+		ptrs[i] = sp;
+	}
+	for (int i = envc - 1; i >= 0; i--) {
+		sp -= strlen(envp[i]) + 1;
+		strcpy((char *)m->mem + sp, envp[i]);
+		ptrs[argc + i] = sp;
+	}
+	execfn = ptrs[0];
+	sp &= ~15ull;
+	sp -= 16;
+	random = sp;
+	for (int i = 0; i < 16; i++)
+		m->mem[sp + i] = (uint8_t)(rand() ^ (i * 37));
+	uint64_t auxv[][2] = {
+		{ AT_PHDR, m->phdr }, { AT_PHENT, m->phent }, { AT_PHNUM, m->phnum }, { AT_PAGESZ, 4096 },
+		{ AT_BASE, 0 }, { AT_FLAGS, 0 }, { AT_ENTRY, m->entry }, { AT_UID, getuid() },
+		{ AT_EUID, geteuid() }, { AT_GID, getgid() }, { AT_EGID, getegid() }, { AT_SECURE, 0 },
+		{ AT_HWCAP, 0 }, { AT_CLKTCK, 100 }, { AT_RANDOM, random }, { AT_EXECFN, execfn }, { AT_NULL, 0 },
+	};
+	int nwords = 1 + argc + 1 + envc + 1 + (int)(sizeof auxv / sizeof auxv[0]) * 2;
+	sp -= (uint64_t)nwords * word;
+	sp &= ~15ull;
+	uint64_t q = sp;
+#define PUT(v) do { uint64_t v_ = (v); memcpy(m->mem + q, &v_, word); q += word; } while (0)
+	PUT(argc);
+	for (int i = 0; i < argc; i++)
+		PUT(ptrs[i]);
+	PUT(0);
+	for (int i = 0; i < envc; i++)
+		PUT(ptrs[argc + i]);
+	PUT(0);
+	for (size_t i = 0; i < sizeof auxv / sizeof auxv[0]; i++) {
+		PUT(auxv[i][0]);
+		PUT(auxv[i][1]);
+	}
+#undef PUT
+	(void)n;
+	free(ptrs);
+	return sp;
+}
+
+static int read_whole(const char *path, uint8_t **buf, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	*n = st.st_size;
+	*buf = malloc(*n + 1);
+	if (!*buf || pread(fd, *buf, *n, 0) != (ssize_t)*n) {
+		free(*buf);
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return 0;
+}
+
+int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp)
+{
+	struct elfinfo e;
+	uint8_t *b;
+	size_t n;
+	int err;
+
+	m->path = strdup(argv[0]);
+	if ((err = read_whole(argv[0], &b, &n)) < 0) {
+		snprintf(m->msg, sizeof m->msg, "%s: %s", argv[0], strerror(-err));
+		return err;
+	}
+	if ((err = read_ehdr(b, n, &e)) < 0) {
+		snprintf(m->msg, sizeof m->msg, "%s: %s", argv[0], rtl_strerror(err));
+		goto out;
+	}
+	m->isa = isa ? sim_isa_by_name(isa) : sim_isa_by_machine(e.machine, e.cls);
+	if (!m->isa) {
+		snprintf(m->msg, sizeof m->msg, isa ? "no description named '%s'" :
+			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : argv[0], e.machine, e.cls);
+		if (!isa)
+			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) has no description (built in: rv64)",
+				 argv[0], e.machine, e.cls);
+		err = -RTL_ERR_WRONG_ARCH;
+		goto out;
+	}
+	if (m->isa->elf_machine != e.machine || m->isa->elf_class != e.cls) {
+		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) is not %s", argv[0], e.machine, e.cls, m->isa->name);
+		err = -RTL_ERR_WRONG_ARCH;
+		goto out;
+	}
+	if (e.type != ET_EXEC) {
+		snprintf(m->msg, sizeof m->msg, "%s: not a static executable (ELF type %d)", argv[0], e.type);
+		err = -RTL_ERR_UNSUPPORTED;
+		goto out;
+	}
+	m->mem_size = 1ull << SIM_MEM_BITS;
+	m->mem = mmap(NULL, m->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m->mem == MAP_FAILED) {
+		m->mem = NULL;
+		err = -errno;
+		snprintf(m->msg, sizeof m->msg, "cannot reserve guest memory: %s", strerror(errno));
+		goto out;
+	}
+	m->cpu = calloc(1, m->isa->state_size);
+	m->cpu->mem = m->mem;
+	m->cpu->mem_mask = m->mem_size - 1;
+	m->cpu->machine = m;
+	m->entry = e.entry;
+	m->phnum = e.phnum;
+	m->phent = e.phentsize;
+	m->mmap_next = SIM_MMAP_BASE;
+	if ((err = map_segments(m, b, n, &e)) < 0)
+		goto out;
+	read_symbols(m, b, n, &e);
+	unsigned size;
+	uint64_t *sp = sim_reg_ptr(m, m->isa->stack_pointer, &size);
+	if (!sp) {
+		snprintf(m->msg, sizeof m->msg, "description %s names no stack pointer register", m->isa->name);
+		err = -RTL_ERR_BAD_INPUT;
+		goto out;
+	}
+	uint64_t v = build_stack(m, e.cls / 8, argc, argv, envp);
+	memcpy(sp, &v, size);
+	m->cpu->pc = e.entry;
+	err = 0;
+out:
+	free(b);
+	return err;
+}

@@ -1,0 +1,159 @@
+/* Predecoding and the dispatch loop. A block is the run of instructions
+ * from an address up to the first one that may change the pc or calls the
+ * core (flags from the generator), predecoded into an array of handler
+ * calls; instrumentation hooks are extra entries in that array (the seed's
+ * "calls inserted into the table of instruction function pointers"). */
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "sim/machine.h"
+
+static void hook_entry(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
+{
+	struct rtl_sim *m = cpu->machine;
+	const struct rtl_sim_pinsn *insn = p->h.insn;
+
+	/* keep the pc exact for the hook: block bodies do not maintain it */
+	if (p->addr == 0)
+		cpu->pc = insn->addr;
+	else if (!(insn->flags & RTL_SIM_F_BRANCH))
+		cpu->pc = insn->addr + insn->len;
+	((rtl_sim_hook_fn)p->h.hook)(m, (const struct rtl_sim_insn *)insn, p->h.data);
+}
+
+static void undecodable(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
+{
+	struct rtl_sim *m = cpu->machine;
+	uint8_t b[8] = { 0 };
+	memcpy(b, RTL_SIM_HOST(cpu, p->addr), m->isa->max_len);
+	sim_stop(m, "undecodable instruction at 0x%llx (bytes %02x %02x %02x %02x)", (unsigned long long)p->addr,
+		 b[0], b[1], b[2], b[3]);
+}
+
+static struct addr_hook *addr_hooks(struct rtl_sim *m, uint64_t addr)
+{
+	for (struct addr_hook *h = m->addr_hooks[(addr >> 1) % 1024]; h; h = h->next)
+		if (h->addr == addr)
+			return h;
+	return NULL;
+}
+
+/* Appends hook entries for insn at position pos (0 before, 1 after). */
+static unsigned add_hooks(struct rtl_sim *m, struct block *b, unsigned n, const struct rtl_sim_pinsn *insn,
+			  int pos, int count_only)
+{
+	struct hook *lists[2] = { m->by_id ? m->by_id[insn->id] : NULL, NULL };
+	unsigned k = 0;
+
+	if (m->any_addr_hooks) {
+		struct addr_hook *ah = addr_hooks(m, insn->addr);
+		lists[1] = ah ? ah->hooks : NULL;
+	}
+	for (int l = 0; l < 2; l++)
+		for (struct hook *h = lists[l]; h; h = h->next) {
+			if (h->pos != pos)
+				continue;
+			if (!count_only) {
+				struct rtl_sim_pinsn *e = &b->e[n + k];
+				memset(e, 0, sizeof *e);
+				e->fn = hook_entry;
+				e->addr = pos;          /* 0 before, 1 after: read by hook_entry */
+				e->h.hook = (void *)h->fn;
+				e->h.data = h->user;
+			}
+			k++;
+		}
+	return k;
+}
+
+static struct block *build(struct rtl_sim *m, uint64_t pc)
+{
+	struct rtl_sim_pinsn insns[SIM_BLOCK_MAX];
+	unsigned n = 0, total = 0;
+	uint64_t a = pc;
+	int branch = 0;
+
+	while (n < SIM_BLOCK_MAX) {
+		struct rtl_sim_pinsn *p = &insns[n++];
+		memset(p, 0, sizeof *p);
+		p->addr = a;
+		if (a >= m->mem_size - 8 || m->isa->decode(m->mem + a, m->mem_size - a, p) < 0) {
+			p->fn = undecodable;
+			p->len = m->isa->min_len;
+			p->flags = RTL_SIM_F_TRAP;
+			break;
+		}
+		a += p->len;
+		if (p->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP)) {
+			branch = (p->flags & RTL_SIM_F_BRANCH) != 0;
+			break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		total += 1 + add_hooks(m, NULL, 0, &insns[i], 0, 1) + add_hooks(m, NULL, 0, &insns[i], 1, 1);
+	struct block *b = calloc(1, sizeof *b + sizeof(struct rtl_sim_pinsn) * total);
+	b->addr = pc;
+	b->end = insns[n - 1].addr + insns[n - 1].len;
+	b->ninsn = n;
+	b->branch_end = branch;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = add_hooks(m, b, b->n, &insns[i], 0, 0);
+		for (unsigned j = 0; j < k; j++)
+			b->e[b->n + j].h.insn = &b->e[b->n + k];
+		b->n += k;
+		b->e[b->n++] = insns[i];
+		k = add_hooks(m, b, b->n, &insns[i], 1, 0);
+		for (unsigned j = 0; j < k; j++)
+			b->e[b->n + j].h.insn = &b->e[b->n - 1];
+		b->n += k;
+	}
+	size_t h = (pc >> 1) & (m->hsize - 1);
+	b->hnext = m->htab[h];
+	m->htab[h] = b;
+	return b;
+}
+
+static struct block *lookup(struct rtl_sim *m, uint64_t pc)
+{
+	struct block **slot = &m->bcache[(pc >> 1) & ((1 << 14) - 1)];
+	struct block *b = *slot;
+
+	if (b && b->addr == pc)
+		return b;
+	for (b = m->htab[(pc >> 1) & (m->hsize - 1)]; b; b = b->hnext)
+		if (b->addr == pc)
+			break;
+	if (!b)
+		b = build(m, pc);
+	*slot = b;
+	return b;
+}
+
+int sim_run(struct rtl_sim *m)
+{
+	struct rtl_sim_cpu *cpu = m->cpu;
+	struct block *b = NULL, *prev = NULL;
+
+	if (!m->htab) {
+		m->hsize = 1 << 16;
+		m->htab = calloc(m->hsize, sizeof *m->htab);
+	}
+	while (!cpu->stop) {
+		uint64_t pc = cpu->pc;
+		if (prev && prev->succ && prev->succ->addr == pc)
+			b = prev->succ;
+		else {
+			b = lookup(m, pc);
+			if (prev)
+				prev->succ = b;
+		}
+		m->icount += b->ninsn;
+		const struct rtl_sim_pinsn *e = b->e, *end = b->e + b->n;
+		for (; e < end; e++)
+			e->fn(cpu, e);
+		if (!b->branch_end)
+			cpu->pc = b->end;
+		prev = b;
+	}
+	return m->failed ? -RTL_ERR_UNSUPPORTED : 0;
+}

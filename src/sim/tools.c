@@ -1,0 +1,180 @@
+/* Built-in tools, written against the public API only (include/reticle/sim.h)
+ * as a user's tool would be: icount, mix, bbcount, branch. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include <reticle/sim.h>
+
+struct tool { FILE *out; };
+
+static void icount_report(struct rtl_sim *sim, void *user)
+{
+	struct tool *t = user;
+	fprintf(t->out, "icount: %" PRIu64 " instructions\n", rtl_sim_icount(sim));
+}
+
+/* mix: one counter per instruction name, hooked by name (AddCallFuncbyName). */
+struct mix { struct tool t; unsigned n; const char **names; uint64_t *counts; };
+
+static void mix_count(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user)
+{
+	(*(uint64_t *)user)++;
+}
+
+static struct mix *mix_state;
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct mix *m = mix_state;
+	uint64_t x = m->counts[*(const unsigned *)a], y = m->counts[*(const unsigned *)b];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void mix_report(struct rtl_sim *sim, void *user)
+{
+	struct mix *m = user;
+	unsigned *order = calloc(m->n, sizeof *order);
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < m->n; i++)
+		order[i] = i, total += m->counts[i];
+	mix_state = m;
+	qsort(order, m->n, sizeof *order, by_count_desc);
+	fprintf(m->t.out, "mix: %" PRIu64 " instructions\n", total);
+	for (unsigned i = 0; i < m->n && m->counts[order[i]]; i++)
+		fprintf(m->t.out, "mix: %-16s %14" PRIu64 " %6.2f%%\n", m->names[order[i]], m->counts[order[i]],
+			100.0 * m->counts[order[i]] / (total ? total : 1));
+	free(order);
+}
+
+/* bbcount: a counter after the last instruction of every static block (seed, 4.2). */
+struct bb { uint64_t addr; const struct rtl_sim_proc *proc; uint64_t count; };
+struct bbcount { struct tool t; struct bb *v; unsigned n; };
+
+static void bb_count(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user)
+{
+	((struct bb *)user)->count++;
+}
+
+static void bb_report(struct rtl_sim *sim, void *user)
+{
+	struct bbcount *s = user;
+	uint64_t total = 0;
+	const struct rtl_sim_proc *cur = NULL;
+	uint64_t proc_total = 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		total += s->v[i].count;
+	fprintf(s->t.out, "bbcount: %" PRIu64 " blocks traversed\n", total);
+	for (unsigned i = 0; i <= s->n; i++) {
+		if (i == s->n || s->v[i].proc != cur) {
+			if (cur && proc_total)
+				fprintf(s->t.out, "bbcount: proc %-32s %14" PRIu64 "\n", rtl_sim_proc_name(cur), proc_total);
+			if (i == s->n)
+				break;
+			cur = s->v[i].proc;
+			proc_total = 0;
+		}
+		proc_total += s->v[i].count;
+	}
+}
+
+/* branch: taken / not taken per conditional branch, hooked after each. */
+struct br { uint64_t addr, taken, not_taken; struct br *next; };
+struct branch { struct tool t; struct br *list; };
+
+static void br_after(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user)
+{
+	struct br *b = user;
+	if (!rtl_sim_insn_is_cond_branch(insn))
+		return;
+	if (rtl_sim_pc(sim) != rtl_sim_insn_addr(insn) + rtl_sim_insn_len(insn))
+		b->taken++;
+	else
+		b->not_taken++;
+}
+
+static void br_report(struct rtl_sim *sim, void *user)
+{
+	struct branch *s = user;
+	uint64_t t = 0, nt = 0, sites = 0;
+	for (struct br *b = s->list; b; b = b->next)
+		if (b->taken + b->not_taken)
+			t += b->taken, nt += b->not_taken, sites++;
+	fprintf(s->t.out, "branch: %" PRIu64 " conditional branch sites executed: %" PRIu64 " taken, %" PRIu64 " not taken\n",
+		sites, t, nt);
+}
+
+static void *keep(struct rtl_sim *sim, size_t size)
+{
+	(void)sim;
+	return calloc(1, size);
+}
+
+static int setup_branch(struct rtl_sim *sim, FILE *out)
+{
+	struct branch *s = keep(sim, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->t.out = out;
+	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
+		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b)) {
+			uint64_t a = rtl_sim_last_insn(b);
+			struct br *r = calloc(1, sizeof *r);
+			if (!r)
+				return -ENOMEM;
+			r->addr = a;
+			r->next = s->list;
+			s->list = r;
+			rtl_sim_add_call(sim, a, RTL_SIM_AFTER, br_after, r);
+		}
+	return rtl_sim_add_trailer(sim, br_report, s);
+}
+
+int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
+{
+	FILE *out = out_file ? out_file : stderr;
+
+	if (!strcmp(name, "icount")) {
+		struct tool *t = keep(sim, sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		t->out = out;
+		return rtl_sim_add_trailer(sim, icount_report, t);
+	}
+	if (!strcmp(name, "mix")) {
+		struct mix *m = keep(sim, sizeof *m);
+		const struct rtl_sim_insn *dummy = NULL;
+		(void)dummy;
+		m->t.out = out;
+		/* names come from the description through the disassembler-free API */
+		extern int sim_insn_names(struct rtl_sim *, const char *const **);
+		m->n = (unsigned)sim_insn_names(sim, &m->names);
+		m->counts = calloc(m->n, sizeof *m->counts);
+		for (unsigned i = 0; i < m->n; i++)
+			rtl_sim_add_call_by_name(sim, m->names[i], RTL_SIM_BEFORE, mix_count, &m->counts[i]);
+		return rtl_sim_add_trailer(sim, mix_report, m);
+	}
+	if (!strcmp(name, "bbcount")) {
+		struct bbcount *s = keep(sim, sizeof *s);
+		s->t.out = out;
+		for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
+			for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
+				s->n++;
+		s->v = calloc(s->n + 1, sizeof *s->v);
+		unsigned i = 0;
+		for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
+			for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b)) {
+				s->v[i] = (struct bb){ rtl_sim_block_addr(b), p, 0 };
+				rtl_sim_add_call(sim, rtl_sim_last_insn(b), RTL_SIM_AFTER, bb_count, &s->v[i]);
+				i++;
+			}
+		return rtl_sim_add_trailer(sim, bb_report, s);
+	}
+	if (!strcmp(name, "branch"))
+		return setup_branch(sim, out);
+	return -RTL_ERR_UNKNOWN_COLLECTOR;
+}
