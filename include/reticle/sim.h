@@ -61,6 +61,8 @@ const char *rtl_sim_insn_name(struct rtl_sim *sim, const struct rtl_sim_insn *i)
 int rtl_sim_insn_is_branch(const struct rtl_sim_insn *i);       /* may change the pc */
 int rtl_sim_insn_is_cond_branch(const struct rtl_sim_insn *i);  /* ... conditionally */
 int rtl_sim_disasm(struct rtl_sim *sim, uint64_t addr, char *buf, size_t n);  /* length or <0 */
+/* The description's instruction names (for hooking by name); returns the count. */
+int rtl_sim_insn_names(struct rtl_sim *sim, const char *const **names);
 
 /* Read-only machine state. */
 uint64_t rtl_sim_pc(struct rtl_sim *sim);       /* next pc in an AFTER hook */

@@ -276,7 +276,7 @@ int rtl_sim_read_mem(struct rtl_sim *m, uint64_t addr, void *buf, size_t n)
 }
 
 /* For the built-in mix tool: the description's instruction names. */
-int sim_insn_names(struct rtl_sim *m, const char *const **names)
+int rtl_sim_insn_names(struct rtl_sim *m, const char *const **names)
 {
 	*names = m->isa->names;
 	return (int)m->isa->ninsn;

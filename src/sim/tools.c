@@ -151,8 +151,8 @@ int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 		(void)dummy;
 		m->t.out = out;
 		/* names come from the description through the disassembler-free API */
-		extern int sim_insn_names(struct rtl_sim *, const char *const **);
-		m->n = (unsigned)sim_insn_names(sim, &m->names);
+		
+		m->n = (unsigned)rtl_sim_insn_names(sim, &m->names);
 		m->counts = calloc(m->n, sizeof *m->counts);
 		for (unsigned i = 0; i < m->n; i++)
 			rtl_sim_add_call_by_name(sim, m->names[i], RTL_SIM_BEFORE, mix_count, &m->counts[i]);

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Bad programs: an ELF for an undescribed machine, a dynamically linked ELF,
+# a missing file: one clear line and a non-zero exit.
+set -u
+reticle=$1; work=$2; src=$3; fail=0
+mkdir -p "$work"
+check() { # want, command...
+	want=$1; shift
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -qF "$want"; then
+		echo "FAIL: $*: rc=$rc, wanted '$want', got '$out'"; fail=1
+	else
+		echo "ok: $out"
+	fi
+}
+check "has no description" "$reticle" sim -- /bin/sh -c true
+riscv64-linux-gnu-gcc -O2 -o "$work/hello.dyn" "$src" 2>/dev/null &&
+	check "dynamically linked" "$reticle" sim -- "$work/hello.dyn"
+check "No such file" "$reticle" sim -- "$work/does-not-exist"
+check "unknown tool" "$reticle" sim -c nosuchtool -- "$work/does-not-exist"
+exit $fail

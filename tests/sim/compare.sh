@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs a program under reticle sim and under qemu-user (the oracle) with the
+# same arguments and an empty environment; stdout and exit status must match.
+#   compare.sh RETICLE WORKDIR SOURCE.c ARGS...
+set -u
+reticle=$1; work=$2; src=$3; shift 3
+name=$(basename "$src" .c)
+bin=$work/$name.rv64
+mkdir -p "$work"
+if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+	riscv64-linux-gnu-gcc -O2 -static -o "$bin" "$src" || exit 1
+fi
+env -i "$reticle" sim -- "$bin" "$@" > "$work/$name.sim.out"; s=$?
+env -i qemu-riscv64 "$bin" "$@" > "$work/$name.qemu.out"; q=$?
+if ! cmp -s "$work/$name.sim.out" "$work/$name.qemu.out"; then
+	echo "FAIL $name: stdout differs"; diff "$work/$name.sim.out" "$work/$name.qemu.out" | head; exit 1
+fi
+[ $s -eq $q ] || { echo "FAIL $name: exit status $s, qemu $q"; exit 1; }
+echo "ok $name: $(wc -c < "$work/$name.sim.out") bytes, status $s"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Instruction-level oracle: the addresses of all executed instructions of a
+# libc-free program, from a user tool (--tool, hooks by name) and from qemu's
+# one-instruction-per-block exec log, must be the same sequence; the icount
+# tool must report its length.
+#   trace.sh RETICLE WORKDIR SOURCE.c TOOL.so
+set -eu
+reticle=$1; work=$2; src=$3; tool=$4
+mkdir -p "$work"
+bin=$work/tiny.rv64
+riscv64-linux-gnu-gcc -O2 -static -nostdlib -o "$bin" "$src"
+set +e
+"$reticle" sim -c icount --tool "$tool:$work/sim.pcs" -- "$bin" 2> "$work/sim.err"; s=$?
+qemu-riscv64 -singlestep -d exec,nochain -D "$work/qemu.log" "$bin"; q=$?
+set -e
+[ $s -eq $q ] || { echo "FAIL: status $s, qemu $q"; exit 1; }
+sed -n 's/^Trace [0-9]*: 0x[0-9a-f]* \[[0-9a-f]*\/\([0-9a-f]*\)\/.*/\1/p' "$work/qemu.log" | sed 's/^0*//' > "$work/qemu.pcs"
+cmp "$work/sim.pcs" "$work/qemu.pcs" || { echo "FAIL: executed addresses differ"; exit 1; }
+n=$(wc -l < "$work/qemu.pcs")
+grep -q "icount: $n instructions" "$work/sim.err" || { echo "FAIL: icount != $n"; cat "$work/sim.err"; exit 1; }
+echo "ok: $n instructions, identical sequence"
