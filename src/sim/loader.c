@@ -233,8 +233,8 @@ static int read_whole(const char *path, uint8_t **buf, size_t *n)
 int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp)
 {
 	struct elfinfo e;
-	uint8_t *b;
-	size_t n;
+	uint8_t *b = NULL;
+	size_t n = 0;
 	int err;
 
 	m->path = strdup(argv[0]);
@@ -260,6 +260,15 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) is not %s", argv[0], e.machine, e.cls, m->isa->name);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;
+	}
+	for (unsigned i = 0; i < e.phnum; i++) {
+		Elf64_Phdr p;
+		get_phdr(b, &e, i, &p);
+		if (p.p_type == PT_INTERP) {
+			snprintf(m->msg, sizeof m->msg, "%s is dynamically linked: only static programs can be simulated", argv[0]);
+			err = -RTL_ERR_UNSUPPORTED;
+			goto out;
+		}
 	}
 	if (e.type != ET_EXEC) {
 		snprintf(m->msg, sizeof m->msg, "%s: not a static executable (ELF type %d)", argv[0], e.type);
