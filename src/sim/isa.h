@@ -65,6 +65,11 @@ struct rtl_sim_isa {
 	int (*disasm)(const struct rtl_sim_pinsn *p, char *buf, size_t n);
 };
 
+/* Every entry of a predecoded block ends by calling the next one (a tail
+ * call, so a jump at -O2); the core terminates each block with an entry
+ * that returns to the dispatch loop. */
+#define RTL_SIM_NEXT(cpu, p) do { const struct rtl_sim_pinsn *n_ = (p) + 1; n_->fn((cpu), n_); } while (0)
+
 /* Services of the core called from generated actions. */
 int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1,
 			uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);

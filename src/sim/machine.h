@@ -66,7 +66,7 @@ const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
 int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);
 void sim_stop(struct rtl_sim *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t a[6]);
+int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a);
 uint64_t sim_mmap_alloc(struct rtl_sim *m, uint64_t len);
 int sim_analyse(struct rtl_sim *m);
 uint64_t *sim_reg_ptr(struct rtl_sim *m, const char *spec, unsigned *size);

@@ -19,6 +19,15 @@ static void hook_entry(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 	else if (!(insn->flags & RTL_SIM_F_BRANCH))
 		cpu->pc = insn->addr + insn->len;
 	((rtl_sim_hook_fn)p->h.hook)(m, (const struct rtl_sim_insn *)insn, p->h.data);
+	RTL_SIM_NEXT(cpu, p);
+}
+
+/* Block terminators: back to the dispatch loop, setting the fall-through pc
+ * unless the last instruction was a control transfer (it set the pc). */
+static void block_end(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p) { }
+static void block_end_fallthrough(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
+{
+	cpu->pc = p->addr;
 }
 
 static void undecodable(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
@@ -28,6 +37,7 @@ static void undecodable(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 	memcpy(b, RTL_SIM_HOST(cpu, p->addr), m->isa->max_len);
 	sim_stop(m, "undecodable instruction at 0x%llx (bytes %02x %02x %02x %02x)", (unsigned long long)p->addr,
 		 b[0], b[1], b[2], b[3]);
+	RTL_SIM_NEXT(cpu, p);
 }
 
 static struct addr_hook *addr_hooks(struct rtl_sim *m, uint64_t addr)
@@ -91,7 +101,7 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 	}
 	for (unsigned i = 0; i < n; i++)
 		total += 1 + add_hooks(m, NULL, 0, &insns[i], 0, 1) + add_hooks(m, NULL, 0, &insns[i], 1, 1);
-	struct block *b = calloc(1, sizeof *b + sizeof(struct rtl_sim_pinsn) * total);
+	struct block *b = calloc(1, sizeof *b + sizeof(struct rtl_sim_pinsn) * (total + 1));
 	b->addr = pc;
 	b->end = insns[n - 1].addr + insns[n - 1].len;
 	b->ninsn = n;
@@ -107,6 +117,8 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			b->e[b->n + j].h.insn = &b->e[b->n - 1];
 		b->n += k;
 	}
+	b->e[b->n].fn = branch ? block_end : block_end_fallthrough;   /* not counted in n */
+	b->e[b->n].addr = b->end;
 	size_t h = (pc >> 1) & (m->hsize - 1);
 	b->hnext = m->htab[h];
 	m->htab[h] = b;
@@ -148,11 +160,7 @@ int sim_run(struct rtl_sim *m)
 				prev->succ = b;
 		}
 		m->icount += b->ninsn;
-		const struct rtl_sim_pinsn *e = b->e, *end = b->e + b->n;
-		for (; e < end; e++)
-			e->fn(cpu, e);
-		if (!b->branch_end)
-			cpu->pc = b->end;
+		b->e[0].fn(cpu, b->e);
 		prev = b;
 	}
 	return m->failed ? -RTL_ERR_UNSUPPORTED : 0;

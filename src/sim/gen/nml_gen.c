@@ -1102,7 +1102,7 @@ static void emit_handler(struct gen *g, struct flat *f, int id, FILE *o)
 	fputs(body.s ? body.s : "", o);
 	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc)
 		fprintf(o, "    c->core.pc = c->core.npc;\n");
-	fprintf(o, "}\n\n");
+	fprintf(o, "    RTL_SIM_NEXT(cpu, p);\n}\n\n");
 }
 
 static void emit_extract(struct flat *f, FILE *o)
