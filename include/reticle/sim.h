@@ -70,6 +70,14 @@ int rtl_sim_reg(struct rtl_sim *sim, const char *file, unsigned index, uint64_t 
 int rtl_sim_read_mem(struct rtl_sim *sim, uint64_t addr, void *buf, size_t n);
 uint64_t rtl_sim_icount(struct rtl_sim *sim);   /* instructions executed so far */
 
+/* Counting without hooks: the dispatch loop counts block entries, so the
+ * executions of every instruction are known at no cost. Calls fn for each
+ * executed instruction with a count; one address may be reported several
+ * times (it lies in several predecoded blocks): sum the counts. Call it
+ * from a trailer. */
+typedef void (*rtl_sim_count_fn)(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user);
+void rtl_sim_for_each_executed(struct rtl_sim *sim, rtl_sim_count_fn fn, void *user);
+
 /* Built-in tools, by name: icount, mix, bbcount, branch. Reports go to out. */
 int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file);
 /* A tool in a shared object defines this; --tool loads it and calls it. */

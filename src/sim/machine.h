@@ -24,6 +24,7 @@ struct block {
 	struct block *hnext;         /* hash chain */
 	struct block *succ;          /* last successor seen: a one-entry cache */
 	unsigned n, ninsn, branch_end;
+	uint64_t execs;              /* times the block was entered (counted by the loop) */
 	struct rtl_sim_pinsn e[];
 };
 

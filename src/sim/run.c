@@ -160,8 +160,21 @@ int sim_run(struct rtl_sim *m)
 				prev->succ = b;
 		}
 		m->icount += b->ninsn;
+		b->execs++;
 		b->e[0].fn(cpu, b->e);
 		prev = b;
 	}
 	return m->failed ? -RTL_ERR_UNSUPPORTED : 0;
+}
+
+void rtl_sim_for_each_executed(struct rtl_sim *m, rtl_sim_count_fn fn, void *user)
+{
+	for (size_t i = 0; m->htab && i < m->hsize; i++)
+		for (struct block *b = m->htab[i]; b; b = b->hnext) {
+			if (!b->execs)
+				continue;
+			for (unsigned k = 0; k < b->n; k++)
+				if (b->e[k].fn != hook_entry)
+					fn(m, (const struct rtl_sim_insn *)&b->e[k], b->execs, user);
+		}
 }

@@ -17,12 +17,8 @@ static void icount_report(struct rtl_sim *sim, void *user)
 }
 
 /* mix: one counter per instruction name, hooked by name (AddCallFuncbyName). */
-struct mix { struct tool t; unsigned n; const char **names; uint64_t *counts; };
+struct mix { struct tool t; unsigned n; const char *const *names; uint64_t *counts; };
 
-static void mix_count(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user)
-{
-	(*(uint64_t *)user)++;
-}
 
 static struct mix *mix_state;
 
@@ -33,9 +29,21 @@ static int by_count_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+static void mix_add(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user)
+{
+	struct mix *m = user;
+	const char *name = rtl_sim_insn_name(sim, insn);
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->names[i] == name) {
+			m->counts[i] += count;
+			return;
+		}
+}
+
 static void mix_report(struct rtl_sim *sim, void *user)
 {
 	struct mix *m = user;
+	rtl_sim_for_each_executed(sim, mix_add, m);
 	unsigned *order = calloc(m->n, sizeof *order);
 	uint64_t total = 0;
 
@@ -51,12 +59,24 @@ static void mix_report(struct rtl_sim *sim, void *user)
 }
 
 /* bbcount: a counter after the last instruction of every static block (seed, 4.2). */
-struct bb { uint64_t addr; const struct rtl_sim_proc *proc; uint64_t count; };
+struct bb { uint64_t addr, last; const struct rtl_sim_proc *proc; uint64_t count; };
 struct bbcount { struct tool t; struct bb *v; unsigned n; };
 
-static void bb_count(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user)
+/* Static blocks are ordered by address, so their last instructions are too. */
+static void bb_add(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user)
 {
-	((struct bb *)user)->count++;
+	struct bbcount *s = user;
+	uint64_t a = rtl_sim_insn_addr(insn);
+	unsigned lo = 0, hi = s->n;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (s->v[mid].last < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->n && s->v[lo].last == a)
+		s->v[lo].count += count;
 }
 
 static void bb_report(struct rtl_sim *sim, void *user)
@@ -66,6 +86,7 @@ static void bb_report(struct rtl_sim *sim, void *user)
 	const struct rtl_sim_proc *cur = NULL;
 	uint64_t proc_total = 0;
 
+	rtl_sim_for_each_executed(sim, bb_add, s);
 	for (unsigned i = 0; i < s->n; i++)
 		total += s->v[i].count;
 	fprintf(s->t.out, "bbcount: %" PRIu64 " blocks traversed\n", total);
@@ -154,8 +175,6 @@ int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 		
 		m->n = (unsigned)rtl_sim_insn_names(sim, &m->names);
 		m->counts = calloc(m->n, sizeof *m->counts);
-		for (unsigned i = 0; i < m->n; i++)
-			rtl_sim_add_call_by_name(sim, m->names[i], RTL_SIM_BEFORE, mix_count, &m->counts[i]);
 		return rtl_sim_add_trailer(sim, mix_report, m);
 	}
 	if (!strcmp(name, "bbcount")) {
@@ -168,8 +187,7 @@ int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 		unsigned i = 0;
 		for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
 			for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b)) {
-				s->v[i] = (struct bb){ rtl_sim_block_addr(b), p, 0 };
-				rtl_sim_add_call(sim, rtl_sim_last_insn(b), RTL_SIM_AFTER, bb_count, &s->v[i]);
+				s->v[i] = (struct bb){ rtl_sim_block_addr(b), rtl_sim_last_insn(b), p, 0 };
 				i++;
 			}
 		return rtl_sim_add_trailer(sim, bb_report, s);

@@ -10,7 +10,7 @@ mkdir -p "$work"
 bin=$work/tiny.rv64
 riscv64-linux-gnu-gcc -O2 -static -nostdlib -o "$bin" "$src"
 set +e
-"$reticle" sim -c icount --tool "$tool:$work/sim.pcs" -- "$bin" 2> "$work/sim.err"; s=$?
+"$reticle" sim -c icount,mix,bbcount,branch --tool "$tool:$work/sim.pcs" -- "$bin" 2> "$work/sim.err"; s=$?
 qemu-riscv64 -singlestep -d exec,nochain -D "$work/qemu.log" "$bin"; q=$?
 set -e
 [ $s -eq $q ] || { echo "FAIL: status $s, qemu $q"; exit 1; }
@@ -18,4 +18,6 @@ sed -n 's/^Trace [0-9]*: 0x[0-9a-f]* \[[0-9a-f]*\/\([0-9a-f]*\)\/.*/\1/p' "$work
 cmp "$work/sim.pcs" "$work/qemu.pcs" || { echo "FAIL: executed addresses differ"; exit 1; }
 n=$(wc -l < "$work/qemu.pcs")
 grep -q "icount: $n instructions" "$work/sim.err" || { echo "FAIL: icount != $n"; cat "$work/sim.err"; exit 1; }
+riscv64-linux-gnu-objdump -d -M no-aliases "$bin" > "$work/objdump.txt"
+python3 "$(dirname "$0")/oracle.py" "$work/objdump.txt" "$work/qemu.pcs" "$work/sim.err"
 echo "ok: $n instructions, identical sequence"
