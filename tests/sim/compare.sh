@@ -8,7 +8,7 @@ name=$(basename "$src" .c)
 bin=$work/$name.rv64
 mkdir -p "$work"
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-	riscv64-linux-gnu-gcc -O2 -static -o "$bin" "$src" || exit 1
+	riscv64-linux-gnu-gcc -O2 -static ${SIM_CFLAGS:-} -o "$bin" "$src" || exit 1
 fi
 env -i "$reticle" sim -- "$bin" "$@" > "$work/$name.sim.out"; s=$?
 env -i qemu-riscv64 "$bin" "$@" > "$work/$name.qemu.out"; q=$?
