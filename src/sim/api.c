@@ -20,7 +20,7 @@ int rtl_sim_open(const char *isa, int argc, char **argv, char **envp, struct rtl
 	err = sim_load(m, isa, argc, argv, envp);
 	if (err < 0)
 		return err;
-	if (strcmp(m->isa->syscall_abi, "generic")) {
+	if (strcmp(m->isa->syscall_abi, "generic") && strcmp(m->isa->syscall_abi, "mips-o32")) {
 		snprintf(m->msg, sizeof m->msg, "description %s: unknown syscall_abi '%s'", m->isa->name, m->isa->syscall_abi);
 		return -RTL_ERR_BAD_INPUT;
 	}
@@ -165,6 +165,18 @@ static void analyse_proc(struct rtl_sim *m, struct rtl_sim_proc *p)
 		int ok = m->isa->decode(m->mem + a, end - a, &i) == 0;
 		unsigned len = ok ? i.len : m->isa->min_len;
 		n++;
+		if (ok && (i.flags & RTL_SIM_F_BRANCH) && m->isa->delay_slots && a + len < end) {
+			a += len;   /* the delay slot ends the block */
+			ok = m->isa->decode(m->mem + a, end - a, &i) == 0;
+			len = ok ? i.len : m->isa->min_len;
+			n++;
+			p->blocks = realloc(p->blocks, sizeof(*p->blocks) * (p->nblocks + 1));
+			p->blocks[p->nblocks++] = (struct rtl_sim_block){ start, a, n, p };
+			start = a + len;
+			n = 0;
+			a += len;
+			continue;
+		}
 		if (!ok || (i.flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP)) || a + len >= end) {
 			p->blocks = realloc(p->blocks, sizeof(*p->blocks) * (p->nblocks + 1));
 			p->blocks[p->nblocks++] = (struct rtl_sim_block){ start, a, n, p };

@@ -52,7 +52,8 @@ struct rtl_sim_isa {
 	int elf_machine, elf_class, big_endian;
 	const char *syscall_abi;    /* "generic" (asm-generic numbers) or another table */
 	const char *stack_pointer;  /* "NAME[INDEX]" of the register holding sp */
-	const char *retval;         /* register for a function's return value, optional */
+	const char *tls_register;   /* "NAME" set by set_thread_area, optional */
+	int delay_slots;            /* control transfers take effect after the next instruction */
 	size_t state_size;
 	unsigned max_len, min_len;  /* longest and shortest instruction in bytes */
 	unsigned ninsn;

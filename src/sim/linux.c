@@ -139,8 +139,14 @@ static int64_t do_iov(struct rtl_sim *m, int write_, const uint64_t *a)
 	if (cnt < 0 || cnt > 64)
 		return -EINVAL;
 	for (int i = 0; i < cnt; i++) {
-		iov[i].iov_base = G(g[2 * i]);
-		iov[i].iov_len = g[2 * i + 1];
+		if (m->isa->elf_class == 32) {
+			const uint32_t *w = G(a[1]);
+			iov[i].iov_base = G(w[2 * i]);
+			iov[i].iov_len = w[2 * i + 1];
+		} else {
+			iov[i].iov_base = G(g[2 * i]);
+			iov[i].iov_len = g[2 * i + 1];
+		}
 	}
 	ssize_t r = write_ ? writev((int)a[0], iov, cnt) : readv((int)a[0], iov, cnt);
 	return R(r);
@@ -176,8 +182,10 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 	case G_set_robust_list: case G_rt_sigaction: case G_rt_sigprocmask: case G_sigaltstack:
 	case G_mprotect: case G_madvise: case G_munmap: case G_futex:
 		return 0;
-	case G_rseq: case G_mremap: case G_sched_getaffinity: case G_statx: case G_sysinfo:
+	case G_rseq: case G_mremap: case G_sched_getaffinity: case G_sysinfo:
 		return -ENOSYS;
+	case G_statx:   /* struct statx has the same layout everywhere */
+		return R(syscall(SYS_statx, (int)a[0], G(a[1]), (int)a[2], (unsigned)a[3], G(a[4])));
 	case G_uname: {
 		struct utsname u;
 		if (uname(&u) < 0)
@@ -238,12 +246,15 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a);
 
 /* RETICLE_SIM_STRACE=1 traces system calls on stderr (a debugging aid). */
+int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a,
+		     int64_t (*generic)(struct rtl_sim *, uint64_t, uint64_t, const uint64_t *));
+
 int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	static int trace = -1;
 	if (trace < 0)
 		trace = getenv("RETICLE_SIM_STRACE") != NULL;
-	int64_t r = dispatch(m, pc, nr, a);
+	int64_t r = m->isa->syscall_abi[0] == 'm' ? sim_mips_o32(m, pc, nr, a, dispatch) : dispatch(m, pc, nr, a);
 	if (trace)
 		fprintf(stderr, "[sim] 0x%llx %s(0x%llx, 0x%llx, 0x%llx) = %lld\n", (unsigned long long)pc, sys_name(nr),
 			(unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (long long)r);

@@ -12,9 +12,9 @@
 #include <reticle/error.h>
 #include "sim/machine.h"
 
-extern const struct rtl_sim_isa rtl_sim_isa_rv64;
-static const struct rtl_sim_isa *const builtin[] = { &rtl_sim_isa_rv64 };
-static const char *const builtin_names[] = { "rv64", NULL };
+extern const struct rtl_sim_isa rtl_sim_isa_rv64, rtl_sim_isa_mips32;
+static const struct rtl_sim_isa *const builtin[] = { &rtl_sim_isa_rv64, &rtl_sim_isa_mips32 };
+static const char *const builtin_names[] = { "rv64", "mips32", NULL };
 
 const char *const *rtl_sim_isas(void) { return builtin_names; }
 
@@ -96,10 +96,42 @@ static void get_phdr(const uint8_t *b, const struct elfinfo *e, unsigned i, Elf6
 	p->p_filesz = h->p_filesz, p->p_memsz = h->p_memsz, p->p_flags = h->p_flags;
 }
 
+static void add_sym(struct rtl_sim *m, uint64_t addr, uint64_t size, int type, const char *name)
+{
+	if (type != STT_FUNC || !addr)
+		return;
+	m->syms[m->nsyms].addr = addr;
+	m->syms[m->nsyms].size = size;
+	m->syms[m->nsyms++].name = strdup(name);
+}
+
+static void read_symbols32(struct rtl_sim *m, const uint8_t *b, size_t n)
+{
+	const Elf32_Ehdr *h = (const void *)b;
+	if (!h->e_shoff || h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf32_Shdr) > n)
+		return;
+	const Elf32_Shdr *sh = (const void *)(b + h->e_shoff);
+	for (unsigned i = 0; i < h->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= h->e_shnum)
+			continue;
+		const Elf32_Shdr *strs = &sh[sh[i].sh_link];
+		if ((uint64_t)sh[i].sh_offset + sh[i].sh_size > n || (uint64_t)strs->sh_offset + strs->sh_size > n)
+			return;
+		const Elf32_Sym *sy = (const void *)(b + sh[i].sh_offset);
+		size_t cnt = sh[i].sh_size / sizeof *sy;
+		m->syms = calloc(cnt + 1, sizeof *m->syms);
+		for (size_t k = 0; k < cnt && m->syms; k++)
+			if (sy[k].st_name < strs->sh_size)
+				add_sym(m, sy[k].st_value, sy[k].st_size, ELF32_ST_TYPE(sy[k].st_info),
+					(const char *)b + strs->sh_offset + sy[k].st_name);
+		return;
+	}
+}
+
 static void read_symbols(struct rtl_sim *m, const uint8_t *b, size_t n, const struct elfinfo *e)
 {
 	if (e->cls != 64)
-		return;   /* 32-bit symbol tables: next session, with MIPS */
+		return read_symbols32(m, b, n);
 	const Elf64_Ehdr *h = (const void *)b;
 	if (!h->e_shoff || h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf64_Shdr) > n)
 		return;
@@ -113,13 +145,10 @@ static void read_symbols(struct rtl_sim *m, const uint8_t *b, size_t n, const st
 		const Elf64_Sym *sy = (const void *)(b + sh[i].sh_offset);
 		size_t cnt = sh[i].sh_size / sizeof *sy;
 		m->syms = calloc(cnt + 1, sizeof *m->syms);
-		for (size_t k = 0; k < cnt && m->syms; k++) {
-			if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC || !sy[k].st_value || sy[k].st_name >= strs->sh_size)
-				continue;
-			m->syms[m->nsyms].addr = sy[k].st_value;
-			m->syms[m->nsyms].size = sy[k].st_size;
-			m->syms[m->nsyms++].name = strdup((const char *)b + strs->sh_offset + sy[k].st_name);
-		}
+		for (size_t k = 0; k < cnt && m->syms; k++)
+			if (sy[k].st_name < strs->sh_size)
+				add_sym(m, sy[k].st_value, sy[k].st_size, ELF64_ST_TYPE(sy[k].st_info),
+					(const char *)b + strs->sh_offset + sy[k].st_name);
 		return;
 	}
 }
@@ -251,7 +280,7 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 		snprintf(m->msg, sizeof m->msg, isa ? "no description named '%s'" :
 			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : argv[0], e.machine, e.cls);
 		if (!isa)
-			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) has no description (built in: rv64)",
+			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) has no description (built in: rv64, mips32)",
 				 argv[0], e.machine, e.cls);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;

@@ -18,6 +18,8 @@ static void hook_entry(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 		cpu->pc = insn->addr;
 	else if (!(insn->flags & RTL_SIM_F_BRANCH))
 		cpu->pc = insn->addr + insn->len;
+	else if (m->isa->delay_slots)
+		cpu->pc = cpu->npc;   /* where the branch goes after its delay slot */
 	((rtl_sim_hook_fn)p->h.hook)(m, (const struct rtl_sim_insn *)insn, p->h.data);
 	RTL_SIM_NEXT(cpu, p);
 }
@@ -25,6 +27,11 @@ static void hook_entry(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 /* Block terminators: back to the dispatch loop, setting the fall-through pc
  * unless the last instruction was a control transfer (it set the pc). */
 static void block_end(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p) { }
+static void block_end_delayed(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
+{
+	cpu->pc = cpu->npc;   /* set by the branch before its delay slot ran */
+}
+
 static void block_end_fallthrough(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 {
 	cpu->pc = p->addr;
@@ -94,8 +101,26 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			break;
 		}
 		a += p->len;
+		if ((p->flags & RTL_SIM_F_BRANCH) && m->isa->delay_slots && n < SIM_BLOCK_MAX) {
+			/* the delay slot belongs to the branch's block */
+			struct rtl_sim_pinsn *d = &insns[n];
+			memset(d, 0, sizeof *d);
+			d->addr = a;
+			if (m->isa->decode(m->mem + a, m->mem_size - a, d) == 0 &&
+			    !(d->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP))) {
+				n++;
+				a += d->len;
+				branch = 2;
+				break;
+			}
+		}
 		if (p->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP)) {
 			branch = (p->flags & RTL_SIM_F_BRANCH) != 0;
+			if (branch && m->isa->delay_slots) {
+				sim_stop(m, "control transfer at 0x%llx without a valid delay slot",
+					 (unsigned long long)p->addr);
+				p->fn = undecodable;
+			}
 			break;
 		}
 	}
@@ -117,7 +142,7 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			b->e[b->n + j].h.insn = &b->e[b->n - 1];
 		b->n += k;
 	}
-	b->e[b->n].fn = branch ? block_end : block_end_fallthrough;   /* not counted in n */
+	b->e[b->n].fn = branch == 2 ? block_end_delayed : branch ? block_end : block_end_fallthrough;
 	b->e[b->n].addr = b->end;
 	size_t h = (pc >> 1) & (m->hsize - 1);
 	b->hnext = m->htab[h];

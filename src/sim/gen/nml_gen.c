@@ -69,6 +69,7 @@ struct gen {
 	struct flat *flats; int nflats;
 	struct storage *pc, *npc;
 	int big_endian;
+	int delay_slots;                /* a control transfer takes effect after the next instruction */
 };
 
 struct list { struct inst **v; int n; };
@@ -1095,12 +1096,14 @@ static void emit_handler(struct gen *g, struct flat *f, int id, FILE *o)
 			fprintf(o, "    %s v_%s%s __attribute__((unused)) = %s;\n", store_ctype(st->ty), st->name,
 				st->count > 1 ? fmt("[%llu]", (unsigned long long)st->count) : "", st->count > 1 ? "{ 0 }" : "0");
 	}
-	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc)
+	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc && g->delay_slots)
+		fprintf(o, "    c->core.npc = p->addr + %d;\n", 2 * f->len / 8);   /* after the delay slot */
+	else if ((f->flags & RTL_SIM_F_BRANCH) && g->npc)
 		fprintf(o, "    c->core.npc = p->addr + %d;\n", f->len / 8);
 	else if (f->flags & RTL_SIM_F_BRANCH)
 		fprintf(o, "    c->core.pc = p->addr;\n");
 	fputs(body.s ? body.s : "", o);
-	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc)
+	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc && !g->delay_slots)
 		fprintf(o, "    c->core.pc = c->core.npc;\n");
 	fprintf(o, "    RTL_SIM_NEXT(cpu, p);\n}\n\n");
 }
@@ -1233,6 +1236,9 @@ int nml_generate(struct spec *s, const char *prefix, FILE *o)
 
 	find_pc(&g);
 	g.big_endian = !strcmp(let_str(&g, "endianness", "little"), "big");
+	g.delay_slots = (int)let_int(&g, "delay_slots", 0);
+	if (g.delay_slots && !g.npc)
+		nml_die((struct loc){ "description", 1, 1 }, "delay_slots needs an npc register");
 	build_flats(&g);
 	if (check_overlaps(&g))
 		return 1;
@@ -1253,12 +1259,13 @@ int nml_generate(struct spec *s, const char *prefix, FILE *o)
 	emit_tables(&g, o);
 	fprintf(o, "const struct rtl_sim_isa rtl_sim_isa_%s = {\n"
 		   "    .name = \"%s\", .elf_machine = %d, .elf_class = %d, .big_endian = %d,\n"
-		   "    .syscall_abi = \"%s\", .stack_pointer = \"%s\", .retval = \"%s\",\n"
+		   "    .syscall_abi = \"%s\", .stack_pointer = \"%s\", .tls_register = \"%s\", .delay_slots = %d,\n"
 		   "    .state_size = sizeof(struct S), .max_len = MAXLEN, .min_len = MINLEN, .ninsn = %d,\n"
 		   "    .names = names, .flags = flags, .regs = regs, .nregs = sizeof(regs) / sizeof(regs[0]),\n"
 		   "    .decode = decode, .disasm = disasm,\n};\n",
 		prefix, let_str(&g, "name", prefix), (int)let_int(&g, "elf_machine", 0), (int)let_int(&g, "elf_class", 32),
-		g.big_endian, let_str(&g, "syscall_abi", ""), let_str(&g, "stack_pointer", ""), let_str(&g, "retval", ""),
+		g.big_endian, let_str(&g, "syscall_abi", ""), let_str(&g, "stack_pointer", ""), let_str(&g, "tls_register", ""),
+		g.delay_slots,
 		g.nflats);
 	fprintf(stderr, "nmlgen: %s: %d instructions\n", prefix, g.nflats);
 	return 0;

@@ -1,0 +1,120 @@
+/* The MIPS o32 system-call ABI: numbers 4000 + n, 32-bit structures. Calls
+ * whose arguments match asm-generic are renumbered and handed to the generic
+ * table (linux.c); the others are translated here. The register convention
+ * (v0, a0..a3, stack arguments, a3 error flag) is in descriptions/mips32.nml. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "sim/machine.h"
+
+#define G(addr) ((void *)(m->mem + ((addr) & (m->mem_size - 1))))
+
+typedef int64_t (*generic_fn)(struct rtl_sim *, uint64_t, uint64_t, const uint64_t *);
+
+/* o32 number - 4000 -> asm-generic number, for calls with the same arguments */
+static const struct { short o32, gen; } same[] = {
+	{ 1, 93 }, { 3, 63 }, { 4, 64 }, { 6, 57 }, { 19, 62 }, { 20, 172 }, { 24, 174 }, { 37, 129 },
+	{ 45, 214 }, { 47, 176 }, { 49, 175 }, { 50, 177 }, { 54, 29 }, { 64, 173 }, { 91, 215 },
+	{ 122, 160 }, { 125, 226 }, { 145, 65 }, { 146, 66 }, { 167, 216 }, { 194, 134 }, { 195, 135 },
+	{ 203, 17 }, { 206, 132 }, { 218, 233 }, { 220, 25 }, { 222, 178 }, { 238, 98 }, { 240, 123 },
+	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 288, 56 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
+	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
+};
+
+static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
+{
+	uint8_t *g = G(ga);
+	memset(g, 0, 104);
+#define P64(off, v) do { uint64_t x_ = (uint64_t)(v); memcpy(g + (off), &x_, 8); } while (0)
+#define P32(off, v) do { uint32_t x_ = (uint32_t)(v); memcpy(g + (off), &x_, 4); } while (0)
+	P32(0, st->st_dev); P64(16, st->st_ino); P32(24, st->st_mode); P32(28, st->st_nlink);
+	P32(32, st->st_uid); P32(36, st->st_gid); P32(40, st->st_rdev); P64(56, st->st_size);
+	P32(64, st->st_atim.tv_sec); P32(68, st->st_atim.tv_nsec); P32(72, st->st_mtim.tv_sec);
+	P32(76, st->st_mtim.tv_nsec); P32(80, st->st_ctim.tv_sec); P32(84, st->st_ctim.tv_nsec);
+	P32(88, st->st_blksize); P64(96, st->st_blocks);
+#undef P64
+#undef P32
+}
+
+static int64_t err(int64_t r) { return r < 0 ? -errno : r; }
+
+int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
+{
+	uint64_t n = nr - 4000, b[6];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+		if ((uint64_t)same[i].o32 == n)
+			return generic(m, pc, (uint64_t)same[i].gen, a);
+	switch (n) {
+	case 5:      /* open */
+		return err(open(G(a[0]), (int)a[1], (mode_t)a[2]));
+	case 33:     /* access */
+		return err(access(G(a[0]), (int)a[1]));
+	case 63:     /* dup2 */
+		return err(dup2((int)a[0], (int)a[1]));
+	case 85:     /* readlink */
+		b[0] = (uint64_t)AT_FDCWD, b[1] = a[0], b[2] = a[1], b[3] = a[2];
+		return generic(m, pc, 78, b);
+	case 140: {  /* _llseek(fd, hi, lo, result, whence) */
+		off_t r = lseek((int)a[0], (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
+		if (r < 0)
+			return -errno;
+		uint64_t v = (uint64_t)r;
+		memcpy(G(a[3]), &v, 8);
+		return 0;
+	}
+	case 200:    /* pread64(fd, buf, count, pad, lo, hi) */
+		return err(pread((int)a[0], G(a[1]), (size_t)a[2], (off_t)(((uint64_t)a[5] << 32) | (uint32_t)a[4])));
+	case 210:    /* mmap2: offset in 4096-byte units */
+		memcpy(b, a, sizeof b);
+		b[5] = a[5] * 4096;
+		return generic(m, pc, 222, b);
+	case 90:     /* old mmap: same arguments as asm-generic's */
+		return generic(m, pc, 222, a);
+	case 215:    /* fstat64 */
+		if (fstat((int)a[0], &st) < 0)
+			return -errno;
+		put_stat64(m, a[1], &st);
+		return 0;
+	case 293:    /* fstatat64 */
+		if (fstatat((int)a[0], G(a[1]), &st, (int)a[3]) < 0)
+			return -errno;
+		put_stat64(m, a[2], &st);
+		return 0;
+	case 263: {  /* clock_gettime with a 32-bit timespec */
+		struct timespec ts;
+		if (clock_gettime((clockid_t)a[0], &ts) < 0)
+			return -errno;
+		uint32_t v[2] = { (uint32_t)ts.tv_sec, (uint32_t)ts.tv_nsec };
+		memcpy(G(a[1]), v, 8);
+		return 0;
+	}
+	case 76: {   /* getrlimit with 32-bit limits (MIPS: infinity is 0x7fffffff) */
+		struct rlimit rl;
+		if (getrlimit((int)a[0], &rl) < 0)
+			return -errno;
+		if (a[0] == RLIMIT_STACK)
+			rl.rlim_cur = SIM_STACK_SIZE;
+		uint32_t w[2] = { rl.rlim_cur > 0x7fffffff ? 0x7fffffff : (uint32_t)rl.rlim_cur,
+				  rl.rlim_max > 0x7fffffff ? 0x7fffffff : (uint32_t)rl.rlim_max };
+		memcpy(G(a[1]), w, 8);
+		return 0;
+	}
+	case 283: {  /* set_thread_area: the description names the register */
+		unsigned size;
+		uint64_t *r = sim_reg_ptr(m, m->isa->tls_register, &size);
+		if (!r)
+			break;
+		memcpy(r, &a[0], size);
+		return 0;
+	}
+	}
+	sim_stop(m, "unsupported system call %llu (o32 %llu) at 0x%llx", (unsigned long long)nr,
+		 (unsigned long long)n, (unsigned long long)pc);
+	return -ENOSYS;
+}
