@@ -55,6 +55,8 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 		return err(open(G(a[0]), (int)a[1], (mode_t)a[2]));
 	case 33:     /* access */
 		return err(access(G(a[0]), (int)a[1]));
+	case 192:    /* prctl: accepted, not applied (names, dumpable...) */
+		return 0;
 	case 63:     /* dup2 */
 		return err(dup2((int)a[0], (int)a[1]));
 	case 85:     /* readlink */

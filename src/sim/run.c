@@ -47,6 +47,12 @@ static void undecodable(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 	RTL_SIM_NEXT(cpu, p);
 }
 
+static void bad_delay_slot(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
+{
+	sim_stop(cpu->machine, "control transfer or trap in a delay slot at 0x%llx", (unsigned long long)p->addr);
+	RTL_SIM_NEXT(cpu, p);
+}
+
 static struct addr_hook *addr_hooks(struct rtl_sim *m, uint64_t addr)
 {
 	for (struct addr_hook *h = m->addr_hooks[(addr >> 1) % 1024]; h; h = h->next)
@@ -106,21 +112,20 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			struct rtl_sim_pinsn *d = &insns[n];
 			memset(d, 0, sizeof *d);
 			d->addr = a;
-			if (m->isa->decode(m->mem + a, m->mem_size - a, d) == 0 &&
-			    !(d->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP))) {
-				n++;
-				a += d->len;
-				branch = 2;
-				break;
+			int ok = m->isa->decode(m->mem + a, m->mem_size - a, d) == 0;
+			if (!ok || (d->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP))) {
+				/* stop when it is reached: undecodable, or a forbidden slot */
+				d->fn = ok ? bad_delay_slot : undecodable;
+				d->len = m->isa->min_len;
+				d->flags = RTL_SIM_F_TRAP;
 			}
+			n++;
+			a += d->len;
+			branch = 2;
+			break;
 		}
 		if (p->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP)) {
 			branch = (p->flags & RTL_SIM_F_BRANCH) != 0;
-			if (branch && m->isa->delay_slots) {
-				sim_stop(m, "control transfer at 0x%llx without a valid delay slot",
-					 (unsigned long long)p->addr);
-				p->fn = undecodable;
-			}
 			break;
 		}
 	}
