@@ -1,15 +1,17 @@
 #!/bin/sh
 # Simulator speed: simulated million instructions per second (MIPS) of
-# reticle sim on the seed's benchmark programs (RV64, static glibc), without
-# tools and with per-block counting (-c bbcount), and qemu-user's wall time
-# on the same binaries. Best of $REPS runs (default 3).
+# reticle sim on the seed's benchmark programs (static glibc), for each
+# built-in description, without tools and with per-block counting
+# (-c bbcount), and qemu-user's wall time on the same binaries.
+# Best of $REPS runs (default 5); times include start-up and the tools'
+# static analysis.
 #   bench/sim.sh [BUILD_DIR]
 set -eu
 build=${1:-build}
 reticle=$build/src/reticle
 src=$(dirname "$0")/../tests/sim/programs
 work=${TMPDIR:-/tmp}/reticle-bench-sim
-reps=${REPS:-3}
+reps=${REPS:-5}
 mkdir -p "$work"
 
 best() { # command... -> best wall time in seconds
@@ -22,14 +24,21 @@ best() { # command... -> best wall time in seconds
 	echo "$b"
 }
 
-printf '%-8s %12s %9s %9s %9s %10s %9s\n' program instructions sim_s MIPS bbcnt_s overhead qemu_s
-for p in mmul bsort qs fmmul nqueen; do
-	bin=$work/$p.rv64
-	[ -x "$bin" ] || riscv64-linux-gnu-gcc -O2 -static -o "$bin" "$src/$p.c"
-	n=$("$reticle" sim -c icount -- "$bin" 2>&1 >/dev/null | sed -n 's/^icount: \([0-9]*\) .*/\1/p')
-	t=$(best "$reticle" sim -- "$bin")
-	tb=$(best "$reticle" sim -c bbcount -- "$bin")
-	tq=$(best qemu-riscv64 "$bin")
-	printf '%-8s %12s %9.3f %9.0f %9.3f %9.1f%% %9.3f\n' "$p" "$n" "$t" "$(echo "$n / $t / 1000000" | bc -l)" \
-		"$tb" "$(echo "($tb - $t) * 100 / $t" | bc -l)" "$tq"
+printf '%-7s %-8s %12s %8s %7s %9s %9s %8s %8s\n' isa program instructions sim_s MIPS bbcount_s overhead qemu_s qemu_MIPS
+for isa in rv64 mips32; do
+	case $isa in
+	rv64) cc=riscv64-linux-gnu-gcc qemu=qemu-riscv64 ;;
+	mips32) cc=mipsel-linux-gnu-gcc qemu=qemu-mipsel ;;
+	esac
+	for p in mmul bsort qs fmmul nqueen; do
+		bin=$work/$p.$isa
+		[ -x "$bin" ] || $cc -O2 -static -o "$bin" "$src/$p.c"
+		n=$("$reticle" sim -c icount -- "$bin" 2>&1 >/dev/null | sed -n 's/^icount: \([0-9]*\) .*/\1/p')
+		t=$(best "$reticle" sim -- "$bin")
+		tb=$(best "$reticle" sim -c bbcount -- "$bin")
+		tq=$(best $qemu "$bin")
+		printf '%-7s %-8s %12s %8.3f %7.0f %9.3f %8.1f%% %8.3f %8.0f\n' "$isa" "$p" "$n" "$t" \
+			"$(echo "$n / $t / 1000000" | bc -l)" "$tb" "$(echo "($tb - $t) * 100 / $t" | bc -l)" \
+			"$tq" "$(echo "$n / $tq / 1000000" | bc -l)"
+	done
 done

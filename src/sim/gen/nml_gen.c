@@ -1161,13 +1161,53 @@ static void emit_decoder(struct gen *g, FILE *o)
 		fprintf(o, "        break;\n");
 	}
 	fprintf(o, "    }\n}\n\n");
+	/* First-level index: the K bits fixed in the most encodings select the
+	 * short list of candidates (still in specificity order). */
+	int cnt[64] = { 0 }, sel[8], k = 0;
+	for (int i = 0; i < g->nflats; i++)
+		for (int b = 0; b < 64; b++)
+			cnt[b] += (g->flats[i].mask >> b) & 1;
+	for (; k < 8; k++) {
+		int best = -1;
+		for (int b = 0; b < 64; b++) {
+			int used = 0;
+			for (int j = 0; j < k; j++)
+				used |= sel[j] == b;
+			if (!used && cnt[b] && (best < 0 || cnt[b] > cnt[best]))
+				best = b;
+		}
+		if (best < 0)
+			break;
+		sel[k] = best;
+	}
+	fprintf(o, "static const uint8_t sel[] = {");
+	for (int j = 0; j < k; j++)
+		fprintf(o, " %d,", sel[j]);
+	fprintf(o, " 0 };\nstatic const uint16_t cand_start[] = {");
+	int total = 0;
+	struct sb lists = { 0 };
+	for (int v = 0; v < (1 << k); v++) {
+		fprintf(o, "%s%d", v ? ", " : " ", total);
+		for (int i = 0; i < g->nflats; i++) {
+			int ok = 1;
+			for (int j = 0; j < k && ok; j++)
+				if ((order[i]->mask >> sel[j]) & 1)
+					ok = (int)((order[i]->value >> sel[j]) & 1) == ((v >> j) & 1);
+			if (ok) {
+				sb_add(&lists, "%s%d", total ? ", " : " ", i);
+				total++;
+			}
+		}
+	}
+	fprintf(o, ", %d };\nstatic const uint16_t cand[] = {%s, 0 };\n\n", total, lists.s ? lists.s : " 0");
 	fprintf(o, "static int decode(const uint8_t *b, size_t avail, struct rtl_sim_pinsn *p)\n{\n"
 		   "    uint64_t w = 0;\n    size_t n = avail < %d ? avail : %d;\n", maxlen / 8, maxlen / 8);
 	if (g->big_endian)
 		fprintf(o, "    for (size_t i = 0; i < n; i++) w = (w << 8) | b[i];\n");
 	else
 		fprintf(o, "    for (size_t i = 0; i < n; i++) w |= (uint64_t)b[i] << (8 * i);\n");
-	fprintf(o, "    for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {\n"
+	fprintf(o, "    unsigned v = 0;\n    for (unsigned j = 0; j < %d; j++)\n        v |= (unsigned)((w >> sel[j]) & 1) << j;\n", k);
+	fprintf(o, "    for (unsigned c = cand_start[v]; c < cand_start[v + 1]; c++) {\n        unsigned i = cand[c];\n"
 		   "        if (pats[i].len > n || (w & pats[i].mask) != pats[i].value)\n            continue;\n"
 		   "        memset(p->f, 0, sizeof p->f);\n"
 		   "        p->id = pats[i].id;\n        p->len = pats[i].len;\n        p->fn = handlers[p->id];\n"
