@@ -14,12 +14,12 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle sim [--isa NAME] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] -- PROGRAM [ARGS...]\n"
+	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] -- PROGRAM [ARGS...]\n"
 	      "       reticle sim --disasm PROGRAM\n\n"
 	      "Runs a statically linked Linux program for a described ISA (chosen from the ELF\n"
 	      "header unless --isa is given); stdin, stdout, stderr and the exit status pass through.\n\n"
-	      "  --isa NAME      a built-in description (built in: rv64); description files are\n"
-	      "                  compiled at build time (descriptions/*.nml), not yet at run time\n"
+	      "  --isa NAME|FILE a built-in description (rv64, mips32) or a description file,\n"
+	      "                  turned into a simulator at run time (needs a C compiler)\n"
 	      "  -c TOOLS        built-in tools: icount, mix, bbcount, branch (reports on stderr)\n"
 	      "  --tool SO[:A]   load a tool: a shared object defining rtl_sim_tool_init(sim, args)\n"
 	      "                  against include/reticle/sim.h (may be repeated)\n"
@@ -122,10 +122,6 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		cli_error("sim: no program given (try 'reticle sim --help')");
-		return CLI_EXIT_USAGE;
-	}
-	if (isa && strchr(isa, '/')) {
-		cli_error("--isa %s: loading a description file at run time is not implemented yet; built in: rv64", isa);
 		return CLI_EXIT_USAGE;
 	}
 	if (dis)

@@ -275,7 +275,12 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 		snprintf(m->msg, sizeof m->msg, "%s: %s", argv[0], rtl_strerror(err));
 		goto out;
 	}
-	m->isa = isa ? sim_isa_by_name(isa) : sim_isa_by_machine(e.machine, e.cls);
+	if (isa && (strchr(isa, '/') || strstr(isa, ".nml"))) {
+		if ((err = sim_isa_from_file(isa, &m->isa, m->msg, sizeof m->msg)) < 0)
+			goto out;
+	} else {
+		m->isa = isa ? sim_isa_by_name(isa) : sim_isa_by_machine(e.machine, e.cls);
+	}
 	if (!m->isa) {
 		snprintf(m->msg, sizeof m->msg, isa ? "no description named '%s'" :
 			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : argv[0], e.machine, e.cls);

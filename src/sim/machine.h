@@ -5,6 +5,7 @@
 #define RETICLE_SIM_MACHINE_H
 
 #include <stdio.h>
+#include "util/log.h"
 #include <reticle/sim.h>
 #include "sim/isa.h"
 
@@ -64,6 +65,7 @@ struct rtl_sim {
 
 const struct rtl_sim_isa *sim_isa_by_name(const char *name);
 const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
+int sim_isa_from_file(const char *path, const struct rtl_sim_isa **out, char *msg, size_t n);
 int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);
 void sim_stop(struct rtl_sim *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
