@@ -24,7 +24,8 @@ best() { # command... -> best wall time in seconds
 	echo "$b"
 }
 
-printf '%-7s %-8s %12s %8s %7s %9s %9s %8s %8s\n' isa program instructions sim_s MIPS bbcount_s overhead qemu_s qemu_MIPS
+hook=$build/tests/sim/sim_bbhook.so
+printf '%-7s %-8s %12s %8s %6s %9s %7s %8s %7s %8s %6s\n' isa program instructions sim_s MIPS bbcount_s extra bbhook_s extra qemu_s MIPS
 for isa in rv64 mips32; do
 	case $isa in
 	rv64) cc=riscv64-linux-gnu-gcc qemu=qemu-riscv64 ;;
@@ -36,9 +37,10 @@ for isa in rv64 mips32; do
 		n=$("$reticle" sim -c icount -- "$bin" 2>&1 >/dev/null | sed -n 's/^icount: \([0-9]*\) .*/\1/p')
 		t=$(best "$reticle" sim -- "$bin")
 		tb=$(best "$reticle" sim -c bbcount -- "$bin")
+		th=$(best "$reticle" sim --tool "$hook" -- "$bin")
 		tq=$(best $qemu "$bin")
-		printf '%-7s %-8s %12s %8.3f %7.0f %9.3f %8.1f%% %8.3f %8.0f\n' "$isa" "$p" "$n" "$t" \
+		printf '%-7s %-8s %12s %8.3f %6.0f %9.3f %6.1f%% %8.3f %6.1f%% %8.3f %6.0f\n' "$isa" "$p" "$n" "$t" \
 			"$(echo "$n / $t / 1000000" | bc -l)" "$tb" "$(echo "($tb - $t) * 100 / $t" | bc -l)" \
-			"$tq" "$(echo "$n / $tq / 1000000" | bc -l)"
+			"$th" "$(echo "($th - $t) * 100 / $t" | bc -l)" "$tq" "$(echo "$n / $tq / 1000000" | bc -l)"
 	done
 done
