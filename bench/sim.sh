@@ -3,8 +3,9 @@
 # reticle sim on the seed's benchmark programs (static glibc), for each
 # built-in description, without tools and with per-block counting
 # (-c bbcount), and qemu-user's wall time on the same binaries.
-# Best of $REPS runs (default 5); times include start-up and the tools'
-# static analysis.
+# Least CPU time (user + system, from getrusage) of $REPS runs (default 5),
+# so that other load on the machine matters less;
+# times include start-up and the tools' static analysis.
 #   bench/sim.sh [BUILD_DIR]
 set -eu
 build=${1:-build}
@@ -14,14 +15,19 @@ work=${TMPDIR:-/tmp}/reticle-bench-sim
 reps=${REPS:-5}
 mkdir -p "$work"
 
-best() { # command... -> best wall time in seconds
-	b=
-	for _ in $(seq "$reps"); do
-		s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N)
-		t=$(echo "$e - $s" | bc -l)
-		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t; fi
-	done
-	echo "$b"
+# least CPU time (user + system of the child, microsecond resolution) of $reps runs
+best() {
+	python3 - "$reps" "$@" <<'PY'
+import resource, subprocess, sys
+best = None
+for _ in range(int(sys.argv[1])):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    best = t if best is None or t < best else best
+print('%.4f' % best)
+PY
 }
 
 hook=$build/tests/sim/sim_bbhook.so

@@ -32,7 +32,7 @@ void rtl_sim_close(struct rtl_sim *m)
 	if (!m)
 		return;
 	if (m->mem)
-		munmap(m->mem, m->mem_size);
+		munmap(m->mem, m->mem_size + SIM_MEM_SLACK);
 	for (size_t i = 0; m->htab && i < m->hsize; i++)
 		for (struct block *b = m->htab[i], *n; b; b = n) {
 			n = b->hnext;

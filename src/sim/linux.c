@@ -79,6 +79,10 @@ int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint6
 }
 
 #define G(addr) ((void *)(m->mem + ((addr) & (m->mem_size - 1))))
+/* A guest buffer must lie inside the reservation. */
+#define BUF(addr, len) ((addr) & (m->mem_size - 1)) + (uint64_t)(len) > m->mem_size ? NULL : G(addr)
+#define CHECK(addr, len) do { if ((uint64_t)(len) > m->mem_size || !(BUF(addr, len))) return -EFAULT; } while (0)
+
 static inline int64_t ret(int64_t x) { return x < 0 ? -errno : x; }
 #define R(x) ret(x)   /* evaluates x once */
 
@@ -99,6 +103,8 @@ static int64_t do_mmap(struct rtl_sim *m, const uint64_t *a)
 
 	if (!len)
 		return -EINVAL;
+	if (len > SIM_MMAP_END)
+		return -ENOMEM;
 	if (!(flags & MAP_FIXED) || addr + len > m->mem_size) {
 		addr = sim_mmap_alloc(m, len);
 		if (!addr)
@@ -147,6 +153,7 @@ static int64_t do_iov(struct rtl_sim *m, int write_, const uint64_t *a)
 			iov[i].iov_base = G(g[2 * i]);
 			iov[i].iov_len = g[2 * i + 1];
 		}
+		CHECK((uint64_t)((uint8_t *)iov[i].iov_base - m->mem), iov[i].iov_len);
 	}
 	ssize_t r = write_ ? writev((int)a[0], iov, cnt) : readv((int)a[0], iov, cnt);
 	return R(r);
@@ -227,6 +234,7 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 		return 0;
 	}
 	case G_getrandom:
+		CHECK(a[0], a[1]);
 		return R(getrandom(G(a[0]), a[1], (unsigned)a[2]));
 	case G_kill: case G_tkill: case G_tgkill: {
 		int sig = (int)(nr == G_tgkill ? a[2] : a[1]);
@@ -264,9 +272,9 @@ int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uin
 static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	switch (nr) {
-	case G_read: return R(read((int)a[0], G(a[1]), a[2]));
-	case G_write: return R(write((int)a[0], G(a[1]), a[2]));
-	case G_pread64: return R(pread((int)a[0], G(a[1]), a[2], (off_t)a[3]));
+	case G_read: CHECK(a[1], a[2]); return R(read((int)a[0], G(a[1]), a[2]));
+	case G_write: CHECK(a[1], a[2]); return R(write((int)a[0], G(a[1]), a[2]));
+	case G_pread64: CHECK(a[1], a[2]); return R(pread((int)a[0], G(a[1]), a[2], (off_t)a[3]));
 	case G_readv: return do_iov(m, 0, a);
 	case G_writev: return do_iov(m, 1, a);
 	case G_openat: return R(openat((int)a[0], G(a[1]), (int)a[2], (mode_t)a[3]));
@@ -284,6 +292,7 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		const char *p = G(a[1]);
 		if (!strcmp(p, "/proc/self/exe")) {
 			size_t n = strlen(m->path) < a[3] ? strlen(m->path) : a[3];
+			CHECK(a[2], n);
 			memcpy(G(a[2]), m->path, n);
 			return (int64_t)n;
 		}

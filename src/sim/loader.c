@@ -168,7 +168,8 @@ static int map_segments(struct rtl_sim *m, const uint8_t *b, size_t n, const str
 			m->phdr = p.p_vaddr;
 		if (p.p_type != PT_LOAD)
 			continue;
-		if (p.p_offset + p.p_filesz > n || p.p_filesz > p.p_memsz || p.p_vaddr + p.p_memsz >= SIM_MMAP_BASE) {
+		if (p.p_offset > n || p.p_filesz > n - p.p_offset || p.p_filesz > p.p_memsz ||
+		    p.p_vaddr >= SIM_MMAP_BASE || p.p_memsz >= SIM_MMAP_BASE - p.p_vaddr) {
 			snprintf(m->msg, sizeof m->msg, "%s: segment %u out of bounds", m->path, i);
 			return -RTL_ERR_BAD_ELF;
 		}
@@ -310,7 +311,9 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 		goto out;
 	}
 	m->mem_size = 1ull << SIM_MEM_BITS;
-	m->mem = mmap(NULL, m->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* a slack page after the reservation: an access at its last bytes stays mapped */
+	m->mem = mmap(NULL, m->mem_size + SIM_MEM_SLACK, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->mem == MAP_FAILED) {
 		m->mem = NULL;
 		err = -errno;

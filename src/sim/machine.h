@@ -10,6 +10,7 @@
 #include "sim/isa.h"
 
 #define SIM_MEM_BITS 32             /* guest memory reservation: 4 GiB */
+#define SIM_MEM_SLACK 65536
 #define SIM_STACK_TOP 0xbfff0000ull
 #define SIM_STACK_SIZE (8ull << 20)
 #define SIM_MMAP_BASE 0x40000000ull

@@ -297,6 +297,8 @@ static void image_of(struct gen *g, struct flat *f, struct inst *in, struct expr
 		nml_die(e->loc, "image format has %d arguments but uses %d", e->nargs, argi);
 }
 
+static const char *rule_where(struct flat *f);
+
 static void flat_image(struct gen *g, struct flat *f)
 {
 	struct bits b = { 0 };
@@ -305,8 +307,11 @@ static void flat_image(struct gen *g, struct flat *f)
 	if (!a || !a->e)
 		nml_die(f->root->r->loc, "'%s' has no image attribute", f->root->r->name);
 	image_of(g, f, f->root, a->e, &b);
-	if (b.n % 8)
-		nml_die(a->loc, "instruction '%s' has a %d-bit image (not a whole number of bytes)", f->name, b.n);
+	if (b.n % 8) {
+		fprintf(stderr, "%s: error: instruction '%s' has a %d-bit image (not a whole number of bytes)\n",
+			rule_where(f), f->name, b.n);
+		exit(1);
+	}
 	f->len = b.n;
 	for (int k = 0; k < b.n; k++) {
 		int wbit = b.n - 1 - k;
