@@ -40,6 +40,13 @@ int rtl_sim_add_call_by_name(struct rtl_sim *sim, const char *iname, enum rtl_si
 			     rtl_sim_hook_fn fn, void *user);
 int rtl_sim_add_call(struct rtl_sim *sim, uint64_t addr, enum rtl_sim_pos pos, rtl_sim_hook_fn fn, void *user);
 int rtl_sim_add_trailer(struct rtl_sim *sim, rtl_sim_trailer_fn fn, void *user);
+/* A call for every data memory access (address, size in bytes, 1 for a
+ * write) with the instruction's address. The simulator then runs variants
+ * of the instruction routines that report accesses; without such calls
+ * they cost nothing. */
+typedef void (*rtl_sim_mem_fn)(struct rtl_sim *sim, uint64_t pc, uint64_t addr, unsigned size, int is_write,
+			       void *user);
+int rtl_sim_add_mem_call(struct rtl_sim *sim, rtl_sim_mem_fn fn, void *user);
 
 /* Iterators over the program (seed: GetFirstProc, GetNextProc, GetFirstBlock,
  * GetNextBlock, GetLastInst). NULL at the end. */
@@ -78,7 +85,9 @@ uint64_t rtl_sim_icount(struct rtl_sim *sim);   /* instructions executed so far 
 typedef void (*rtl_sim_count_fn)(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user);
 void rtl_sim_for_each_executed(struct rtl_sim *sim, rtl_sim_count_fn fn, void *user);
 
-/* Built-in tools, by name: icount, mix, bbcount, branch. Reports go to out. */
+/* Built-in tools, by name: icount, mix, bbcount, branch, and
+ * cache[:SIZE:WAYS:LINE] (one LRU data cache; default 32768:8:64).
+ * Reports go to out. */
 int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file);
 /* A tool in a shared object defines this; --tool loads it and calls it. */
 typedef int (*rtl_sim_tool_init_fn)(struct rtl_sim *sim, const char *args);

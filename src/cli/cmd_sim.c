@@ -20,7 +20,9 @@ static void usage(FILE *f)
 	      "header unless --isa is given); stdin, stdout, stderr and the exit status pass through.\n\n"
 	      "  --isa NAME|FILE a built-in description (rv64, mips32) or a description file,\n"
 	      "                  turned into a simulator at run time (needs a C compiler)\n"
-	      "  -c TOOLS        built-in tools: icount, mix, bbcount, branch (reports on stderr)\n"
+	      "  -c TOOLS        built-in tools (reports on stderr): icount, mix (per instruction\n"
+	      "                  name), bbcount (per block and procedure), branch (taken / not\n"
+	      "                  taken), cache[:SIZE:WAYS:LINE] (LRU data cache, default 32768:8:64)\n"
 	      "  --tool SO[:A]   load a tool: a shared object defining rtl_sim_tool_init(sim, args)\n"
 	      "                  against include/reticle/sim.h (may be repeated)\n"
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
@@ -34,7 +36,8 @@ static int add_tools(struct rtl_sim *sim, char *list)
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		int err = rtl_sim_tool_builtin(sim, tok, stderr);
 		if (err < 0) {
-			cli_error("unknown tool '%s' (built in: icount, mix, bbcount, branch)", tok);
+			cli_error("unknown tool or bad parameters '%s' (built in: icount, mix, bbcount, branch,"
+				  " cache[:SIZE:WAYS:LINE])", tok);
 			return CLI_EXIT_USAGE;
 		}
 	}

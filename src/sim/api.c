@@ -54,6 +54,10 @@ void rtl_sim_close(struct rtl_sim *m)
 			}
 			free(a);
 		}
+	for (struct memhook *h = m->memhooks, *n; h; h = n) {
+		n = h->next;
+		free(h);
+	}
 	for (struct trailer *t = m->trailers, *n; t; t = n) {
 		n = t->next;
 		free(t);
@@ -143,6 +147,19 @@ int rtl_sim_add_trailer(struct rtl_sim *m, rtl_sim_trailer_fn fn, void *user)
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = t;
+	return 0;
+}
+
+int rtl_sim_add_mem_call(struct rtl_sim *m, rtl_sim_mem_fn fn, void *user)
+{
+	struct memhook *h = calloc(1, sizeof *h), **tail = &m->memhooks;
+	if (!h)
+		return -ENOMEM;
+	h->fn = fn;
+	h->user = user;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = h;
 	return 0;
 }
 

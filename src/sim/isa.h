@@ -64,6 +64,7 @@ struct rtl_sim_isa {
 	/* 0 and fills p (fn, id, len, fields), or -1 when the bytes do not decode. */
 	int (*decode)(const uint8_t *bytes, size_t avail, struct rtl_sim_pinsn *p);
 	int (*disasm)(const struct rtl_sim_pinsn *p, char *buf, size_t n);
+	const rtl_sim_handler *traced;  /* per id: the routine that reports memory accesses */
 };
 
 /* Every entry of a predecoded block ends by calling the next one (a tail
@@ -92,6 +93,16 @@ static inline void rtl_st8be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { rt
 static inline void rtl_st16be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { rtl_st16(c, a, __builtin_bswap16((uint16_t)v)); }
 static inline void rtl_st32be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { rtl_st32(c, a, __builtin_bswap32((uint32_t)v)); }
 static inline void rtl_st64be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { rtl_st64(c, a, __builtin_bswap64(v)); }
+
+/* Accessors used by the traced routines: report, then access. */
+void rtl_sim_mem_access(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t addr, unsigned size, int is_write);
+#define RTL_SIM_TRACED(sfx, bits) \
+	static inline uint##bits##_t rtl_ld##bits##sfx##t(struct rtl_sim_cpu *c, uint64_t pc, uint64_t a) \
+	{ rtl_sim_mem_access(c, pc, a, bits / 8, 0); return rtl_ld##bits##sfx(c, a); } \
+	static inline void rtl_st##bits##sfx##t(struct rtl_sim_cpu *c, uint64_t pc, uint64_t a, uint64_t v) \
+	{ rtl_sim_mem_access(c, pc, a, bits / 8, 1); rtl_st##bits##sfx(c, a, v); }
+RTL_SIM_TRACED(, 8) RTL_SIM_TRACED(, 16) RTL_SIM_TRACED(, 32) RTL_SIM_TRACED(, 64)
+RTL_SIM_TRACED(be, 8) RTL_SIM_TRACED(be, 16) RTL_SIM_TRACED(be, 32) RTL_SIM_TRACED(be, 64)
 
 /* Floating-point intrinsics of the dialect (see docs/sim-nml.md). */
 static inline float rtl_as_float(uint64_t b) { uint32_t x = (uint32_t)b; float f; memcpy(&f, &x, 4); return f; }

@@ -20,6 +20,7 @@
 struct hook { rtl_sim_hook_fn fn; void *user; int pos; struct hook *next; };
 struct addr_hook { uint64_t addr; struct hook *hooks; struct addr_hook *next; };
 struct trailer { rtl_sim_trailer_fn fn; void *user; struct trailer *next; };
+struct memhook { rtl_sim_mem_fn fn; void *user; struct memhook *next; };
 
 struct block {
 	uint64_t addr, end;
@@ -55,6 +56,7 @@ struct rtl_sim {
 	struct addr_hook *addr_hooks[1024];
 	int any_addr_hooks;
 	struct trailer *trailers;
+	struct memhook *memhooks;
 	/* static structure for the iterators */
 	struct rtl_sim_proc *procs; unsigned nprocs;
 	int analysed;

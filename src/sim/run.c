@@ -106,6 +106,8 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			p->flags = RTL_SIM_F_TRAP;
 			break;
 		}
+		if (m->memhooks)
+			p->fn = m->isa->traced[p->id];
 		a += p->len;
 		if ((p->flags & RTL_SIM_F_BRANCH) && m->isa->delay_slots && n < SIM_BLOCK_MAX) {
 			/* the delay slot belongs to the branch's block */
@@ -113,6 +115,8 @@ static struct block *build(struct rtl_sim *m, uint64_t pc)
 			memset(d, 0, sizeof *d);
 			d->addr = a;
 			int ok = m->isa->decode(m->mem + a, m->mem_size - a, d) == 0;
+			if (ok && m->memhooks)
+				d->fn = m->isa->traced[d->id];
 			if (!ok || (d->flags & (RTL_SIM_F_BRANCH | RTL_SIM_F_TRAP))) {
 				/* stop when it is reached: undecodable, or a forbidden slot */
 				d->fn = ok ? bad_delay_slot : undecodable;
@@ -207,4 +211,11 @@ void rtl_sim_for_each_executed(struct rtl_sim *m, rtl_sim_count_fn fn, void *use
 				if (b->e[k].fn != hook_entry)
 					fn(m, (const struct rtl_sim_insn *)&b->e[k], b->execs, user);
 		}
+}
+
+void rtl_sim_mem_access(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t addr, unsigned size, int is_write)
+{
+	struct rtl_sim *m = cpu->machine;
+	for (struct memhook *h = m->memhooks; h; h = h->next)
+		h->fn(m, pc, addr, size, is_write, h->user);
 }

@@ -14,6 +14,7 @@ static void icount_report(struct rtl_sim *sim, void *user)
 {
 	struct tool *t = user;
 	fprintf(t->out, "icount: %" PRIu64 " instructions\n", rtl_sim_icount(sim));
+	free(t);   /* reports run once, at the end: they own their tool's state */
 }
 
 /* mix: one counter per instruction name, hooked by name (AddCallFuncbyName). */
@@ -56,6 +57,8 @@ static void mix_report(struct rtl_sim *sim, void *user)
 		fprintf(m->t.out, "mix: %-16s %14" PRIu64 " %6.2f%%\n", m->names[order[i]], m->counts[order[i]],
 			100.0 * m->counts[order[i]] / (total ? total : 1));
 	free(order);
+	free(m->counts);
+	free(m);
 }
 
 /* bbcount: a counter after the last instruction of every static block (seed, 4.2). */
@@ -101,6 +104,8 @@ static void bb_report(struct rtl_sim *sim, void *user)
 		}
 		proc_total += s->v[i].count;
 	}
+	free(s->v);
+	free(s);
 }
 
 /* branch: taken / not taken per conditional branch, hooked after each. */
@@ -127,6 +132,11 @@ static void br_report(struct rtl_sim *sim, void *user)
 			t += b->taken, nt += b->not_taken, sites++;
 	fprintf(s->t.out, "branch: %" PRIu64 " conditional branch sites executed: %" PRIu64 " taken, %" PRIu64 " not taken\n",
 		sites, t, nt);
+	for (struct br *b = s->list, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	free(s);
 }
 
 static void *keep(struct rtl_sim *sim, size_t size)
@@ -155,10 +165,76 @@ static int setup_branch(struct rtl_sim *sim, FILE *out)
 	return rtl_sim_add_trailer(sim, br_report, s);
 }
 
+/* cache: one set-associative LRU data cache over every memory access. */
+struct cache {
+	struct tool t;
+	unsigned size, ways, line, sets;
+	uint64_t *tags, *stamps, clock;
+	uint64_t acc[2], miss[2];     /* [0] reads, [1] writes */
+};
+
+static void cache_access(struct rtl_sim *sim, uint64_t pc, uint64_t addr, unsigned size, int is_write, void *user)
+{
+	struct cache *c = user;
+	uint64_t first = addr / c->line, last = (addr + size - 1) / c->line;
+
+	for (uint64_t l = first; l <= last; l++) {   /* an access may straddle two lines */
+		uint64_t *tags = &c->tags[(l % c->sets) * c->ways], *st = &c->stamps[(l % c->sets) * c->ways];
+		unsigned victim = 0;
+		c->acc[is_write]++;
+		for (unsigned w = 0; w < c->ways; w++) {
+			if (st[w] && tags[w] == l) {
+				st[w] = ++c->clock;
+				goto next;
+			}
+			if (st[w] < st[victim])
+				victim = w;
+		}
+		c->miss[is_write]++;
+		tags[victim] = l;
+		st[victim] = ++c->clock;
+next:		;
+	}
+}
+
+static void cache_report(struct rtl_sim *sim, void *user)
+{
+	struct cache *c = user;
+	uint64_t a = c->acc[0] + c->acc[1], m = c->miss[0] + c->miss[1];
+	fprintf(c->t.out, "cache: %u bytes, %u-way, %u-byte lines: %" PRIu64 " accesses (%" PRIu64 " reads, %" PRIu64
+		" writes), %" PRIu64 " misses (%" PRIu64 " read, %" PRIu64 " write), miss rate %.2f%%\n",
+		c->size, c->ways, c->line, a, c->acc[0], c->acc[1], m, c->miss[0], c->miss[1], a ? 100.0 * m / a : 0.0);
+	free(c->tags);
+	free(c->stamps);
+	free(c);
+}
+
+static int setup_cache(struct rtl_sim *sim, const char *args, FILE *out)
+{
+	unsigned size = 32768, ways = 8, line = 64;
+	if (*args && sscanf(args, ":%u:%u:%u", &size, &ways, &line) != 3)
+		return -RTL_ERR_BAD_OPTION;
+	if (!ways || !line || (line & (line - 1)) || size % (ways * line) || !size)
+		return -RTL_ERR_BAD_OPTION;
+	struct cache *c = calloc(1, sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	c->t.out = out;
+	c->size = size, c->ways = ways, c->line = line, c->sets = size / (ways * line);
+	c->tags = calloc((size_t)c->sets * ways, sizeof *c->tags);
+	c->stamps = calloc((size_t)c->sets * ways, sizeof *c->stamps);
+	if (!c->tags || !c->stamps)
+		return -ENOMEM;
+	int err = rtl_sim_add_mem_call(sim, cache_access, c);
+	return err ? err : rtl_sim_add_trailer(sim, cache_report, c);
+}
+
 int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 {
 	FILE *out = out_file ? out_file : stderr;
 
+	if (!strncmp(name, "cache", 5) && (name[5] == 0 || name[5] == ':'))
+		return setup_cache(sim, name + 5, out);
 	if (!strcmp(name, "icount")) {
 		struct tool *t = keep(sim, sizeof *t);
 		if (!t)

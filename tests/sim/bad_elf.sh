@@ -18,5 +18,5 @@ riscv64-linux-gnu-gcc -O2 -o "$work/hello.dyn" "$src" 2>/dev/null &&
 	check "dynamically linked" "$reticle" sim -- "$work/hello.dyn"
 check "No such file" "$reticle" sim -- "$work/does-not-exist"
 riscv64-linux-gnu-gcc -O2 -static -o "$work/hello.static" "$src" &&
-	check "unknown tool 'nosuchtool'" "$reticle" sim -c nosuchtool -- "$work/hello.static"
+	check "unknown tool or bad parameters 'nosuchtool'" "$reticle" sim -c nosuchtool -- "$work/hello.static"
 exit $fail

@@ -44,6 +44,16 @@ m = re.search(r'^branch: \d+ conditional branch sites executed: (\d+) taken, (\d
 if not m or (int(m.group(1)), int(m.group(2))) != (taken, nottaken):
     print('FAIL branch: want', taken, nottaken, 'got', m and m.groups())
     fail = 1
+loads = {'lb', 'lh', 'lw', 'ld', 'lbu', 'lhu', 'lwu', 'c.lw', 'c.ld', 'c.lwsp', 'c.ldsp', 'flw', 'fld',
+         'c.fld', 'c.fldsp'}
+stores = {'sb', 'sh', 'sw', 'sd', 'c.sw', 'c.sd', 'c.swsp', 'c.sdsp', 'fsw', 'fsd', 'c.fsd', 'c.fsdsp'}
+nl = sum(1 for a in trace if insns[a][0] in loads)
+ns = sum(1 for a in trace if insns[a][0] in stores)
+m = re.search(r'^cache: .* \((\d+) reads, (\d+) writes\)', err, re.M)
+if not m or (int(m.group(1)), int(m.group(2))) != (nl, ns):
+    print('FAIL cache accesses: want', nl, ns, 'got', m and m.groups())
+    fail = 1
 if not fail:
+    print('ok: %d loads, %d stores;' % (nl, ns), end=' ')
     print('ok: mix (%d kinds), %d blocks, %d taken / %d not taken' % (len(want), blocks, taken, nottaken))
 sys.exit(fail)

@@ -15,7 +15,7 @@ mkdir -p "$work"
 bin=$work/tiny.${SIM_ARCH:-rv64}
 $cc -O2 -static -nostdlib -o "$bin" "$src"
 set +e
-"$reticle" sim -c icount,mix,bbcount,branch --tool "$tool:$work/sim.pcs" -- "$bin" 2> "$work/sim.err"; s=$?
+"$reticle" sim -c icount,mix,bbcount,branch,cache --tool "$tool:$work/sim.pcs" -- "$bin" 2> "$work/sim.err"; s=$?
 $qemu -singlestep -d exec,nochain -D "$work/qemu.log" "$bin"; q=$?
 set -e
 [ $s -eq $q ] || { echo "FAIL: status $s, qemu $q"; exit 1; }
