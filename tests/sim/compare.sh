@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a program under reticle sim and under qemu-user (the oracle) with the
 # same arguments and an empty environment; stdout and exit status must match.
-#   [SIM_ARCH=rv64|mips32] compare.sh RETICLE WORKDIR SOURCE.c ARGS...
+#   [SIM_ARCH=rv64|mips32] [SIM_STDIN=FILE] compare.sh RETICLE WORKDIR SOURCE.c ARGS...
 set -u
 case ${SIM_ARCH:-rv64} in
 rv64) cc=riscv64-linux-gnu-gcc qemu=qemu-riscv64 ;;
@@ -14,8 +14,9 @@ mkdir -p "$work"
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
 	$cc -O2 -static ${SIM_CFLAGS:-} -o "$bin" "$src" || exit 1
 fi
-env -i "$reticle" sim -- "$bin" "$@" > "$work/$name.sim.out"; s=$?
-env -i $qemu "$bin" "$@" > "$work/$name.qemu.out"; q=$?
+in=${SIM_STDIN:-/dev/null}
+env -i "$reticle" sim -- "$bin" "$@" < "$in" > "$work/$name.sim.out"; s=$?
+env -i $qemu "$bin" "$@" < "$in" > "$work/$name.qemu.out"; q=$?
 if ! cmp -s "$work/$name.sim.out" "$work/$name.qemu.out"; then
 	echo "FAIL $name: stdout differs"; diff "$work/$name.sim.out" "$work/$name.qemu.out" | head; exit 1
 fi
