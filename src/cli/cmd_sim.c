@@ -148,6 +148,8 @@ int cmd_sim(int argc, char **argv)
 		err = CLI_EXIT_FAIL;
 		goto out;
 	}
+	if (status > 128 && *rtl_sim_message(sim))
+		cli_error("sim: %s", rtl_sim_message(sim));   /* the guest died of a signal */
 	err = status;
 out:
 	rtl_sim_close(sim);

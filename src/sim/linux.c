@@ -110,6 +110,8 @@ static int64_t do_mmap(struct rtl_sim *m, const uint64_t *a)
 		if (!addr)
 			return -ENOMEM;
 	}
+	if (sim_map(m, addr, len) < 0)
+		return -ENOMEM;
 	memset(G(addr), 0, len);
 	if (!(flags & MAP_ANONYMOUS)) {
 		ssize_t r = pread(fd, G(addr), len, (off_t)a[5]);
@@ -187,8 +189,10 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 	case G_getgid: return getgid();
 	case G_getegid: return getegid();
 	case G_set_robust_list: case G_rt_sigaction: case G_rt_sigprocmask: case G_sigaltstack:
-	case G_mprotect: case G_madvise: case G_munmap: case G_futex:
+	case G_mprotect: case G_madvise: case G_futex:
 		return 0;
+	case G_munmap:
+		return sim_unmap(m, a[0], a[1]);
 	case G_rseq: case G_mremap: case G_sched_getaffinity: case G_sysinfo:
 		return -ENOSYS;
 	case G_statx:   /* struct statx has the same layout everywhere */
@@ -301,6 +305,8 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 	case G_exit: case G_exit_group: return do_exit(m, a[0]);
 	case G_brk:
 		if (a[0] >= m->brk_start && a[0] < SIM_MMAP_BASE) {
+			if (a[0] > m->brk && sim_map(m, m->brk, a[0] - m->brk) < 0)
+				return (int64_t)m->brk;
 			if (a[0] > m->brk)
 				memset(G(m->brk), 0, a[0] - m->brk);
 			m->brk = a[0];

@@ -34,6 +34,25 @@ const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class)
 	return NULL;
 }
 
+ /* Makes [addr, addr + len) of guest memory accessible (read and write:
+ * page permissions of the guest are not modelled, only presence). */
+int sim_map(struct rtl_sim *m, uint64_t addr, uint64_t len)
+{
+	uint64_t start = addr & ~4095ull, end = (addr + len + 4095) & ~4095ull;
+	if (end > m->mem_size || end < start)
+		return -ENOMEM;
+	return mprotect(m->mem + start, end - start, PROT_READ | PROT_WRITE) < 0 ? -errno : 0;
+}
+
+int sim_unmap(struct rtl_sim *m, uint64_t addr, uint64_t len)
+{
+	uint64_t start = addr & ~4095ull, end = (addr + len + 4095) & ~4095ull;
+	if (end > m->mem_size || end < start || addr & 4095)
+		return -EINVAL;
+	madvise(m->mem + start, end - start, MADV_DONTNEED);
+	return mprotect(m->mem + start, end - start, PROT_NONE) < 0 ? -errno : 0;
+}
+
 /* A register named "FILE[INDEX]" (or "FILE"): its address in the state. */
 uint64_t *sim_reg_ptr(struct rtl_sim *m, const char *spec, unsigned *size)
 {
@@ -172,6 +191,10 @@ static int map_segments(struct rtl_sim *m, const uint8_t *b, size_t n, const str
 		    p.p_vaddr >= SIM_MMAP_BASE || p.p_memsz >= SIM_MMAP_BASE - p.p_vaddr) {
 			snprintf(m->msg, sizeof m->msg, "%s: segment %u out of bounds", m->path, i);
 			return -RTL_ERR_BAD_ELF;
+		}
+		if (sim_map(m, p.p_vaddr, p.p_memsz) < 0) {
+			snprintf(m->msg, sizeof m->msg, "%s: cannot map segment %u", m->path, i);
+			return -ENOMEM;
 		}
 		memcpy(m->mem + p.p_vaddr, b + p.p_offset, p.p_filesz);
 		if (p.p_offset == 0 && !m->phdr)
@@ -312,7 +335,9 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 	}
 	m->mem_size = 1ull << SIM_MEM_BITS;
 	/* a slack page after the reservation: an access at its last bytes stays mapped */
-	m->mem = mmap(NULL, m->mem_size + SIM_MEM_SLACK, PROT_READ | PROT_WRITE,
+	/* inaccessible until the loader, brk or mmap map a range: a guest access
+	 * elsewhere faults, as on Linux (run.c turns the fault into SIGSEGV) */
+	m->mem = mmap(NULL, m->mem_size + SIM_MEM_SLACK, PROT_NONE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->mem == MAP_FAILED) {
 		m->mem = NULL;
@@ -336,6 +361,10 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 	if (!sp) {
 		snprintf(m->msg, sizeof m->msg, "description %s names no stack pointer register", m->isa->name);
 		err = -RTL_ERR_BAD_INPUT;
+		goto out;
+	}
+	if ((err = sim_map(m, SIM_STACK_TOP - SIM_STACK_SIZE, SIM_STACK_SIZE)) < 0) {
+		snprintf(m->msg, sizeof m->msg, "cannot map the stack: %s", strerror(-err));
 		goto out;
 	}
 	uint64_t v = build_stack(m, e.cls / 8, argc, argv, envp);

@@ -71,6 +71,8 @@ const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
 int sim_isa_from_file(const char *path, const struct rtl_sim_isa **out, char *msg, size_t n);
 int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);
+int sim_map(struct rtl_sim *m, uint64_t addr, uint64_t len);
+int sim_unmap(struct rtl_sim *m, uint64_t addr, uint64_t len);
 void sim_stop(struct rtl_sim *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a);
 uint64_t sim_mmap_alloc(struct rtl_sim *m, uint64_t len);

@@ -3,6 +3,8 @@
  * core (flags from the generator), predecoded into an array of handler
  * calls; instrumentation hooks are extra entries in that array (the seed's
  * "calls inserted into the table of instruction function pointers"). */
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -175,7 +177,27 @@ static struct block *lookup(struct rtl_sim *m, uint64_t pc)
 	return b;
 }
 
-int sim_run(struct rtl_sim *m)
+/* Guest memory faults: the reservation is inaccessible outside mapped
+ * ranges, so a stray guest access raises SIGSEGV in the simulator; the
+ * handler leaves the dispatch loop and the guest dies of SIGSEGV, as it
+ * would under Linux. Faults elsewhere are the simulator's own. */
+static __thread struct rtl_sim *running;
+static __thread sigjmp_buf fault_jmp;
+static __thread uint64_t fault_addr;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct rtl_sim *m = running;
+	uint8_t *a = si->si_addr;
+
+	if (m && a >= m->mem && a < m->mem + m->mem_size + SIM_MEM_SLACK) {
+		fault_addr = (uint64_t)(a - m->mem);
+		siglongjmp(fault_jmp, sig);
+	}
+	signal(sig, SIG_DFL);   /* not the guest's: crash as usual */
+}
+
+static void dispatch(struct rtl_sim *m)
 {
 	struct rtl_sim_cpu *cpu = m->cpu;
 	struct block *b = NULL, *prev = NULL;
@@ -198,6 +220,34 @@ int sim_run(struct rtl_sim *m)
 		b->e[0].fn(cpu, b->e);
 		prev = b;
 	}
+}
+
+int sim_run(struct rtl_sim *m)
+{
+	struct rtl_sim_cpu *cpu = m->cpu;
+	struct sigaction sa = { 0 }, old_segv, old_bus;
+	int sig;
+
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	running = m;
+	if ((sig = sigsetjmp(fault_jmp, 1)) != 0) {
+		snprintf(m->msg, sizeof m->msg, "guest killed by SIGSEGV: bad access to 0x%llx in the block at 0x%llx",
+			 (unsigned long long)fault_addr, (unsigned long long)cpu->pc);
+		m->exit_status = 128 + SIGSEGV;
+		m->exited = 1;
+		cpu->stop = 1;
+		goto out;
+	}
+
+	dispatch(m);
+out:
+	running = NULL;
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
 	return m->failed ? -RTL_ERR_UNSUPPORTED : 0;
 }
 
