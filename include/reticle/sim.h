@@ -25,6 +25,9 @@ typedef void (*rtl_sim_trailer_fn)(struct rtl_sim *sim, void *user);
 /* isa: a description name ("rv64") or NULL to choose from the ELF header.
  * argv[0] is the program path; envp may be NULL (empty environment). */
 int rtl_sim_open(const char *isa, int argc, char **argv, char **envp, struct rtl_sim **out);
+/* The same with the program's path apart: argv[0] is only what it sees. */
+int rtl_sim_open_program(const char *isa, const char *path, int argc, char **argv, char **envp,
+			 struct rtl_sim **out);
 void rtl_sim_close(struct rtl_sim *sim);
 /* Runs to the program's exit: 0 and *status (exit code, or 128+signal), or
  * an error (undecodable instruction, unsupported system call...) explained

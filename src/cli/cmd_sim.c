@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	      "  --tool SO[:A]   load a tool: a shared object defining rtl_sim_tool_init(sim, args)\n"
 	      "                  against include/reticle/sim.h (may be repeated)\n"
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
+	      "  --argv0 NAME    the program's argv[0] (default: PROGRAM; used for a guest execve)\n"
 	      "  -o PROFILE      not implemented yet (the profile store has not landed)\n\n"
 	      "Exit status: the program's, or 1 when the simulation stops (undecodable instruction,\n"
 	      "unsupported system call), 2 for usage errors.\n", f);
@@ -97,9 +98,10 @@ int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "isa", required_argument, 0, 'i' }, { "tool", required_argument, 0, 't' },
-		{ "disasm", no_argument, 0, 'd' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "disasm", no_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
+		{ "argv0", required_argument, 0, 'a' }, { 0, 0, 0, 0 },
 	};
-	const char *isa = NULL;
+	const char *isa = NULL, *argv0 = NULL;
 	char *tools = NULL, *sos[8];
 	int nsos = 0, dis = 0, c;
 
@@ -107,6 +109,7 @@ int cmd_sim(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+c:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': isa = optarg; break;
+		case 'a': argv0 = optarg; break;
 		case 'c': tools = optarg; break;
 		case 'd': dis = 1; break;
 		case 't':
@@ -131,7 +134,10 @@ int cmd_sim(int argc, char **argv)
 		return disasm(isa, argv[optind]);
 
 	struct rtl_sim *sim;
-	int err = rtl_sim_open(isa, argc - optind, argv + optind, environ, &sim), status = 0;
+	const char *path = argv[optind];
+	if (argv0)
+		argv[optind] = (char *)argv0;
+	int err = rtl_sim_open_program(isa, path, argc - optind, argv + optind, environ, &sim), status = 0;
 	if (err < 0) {
 		cli_error("%s", *rtl_sim_message(sim) ? rtl_sim_message(sim) : rtl_strerror(err));
 		rtl_sim_close(sim);

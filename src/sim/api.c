@@ -9,15 +9,20 @@
 
 int rtl_sim_open(const char *isa, int argc, char **argv, char **envp, struct rtl_sim **out)
 {
+	return rtl_sim_open_program(isa, argc > 0 ? argv[0] : NULL, argc, argv, envp, out);
+}
+
+int rtl_sim_open_program(const char *isa, const char *path, int argc, char **argv, char **envp, struct rtl_sim **out)
+{
 	struct rtl_sim *m = calloc(1, sizeof *m);
 	int err;
 
 	if (!m)
 		return -ENOMEM;
 	*out = m;
-	if (argc < 1)
+	if (argc < 1 || !path)
 		return -EINVAL;
-	err = sim_load(m, isa, argc, argv, envp);
+	err = sim_load(m, isa, path, argc, argv, envp);
 	if (err < 0)
 		return err;
 	if (strcmp(m->isa->syscall_abi, "generic") && strcmp(m->isa->syscall_abi, "mips-o32")) {
@@ -79,7 +84,7 @@ void rtl_sim_close(struct rtl_sim *m)
 int rtl_sim_run(struct rtl_sim *m, int *status)
 {
 	int err = sim_run(m);
-	for (struct trailer *t = m->trailers; t; t = t->next)
+	for (struct trailer *t = m->trailers; t && !m->forked_child; t = t->next)
 		t->fn(m, t->user);
 	*status = m->exit_status;
 	return err;

@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -171,6 +174,89 @@ static int64_t do_stat(struct rtl_sim *m, uint64_t nr, const uint64_t *a)
 	return 0;
 }
 
+/* clone: only fork-like uses (a new process, not a thread): the whole
+ * simulator forks, the child goes on simulating with a copy of the guest.
+ * vfork's shared memory is not needed by programs that follow the rules. */
+static int64_t do_clone(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
+{
+	uint64_t flags = a[0];
+	if (flags & (CLONE_THREAD | CLONE_SIGHAND) || (flags & CLONE_VM && !(flags & CLONE_VFORK))) {
+		sim_stop(m, "unsupported system call clone (threads, flags 0x%llx) at 0x%llx",
+			 (unsigned long long)flags, (unsigned long long)pc);
+		return -ENOSYS;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		m->forked_child = 1;   /* its tools do not report: the parent does */
+	return pid < 0 ? -errno : pid;
+}
+
+/* Reads a guest NULL-terminated array of string pointers. */
+static char **guest_strv(struct rtl_sim *m, uint64_t ga, int skip)
+{
+	int word = m->isa->elf_class / 8, n = 0;
+	char **v = NULL;
+	for (;; n++) {
+		uint64_t p = 0;
+		memcpy(&p, G(ga + (uint64_t)n * word), word);
+		v = realloc(v, sizeof *v * (n + skip + 2));
+		if (!p || !v)
+			break;
+		v[n + skip] = G(p);
+	}
+	if (v)
+		v[n + skip] = NULL;
+	return v;
+}
+
+/* execve: a program for a described ISA runs in a new simulator (the
+ * reticle executable, /proc/self/exe, "sim --"); any other is the host's. */
+static int64_t do_execve(struct rtl_sim *m, const uint64_t *a)
+{
+	const char *path = G(a[0]);
+	if (!strcmp(path, "/proc/self/exe"))
+		path = m->path;   /* the guest's own program, not reticle */
+	unsigned char h[20] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), described = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, h, sizeof h) == (ssize_t)sizeof h && !memcmp(h, "\177ELF", 4))
+		described = sim_isa_by_machine(h[18] | h[19] << 8, h[4] == 2 ? 64 : 32) != NULL;
+	close(fd);
+	char **argv = guest_strv(m, a[1], described ? 5 : 0), **envp = guest_strv(m, a[2], 0);
+	if (!argv || !envp)
+		return -ENOMEM;
+	fflush(NULL);
+	if (described) {
+		/* reticle sim --argv0 ARGV0 -- PATH ARGS... (the guest's argv[0] moves) */
+		char *argv0 = argv[5] ? argv[5] : (char *)path;
+		argv[0] = "reticle", argv[1] = "sim", argv[2] = "--argv0", argv[3] = argv0, argv[4] = "--";
+		argv[5] = (char *)path;
+		execve("/proc/self/exe", argv, envp);
+	} else {
+		execve(path, argv, envp);
+	}
+	int e = errno;
+	free(argv);
+	free(envp);
+	return -e;
+}
+
+static int64_t do_wait4(struct rtl_sim *m, const uint64_t *a)
+{
+	int st = 0;
+	pid_t r = wait4((pid_t)(int)a[0], &st, (int)a[2], NULL);
+	if (r < 0)
+		return -errno;
+	if (a[1])
+		memcpy(G(a[1]), &st, 4);
+	if (a[3])
+		memset(G(a[3]), 0, m->isa->elf_class == 32 ? 72 : 144);   /* struct rusage: not measured */
+	return r;
+}
+
 static int64_t do_exit(struct rtl_sim *m, uint64_t code)
 {
 	m->exit_status = (int)(code & 0xff);
@@ -303,6 +389,21 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		return R(readlinkat((int)a[0], p, G(a[2]), a[3]));
 	}
 	case G_exit: case G_exit_group: return do_exit(m, a[0]);
+	case 23: return R(dup((int)a[0]));                                  /* dup */
+	case 24: return R(dup3((int)a[0], (int)a[1], (int)a[2]));           /* dup3 */
+	case 34: return R(mkdirat((int)a[0], G(a[1]), (mode_t)a[2]));       /* mkdirat */
+	case 35: return R(unlinkat((int)a[0], G(a[1]), (int)a[2]));         /* unlinkat */
+	case 49: return R(chdir(G(a[0])));                                   /* chdir */
+	case 50: return R(fchdir((int)a[0]));                                /* fchdir */
+	case 53: return R(fchmodat((int)a[0], G(a[1]), (mode_t)a[2], 0));   /* fchmodat */
+	case 59: CHECK(a[0], 8); return R(pipe2(G(a[0]), (int)a[1]));        /* pipe2: int[2] everywhere */
+	case 61: CHECK(a[1], a[2]);                                          /* getdents64: same layout */
+		return R(syscall(SYS_getdents64, (int)a[0], G(a[1]), (unsigned)a[2]));
+	case 71: return R(sendfile((int)a[0], (int)a[1], a[2] ? G(a[2]) : NULL, a[3]));  /* 64-bit offset */
+	case 166: return umask((mode_t)a[0]);
+	case 220: return do_clone(m, pc, a);
+	case 221: return do_execve(m, a);
+	case 260: return do_wait4(m, a);
 	case G_brk:
 		if (a[0] >= m->brk_start && a[0] < SIM_MMAP_BASE) {
 			if (a[0] > m->brk && sim_map(m, m->brk, a[0] - m->brk) < 0)

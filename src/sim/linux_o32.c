@@ -23,6 +23,8 @@ static const struct { short o32, gen; } same[] = {
 	{ 203, 17 }, { 206, 132 }, { 218, 233 }, { 220, 25 }, { 222, 178 }, { 238, 98 }, { 240, 123 },
 	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 288, 56 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
 	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
+	{ 41, 23 }, { 327, 24 }, { 328, 59 }, { 219, 61 }, { 237, 71 }, { 12, 49 }, { 133, 50 },
+	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 },
 };
 
 static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
@@ -55,6 +57,15 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 		return err(open(G(a[0]), (int)a[1], (mode_t)a[2]));
 	case 33:     /* access */
 		return err(access(G(a[0]), (int)a[1]));
+	case 2:      /* fork */
+		b[0] = 17 /* SIGCHLD */, b[1] = b[2] = b[3] = b[4] = b[5] = 0;
+		return generic(m, pc, 220, b);
+	case 10:     /* unlink */
+		return err(unlink(G(a[0])));
+	case 39:     /* mkdir */
+		return err(mkdir(G(a[0]), (mode_t)a[1]));
+	case 40:     /* rmdir */
+		return err(rmdir(G(a[0])));
 	case 192:    /* prctl: accepted, not applied (names, dumpable...) */
 		return 0;
 	case 63:     /* dup2 */

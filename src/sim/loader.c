@@ -283,20 +283,20 @@ static int read_whole(const char *path, uint8_t **buf, size_t *n)
 	return 0;
 }
 
-int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp)
+int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, char **argv, char **envp)
 {
 	struct elfinfo e;
 	uint8_t *b = NULL;
 	size_t n = 0;
 	int err;
 
-	m->path = strdup(argv[0]);
-	if ((err = read_whole(argv[0], &b, &n)) < 0) {
-		snprintf(m->msg, sizeof m->msg, "%s: %s", argv[0], strerror(-err));
+	m->path = strdup(path);
+	if ((err = read_whole(path, &b, &n)) < 0) {
+		snprintf(m->msg, sizeof m->msg, "%s: %s", path, strerror(-err));
 		return err;
 	}
 	if ((err = read_ehdr(b, n, &e)) < 0) {
-		snprintf(m->msg, sizeof m->msg, "%s: %s", argv[0], rtl_strerror(err));
+		snprintf(m->msg, sizeof m->msg, "%s: %s", path, rtl_strerror(err));
 		goto out;
 	}
 	if (isa && (strchr(isa, '/') || strstr(isa, ".nml"))) {
@@ -307,15 +307,15 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 	}
 	if (!m->isa) {
 		snprintf(m->msg, sizeof m->msg, isa ? "no description named '%s'" :
-			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : argv[0], e.machine, e.cls);
+			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : path, e.machine, e.cls);
 		if (!isa)
 			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) has no description (built in: rv64, mips32)",
-				 argv[0], e.machine, e.cls);
+				 path, e.machine, e.cls);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;
 	}
 	if (m->isa->elf_machine != e.machine || m->isa->elf_class != e.cls) {
-		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) is not %s", argv[0], e.machine, e.cls, m->isa->name);
+		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) is not %s", path, e.machine, e.cls, m->isa->name);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;
 	}
@@ -323,13 +323,13 @@ int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **e
 		Elf64_Phdr p;
 		get_phdr(b, &e, i, &p);
 		if (p.p_type == PT_INTERP) {
-			snprintf(m->msg, sizeof m->msg, "%s is dynamically linked: only static programs can be simulated", argv[0]);
+			snprintf(m->msg, sizeof m->msg, "%s is dynamically linked: only static programs can be simulated", path);
 			err = -RTL_ERR_UNSUPPORTED;
 			goto out;
 		}
 	}
 	if (e.type != ET_EXEC) {
-		snprintf(m->msg, sizeof m->msg, "%s: not a static executable (ELF type %d)", argv[0], e.type);
+		snprintf(m->msg, sizeof m->msg, "%s: not a static executable (ELF type %d)", path, e.type);
 		err = -RTL_ERR_UNSUPPORTED;
 		goto out;
 	}

@@ -45,6 +45,7 @@ struct rtl_sim {
 	struct seg *segs; int nsegs;
 	char *path;
 	int exit_status, exited;
+	int forked_child;            /* a fork of the guest: trailers do not run */
 	char msg[256];
 	int failed;
 	uint64_t icount;
@@ -69,7 +70,7 @@ struct rtl_sim {
 const struct rtl_sim_isa *sim_isa_by_name(const char *name);
 const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
 int sim_isa_from_file(const char *path, const struct rtl_sim_isa **out, char *msg, size_t n);
-int sim_load(struct rtl_sim *m, const char *isa, int argc, char **argv, char **envp);
+int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);
 int sim_map(struct rtl_sim *m, uint64_t addr, uint64_t len);
 int sim_unmap(struct rtl_sim *m, uint64_t addr, uint64_t len);

@@ -31,4 +31,12 @@ gzip_out=$work/in.txt.gz
 run gzip -c "$work/in.txt"
 run wc -l "$work/in.txt"
 run sha256sum "$work/in.txt"
+mkdir -p "$work/d/e" && echo x > "$work/d/f1" && echo yy > "$work/d/e/f2"
+run ls "$work/d"
+run find "$work/d"
+run cat "$work/in.txt"
+run awk '{ n += length($0) } END { print n, NR }' "$work/in.txt"
+run sed -e 's/a/A/g' -e '2d' "$work/in.txt"
+# pipelines: fork, pipe2, wait4, and execve of busybox itself (/proc/self/exe)
+run sh -c "sort $work/in.txt | head -3 | tr a-z A-Z; echo \$(ls $work/d | wc -l) entries; exit 4"
 exit $fail
