@@ -212,12 +212,12 @@ static int map_segments(struct rtl_sim *m, const uint8_t *b, size_t n, const str
 static uint64_t build_stack(struct rtl_sim *m, int word, int argc, char **argv, char **envp)
 {
 	uint64_t sp = SIM_STACK_TOP, random, execfn, *ptrs;
-	int envc = 0, n = 0;
+	int envc = 0;
 
 	while (envp && envp[envc])
 		envc++;
 	ptrs = calloc(argc + envc + 2, sizeof *ptrs);
-	for (int i = argc - 1; i >= 0 || (i == -1 && 0); i--) {
+	for (int i = argc - 1; i >= 0; i--) {
 		sp -= strlen(argv[i]) + 1;
 		strcpy((char *)m->mem + sp, argv[i]);
 		ptrs[i] = sp;
@@ -256,7 +256,6 @@ static uint64_t build_stack(struct rtl_sim *m, int word, int argc, char **argv, 
 		PUT(auxv[i][1]);
 	}
 #undef PUT
-	(void)n;
 	free(ptrs);
 	return sp;
 }

@@ -16,7 +16,7 @@ static void hook_entry(struct rtl_sim_cpu *cpu, const struct rtl_sim_pinsn *p)
 	const struct rtl_sim_pinsn *insn = p->h.insn;
 
 	/* keep the pc exact for the hook: block bodies do not maintain it */
-	if (p->addr == 0)
+	if (p->id == RTL_SIM_BEFORE)
 		cpu->pc = insn->addr;
 	else if (!(insn->flags & RTL_SIM_F_BRANCH))
 		cpu->pc = insn->addr + insn->len;
@@ -82,7 +82,8 @@ static unsigned add_hooks(struct rtl_sim *m, struct block *b, unsigned n, const 
 				struct rtl_sim_pinsn *e = &b->e[n + k];
 				memset(e, 0, sizeof *e);
 				e->fn = hook_entry;
-				e->addr = pos;          /* 0 before, 1 after: read by hook_entry */
+				e->id = (uint16_t)pos;  /* RTL_SIM_BEFORE or RTL_SIM_AFTER */
+				e->addr = insn->addr;
 				e->h.hook = (void *)h->fn;
 				e->h.data = h->user;
 			}

@@ -139,15 +139,10 @@ static void br_report(struct rtl_sim *sim, void *user)
 	free(s);
 }
 
-static void *keep(struct rtl_sim *sim, size_t size)
-{
-	(void)sim;
-	return calloc(1, size);
-}
 
 static int setup_branch(struct rtl_sim *sim, FILE *out)
 {
-	struct branch *s = keep(sim, sizeof *s);
+	struct branch *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
 	s->t.out = out;
@@ -229,6 +224,45 @@ static int setup_cache(struct rtl_sim *sim, const char *args, FILE *out)
 	return err ? err : rtl_sim_add_trailer(sim, cache_report, c);
 }
 
+/* mix needs only the description's names: counts come from the loop. */
+static int setup_mix(struct rtl_sim *sim, FILE *out)
+{
+	struct mix *m = calloc(1, sizeof *m);
+	if (!m)
+		return -ENOMEM;
+	m->t.out = out;
+	m->n = (unsigned)rtl_sim_insn_names(sim, &m->names);
+	m->counts = calloc(m->n + 1, sizeof *m->counts);
+	if (!m->counts) {
+		free(m);
+		return -ENOMEM;
+	}
+	return rtl_sim_add_trailer(sim, mix_report, m);
+}
+
+/* bbcount lists the static blocks in address order (procedures are sorted). */
+static int setup_bbcount(struct rtl_sim *sim, FILE *out)
+{
+	struct bbcount *s = calloc(1, sizeof *s);
+	unsigned i = 0;
+
+	if (!s)
+		return -ENOMEM;
+	s->t.out = out;
+	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
+		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
+			s->n++;
+	s->v = calloc(s->n + 1, sizeof *s->v);
+	if (!s->v) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
+		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
+			s->v[i++] = (struct bb){ rtl_sim_block_addr(b), rtl_sim_last_insn(b), p, 0 };
+	return rtl_sim_add_trailer(sim, bb_report, s);
+}
+
 int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 {
 	FILE *out = out_file ? out_file : stderr;
@@ -236,38 +270,16 @@ int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 	if (!strncmp(name, "cache", 5) && (name[5] == 0 || name[5] == ':'))
 		return setup_cache(sim, name + 5, out);
 	if (!strcmp(name, "icount")) {
-		struct tool *t = keep(sim, sizeof *t);
+		struct tool *t = calloc(1, sizeof *t);
 		if (!t)
 			return -ENOMEM;
 		t->out = out;
 		return rtl_sim_add_trailer(sim, icount_report, t);
 	}
-	if (!strcmp(name, "mix")) {
-		struct mix *m = keep(sim, sizeof *m);
-		const struct rtl_sim_insn *dummy = NULL;
-		(void)dummy;
-		m->t.out = out;
-		/* names come from the description through the disassembler-free API */
-		
-		m->n = (unsigned)rtl_sim_insn_names(sim, &m->names);
-		m->counts = calloc(m->n, sizeof *m->counts);
-		return rtl_sim_add_trailer(sim, mix_report, m);
-	}
-	if (!strcmp(name, "bbcount")) {
-		struct bbcount *s = keep(sim, sizeof *s);
-		s->t.out = out;
-		for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
-			for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
-				s->n++;
-		s->v = calloc(s->n + 1, sizeof *s->v);
-		unsigned i = 0;
-		for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
-			for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b)) {
-				s->v[i] = (struct bb){ rtl_sim_block_addr(b), rtl_sim_last_insn(b), p, 0 };
-				i++;
-			}
-		return rtl_sim_add_trailer(sim, bb_report, s);
-	}
+	if (!strcmp(name, "mix"))
+		return setup_mix(sim, out);
+	if (!strcmp(name, "bbcount"))
+		return setup_bbcount(sim, out);
 	if (!strcmp(name, "branch"))
 		return setup_branch(sim, out);
 	return -RTL_ERR_UNKNOWN_COLLECTOR;
