@@ -43,6 +43,17 @@ int rtl_sim_add_call_by_name(struct rtl_sim *sim, const char *iname, enum rtl_si
 			     rtl_sim_hook_fn fn, void *user);
 int rtl_sim_add_call(struct rtl_sim *sim, uint64_t addr, enum rtl_sim_pos pos, rtl_sim_hook_fn fn, void *user);
 int rtl_sim_add_trailer(struct rtl_sim *sim, rtl_sim_trailer_fn fn, void *user);
+/* Per block and per procedure (ATOM's AddCallBlock, AddCallProc): BEFORE a
+ * block is before its first instruction, AFTER after its last (for a
+ * control transfer, when the next pc is known); BEFORE a procedure is at
+ * its entry. AFTER a procedure is not offered: telling a return from a call
+ * needs ISA knowledge the descriptions do not give (-ENOTSUP). */
+int rtl_sim_add_block_call(struct rtl_sim *sim, const struct rtl_sim_block *b, enum rtl_sim_pos pos,
+			   rtl_sim_hook_fn fn, void *user);
+int rtl_sim_add_proc_call(struct rtl_sim *sim, const struct rtl_sim_proc *p, enum rtl_sim_pos pos,
+			  rtl_sim_hook_fn fn, void *user);
+/* The procedure of that name, or NULL. */
+const struct rtl_sim_proc *rtl_sim_find_proc(struct rtl_sim *sim, const char *name);
 /* A call for every data memory access (address, size in bytes, 1 for a
  * write) with the instruction's address. The simulator then runs variants
  * of the instruction routines that report accesses; without such calls

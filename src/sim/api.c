@@ -315,3 +315,25 @@ int rtl_sim_insn_names(struct rtl_sim *m, const char *const **names)
 	*names = m->isa->names;
 	return (int)m->isa->ninsn;
 }
+
+int rtl_sim_add_block_call(struct rtl_sim *m, const struct rtl_sim_block *b, enum rtl_sim_pos pos,
+			   rtl_sim_hook_fn fn, void *user)
+{
+	return rtl_sim_add_call(m, pos == RTL_SIM_BEFORE ? b->addr : b->last, pos, fn, user);
+}
+
+int rtl_sim_add_proc_call(struct rtl_sim *m, const struct rtl_sim_proc *p, enum rtl_sim_pos pos,
+			  rtl_sim_hook_fn fn, void *user)
+{
+	if (pos != RTL_SIM_BEFORE)
+		return -ENOTSUP;
+	return rtl_sim_add_call(m, p->addr, RTL_SIM_BEFORE, fn, user);
+}
+
+const struct rtl_sim_proc *rtl_sim_find_proc(struct rtl_sim *m, const char *name)
+{
+	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(m); p; p = rtl_sim_next_proc(m, p))
+		if (!strcmp(p->name, name))
+			return p;
+	return NULL;
+}
