@@ -43,6 +43,7 @@ enum {
 	RTL_SIM_F_BRANCH = 1,   /* may write the pc or npc register */
 	RTL_SIM_F_COND = 2,     /* ... only under a condition */
 	RTL_SIM_F_TRAP = 4,     /* calls the core (system call, trap): ends a block */
+	RTL_SIM_F_MAYSTOP = 8,  /* may kill the guest (raise): stops within its block */
 };
 
 struct rtl_sim_regdesc { const char *name; size_t offset; uint8_t size; uint16_t count; uint8_t is_float; };
@@ -76,6 +77,9 @@ struct rtl_sim_isa {
 int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1,
 			uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
 void rtl_sim_trap(struct rtl_sim_cpu *cpu, uint64_t pc, const char *what);
+/* The guest is killed by signal sig (Linux's number for the ISA), as the
+ * kernel would do on that exception: status 128 + sig. */
+void rtl_sim_raise(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t sig);
 
 /* Memory access helpers: guest address -> host address within the reservation. */
 #define RTL_SIM_HOST(cpu, a) ((cpu)->mem + ((a) & (cpu)->mem_mask))

@@ -74,6 +74,25 @@ void rtl_sim_trap(struct rtl_sim_cpu *cpu, uint64_t pc, const char *what)
 	sim_stop(cpu->machine, "%s at 0x%llx", what, (unsigned long long)pc);
 }
 
+int sim_mips_host_signal(int sig);
+
+/* Exit statuses report the host's number of the signal, as a shell sees a
+ * process killed by it (and as qemu-user's are). */
+int sim_host_signal(struct rtl_sim *m, int sig)
+{
+	return m->isa->syscall_abi[0] == 'm' ? sim_mips_host_signal(sig) : sig;
+}
+
+void rtl_sim_raise(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t sig)
+{
+	struct rtl_sim *m = cpu->machine;
+	int hs = sim_host_signal(m, (int)(sig & 0x7f));
+	snprintf(m->msg, sizeof m->msg, "guest killed by %s at 0x%llx", strsignal(hs), (unsigned long long)pc);
+	m->exit_status = 128 + hs;
+	m->exited = 1;
+	cpu->stop = 1;
+}
+
 int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1,
 			uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
 {
@@ -327,7 +346,7 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 		CHECK(a[0], a[1]);
 		return R(getrandom(G(a[0]), a[1], (unsigned)a[2]));
 	case G_kill: case G_tkill: case G_tgkill: {
-		int sig = (int)(nr == G_tgkill ? a[2] : a[1]);
+		int sig = sim_host_signal(m, (int)(nr == G_tgkill ? a[2] : a[1]));
 		m->exit_status = 128 + sig;
 		m->exited = 1;
 		m->cpu->stop = 1;

@@ -3,6 +3,7 @@
  * table (linux.c); the others are translated here. The register convention
  * (v0, a0..a3, stack arguments, a3 error flag) is in descriptions/mips32.nml. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,6 +44,19 @@ static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
 }
 
 static int64_t err(int64_t r) { return r < 0 ? -errno : r; }
+
+/* MIPS signal numbers that differ from the host's (x86-64, asm-generic). */
+int sim_mips_host_signal(int sig)
+{
+	switch (sig) {
+	case 10: return SIGBUS;
+	case 16: return SIGUSR1;
+	case 17: return SIGUSR2;
+	case 18: return SIGCHLD;
+	case 7: case 12: return SIGSYS;   /* SIGEMT has no host twin; SIGSYS is 12 on MIPS */
+	default: return sig;
+	}
+}
 
 int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
 {

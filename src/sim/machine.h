@@ -69,6 +69,7 @@ struct rtl_sim {
 
 const struct rtl_sim_isa *sim_isa_by_name(const char *name);
 const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
+int sim_host_signal(struct rtl_sim *m, int guest_sig);
 int sim_isa_from_file(const char *path, const struct rtl_sim_isa **out, char *msg, size_t n);
 int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);

@@ -43,6 +43,8 @@ static void emit_handler(struct gen *g, struct flat *f, int id, FILE *o)
 	fputs(body.s ? body.s : "", o);
 	if ((f->flags & RTL_SIM_F_BRANCH) && g->npc && !g->delay_slots)
 		fprintf(o, "    c->core.pc = c->core.npc;\n");
+	if (f->flags & RTL_SIM_F_MAYSTOP)   /* a precise stop: the next instructions do not run */
+		fprintf(o, "    if (c->core.stop)\n        return;\n");
 	fprintf(o, "    RTL_SIM_NEXT(cpu, p);\n}\n\n");
 }
 

@@ -231,6 +231,7 @@ static const struct intrinsic {
 	{ "signbit", "signbit", &T_BOOL, 1, 0 },
 	{ "syscall", "rtl_sim_syscall", &T_S64, 7, 1 },
 	{ "trap", "rtl_sim_trap", &T_S64, 1, 1 },
+	{ "raise", "rtl_sim_raise", &T_S64, 1, 1 },
 };
 
 static char *emit_call(struct ctx *c, struct expr *e, struct type *ty)
@@ -251,7 +252,8 @@ static char *emit_call(struct ctx *c, struct expr *e, struct type *ty)
 	sb_add(&b, "%s(", in->cname);
 	if (in->core) {
 		sb_add(&b, "&c->core, p->addr%s", e->nargs ? ", " : "");
-		c->f->flags |= RTL_SIM_F_TRAP;
+		/* raise() may stop the guest but is no reason to end a block */
+		c->f->flags |= strcmp(in->name, "raise") ? RTL_SIM_F_TRAP : RTL_SIM_F_MAYSTOP;
 	}
 	for (int i = 0; i < e->nargs; i++) {
 		struct type t;
