@@ -215,6 +215,17 @@ int sim_analyse(struct rtl_sim *m)
 		return 0;
 	m->analysed = 1;
 	qsort(m->syms, m->nsyms, sizeof *m->syms, by_addr);
+	if (!m->nsyms) {
+		/* stripped: each executable segment is one pseudo-procedure */
+		for (int i = 0; i < m->nsegs; i++) {
+			if (!(m->segs[i].flags & 1 /* PF_X */))
+				continue;
+			m->syms = realloc(m->syms, sizeof *m->syms * (m->nsyms + 1));
+			char name[40];
+			snprintf(name, sizeof name, "segment@0x%llx", (unsigned long long)m->segs[i].vaddr);
+			m->syms[m->nsyms++] = (struct sym){ m->segs[i].vaddr, m->segs[i].filesz, strdup(name) };
+		}
+	}
 	m->procs = calloc(m->nsyms + 1, sizeof *m->procs);
 	for (unsigned i = 0; i < m->nsyms; i++) {
 		struct sym *s = &m->syms[i];
