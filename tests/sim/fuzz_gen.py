@@ -2,7 +2,8 @@
 """Robustness of reticle-nmlgen: truncated and mutated copies of the shipped
 descriptions must be rejected with a message (exit 1) or accepted (exit 0),
 never crash (a signal, or a sanitizer report in RETICLE_SANITIZE builds).
-usage: fuzz_gen.py NMLGEN WORKDIR DESCRIPTION... (deterministic: seeded)"""
+usage: fuzz_gen.py NMLGEN WORKDIR DESCRIPTION... (deterministic: seeded;
+FUZZ_CASES=N per description, default 200: fewer for sanitizer builds)"""
 import os, random, subprocess, sys
 
 gen, work, descs = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -14,8 +15,9 @@ cases = 0
 bad = 0
 for d in descs:
     text = open(d, 'rb').read()
-    variants = [text[:rng.randrange(len(text))] for _ in range(60)]
-    for _ in range(140):
+    total = int(os.environ.get('FUZZ_CASES', '200'))
+    variants = [text[:rng.randrange(len(text))] for _ in range(total * 3 // 10)]
+    for _ in range(total - len(variants)):
         t = bytearray(text)
         for _ in range(rng.randrange(1, 4)):
             i = rng.randrange(len(t))
@@ -27,7 +29,14 @@ for d in descs:
     for k, v in enumerate(variants):
         path = os.path.join(work, 'case.nml')
         open(path, 'wb').write(v)
-        r = subprocess.run([gen, '--check', path], capture_output=True)
+        try:
+            r = subprocess.run([gen, '--check', path], capture_output=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            bad += 1
+            keep = os.path.join(work, 'slow%d.nml' % bad)
+            open(keep, 'wb').write(v)
+            print('FAIL: over 30 s on %s' % keep)
+            continue
         cases += 1
         err = r.stderr.decode(errors='replace')
         if r.returncode not in (0, 1) or 'Sanitizer' in err or 'runtime error' in err:

@@ -52,6 +52,8 @@ static struct list expand(struct gen *g, struct rule *r, int depth);
 static void product(struct gen *g, struct rule *r, int i, struct inst **chosen, struct list *out)
 {
 	if (i == r->nparams) {
+		if (out->n >= NML_MAX_INSNS)
+			nml_die(r->loc, "'%s' expands to more than %d instructions", r->name, NML_MAX_INSNS);
 		struct inst *in = nml_alloc(sizeof(*in));
 		in->r = r;
 		in->sub = nml_alloc(sizeof(*in->sub) * (r->nparams + 1));

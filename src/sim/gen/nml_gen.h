@@ -10,6 +10,9 @@
 #include "nml.h"
 #include "../isa.h"
 
+/* flattening larger than this is a mistake (or a cartesian explosion) */
+#define NML_MAX_INSNS 4096
+
 struct sb { char *s; size_t n, cap; };
 void sb_add(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
