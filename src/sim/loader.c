@@ -110,9 +110,10 @@ static void get_phdr(const uint8_t *b, const struct elfinfo *e, unsigned i, Elf6
 		memcpy(p, q, sizeof *p);
 		return;
 	}
-	const Elf32_Phdr *h = (const void *)q;
-	p->p_type = h->p_type, p->p_offset = h->p_offset, p->p_vaddr = h->p_vaddr;
-	p->p_filesz = h->p_filesz, p->p_memsz = h->p_memsz, p->p_flags = h->p_flags;
+	Elf32_Phdr h;   /* copied: a header offset need not be aligned */
+	memcpy(&h, q, sizeof h);
+	p->p_type = h.p_type, p->p_offset = h.p_offset, p->p_vaddr = h.p_vaddr;
+	p->p_filesz = h.p_filesz, p->p_memsz = h.p_memsz, p->p_flags = h.p_flags;
 }
 
 static void add_sym(struct rtl_sim *m, uint64_t addr, uint64_t size, int type, const char *name)
@@ -126,23 +127,27 @@ static void add_sym(struct rtl_sim *m, uint64_t addr, uint64_t size, int type, c
 
 static void read_symbols32(struct rtl_sim *m, const uint8_t *b, size_t n)
 {
-	const Elf32_Ehdr *h = (const void *)b;
-	if (!h->e_shoff || h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf32_Shdr) > n)
+	Elf32_Ehdr h;
+	memcpy(&h, b, sizeof h);
+	if (!h.e_shoff || h.e_shoff + (uint64_t)h.e_shnum * sizeof(Elf32_Shdr) > n)
 		return;
-	const Elf32_Shdr *sh = (const void *)(b + h->e_shoff);
-	for (unsigned i = 0; i < h->e_shnum; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= h->e_shnum)
+	for (unsigned i = 0; i < h.e_shnum; i++) {
+		Elf32_Shdr sh, strs;   /* copies: offsets in the file need not be aligned */
+		memcpy(&sh, b + h.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= h.e_shnum)
 			continue;
-		const Elf32_Shdr *strs = &sh[sh[i].sh_link];
-		if ((uint64_t)sh[i].sh_offset + sh[i].sh_size > n || (uint64_t)strs->sh_offset + strs->sh_size > n)
+		memcpy(&strs, b + h.e_shoff + (size_t)sh.sh_link * sizeof strs, sizeof strs);
+		if ((uint64_t)sh.sh_offset + sh.sh_size > n || (uint64_t)strs.sh_offset + strs.sh_size > n)
 			return;
-		const Elf32_Sym *sy = (const void *)(b + sh[i].sh_offset);
-		size_t cnt = sh[i].sh_size / sizeof *sy;
+		size_t cnt = sh.sh_size / sizeof(Elf32_Sym);
 		m->syms = calloc(cnt + 1, sizeof *m->syms);
-		for (size_t k = 0; k < cnt && m->syms; k++)
-			if (sy[k].st_name < strs->sh_size)
-				add_sym(m, sy[k].st_value, sy[k].st_size, ELF32_ST_TYPE(sy[k].st_info),
-					(const char *)b + strs->sh_offset + sy[k].st_name);
+		for (size_t k = 0; k < cnt && m->syms; k++) {
+			Elf32_Sym sy;
+			memcpy(&sy, b + sh.sh_offset + k * sizeof sy, sizeof sy);
+			if (sy.st_name < strs.sh_size && memchr(b + strs.sh_offset + sy.st_name, 0, strs.sh_size - sy.st_name))
+				add_sym(m, sy.st_value, sy.st_size, ELF32_ST_TYPE(sy.st_info),
+					(const char *)b + strs.sh_offset + sy.st_name);
+		}
 		return;
 	}
 }
@@ -151,23 +156,27 @@ static void read_symbols(struct rtl_sim *m, const uint8_t *b, size_t n, const st
 {
 	if (e->cls != 64)
 		return read_symbols32(m, b, n);
-	const Elf64_Ehdr *h = (const void *)b;
-	if (!h->e_shoff || h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf64_Shdr) > n)
+	Elf64_Ehdr h;
+	memcpy(&h, b, sizeof h);
+	if (!h.e_shoff || h.e_shoff > n || (uint64_t)h.e_shnum * sizeof(Elf64_Shdr) > n - h.e_shoff)
 		return;
-	const Elf64_Shdr *sh = (const void *)(b + h->e_shoff);
-	for (unsigned i = 0; i < h->e_shnum; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= h->e_shnum)
+	for (unsigned i = 0; i < h.e_shnum; i++) {
+		Elf64_Shdr sh, strs;   /* copies: offsets in the file need not be aligned */
+		memcpy(&sh, b + h.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= h.e_shnum)
 			continue;
-		const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset + sh[i].sh_size > n || strs->sh_offset + strs->sh_size > n)
+		memcpy(&strs, b + h.e_shoff + (size_t)sh.sh_link * sizeof strs, sizeof strs);
+		if (sh.sh_offset > n || sh.sh_size > n - sh.sh_offset || strs.sh_offset > n || strs.sh_size > n - strs.sh_offset)
 			return;
-		const Elf64_Sym *sy = (const void *)(b + sh[i].sh_offset);
-		size_t cnt = sh[i].sh_size / sizeof *sy;
+		size_t cnt = sh.sh_size / sizeof(Elf64_Sym);
 		m->syms = calloc(cnt + 1, sizeof *m->syms);
-		for (size_t k = 0; k < cnt && m->syms; k++)
-			if (sy[k].st_name < strs->sh_size)
-				add_sym(m, sy[k].st_value, sy[k].st_size, ELF64_ST_TYPE(sy[k].st_info),
-					(const char *)b + strs->sh_offset + sy[k].st_name);
+		for (size_t k = 0; k < cnt && m->syms; k++) {
+			Elf64_Sym sy;
+			memcpy(&sy, b + sh.sh_offset + k * sizeof sy, sizeof sy);
+			if (sy.st_name < strs.sh_size && memchr(b + strs.sh_offset + sy.st_name, 0, strs.sh_size - sy.st_name))
+				add_sym(m, sy.st_value, sy.st_size, ELF64_ST_TYPE(sy.st_info),
+					(const char *)b + strs.sh_offset + sy.st_name);
+		}
 		return;
 	}
 }
