@@ -28,8 +28,9 @@ static void usage(FILE *f)
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
 	      "  --argv0 NAME    the program's argv[0] (default: PROGRAM; used for a guest execve)\n"
 	      "  -o PROFILE      not implemented yet (the profile store has not landed)\n\n"
-	      "Exit status: the program's, or 1 when the simulation stops (undecodable instruction,\n"
-	      "unsupported system call), 2 for usage errors.\n", f);
+	      "Exit status: the program's (128 + N when a fault or signal N kills it, as Linux\n"
+	      "would), or 1 when the simulation stops (undecodable instruction, unsupported system\n"
+	      "call), 2 for usage errors.\n", f);
 }
 
 static int add_tools(struct rtl_sim *sim, char *list)
@@ -106,6 +107,7 @@ int cmd_sim(int argc, char **argv)
 	int nsos = 0, dis = 0, c;
 
 	optind = 1;
+	opterr = 0;   /* one message of our own below */
 	while ((c = getopt_long(argc, argv, "+c:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': isa = optarg; break;
@@ -123,7 +125,10 @@ int cmd_sim(int argc, char **argv)
 			cli_error("-o: writing a profile is not implemented yet");
 			return CLI_EXIT_USAGE;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return CLI_EXIT_USAGE;
+		default:
+			cli_error("sim: unknown option or missing argument '%s' (try 'reticle sim --help')",
+				  argv[optind - 1]);
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
