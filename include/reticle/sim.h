@@ -74,6 +74,8 @@ uint64_t rtl_sim_proc_addr(const struct rtl_sim_proc *p);
 uint64_t rtl_sim_block_addr(const struct rtl_sim_block *b);
 unsigned rtl_sim_block_ninsns(const struct rtl_sim_block *b);
 const struct rtl_sim_proc *rtl_sim_block_proc(const struct rtl_sim_block *b);
+/* The procedure containing addr, or NULL. */
+const struct rtl_sim_proc *rtl_sim_proc_at(struct rtl_sim *sim, uint64_t addr);
 
 /* Instructions. */
 uint64_t rtl_sim_insn_addr(const struct rtl_sim_insn *i);

@@ -235,9 +235,34 @@ int sim_analyse(struct rtl_sim *m)
 		p->name = s->name;
 		p->addr = s->addr;
 		p->size = s->size;
-		analyse_proc(m, p);
+		p->sim = m;
 	}
 	return 0;
+}
+
+static const struct rtl_sim_proc *blocks_of(const struct rtl_sim_proc *cp)
+{
+	struct rtl_sim_proc *p = (struct rtl_sim_proc *)cp;   /* owned by the simulator */
+	if (!p->analysed) {
+		p->analysed = 1;
+		analyse_proc(p->sim, p);
+	}
+	return p;
+}
+
+const struct rtl_sim_proc *rtl_sim_proc_at(struct rtl_sim *m, uint64_t addr)
+{
+	unsigned lo = 0, hi;
+	sim_analyse(m);
+	hi = m->nprocs;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (m->procs[mid].addr + m->procs[mid].size <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nprocs && m->procs[lo].addr <= addr ? &m->procs[lo] : NULL;
 }
 
 const struct rtl_sim_proc *rtl_sim_first_proc(struct rtl_sim *m)
@@ -253,6 +278,7 @@ const struct rtl_sim_proc *rtl_sim_next_proc(struct rtl_sim *m, const struct rtl
 
 const struct rtl_sim_block *rtl_sim_first_block(struct rtl_sim *m, const struct rtl_sim_proc *p)
 {
+	p = blocks_of(p);
 	return p->nblocks ? &p->blocks[0] : NULL;
 }
 

@@ -31,7 +31,10 @@ struct block {
 	struct rtl_sim_pinsn e[];
 };
 
-struct rtl_sim_proc { char *name; uint64_t addr, size; struct rtl_sim_block *blocks; unsigned nblocks; };
+/* Procedures are listed at the first iterator call; a procedure's blocks
+ * are found the first time they are asked for. */
+struct rtl_sim_proc { char *name; uint64_t addr, size; struct rtl_sim_block *blocks; unsigned nblocks; int analysed;
+		      struct rtl_sim *sim; };
 struct rtl_sim_block { uint64_t addr, last; unsigned ninsn; const struct rtl_sim_proc *proc; };
 
 struct seg { uint64_t vaddr, memsz, filesz, off; int flags; };

@@ -61,49 +61,74 @@ static void mix_report(struct rtl_sim *sim, void *user)
 	free(m);
 }
 
-/* bbcount: a counter after the last instruction of every static block (seed, 4.2). */
-struct bb { uint64_t addr, last; const struct rtl_sim_proc *proc; uint64_t count; };
-struct bbcount { struct tool t; struct bb *v; unsigned n; };
+/* bbcount: executions of the last instruction of every static block (the
+ * seed's definition, 4.2), from the loop's counters; only procedures that
+ * ran are analysed into blocks. */
+struct exec { uint64_t addr, count; };
+struct bbcount { struct tool t; struct exec *v; size_t n, cap; };
 
-/* Static blocks are ordered by address, so their last instructions are too. */
 static void bb_add(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user)
 {
 	struct bbcount *s = user;
-	uint64_t a = rtl_sim_insn_addr(insn);
-	unsigned lo = 0, hi = s->n;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->v = realloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = (struct exec){ rtl_sim_insn_addr(insn), count };
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct exec *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The executions counted at addr (records sorted, one address may repeat). */
+static uint64_t count_at(const struct bbcount *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+	uint64_t n = 0;
 	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		if (s->v[mid].last < a)
+		size_t mid = (lo + hi) / 2;
+		if (s->v[mid].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < s->n && s->v[lo].last == a)
-		s->v[lo].count += count;
+	for (; lo < s->n && s->v[lo].addr == addr; lo++)
+		n += s->v[lo].count;
+	return n;
 }
 
 static void bb_report(struct rtl_sim *sim, void *user)
 {
 	struct bbcount *s = user;
 	uint64_t total = 0;
-	const struct rtl_sim_proc *cur = NULL;
-	uint64_t proc_total = 0;
+	const struct rtl_sim_proc *last = NULL;
 
 	rtl_sim_for_each_executed(sim, bb_add, s);
-	for (unsigned i = 0; i < s->n; i++)
-		total += s->v[i].count;
-	fprintf(s->t.out, "bbcount: %" PRIu64 " blocks traversed\n", total);
-	for (unsigned i = 0; i <= s->n; i++) {
-		if (i == s->n || s->v[i].proc != cur) {
-			if (cur && proc_total)
-				fprintf(s->t.out, "bbcount: proc %-32s %14" PRIu64 "\n", rtl_sim_proc_name(cur), proc_total);
-			if (i == s->n)
-				break;
-			cur = s->v[i].proc;
-			proc_total = 0;
-		}
-		proc_total += s->v[i].count;
+	if (s->n)
+		qsort(s->v, s->n, sizeof *s->v, by_addr);
+	struct { const struct rtl_sim_proc *p; uint64_t blocks; } *procs = calloc(s->n + 1, sizeof *procs);
+	size_t np = 0;
+	for (size_t i = 0; i < s->n && procs; i++) {
+		const struct rtl_sim_proc *p = rtl_sim_proc_at(sim, s->v[i].addr);
+		if (!p || p == last)
+			continue;
+		last = p;
+		uint64_t sum = 0;
+		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
+			sum += count_at(s, rtl_sim_last_insn(b));
+		procs[np].p = p;
+		procs[np++].blocks = sum;
+		total += sum;
 	}
+	fprintf(s->t.out, "bbcount: %" PRIu64 " blocks traversed\n", total);
+	for (size_t i = 0; i < np; i++)
+		if (procs[i].blocks)
+			fprintf(s->t.out, "bbcount: proc %-32s %14" PRIu64 "\n", rtl_sim_proc_name(procs[i].p),
+				procs[i].blocks);
+	free(procs);
 	free(s->v);
 	free(s);
 }
@@ -240,26 +265,12 @@ static int setup_mix(struct rtl_sim *sim, FILE *out)
 	return rtl_sim_add_trailer(sim, mix_report, m);
 }
 
-/* bbcount lists the static blocks in address order (procedures are sorted). */
 static int setup_bbcount(struct rtl_sim *sim, FILE *out)
 {
 	struct bbcount *s = calloc(1, sizeof *s);
-	unsigned i = 0;
-
 	if (!s)
 		return -ENOMEM;
 	s->t.out = out;
-	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
-		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
-			s->n++;
-	s->v = calloc(s->n + 1, sizeof *s->v);
-	if (!s->v) {
-		free(s);
-		return -ENOMEM;
-	}
-	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p))
-		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b))
-			s->v[i++] = (struct bb){ rtl_sim_block_addr(b), rtl_sim_last_insn(b), p, 0 };
 	return rtl_sim_add_trailer(sim, bb_report, s);
 }
 
