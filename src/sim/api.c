@@ -76,6 +76,7 @@ void rtl_sim_close(struct rtl_sim *m)
 	for (int i = 0; i < m->ntool_state; i++)
 		free(m->tool_state[i]);
 	free(m->segs);
+	sim_threads_free(m);
 	free(m->cpu);
 	free(m->path);
 	free(m);

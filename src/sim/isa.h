@@ -53,7 +53,8 @@ struct rtl_sim_isa {
 	int elf_machine, elf_class, big_endian;
 	const char *syscall_abi;    /* "generic" (asm-generic numbers) or another table */
 	const char *stack_pointer;  /* "NAME[INDEX]" of the register holding sp */
-	const char *tls_register;   /* "NAME" set by set_thread_area, optional */
+	const char *tls_register;   /* thread pointer (set_thread_area, clone's CLONE_SETTLS), optional */
+	const char *syscall_return; /* register a new thread finds 0 in after clone, optional */
 	int delay_slots;            /* control transfers take effect after the next instruction */
 	size_t state_size;
 	unsigned max_len, min_len;  /* longest and shortest instruction in bytes */

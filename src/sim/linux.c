@@ -193,17 +193,15 @@ static int64_t do_stat(struct rtl_sim *m, uint64_t nr, const uint64_t *a)
 	return 0;
 }
 
-/* clone: only fork-like uses (a new process, not a thread): the whole
- * simulator forks, the child goes on simulating with a copy of the guest.
- * vfork's shared memory is not needed by programs that follow the rules. */
+/* clone: a thread (CLONE_VM) is a guest thread of this simulator
+ * (threads.c); a new process (fork, vfork) forks the whole simulator, the
+ * child going on with a copy of the guest. vfork's shared memory is not
+ * needed by programs that follow the rules. */
 static int64_t do_clone(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
 {
 	uint64_t flags = a[0];
-	if (flags & (CLONE_THREAD | CLONE_SIGHAND) || (flags & CLONE_VM && !(flags & CLONE_VFORK))) {
-		sim_stop(m, "unsupported system call clone (threads, flags 0x%llx) at 0x%llx",
-			 (unsigned long long)flags, (unsigned long long)pc);
-		return -ENOSYS;
-	}
+	if (flags & CLONE_VM && !(flags & CLONE_VFORK))
+		return sim_thread_clone(m, pc, a);   /* a thread */
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0)
@@ -287,15 +285,21 @@ static int64_t do_exit(struct rtl_sim *m, uint64_t code)
 static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	switch (nr) {
-	case G_set_tid_address: case G_gettid: case G_getpid: return getpid();
+	case G_set_tid_address: return sim_thread_set_tid_address(m, a[0]);
+	case G_gettid: return sim_thread_tid(m);
+	case G_getpid: return getpid();
+	case 124: return sim_thread_yield(m);   /* sched_yield */
+	case 435: return -ENOSYS;              /* clone3: glibc falls back to clone */
 	case G_getppid: return getppid();
 	case G_getuid: return getuid();
 	case G_geteuid: return geteuid();
 	case G_getgid: return getgid();
 	case G_getegid: return getegid();
 	case G_set_robust_list: case G_rt_sigaction: case G_rt_sigprocmask: case G_sigaltstack:
-	case G_mprotect: case G_madvise: case G_futex:
+	case G_mprotect: case G_madvise:
 		return 0;
+	case G_futex:
+		return sim_thread_futex(m, a);
 	case G_munmap:
 		return sim_unmap(m, a[0], a[1]);
 	case G_rseq: case G_mremap: case G_sched_getaffinity: case G_sysinfo:
@@ -407,7 +411,9 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		}
 		return R(readlinkat((int)a[0], p, G(a[2]), a[3]));
 	}
-	case G_exit: case G_exit_group: return do_exit(m, a[0]);
+	case G_exit:
+		return sim_thread_exit(m) ? do_exit(m, a[0]) : 0;   /* the last thread ends the process */
+	case G_exit_group: return do_exit(m, a[0]);
 	case 23: return R(dup((int)a[0]));                                  /* dup */
 	case 24: return R(dup3((int)a[0], (int)a[1], (int)a[2]));           /* dup3 */
 	case 34: return R(mkdirat((int)a[0], G(a[1]), (mode_t)a[2]));       /* mkdirat */

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,14 +21,52 @@ typedef int64_t (*generic_fn)(struct rtl_sim *, uint64_t, uint64_t, const uint64
 /* o32 number - 4000 -> asm-generic number, for calls with the same arguments */
 static const struct { short o32, gen; } same[] = {
 	{ 1, 93 }, { 3, 63 }, { 4, 64 }, { 6, 57 }, { 19, 62 }, { 20, 172 }, { 24, 174 }, { 37, 129 },
-	{ 45, 214 }, { 47, 176 }, { 49, 175 }, { 50, 177 }, { 54, 29 }, { 64, 173 }, { 91, 215 },
+	{ 45, 214 }, { 47, 176 }, { 49, 175 }, { 50, 177 }, { 64, 173 }, { 91, 215 },
 	{ 116, 179 }, { 122, 160 }, { 125, 226 }, { 145, 65 }, { 146, 66 }, { 167, 216 }, { 194, 134 }, { 195, 135 },
-	{ 203, 17 }, { 206, 132 }, { 218, 233 }, { 220, 25 }, { 222, 178 }, { 238, 98 }, { 240, 123 },
-	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 288, 56 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
+	{ 203, 17 }, { 206, 132 }, { 218, 233 }, { 222, 178 }, { 238, 98 }, { 240, 123 },
+	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
 	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
 	{ 41, 23 }, { 327, 24 }, { 328, 59 }, { 219, 61 }, { 237, 71 }, { 12, 49 }, { 133, 50 },
-	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 },
+	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
 };
+
+/* MIPS open flags that differ from the host's (x86-64). */
+static const struct { uint32_t mips, host; } oflags[] = {
+	{ 0x0008, O_APPEND }, { 0x0010, O_DSYNC }, { 0x0080, O_NONBLOCK }, { 0x0100, O_CREAT },
+	{ 0x0200, O_TRUNC }, { 0x0400, O_EXCL }, { 0x0800, O_NOCTTY }, { 0x1000, FASYNC },
+	{ 0x2000, 0 /* O_LARGEFILE: implied */ }, { 0x8000, O_DIRECT }, { 0x10000, O_DIRECTORY },
+	{ 0x20000, O_NOFOLLOW }, { 0x40000, O_NOATIME }, { 0x80000, O_CLOEXEC }, { 0x4000, O_SYNC & ~O_DSYNC },
+	{ 0x200000, O_PATH },
+};
+
+static int host_oflags(uint64_t g)
+{
+	int h = (int)(g & 3);   /* O_RDONLY, O_WRONLY, O_RDWR */
+	for (size_t i = 0; i < sizeof oflags / sizeof oflags[0]; i++)
+		if (g & oflags[i].mips)
+			h |= (int)oflags[i].host;
+	return h;
+}
+
+static uint64_t guest_oflags(int h)
+{
+	uint64_t g = (uint64_t)(h & 3);
+	for (size_t i = 0; i < sizeof oflags / sizeof oflags[0]; i++)
+		if (oflags[i].host && (h & (int)oflags[i].host) == (int)oflags[i].host)
+			g |= oflags[i].mips;
+	return g;
+}
+
+/* MIPS mmap flags: MAP_ANONYMOUS is 0x800 and MAP_NORESERVE 0x400. */
+static uint64_t host_mmap_flags(uint64_t g)
+{
+	uint64_t h = g & ~(uint64_t)0xc00;
+	if (g & 0x800)
+		h |= MAP_ANONYMOUS;
+	if (g & 0x400)
+		h |= MAP_NORESERVE;
+	return h;
+}
 
 static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
 {
@@ -68,7 +108,31 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 			return generic(m, pc, (uint64_t)same[i].gen, a);
 	switch (n) {
 	case 5:      /* open */
-		return err(open(G(a[0]), (int)a[1], (mode_t)a[2]));
+		return err(open(G(a[0]), host_oflags(a[1]), (mode_t)a[2]));
+	case 288:    /* openat */
+		memcpy(b, a, sizeof b);
+		b[2] = (uint64_t)host_oflags(a[2]);
+		return generic(m, pc, 56, b);
+	case 220: {  /* fcntl64: the file status flags differ */
+		memcpy(b, a, sizeof b);
+		if (a[1] == F_SETFL)
+			b[2] = (uint64_t)host_oflags(a[2]);
+		int64_t r = generic(m, pc, 25, b);
+		return a[1] == F_GETFL && r >= 0 ? (int64_t)guest_oflags((int)r) : r;
+	}
+	case 54:     /* ioctl: MIPS numbers for the terminal queries */
+		memcpy(b, a, sizeof b);
+		if (a[1] == 0x540d) {        /* TCGETS: only success matters (isatty); MIPS termios is longer */
+			uint8_t t[64] = { 0 };
+			b[1] = 0x5401, b[2] = 0;
+			if (ioctl((int)a[0], TCGETS, t) < 0)
+				return -errno;
+			memcpy(G(a[2]), t, 36);
+			return 0;
+		}
+		if (a[1] == 0x40087468)      /* TIOCGWINSZ: same struct winsize */
+			b[1] = 0x5413;
+		return generic(m, pc, 29, b);
 	case 33:     /* access */
 		return err(access(G(a[0]), (int)a[1]));
 	case 2:      /* fork */
@@ -99,10 +163,13 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 		return err(pread((int)a[0], G(a[1]), (size_t)a[2], (off_t)(((uint64_t)a[5] << 32) | (uint32_t)a[4])));
 	case 210:    /* mmap2: offset in 4096-byte units */
 		memcpy(b, a, sizeof b);
+		b[3] = host_mmap_flags(a[3]);
 		b[5] = a[5] * 4096;
 		return generic(m, pc, 222, b);
-	case 90:     /* old mmap: same arguments as asm-generic's */
-		return generic(m, pc, 222, a);
+	case 90:     /* old mmap */
+		memcpy(b, a, sizeof b);
+		b[3] = host_mmap_flags(a[3]);
+		return generic(m, pc, 222, b);
 	case 215:    /* fstat64 */
 		if (fstat((int)a[0], &st) < 0)
 			return -errno;

@@ -66,6 +66,10 @@ struct rtl_sim {
 	int analysed;
 	/* symbols from the ELF */
 	struct sym { uint64_t addr, size; char *name; } *syms; unsigned nsyms;
+	/* guest threads (threads.c): the running one's state is cpu */
+	struct thread *threads, *cur;
+	int next_tid, switch_pending;
+	struct { int tid; uint64_t flags, sp, tls, ctid; } pending;
 	/* tools' state to free */
 	void *tool_state[8]; int ntool_state;
 };
@@ -73,6 +77,14 @@ struct rtl_sim {
 const struct rtl_sim_isa *sim_isa_by_name(const char *name);
 const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
 int sim_host_signal(struct rtl_sim *m, int guest_sig);
+int sim_thread_tid(struct rtl_sim *m);
+int64_t sim_thread_clone(struct rtl_sim *m, uint64_t pc, const uint64_t *a);
+int64_t sim_thread_futex(struct rtl_sim *m, const uint64_t *a);
+int64_t sim_thread_set_tid_address(struct rtl_sim *m, uint64_t addr);
+int sim_thread_exit(struct rtl_sim *m);
+int64_t sim_thread_yield(struct rtl_sim *m);
+int sim_thread_step(struct rtl_sim *m);
+void sim_threads_free(struct rtl_sim *m);
 int sim_isa_from_file(const char *path, const struct rtl_sim_isa **out, char *msg, size_t n);
 int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, char **argv, char **envp);
 int sim_run(struct rtl_sim *m);

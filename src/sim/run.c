@@ -207,19 +207,25 @@ static void dispatch(struct rtl_sim *m)
 		m->hsize = 1 << 16;
 		m->htab = calloc(m->hsize, sizeof *m->htab);
 	}
-	while (!cpu->stop) {
-		uint64_t pc = cpu->pc;
-		if (prev && prev->succ && prev->succ->addr == pc)
-			b = prev->succ;
-		else {
-			b = lookup(m, pc);
-			if (prev)
-				prev->succ = b;
+	for (;;) {
+		while (!cpu->stop) {
+			uint64_t pc = cpu->pc;
+			if (prev && prev->succ && prev->succ->addr == pc)
+				b = prev->succ;
+			else {
+				b = lookup(m, pc);
+				if (prev)
+					prev->succ = b;
+			}
+			m->icount += b->ninsn;
+			b->execs++;
+			b->e[0].fn(cpu, b->e);
+			prev = b;
 		}
-		m->icount += b->ninsn;
-		b->execs++;
-		b->e[0].fn(cpu, b->e);
-		prev = b;
+		if (sim_thread_step(m))   /* new thread, switch, or the end */
+			break;
+		cpu = m->cpu;
+		prev = NULL;
 	}
 }
 

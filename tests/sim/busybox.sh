@@ -37,6 +37,8 @@ run find "$work/d"
 run cat "$work/in.txt"
 run awk '{ n += length($0) } END { print n, NR }' "$work/in.txt"
 run sed -e 's/a/A/g' -e '2d' "$work/in.txt"
+# files written with O_CREAT/O_APPEND (MIPS open flags differ from the host's)
+run sh -c "rm -f $work/new.txt; echo hello > $work/new.txt; echo more >> $work/new.txt; cat $work/new.txt; rm $work/new.txt"
 # pipelines: fork, pipe2, wait4, and execve of busybox itself (/proc/self/exe)
 run sh -c "sort $work/in.txt | head -3 | tr a-z A-Z; echo \$(ls $work/d | wc -l) entries; exit 4"
 exit $fail

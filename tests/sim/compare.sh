@@ -12,7 +12,7 @@ name=$(basename "$src" .c)
 bin=$work/$name.${SIM_ARCH:-rv64}
 mkdir -p "$work"
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-	$cc -O2 -static ${SIM_CFLAGS:-} -o "$bin" "$src" || exit 1
+	$cc -O2 -static -pthread ${SIM_CFLAGS:-} -o "$bin" "$src" || exit 1
 fi
 in=${SIM_STDIN:-/dev/null}
 env -i "$reticle" sim -- "$bin" "$@" < "$in" > "$work/$name.sim.out"; s=$?

@@ -246,12 +246,13 @@ int nml_generate(struct spec *s, const char *prefix, FILE *o)
 	fprintf(o, "const struct rtl_sim_isa rtl_sim_isa_%s = {\n"
 		   "    .name = \"%s\", .elf_machine = %d, .elf_class = %d, .big_endian = %d,\n"
 		   "    .syscall_abi = \"%s\", .stack_pointer = \"%s\", .tls_register = \"%s\", .delay_slots = %d,\n"
+		   "    .syscall_return = \"%s\",\n"
 		   "    .state_size = sizeof(struct S), .max_len = MAXLEN, .min_len = MINLEN, .ninsn = %d,\n"
 		   "    .names = names, .flags = flags, .regs = regs, .nregs = sizeof(regs) / sizeof(regs[0]),\n"
 		   "    .decode = decode, .disasm = disasm, .traced = traced,\n};\n",
 		prefix, let_str(&g, "name", prefix), (int)let_int(&g, "elf_machine", 0), (int)let_int(&g, "elf_class", 32),
 		g.big_endian, let_str(&g, "syscall_abi", ""), let_str(&g, "stack_pointer", ""), let_str(&g, "tls_register", ""),
-		g.delay_slots,
+		g.delay_slots, let_str(&g, "syscall_return", ""),
 		g.nflats);
 	fprintf(stderr, "nmlgen: %s: %d instructions\n", prefix, g.nflats);
 	return 0;
