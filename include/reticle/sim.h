@@ -1,0 +1,112 @@
+/* reticle sim: retargetable functional simulation of Linux user-mode
+ * programs, with an ATOM-like instrumentation API (after the Sim-nML seed).
+ *
+ * Ownership: rtl_sim_open() creates a simulator that the caller destroys
+ * with rtl_sim_close(); every pointer the API returns (names, procedures,
+ * blocks, instructions) belongs to the simulator and lives until then.
+ * Instrumentation calls are made before rtl_sim_run(); hooks may only read
+ * machine state (rtl_sim_reg, rtl_sim_read_mem). */
+#ifndef RETICLE_SIM_H
+#define RETICLE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rtl_sim;
+struct rtl_sim_insn;    /* one (predecoded) instruction */
+struct rtl_sim_proc;    /* a procedure: an ELF function symbol */
+struct rtl_sim_block;   /* a static basic block: ends after a control transfer */
+
+enum rtl_sim_pos { RTL_SIM_BEFORE, RTL_SIM_AFTER };
+
+typedef void (*rtl_sim_hook_fn)(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void *user);
+typedef void (*rtl_sim_trailer_fn)(struct rtl_sim *sim, void *user);
+
+/* isa: a description name ("rv64") or NULL to choose from the ELF header.
+ * argv[0] is the program path; envp may be NULL (empty environment). */
+int rtl_sim_open(const char *isa, int argc, char **argv, char **envp, struct rtl_sim **out);
+/* The same with the program's path apart: argv[0] is only what it sees. */
+int rtl_sim_open_program(const char *isa, const char *path, int argc, char **argv, char **envp,
+			 struct rtl_sim **out);
+void rtl_sim_close(struct rtl_sim *sim);
+/* Runs to the program's exit: 0 and *status (exit code, or 128+signal), or
+ * an error (undecodable instruction, unsupported system call...) explained
+ * by rtl_sim_message(). */
+int rtl_sim_run(struct rtl_sim *sim, int *status);
+const char *rtl_sim_message(const struct rtl_sim *sim);
+/* Names of the built-in descriptions, NULL-terminated. */
+const char *const *rtl_sim_isas(void);
+const char *rtl_sim_isa_name(const struct rtl_sim *sim);
+
+/* Instrumentation (seed: AddCallFuncbyName, AddCallFunc, AddTrailerFunc). */
+int rtl_sim_add_call_by_name(struct rtl_sim *sim, const char *iname, enum rtl_sim_pos pos,
+			     rtl_sim_hook_fn fn, void *user);
+int rtl_sim_add_call(struct rtl_sim *sim, uint64_t addr, enum rtl_sim_pos pos, rtl_sim_hook_fn fn, void *user);
+int rtl_sim_add_trailer(struct rtl_sim *sim, rtl_sim_trailer_fn fn, void *user);
+/* Per block and per procedure (ATOM's AddCallBlock, AddCallProc): BEFORE a
+ * block is before its first instruction, AFTER after its last (for a
+ * control transfer, when the next pc is known); BEFORE a procedure is at
+ * its entry. AFTER a procedure is not offered: telling a return from a call
+ * needs ISA knowledge the descriptions do not give (-ENOTSUP). */
+int rtl_sim_add_block_call(struct rtl_sim *sim, const struct rtl_sim_block *b, enum rtl_sim_pos pos,
+			   rtl_sim_hook_fn fn, void *user);
+int rtl_sim_add_proc_call(struct rtl_sim *sim, const struct rtl_sim_proc *p, enum rtl_sim_pos pos,
+			  rtl_sim_hook_fn fn, void *user);
+/* The procedure of that name, or NULL. */
+const struct rtl_sim_proc *rtl_sim_find_proc(struct rtl_sim *sim, const char *name);
+/* A call for every data memory access (address, size in bytes, 1 for a
+ * write) with the instruction's address. The simulator then runs variants
+ * of the instruction routines that report accesses; without such calls
+ * they cost nothing. */
+typedef void (*rtl_sim_mem_fn)(struct rtl_sim *sim, uint64_t pc, uint64_t addr, unsigned size, int is_write,
+			       void *user);
+int rtl_sim_add_mem_call(struct rtl_sim *sim, rtl_sim_mem_fn fn, void *user);
+
+/* Iterators over the program (seed: GetFirstProc, GetNextProc, GetFirstBlock,
+ * GetNextBlock, GetLastInst). NULL at the end. */
+const struct rtl_sim_proc *rtl_sim_first_proc(struct rtl_sim *sim);
+const struct rtl_sim_proc *rtl_sim_next_proc(struct rtl_sim *sim, const struct rtl_sim_proc *p);
+const struct rtl_sim_block *rtl_sim_first_block(struct rtl_sim *sim, const struct rtl_sim_proc *p);
+const struct rtl_sim_block *rtl_sim_next_block(struct rtl_sim *sim, const struct rtl_sim_block *b);
+uint64_t rtl_sim_last_insn(const struct rtl_sim_block *b);   /* its address */
+const char *rtl_sim_proc_name(const struct rtl_sim_proc *p);
+uint64_t rtl_sim_proc_addr(const struct rtl_sim_proc *p);
+uint64_t rtl_sim_block_addr(const struct rtl_sim_block *b);
+unsigned rtl_sim_block_ninsns(const struct rtl_sim_block *b);
+const struct rtl_sim_proc *rtl_sim_block_proc(const struct rtl_sim_block *b);
+/* The procedure containing addr, or NULL. */
+const struct rtl_sim_proc *rtl_sim_proc_at(struct rtl_sim *sim, uint64_t addr);
+
+/* Instructions. */
+uint64_t rtl_sim_insn_addr(const struct rtl_sim_insn *i);
+unsigned rtl_sim_insn_len(const struct rtl_sim_insn *i);
+const char *rtl_sim_insn_name(struct rtl_sim *sim, const struct rtl_sim_insn *i);
+int rtl_sim_insn_is_branch(const struct rtl_sim_insn *i);       /* may change the pc */
+int rtl_sim_insn_is_cond_branch(const struct rtl_sim_insn *i);  /* ... conditionally */
+int rtl_sim_disasm(struct rtl_sim *sim, uint64_t addr, char *buf, size_t n);  /* length or <0 */
+/* The description's instruction names (for hooking by name); returns the count. */
+int rtl_sim_insn_names(struct rtl_sim *sim, const char *const **names);
+
+/* Read-only machine state. */
+uint64_t rtl_sim_pc(struct rtl_sim *sim);       /* next pc in an AFTER hook */
+int rtl_sim_reg(struct rtl_sim *sim, const char *file, unsigned index, uint64_t *value);
+int rtl_sim_read_mem(struct rtl_sim *sim, uint64_t addr, void *buf, size_t n);
+uint64_t rtl_sim_icount(struct rtl_sim *sim);   /* instructions executed so far */
+
+/* Counting without hooks: the dispatch loop counts block entries, so the
+ * executions of every instruction are known at no cost. Calls fn for each
+ * executed instruction with a count; one address may be reported several
+ * times (it lies in several predecoded blocks): sum the counts. Call it
+ * from a trailer. */
+typedef void (*rtl_sim_count_fn)(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user);
+void rtl_sim_for_each_executed(struct rtl_sim *sim, rtl_sim_count_fn fn, void *user);
+
+/* Built-in tools, by name: icount, mix, bbcount, branch, and
+ * cache[:SIZE:WAYS:LINE] (one LRU data cache; default 32768:8:64).
+ * Reports go to out. */
+int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file);
+/* A tool in a shared object defines this; --tool loads it and calls it. */
+typedef int (*rtl_sim_tool_init_fn)(struct rtl_sim *sim, const char *args);
+#define RTL_SIM_TOOL_INIT "rtl_sim_tool_init"
+
+#endif

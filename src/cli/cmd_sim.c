@@ -1,0 +1,168 @@
+/* reticle sim: run a static Linux program on a simulator generated from a
+ * Sim-nML description, with built-in or user tools; or disassemble it. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include <reticle/sim.h>
+#include "cli.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] -- PROGRAM [ARGS...]\n"
+	      "       reticle sim --disasm PROGRAM\n\n"
+	      "Runs a statically linked Linux program for a described ISA (chosen from the ELF\n"
+	      "header unless --isa is given); stdin, stdout, stderr and the exit status pass through.\n\n"
+	      "  --isa NAME|FILE a built-in description (rv64, mips32) or a description file,\n"
+	      "                  turned into a simulator at run time (needs a C compiler)\n"
+	      "  -c TOOLS        built-in tools (reports on stderr): icount, mix (per instruction\n"
+	      "                  name), bbcount (per block and procedure), branch (taken / not\n"
+	      "                  taken), cache[:SIZE:WAYS:LINE] (LRU data cache, default 32768:8:64)\n"
+	      "  --tool SO[:A]   load a tool: a shared object defining rtl_sim_tool_init(sim, args)\n"
+	      "                  against include/reticle/sim.h (may be repeated)\n"
+	      "  --disasm        disassemble the executable sections with the description's syntax\n"
+	      "  --argv0 NAME    the program's argv[0] (default: PROGRAM; used for a guest execve)\n"
+	      "  -o PROFILE      not implemented yet (the profile store has not landed)\n\n"
+	      "Exit status: the program's (128 + N when a fault or signal N kills it, as Linux\n"
+	      "would), or 1 when the simulation stops (undecodable instruction, unsupported system\n"
+	      "call), 2 for usage errors.\n", f);
+}
+
+static int add_tools(struct rtl_sim *sim, char *list)
+{
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		int err = rtl_sim_tool_builtin(sim, tok, stderr);
+		if (err < 0) {
+			cli_error("unknown tool or bad parameters '%s' (built in: icount, mix, bbcount, branch,"
+				  " cache[:SIZE:WAYS:LINE])", tok);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int load_tool(struct rtl_sim *sim, char *spec)
+{
+	char *args = strchr(spec, ':');
+	if (args)
+		*args++ = 0;
+	void *h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		cli_error("cannot load tool %s: %s", spec, dlerror());
+		return CLI_EXIT_FAIL;
+	}
+	rtl_sim_tool_init_fn init = (rtl_sim_tool_init_fn)dlsym(h, RTL_SIM_TOOL_INIT);
+	if (!init) {
+		cli_error("tool %s defines no %s()", spec, RTL_SIM_TOOL_INIT);
+		return CLI_EXIT_FAIL;
+	}
+	if (init(sim, args ? args : "") < 0) {
+		cli_error("tool %s failed to initialise", spec);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int disasm(const char *isa, const char *path)
+{
+	char *argv[] = { (char *)path, NULL };
+	struct rtl_sim *sim;
+	int err = rtl_sim_open(isa, 1, argv, NULL, &sim);
+
+	if (err < 0) {
+		cli_error("%s", *rtl_sim_message(sim) ? rtl_sim_message(sim) : rtl_strerror(err));
+		rtl_sim_close(sim);
+		return CLI_EXIT_FAIL;
+	}
+	for (const struct rtl_sim_proc *p = rtl_sim_first_proc(sim); p; p = rtl_sim_next_proc(sim, p)) {
+		printf("\n%016llx <%s>:\n", (unsigned long long)rtl_sim_proc_addr(p), rtl_sim_proc_name(p));
+		for (const struct rtl_sim_block *b = rtl_sim_first_block(sim, p); b; b = rtl_sim_next_block(sim, b)) {
+			uint64_t a = rtl_sim_block_addr(b);
+			while (a <= rtl_sim_last_insn(b)) {
+				char buf[128];
+				int n = rtl_sim_disasm(sim, a, buf, sizeof buf);
+				printf("%8llx:\t%s\n", (unsigned long long)a, buf);
+				a += n > 0 ? n : 2;
+			}
+		}
+	}
+	rtl_sim_close(sim);
+	return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "isa", required_argument, 0, 'i' }, { "tool", required_argument, 0, 't' },
+		{ "disasm", no_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
+		{ "argv0", required_argument, 0, 'a' }, { 0, 0, 0, 0 },
+	};
+	const char *isa = NULL, *argv0 = NULL;
+	char *tools = NULL, *sos[8];
+	int nsos = 0, dis = 0, c;
+
+	optind = 1;
+	opterr = 0;   /* one message of our own below */
+	while ((c = getopt_long(argc, argv, "+c:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': isa = optarg; break;
+		case 'a': argv0 = optarg; break;
+		case 'c': tools = optarg; break;
+		case 'd': dis = 1; break;
+		case 't':
+			if (nsos == 8) {
+				cli_error("at most 8 --tool options");
+				return CLI_EXIT_USAGE;
+			}
+			sos[nsos++] = optarg;
+			break;
+		case 'o':
+			cli_error("-o: writing a profile is not implemented yet");
+			return CLI_EXIT_USAGE;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_error("sim: unknown option or missing argument '%s' (try 'reticle sim --help')",
+				  argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("sim: no program given (try 'reticle sim --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (dis)
+		return disasm(isa, argv[optind]);
+
+	struct rtl_sim *sim;
+	const char *path = argv[optind];
+	if (argv0)
+		argv[optind] = (char *)argv0;
+	int err = rtl_sim_open_program(isa, path, argc - optind, argv + optind, environ, &sim), status = 0;
+	if (err < 0) {
+		cli_error("%s", *rtl_sim_message(sim) ? rtl_sim_message(sim) : rtl_strerror(err));
+		rtl_sim_close(sim);
+		return CLI_EXIT_FAIL;
+	}
+	if (tools && (err = add_tools(sim, tools)))
+		goto out;
+	for (int i = 0; i < nsos; i++)
+		if ((err = load_tool(sim, sos[i])))
+			goto out;
+	fflush(stdout);
+	if (rtl_sim_run(sim, &status) < 0) {
+		cli_error("sim: %s", rtl_sim_message(sim));
+		err = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (status > 128 && *rtl_sim_message(sim))
+		cli_error("sim: %s", rtl_sim_message(sim));   /* the guest died of a signal */
+	err = status;
+out:
+	rtl_sim_close(sim);
+	return err;
+}

@@ -1,0 +1,214 @@
+/* The MIPS o32 system-call ABI: numbers 4000 + n, 32-bit structures. Calls
+ * whose arguments match asm-generic are renumbered and handed to the generic
+ * table (linux.c); the others are translated here. The register convention
+ * (v0, a0..a3, stack arguments, a3 error flag) is in descriptions/mips32.nml. */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "sim/machine.h"
+
+#define G(addr) ((void *)(m->mem + ((addr) & (m->mem_size - 1))))
+
+typedef int64_t (*generic_fn)(struct rtl_sim *, uint64_t, uint64_t, const uint64_t *);
+
+/* o32 number - 4000 -> asm-generic number, for calls with the same arguments */
+static const struct { short o32, gen; } same[] = {
+	{ 1, 93 }, { 3, 63 }, { 4, 64 }, { 6, 57 }, { 19, 62 }, { 20, 172 }, { 24, 174 }, { 37, 129 },
+	{ 45, 214 }, { 47, 176 }, { 49, 175 }, { 50, 177 }, { 64, 173 }, { 91, 215 },
+	{ 116, 179 }, { 122, 160 }, { 125, 226 }, { 145, 65 }, { 146, 66 }, { 167, 216 }, { 194, 134 }, { 195, 135 },
+	{ 203, 17 }, { 206, 132 }, { 218, 233 }, { 222, 178 }, { 238, 98 }, { 240, 123 },
+	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
+	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
+	{ 41, 23 }, { 327, 24 }, { 328, 59 }, { 219, 61 }, { 237, 71 }, { 12, 49 }, { 133, 50 },
+	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
+};
+
+/* MIPS open flags that differ from the host's (x86-64). */
+static const struct { uint32_t mips, host; } oflags[] = {
+	{ 0x0008, O_APPEND }, { 0x0010, O_DSYNC }, { 0x0080, O_NONBLOCK }, { 0x0100, O_CREAT },
+	{ 0x0200, O_TRUNC }, { 0x0400, O_EXCL }, { 0x0800, O_NOCTTY }, { 0x1000, FASYNC },
+	{ 0x2000, 0 /* O_LARGEFILE: implied */ }, { 0x8000, O_DIRECT }, { 0x10000, O_DIRECTORY },
+	{ 0x20000, O_NOFOLLOW }, { 0x40000, O_NOATIME }, { 0x80000, O_CLOEXEC }, { 0x4000, O_SYNC & ~O_DSYNC },
+	{ 0x200000, O_PATH },
+};
+
+static int host_oflags(uint64_t g)
+{
+	int h = (int)(g & 3);   /* O_RDONLY, O_WRONLY, O_RDWR */
+	for (size_t i = 0; i < sizeof oflags / sizeof oflags[0]; i++)
+		if (g & oflags[i].mips)
+			h |= (int)oflags[i].host;
+	return h;
+}
+
+static uint64_t guest_oflags(int h)
+{
+	uint64_t g = (uint64_t)(h & 3);
+	for (size_t i = 0; i < sizeof oflags / sizeof oflags[0]; i++)
+		if (oflags[i].host && (h & (int)oflags[i].host) == (int)oflags[i].host)
+			g |= oflags[i].mips;
+	return g;
+}
+
+/* MIPS mmap flags: MAP_ANONYMOUS is 0x800 and MAP_NORESERVE 0x400. */
+static uint64_t host_mmap_flags(uint64_t g)
+{
+	uint64_t h = g & ~(uint64_t)0xc00;
+	if (g & 0x800)
+		h |= MAP_ANONYMOUS;
+	if (g & 0x400)
+		h |= MAP_NORESERVE;
+	return h;
+}
+
+static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
+{
+	uint8_t *g = G(ga);
+	memset(g, 0, 104);
+#define P64(off, v) do { uint64_t x_ = (uint64_t)(v); memcpy(g + (off), &x_, 8); } while (0)
+#define P32(off, v) do { uint32_t x_ = (uint32_t)(v); memcpy(g + (off), &x_, 4); } while (0)
+	P32(0, st->st_dev); P64(16, st->st_ino); P32(24, st->st_mode); P32(28, st->st_nlink);
+	P32(32, st->st_uid); P32(36, st->st_gid); P32(40, st->st_rdev); P64(56, st->st_size);
+	P32(64, st->st_atim.tv_sec); P32(68, st->st_atim.tv_nsec); P32(72, st->st_mtim.tv_sec);
+	P32(76, st->st_mtim.tv_nsec); P32(80, st->st_ctim.tv_sec); P32(84, st->st_ctim.tv_nsec);
+	P32(88, st->st_blksize); P64(96, st->st_blocks);
+#undef P64
+#undef P32
+}
+
+static int64_t err(int64_t r) { return r < 0 ? -errno : r; }
+
+/* MIPS signal numbers that differ from the host's (x86-64, asm-generic). */
+int sim_mips_host_signal(int sig)
+{
+	switch (sig) {
+	case 10: return SIGBUS;
+	case 16: return SIGUSR1;
+	case 17: return SIGUSR2;
+	case 18: return SIGCHLD;
+	case 7: case 12: return SIGSYS;   /* SIGEMT has no host twin; SIGSYS is 12 on MIPS */
+	default: return sig;
+	}
+}
+
+int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
+{
+	uint64_t n = nr - 4000, b[6];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+		if ((uint64_t)same[i].o32 == n)
+			return generic(m, pc, (uint64_t)same[i].gen, a);
+	switch (n) {
+	case 5:      /* open */
+		return err(open(G(a[0]), host_oflags(a[1]), (mode_t)a[2]));
+	case 288:    /* openat */
+		memcpy(b, a, sizeof b);
+		b[2] = (uint64_t)host_oflags(a[2]);
+		return generic(m, pc, 56, b);
+	case 220: {  /* fcntl64: the file status flags differ */
+		memcpy(b, a, sizeof b);
+		if (a[1] == F_SETFL)
+			b[2] = (uint64_t)host_oflags(a[2]);
+		int64_t r = generic(m, pc, 25, b);
+		return a[1] == F_GETFL && r >= 0 ? (int64_t)guest_oflags((int)r) : r;
+	}
+	case 54:     /* ioctl: MIPS numbers for the terminal queries */
+		memcpy(b, a, sizeof b);
+		if (a[1] == 0x540d) {        /* TCGETS: only success matters (isatty); MIPS termios is longer */
+			uint8_t t[64] = { 0 };
+			b[1] = 0x5401, b[2] = 0;
+			if (ioctl((int)a[0], TCGETS, t) < 0)
+				return -errno;
+			memcpy(G(a[2]), t, 36);
+			return 0;
+		}
+		if (a[1] == 0x40087468)      /* TIOCGWINSZ: same struct winsize */
+			b[1] = 0x5413;
+		return generic(m, pc, 29, b);
+	case 33:     /* access */
+		return err(access(G(a[0]), (int)a[1]));
+	case 2:      /* fork */
+		b[0] = 17 /* SIGCHLD */, b[1] = b[2] = b[3] = b[4] = b[5] = 0;
+		return generic(m, pc, 220, b);
+	case 10:     /* unlink */
+		return err(unlink(G(a[0])));
+	case 39:     /* mkdir */
+		return err(mkdir(G(a[0]), (mode_t)a[1]));
+	case 40:     /* rmdir */
+		return err(rmdir(G(a[0])));
+	case 192:    /* prctl: accepted, not applied (names, dumpable...) */
+		return 0;
+	case 63:     /* dup2 */
+		return err(dup2((int)a[0], (int)a[1]));
+	case 85:     /* readlink */
+		b[0] = (uint64_t)AT_FDCWD, b[1] = a[0], b[2] = a[1], b[3] = a[2];
+		return generic(m, pc, 78, b);
+	case 140: {  /* _llseek(fd, hi, lo, result, whence) */
+		off_t r = lseek((int)a[0], (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
+		if (r < 0)
+			return -errno;
+		uint64_t v = (uint64_t)r;
+		memcpy(G(a[3]), &v, 8);
+		return 0;
+	}
+	case 200:    /* pread64(fd, buf, count, pad, lo, hi) */
+		return err(pread((int)a[0], G(a[1]), (size_t)a[2], (off_t)(((uint64_t)a[5] << 32) | (uint32_t)a[4])));
+	case 210:    /* mmap2: offset in 4096-byte units */
+		memcpy(b, a, sizeof b);
+		b[3] = host_mmap_flags(a[3]);
+		b[5] = a[5] * 4096;
+		return generic(m, pc, 222, b);
+	case 90:     /* old mmap */
+		memcpy(b, a, sizeof b);
+		b[3] = host_mmap_flags(a[3]);
+		return generic(m, pc, 222, b);
+	case 215:    /* fstat64 */
+		if (fstat((int)a[0], &st) < 0)
+			return -errno;
+		put_stat64(m, a[1], &st);
+		return 0;
+	case 293:    /* fstatat64 */
+		if (fstatat((int)a[0], G(a[1]), &st, (int)a[3]) < 0)
+			return -errno;
+		put_stat64(m, a[2], &st);
+		return 0;
+	case 263: {  /* clock_gettime with a 32-bit timespec */
+		struct timespec ts;
+		if (clock_gettime((clockid_t)a[0], &ts) < 0)
+			return -errno;
+		uint32_t v[2] = { (uint32_t)ts.tv_sec, (uint32_t)ts.tv_nsec };
+		memcpy(G(a[1]), v, 8);
+		return 0;
+	}
+	case 76: {   /* getrlimit with 32-bit limits (MIPS: infinity is 0x7fffffff) */
+		struct rlimit rl;
+		if (getrlimit((int)a[0], &rl) < 0)
+			return -errno;
+		if (a[0] == RLIMIT_STACK)
+			rl.rlim_cur = SIM_STACK_SIZE;
+		uint32_t w[2] = { rl.rlim_cur > 0x7fffffff ? 0x7fffffff : (uint32_t)rl.rlim_cur,
+				  rl.rlim_max > 0x7fffffff ? 0x7fffffff : (uint32_t)rl.rlim_max };
+		memcpy(G(a[1]), w, 8);
+		return 0;
+	}
+	case 283: {  /* set_thread_area: the description names the register */
+		unsigned size;
+		uint64_t *r = sim_reg_ptr(m, m->isa->tls_register, &size);
+		if (!r)
+			break;
+		memcpy(r, &a[0], size);
+		return 0;
+	}
+	}
+	sim_stop(m, "unsupported system call %llu (o32 %llu) at 0x%llx", (unsigned long long)nr,
+		 (unsigned long long)n, (unsigned long long)pc);
+	return -ENOSYS;
+}
