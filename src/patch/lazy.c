@@ -15,6 +15,7 @@
 #include "util/log.h"
 
 enum { PATCH_LEN = 5 };
+static const char too_short[] = "shorter than a 5-byte jump";
 
 static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
 {
@@ -60,7 +61,7 @@ int lazy_arm_module(struct proc *p, struct module *m)
 			continue;
 		}
 		if (patch_room(m->bin, i) < PATCH_LEN) {
-			fs->reason = "shorter than a 5-byte jump";
+			fs->reason = too_short;
 			continue;
 		}
 		if (rtl_binary_read(m->bin, f->addr, &fs->orig, 1) ||
@@ -246,7 +247,7 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
 }
 
-static int instrument(struct proc *p, struct module *m, size_t idx, int depth);
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch);
 
 /* A branch from F into the middle of another function (a .cold part jumping
  * back, glibc's shared memmove tails) must reach that function's copy: the
@@ -262,12 +263,22 @@ static void instrument_branch_targets(struct proc *p, const uint8_t *code, const
 		if (!tm || tm->win < 0)
 			continue;
 		const rtl_function *tf = rtl_binary_find_function(tm->bin, targets[i] - tm->bias);
-		if (!tf || tf->addr == targets[i] - tm->bias)
-			continue;   /* entries go through their patch */
-		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
-		if (tm->fs[k].status != FS_ARMED)
+		if (!tf)
 			continue;
-		if (instrument(p, tm, k, depth + 1)) {
+		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
+		bool entry = tf->addr == targets[i] - tm->bias;
+		if (entry && tm->fs[k].status == FS_NONE && tm->fs[k].reason == too_short) {
+			/* too short for an entry patch: a copy that relocated callers
+			 * branch to still counts every call they make */
+			if (!instrument(p, tm, k, depth + 1, false)) {
+				tm->fs[k].status = FS_DONE;
+				unwind_function_relocated(p, tm, k);
+			}
+			continue;
+		}
+		if (entry || tm->fs[k].status != FS_ARMED)
+			continue;   /* entries go through their patch */
+		if (instrument(p, tm, k, depth + 1, true)) {
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
 			tm->fs[k].status = FS_SKIPPED;
 		} else {
@@ -277,7 +288,7 @@ static void instrument_branch_targets(struct proc *p, const uint8_t *code, const
 	}
 }
 
-static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
@@ -330,7 +341,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth)
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
 		fs->code_len = (uint32_t)r.w.len;
-		err = patch_entry(p, f->addr + m->bias, dest);
+		if (patch)
+			err = patch_entry(p, f->addr + m->bias, dest);
 	}
 	x86_reloc_free(&r);
 out:
@@ -388,7 +400,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			const char *l = getenv("RETICLE_DEBUG_LIMIT");
 			limit = l ? atol(l) : -1;
 		}
-		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0);
+		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0, true);
 		if (limit > 0)
 			limit--;
 		clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -3,7 +3,10 @@
 same program run: calls and instructions (Ir) per function of the main
 executable, and executions per instruction address.
 
-usage: callgrind_oracle.py RETICLE WORKDIR -- PROGRAM ARGS...
+usage: callgrind_oracle.py RETICLE WORKDIR [--only NAME,NAME...] -- PROGRAM ARGS...
+--only limits the comparison to the program's own functions: in a static
+executable libc runs different code under valgrind's virtual CPU (other
+ifunc choices, cpuid-driven paths), so its counts are not comparable.
 Exits 0 when every function of the main executable that callgrind saw has
 exactly the same calls and Ir under reticle."""
 import json, os, re, subprocess, sys
@@ -91,6 +94,9 @@ def parse_callgrind(path):
 
 def main():
     reticle, work = sys.argv[1], sys.argv[2]
+    only = None
+    if "--only" in sys.argv[:sys.argv.index("--")]:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
     os.makedirs(work, exist_ok=True)
     prog = sys.argv[sys.argv.index("--") + 1:]
     exe = os.path.realpath(prog[0])
@@ -118,6 +124,8 @@ def main():
             continue    # callgrind names code without a symbol it reads by address
         fn = re.sub(r"'\d+$", "", fn)          # recursion levels: fib'2 is fib
         fn = {"(below main)": "_start"}.get(fn, fn)
+        if only is not None and fn not in only:
+            continue
         t = theirs.setdefault(fn, {"ir": 0, "calls": 0})
         t["ir"] += v["ir"]
         t["calls"] += v["calls"]
