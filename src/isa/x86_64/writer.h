@@ -24,6 +24,8 @@ void x86_put_u8(struct x86_writer *w, uint8_t b);
 void x86_put_u32(struct x86_writer *w, uint32_t v);
 void x86_put_u64(struct x86_writer *w, uint64_t v);
 void x86_align(struct x86_writer *w, size_t a, uint8_t fill);
+/* Pads to a multiple of A with the fewest multi-byte nops. */
+void x86_align_nops(struct x86_writer *w, size_t a);
 /* Stores a 32-bit value at offset OFF of the buffer (a later fixup). */
 void x86_patch_u32(struct x86_writer *w, size_t off, uint32_t v);
 
