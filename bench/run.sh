@@ -61,3 +61,14 @@ n=$(best gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
 f=$(best "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
 b=$(best "$RETICLE" run -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
 python3 -c "print(f'gcc -c x.c: native {$n:.3f}s, fcount {$f:.3f}s, fcount+bbcount {$b:.3f}s (start-up cost of cc1, as, gcc)')"
+# relocation speed: functions instrumented and the time spent relocating
+# them (from --stats) when gcc compiles the small file: gcc, cc1 and as
+"$RETICLE" run --stats -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o" 2>"$tmp/stats" >/dev/null
+python3 - "$tmp/stats" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"(\d+) functions instrumented, (\d+) skipped, (\d+) traps, ([\d.]+) s instrumenting", t)
+if m:
+    n, s = int(m.group(1)), float(m.group(4))
+    print(f"relocation: {n} functions in {s:.3f} s ({1e6 * s / max(n, 1):.0f} us a function, {1e4 * s / max(n, 1):.2f} s per 10,000)")
+PY
