@@ -105,7 +105,9 @@ void rtl_sim_for_each_executed(struct rtl_sim *sim, rtl_sim_count_fn fn, void *u
  * when the program ends (also after a fault or a stop; never in a forked
  * child): meta (COMMAND, exit_status, collectors "sim", isa, TOOL), the
  * program as the one module, instrs and executed blocks per procedure
- * (no calls). *RESULT is 1 until then, 0 or a negative error after. */
+ * (no calls). The store's temporary file is created now, so a bad PATH
+ * fails before the run. *RESULT is 1 until the end, then 0 or a negative
+ * error (the library does not print it). */
 int rtl_sim_add_profile(struct rtl_sim *sim, const char *path, const char *command, const char *tool,
 			int *result);
 

@@ -24,6 +24,7 @@ struct px { uint64_t addr, count; unsigned len; };   /* one executed instruction
 
 struct simprof {
 	char *path, *command, *tool;
+	rtl_profile *prof;   /* created before the run: a bad PATH fails early */
 	int *result;
 	struct px *v;
 	size_t n, cap;
@@ -95,13 +96,20 @@ static int write_meta(struct rtl_sim *m, struct simprof *s, rtl_profile *p)
 	return err;
 }
 
-/* The static block of P holding ADDR, or NULL (blocks are sorted). */
+/* The static block of P holding ADDR, or NULL (a procedure's blocks are
+ * sorted and do not overlap; a stripped program's segment has many). */
 static const struct rtl_sim_block *block_at(struct rtl_sim *m, const struct rtl_sim_proc *p, uint64_t addr)
 {
-	for (const struct rtl_sim_block *b = rtl_sim_first_block(m, p); b; b = rtl_sim_next_block(m, b))
-		if (b->addr <= addr && addr <= b->last)
-			return b;
-	return NULL;
+	const struct rtl_sim_block *b = rtl_sim_first_block(m, p);
+	size_t lo = 0, hi = b ? p->nblocks : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b[mid].last < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nblocks && b[lo].addr <= addr && addr <= b[lo].last ? &b[lo] : NULL;
 }
 
 /* Instructions v[i..] of procedure P (or of no procedure: one pseudo
@@ -145,20 +153,25 @@ static size_t write_proc(struct rtl_sim *m, rtl_profile *prof, int64_t mod, cons
 
 static int write_profile(struct rtl_sim *m, struct simprof *s)
 {
-	rtl_profile *prof;
+	rtl_profile *prof = s->prof;
 	int64_t mod;
-	int err = rtl_profile_create(s->path, &prof);
+	int err = write_meta(m, s, prof);
 
-	if (err)
-		return err;
-	if (!(err = write_meta(m, s, prof)))
+	if (!err)
 		err = rtl_profile_add_module(prof, m->path, 0, &mod);
 	for (size_t i = 0; !err && i < s->n;)
 		i = write_proc(m, prof, mod, s->v, s->n, i, &err);
-	if (!err)
-		err = rtl_profile_commit(prof);
-	rtl_profile_close(prof);
-	return err;
+	return err ? err : rtl_profile_commit(prof);
+}
+
+static void free_state(struct simprof *s)
+{
+	if (s->prof)
+		rtl_profile_close(s->prof);
+	free(s->path);
+	free(s->command);
+	free(s->tool);
+	free(s);
 }
 
 static void profile_trailer(struct rtl_sim *m, void *user)
@@ -167,33 +180,25 @@ static void profile_trailer(struct rtl_sim *m, void *user)
 
 	rtl_sim_for_each_executed(m, collect, s);
 	merge(s);
-	int err = s->err ? s->err : write_profile(m, s);
-	if (err)
-		rtl_warn("sim: cannot write the profile %s: %s", s->path, rtl_strerror(err));
-	*s->result = err;
+	*s->result = s->err ? s->err : write_profile(m, s);   /* the caller reports errors */
 	free(s->v);
-	free(s->path);
-	free(s->command);
-	free(s->tool);
-	free(s);
+	free_state(s);   /* closing deletes the temporary file when not committed */
 }
 
 int rtl_sim_add_profile(struct rtl_sim *m, const char *path, const char *command, const char *tool, int *result)
 {
 	struct simprof *s = calloc(1, sizeof *s);
+	int err = -ENOMEM;
 	if (!s)
-		return -ENOMEM;
+		return err;
 	s->path = strdup(path);
 	s->command = strdup(command ? command : "");
 	s->tool = strdup(tool ? tool : "reticle sim");
 	s->result = result;
 	*result = 1;
-	if (!s->path || !s->command || !s->tool) {
-		free(s->path), free(s->command), free(s->tool), free(s);
-		return -ENOMEM;
-	}
-	int err = rtl_sim_add_trailer(m, profile_trailer, s);
+	if (s->path && s->command && s->tool && !(err = rtl_profile_create(path, &s->prof)))
+		err = rtl_sim_add_trailer(m, profile_trailer, s);
 	if (err)
-		free(s->path), free(s->command), free(s->tool), free(s);
+		free_state(s);
 	return err;
 }
