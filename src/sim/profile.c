@@ -81,7 +81,7 @@ static int write_meta(struct rtl_sim *m, struct simprof *s, rtl_profile *p)
 	int err = rtl_profile_set_meta(p, "command", s->command);
 	if (!err)
 		err = set_meta_u(p, "pid", 0);   /* a simulated process has no host pid */
-	if (!err)
+	if (!err && !m->failed)   /* a stopped simulation has no exit status */
 		err = set_meta_u(p, "exit_status", m->exit_status);
 	if (!err)
 		err = rtl_profile_set_meta(p, "collectors", "sim");
