@@ -101,6 +101,16 @@ uint64_t rtl_sim_icount(struct rtl_sim *sim);   /* instructions executed so far 
 typedef void (*rtl_sim_count_fn)(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64_t count, void *user);
 void rtl_sim_for_each_executed(struct rtl_sim *sim, rtl_sim_count_fn fn, void *user);
 
+/* A reticle profile of the run (include/reticle/profile.h) written to PATH
+ * when the program ends (also after a fault or a stop; never in a forked
+ * child): meta (COMMAND, exit_status, collectors "sim", isa, TOOL), the
+ * program as the one module, instrs and executed blocks per procedure
+ * (no calls). The store's temporary file is created now, so a bad PATH
+ * fails before the run. *RESULT is 1 until the end, then 0 or a negative
+ * error (the library does not print it). */
+int rtl_sim_add_profile(struct rtl_sim *sim, const char *path, const char *command, const char *tool,
+			int *result);
+
 /* Built-in tools, by name: icount, mix, bbcount, branch, and
  * cache[:SIZE:WAYS:LINE] (one LRU data cache; default 32768:8:64).
  * Reports go to out. */

@@ -14,7 +14,8 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] -- PROGRAM [ARGS...]\n"
+	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] [-o PROFILE]\n"
+	      "                  -- PROGRAM [ARGS...]\n"
 	      "       reticle sim --disasm PROGRAM\n\n"
 	      "Runs a statically linked Linux program for a described ISA (chosen from the ELF\n"
 	      "header unless --isa is given); stdin, stdout, stderr and the exit status pass through.\n\n"
@@ -27,7 +28,10 @@ static void usage(FILE *f)
 	      "                  against include/reticle/sim.h (may be repeated)\n"
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
 	      "  --argv0 NAME    the program's argv[0] (default: PROGRAM; used for a guest execve)\n"
-	      "  -o PROFILE      not implemented yet (the profile store has not landed)\n\n"
+	      "  -o PROFILE      write a profile for 'reticle report' at the end (also when the\n"
+	      "                  program fails or is killed): per procedure, instructions executed\n"
+	      "                  and executed blocks (no call counts); a fork or execve of the\n"
+	      "                  guest is not profiled\n\n"
 	      "Exit status: the program's (128 + N when a fault or signal N kills it, as Linux\n"
 	      "would), or 1 when the simulation stops (undecodable instruction, unsupported system\n"
 	      "call), 2 for usage errors.\n", f);
@@ -42,6 +46,29 @@ static int add_tools(struct rtl_sim *sim, char *list)
 				  " cache[:SIZE:WAYS:LINE])", tok);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	return 0;
+}
+
+/* The profile's "command": the program and its arguments, space-separated. */
+static int add_profile(struct rtl_sim *sim, const char *path, int argc, char **argv, int *result)
+{
+	size_t len = 1;
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *cmd = calloc(1, len);
+	if (!cmd)
+		return CLI_EXIT_FAIL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(cmd, " ");
+		strcat(cmd, argv[i]);
+	}
+	int err = rtl_sim_add_profile(sim, path, cmd, "reticle sim", result);
+	free(cmd);
+	if (err < 0) {
+		cli_error("sim: -o %s: %s", path, rtl_strerror(err));
+		return CLI_EXIT_FAIL;
 	}
 	return 0;
 }
@@ -104,7 +131,8 @@ int cmd_sim(int argc, char **argv)
 	};
 	const char *isa = NULL, *argv0 = NULL;
 	char *tools = NULL, *sos[8];
-	int nsos = 0, dis = 0, c;
+	const char *profile = NULL;
+	int nsos = 0, dis = 0, c, prof_result = 1;
 
 	optind = 1;
 	opterr = 0;   /* one message of our own below */
@@ -121,9 +149,7 @@ int cmd_sim(int argc, char **argv)
 			}
 			sos[nsos++] = optarg;
 			break;
-		case 'o':
-			cli_error("-o: writing a profile is not implemented yet");
-			return CLI_EXIT_USAGE;
+		case 'o': profile = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("sim: unknown option or missing argument '%s' (try 'reticle sim --help')",
@@ -148,6 +174,8 @@ int cmd_sim(int argc, char **argv)
 		rtl_sim_close(sim);
 		return CLI_EXIT_FAIL;
 	}
+	if (profile && (err = add_profile(sim, profile, argc - optind, argv + optind, &prof_result)))
+		goto out;
 	if (tools && (err = add_tools(sim, tools)))
 		goto out;
 	for (int i = 0; i < nsos; i++)
@@ -162,6 +190,11 @@ int cmd_sim(int argc, char **argv)
 	if (status > 128 && *rtl_sim_message(sim))
 		cli_error("sim: %s", rtl_sim_message(sim));   /* the guest died of a signal */
 	err = status;
+	if (profile && prof_result < 0) {   /* 1: a forked child, whose parent writes it */
+		cli_error("sim: no profile written to %s: %s", profile, rtl_strerror(prof_result));
+		if (!err)
+			err = CLI_EXIT_FAIL;
+	}
 out:
 	rtl_sim_close(sim);
 	return err;
