@@ -10,6 +10,13 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
+/* Start of the dynamic loader's module (the one holding r_brk). */
+static uint64_t proc_ldso_lo(struct proc *p)
+{
+	struct module *m = proc_module_at(p, p->r_brk);
+	return m ? m->lo : 0;
+}
+
 void dl_find_r_debug(struct proc *p, struct module *ldso)
 {
 	if (ldso && !p->r_debug) {
@@ -24,12 +31,12 @@ void dl_find_r_debug(struct proc *p, struct module *ldso)
 	}
 }
 
-static bool known(struct proc *p, const char *path, uint64_t bias)
+static struct module *known(struct proc *p, const char *path, uint64_t bias)
 {
 	for (size_t i = 0; i < p->nmods; i++)
-		if (p->mods[i].bias == bias && !strcmp(p->mods[i].path, path))
-			return true;
-	return false;
+		if (p->mods[i].bias == bias && !p->mods[i].unloaded && !strcmp(p->mods[i].path, path))
+			return &p->mods[i];
+	return NULL;
 }
 
 static int read_string(struct proc *p, uint64_t addr, char *buf, size_t len)
@@ -50,25 +57,45 @@ static int read_string(struct proc *p, uint64_t addr, char *buf, size_t len)
 	return 0;
 }
 
-/* Adds every object on the link_map list that reticle does not know yet. */
+/* Adds every object on the link_map list that reticle does not know yet,
+ * and forgets those no longer on it (dlclose): another object may be mapped
+ * at their addresses next. The executable and the loader are never listed
+ * by path here, so they stay. */
 static void scan_link_map(struct proc *p, pid_t tid)
 {
 	uint64_t lm = 0;
-	if (os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_map), &lm, 8))
+	size_t nmods = p->nmods;
+	bool *seen = calloc(nmods + 1, 1);
+	if (!seen || os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_map), &lm, 8)) {
+		free(seen);
 		return;
+	}
 	for (int guard = 0; lm && guard < 100000; guard++) {
 		struct link_map l;
 		char path[4096];
 		if (os_mem_read(p->mem, lm, &l, sizeof(l)))
-			return;
-		if (l.l_name && !read_string(p, (uint64_t)l.l_name, path, sizeof(path)) && path[0] == '/' &&
-		    !known(p, path, l.l_addr)) {
-			int err = proc_add_module(p, tid, path, l.l_addr, false);
-			if (err)
-				rtl_warn("%s: not instrumented (%d)", path, err);
-		}
+			break;
 		lm = (uint64_t)l.l_next;
+		if (!l.l_name || read_string(p, (uint64_t)l.l_name, path, sizeof(path)) || path[0] != '/')
+			continue;
+		struct module *m = known(p, path, l.l_addr);
+		if (m) {
+			if ((size_t)(m - p->mods) < nmods)
+				seen[m - p->mods] = true;
+			continue;
+		}
+		int err = proc_add_module(p, tid, path, l.l_addr, false);
+		if (err)
+			rtl_warn("%s: not instrumented (%d)", path, err);
 	}
+	for (size_t i = 0; i < nmods; i++) {
+		struct module *m = &p->mods[i];
+		if (!seen[i] && !m->is_main && m->lo != proc_ldso_lo(p)) {
+			m->unloaded = true;
+			rtl_debug("%s unloaded", m->path);
+		}
+	}
+	free(seen);
 }
 
 int dl_notify(struct proc *p, pid_t tid)

@@ -58,6 +58,7 @@ struct module {
 	struct func_state *fs;    /* one per rtl_binary function */
 	int win;                  /* window index in proc->shm, -1 if none */
 	bool is_main;
+	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
 	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
 	bool unw_failed;
 };

@@ -92,7 +92,7 @@ void proc_remove_thread(struct proc *p, pid_t tid)
 struct module *proc_module_at(struct proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->nmods; i++)
-		if (addr >= p->mods[i].lo && addr < p->mods[i].hi)
+		if (addr >= p->mods[i].lo && addr < p->mods[i].hi && !p->mods[i].unloaded)
 			return &p->mods[i];
 	return NULL;
 }

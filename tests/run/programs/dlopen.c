@@ -3,18 +3,22 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
+/* Loads, calls, unloads, twice: the second load may land where the first
+ * was, and its calls must still be counted. */
 int main(int argc, char **argv)
 {
-	void *h = dlopen(argc > 1 ? argv[1] : "./plugin.so", RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "%s\n", dlerror());
-		return 1;
-	}
-	long (*f)(long) = (long (*)(long))dlsym(h, "plugin_square");
 	long s = 0;
-	for (long i = 0; i < 1000; i++)
-		s += f(i);
-	printf("plugin_square calls 1000 sum %ld\n", s);
-	dlclose(h);
+	for (int round = 0; round < 2; round++) {
+		void *h = dlopen(argc > 1 ? argv[1] : "./plugin.so", RTLD_NOW);
+		if (!h) {
+			fprintf(stderr, "%s\n", dlerror());
+			return 1;
+		}
+		long (*f)(long) = (long (*)(long))dlsym(h, "plugin_square");
+		for (long i = 0; i < 1000; i++)
+			s += f(i);
+		dlclose(h);
+	}
+	printf("plugin_square calls 2000 sum %ld\n", s);
 	return 0;
 }
