@@ -88,39 +88,56 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 	return err ? err : e2;
 }
 
-static int register_one(struct proc *p, pid_t tid, struct module *m, size_t fn)
+/* The module's unwind tables, loaded once. Modules without a
+ * .gcc_except_table (C code: libc, python) are not registered, but for the
+ * unwinder's own (libgcc_s, whose frames start every unwind): the call
+ * costs a ptrace round trip per function, and only C++ code catches. An
+ * exception thrown through a C frame (a qsort comparator that throws)
+ * therefore still terminates. */
+static struct unw_image *module_unwind(struct proc *p, struct module *m)
 {
-	struct func_state *fs = &m->fs[fn];
-	const rtl_function *f = rtl_binary_function(m->bin, fn);
-	struct window *w = &p->shm.wins[m->win];
-	if (fs->status != FS_DONE || !fs->nmap)
-		return 0;
+	/* the unwinder's own frames are unwound too: its module always counts */
+	bool unwinder = p->register_frame >= m->lo && p->register_frame < m->hi;
 	if (!m->unw && !m->unw_failed) {
 		m->unw = calloc(1, sizeof(*m->unw));
-		if (!m->unw || unw_image_load(m->path, m->bias, m->unw)) {
-			free(m->unw);
-			m->unw = NULL;
+		if (!m->unw || unw_image_load(m->path, m->bias, m->unw) ||
+		    (!m->unw->except_table.size && !unwinder)) {
+			unwind_module_free(m);
 			m->unw_failed = true;
 		}
 	}
-	if (!m->unw)
-		return 0;
-	struct unw_map map = { fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias, f->size,
-			       fs->entry, fs->code_len, window_local(w, fs->entry) };
-	uint8_t *blob;
-	size_t len;
-	const char *why = NULL;
+	return m->unw;
+}
+
+/* Registers the pending functions of module M (indexes FNS) with one blob
+ * and one inferior call. */
+static int register_batch(struct proc *p, pid_t tid, struct module *m, const uint32_t *fns, size_t n)
+{
+	struct window *w = &p->shm.wins[m->win];
+	struct unw_map *maps = calloc(n, sizeof(*maps));
+	size_t k = 0;
+	if (!maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct func_state *fs = &m->fs[fns[i]];
+		const rtl_function *f = rtl_binary_function(m->bin, fns[i]);
+		if (fs->status == FS_DONE && fs->nmap)
+			maps[k++] = (struct unw_map){ fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias,
+						      f->size, fs->entry, fs->code_len,
+						      window_local(w, fs->entry) };
+	}
+	uint8_t *blob = NULL;
+	size_t len = 0;
 	uint64_t dest = w->addr + ((w->code_used + 7) & ~(size_t)7);
-	int err = unw_build(m->unw, &map, dest, &blob, &len, &why);
-	if (err == -ENOENT)
-		return 0;   /* no FDE: nothing to unwind through */
-	if (err) {
-		rtl_debug("%s: no unwind information: %s", f->name, why ? why : "?");
-		return 0;
+	int err = k ? unw_build_many(m->unw, maps, k, dest, &blob, &len, NULL) : 0;
+	free(maps);
+	if (err || len <= 4) {   /* nothing but a terminator: no FDE to register */
+		free(blob);
+		return err;
 	}
 	uint64_t at = window_alloc_code(w, len, 8);
 	uint64_t obj = window_alloc_counter(w);
-	for (int k = 1; obj && k < OBJECT_SIZE / 8; k++)
+	for (int i = 1; obj && i < OBJECT_SIZE / 8; i++)
 		if (!window_alloc_counter(w))
 			obj = 0;
 	if (at != dest || !obj) {
@@ -158,14 +175,30 @@ void unwind_flush(struct proc *p, pid_t tid)
 		return;
 	if (inside_unwinder(p, tid))
 		return;
+	/* group the pending functions by module: one blob and one call each */
+	uint32_t *fns = malloc(p->nunw_pending * sizeof(*fns));
+	if (!fns)
+		return;
 	while (p->nunw_pending) {
-		size_t i = --p->nunw_pending;
-		struct module *m = &p->mods[p->unw_pending[i].mod];
-		int err = register_one(p, tid, m, p->unw_pending[i].fn);
+		uint32_t mod = p->unw_pending[p->nunw_pending - 1].mod;
+		size_t n = 0;
+		for (size_t i = 0; i < p->nunw_pending;) {
+			if (p->unw_pending[i].mod == mod) {
+				fns[n++] = p->unw_pending[i].fn;
+				p->unw_pending[i] = p->unw_pending[--p->nunw_pending];
+			} else {
+				i++;
+			}
+		}
+		struct module *m = &p->mods[mod];
+		if (m->win < 0 || !module_unwind(p, m))
+			continue;
+		int err = register_batch(p, tid, m, fns, n);
 		if (err) {
 			rtl_warn("unwind information not registered: %s", strerror(-err));
 			if (err == -ESRCH || err == -EFAULT)
-				return;
+				break;
 		}
 	}
+	free(fns);
 }

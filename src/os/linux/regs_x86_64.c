@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -21,21 +22,20 @@ static int set_regs(pid_t tid, const struct user_regs_struct *r)
 
 int os_get_pc(pid_t tid, uint64_t *pc)
 {
-	struct user_regs_struct r;
-	int err = get_regs(tid, &r);
-	if (!err)
-		*pc = r.rip;
-	return err;
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, rip), NULL);
+	if (errno)
+		return -errno;
+	*pc = (uint64_t)v;
+	return 0;
 }
 
 int os_set_pc(pid_t tid, uint64_t pc)
 {
-	struct user_regs_struct r;
-	int err = get_regs(tid, &r);
-	if (err)
-		return err;
-	r.rip = pc;
-	return set_regs(tid, &r);
+	/* one request, not a get and a set: every ptrace request waits for
+	 * the stopped thread to be off its CPU, which is slow in a VM */
+	return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, rip),
+		      (void *)pc) ? -errno : 0;
 }
 
 int os_get_sp(pid_t tid, uint64_t *sp)
