@@ -175,17 +175,20 @@ void unwind_flush(struct proc *p, pid_t tid)
 		return;
 	if (inside_unwinder(p, tid))
 		return;
-	/* group the pending functions by module: one blob and one call each */
-	uint32_t *fns = malloc(p->nunw_pending * sizeof(*fns));
-	if (!fns)
-		return;
-	while (p->nunw_pending) {
-		uint32_t mod = p->unw_pending[p->nunw_pending - 1].mod;
+	/* take the list: functions relocated during the calls below (met on
+	 * the way through the unwinder) queue up for the next flush */
+	struct { uint32_t mod, fn; } *list = (void *)p->unw_pending;
+	size_t n_list = p->nunw_pending;
+	p->unw_pending = NULL;
+	p->nunw_pending = p->capunw_pending = 0;
+	uint32_t *fns = malloc(n_list * sizeof(*fns));
+	while (fns && n_list) {
+		uint32_t mod = list[n_list - 1].mod;
 		size_t n = 0;
-		for (size_t i = 0; i < p->nunw_pending;) {
-			if (p->unw_pending[i].mod == mod) {
-				fns[n++] = p->unw_pending[i].fn;
-				p->unw_pending[i] = p->unw_pending[--p->nunw_pending];
+		for (size_t i = 0; i < n_list;) {
+			if (list[i].mod == mod) {
+				fns[n++] = list[i].fn;
+				list[i] = list[--n_list];
 			} else {
 				i++;
 			}
@@ -201,4 +204,5 @@ void unwind_flush(struct proc *p, pid_t tid)
 		}
 	}
 	free(fns);
+	free(list);
 }

@@ -14,7 +14,7 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
-enum { PATCH_LEN = 5 };
+enum { PATCH_LEN = 5, EAGER_DEPTH = 3 };
 static const char too_short[] = "shorter than a 5-byte jump";
 
 static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
@@ -276,8 +276,15 @@ static void instrument_branch_targets(struct proc *p, const uint8_t *code, const
 			}
 			continue;
 		}
-		if (entry || tm->fs[k].status != FS_ARMED)
-			continue;   /* entries go through their patch */
+		/* Direct callees are relocated now too, up to EAGER_DEPTH calls
+		 * away: a trap costs more than relocating a function that never
+		 * runs, and the caller's copy then calls the callee's copy. */
+		if (tm->fs[k].status != FS_ARMED || (entry && depth >= EAGER_DEPTH))
+			continue;
+		/* not in the dynamic loader: its r_brk must keep its int3, and
+		 * which function that is only shows once the loader runs */
+		if (entry && p->r_debug >= tm->lo && p->r_debug < tm->hi)
+			continue;
 		if (instrument(p, tm, k, depth + 1, true)) {
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
 			tm->fs[k].status = FS_SKIPPED;
