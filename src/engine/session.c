@@ -15,8 +15,6 @@
 #include "engine/session_priv.h"
 #include "os/linux/os.h"
 #include "util/log.h"
-#include <sys/ptrace.h>
-static void ptrace_detach_stopped(pid_t tid) { ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)SIGSTOP); }
 
 struct early_stop {
 	pid_t tid;
@@ -362,6 +360,30 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 	remove_proc(s, p);
 }
 
+/* A fault about to be delivered to the target: says where it happened (an
+ * original function or a copy) and which return addresses are on the
+ * stack; RETICLE_DEBUG_DETACH_ON_FAULT leaves the target for a debugger. */
+static void report_fault(struct proc *p, const struct os_stop *st)
+{
+	char where[512];
+	uint64_t pc = 0, sp, words[16];
+	os_get_pc(st->tid, &pc);
+	proc_describe_pc(p, pc, where, sizeof(where));
+	rtl_info("pid %d: %s at %s", (int)st->tid, strsignal(st->sig), where);
+	if (!os_get_sp(st->tid, &sp) && !os_mem_read(p->mem, sp, words, sizeof(words)))
+		for (int i = 0; i < 16; i++) {
+			proc_describe_pc(p, words[i], where, sizeof(where));
+			if (!strstr(where, "outside"))
+				rtl_debug("  [sp+%d] %s", i * 8, where);
+		}
+	if (getenv("RETICLE_DEBUG_DETACH_ON_FAULT") && st->sig != SIGFPE) {
+		rtl_log(0, "pid %d left stopped for a debugger (gdb -p %d)", (int)st->tid, (int)st->tid);
+		os_detach_stopped(st->tid);
+		for (;;)
+			pause();
+	}
+}
+
 static void dispatch(struct rtl_session *s, struct os_stop *st)
 {
 	struct proc *p = proc_of(s, st->tid);
@@ -376,7 +398,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		return;
 	}
 	uint64_t pc = 0;
-	if (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL)
+	if (st->kind == OS_BREAKPOINT)
 		os_get_pc(st->tid, &pc);
 	rtl_debug("tid %d: stop kind %d sig %d pc %#llx", (int)st->tid, st->kind, st->sig,
 		  (unsigned long long)pc);
@@ -393,26 +415,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_SIGNAL:
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
-		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE) {
-			char where[512];
-			proc_describe_pc(p, pc, where, sizeof(where));
-			rtl_info("pid %d: %s at %s", (int)st->tid, strsignal(st->sig), where);
-			uint64_t sp, words[16];
-			if (!os_get_sp(st->tid, &sp) && !os_mem_read(p->mem, sp, words, sizeof(words)))
-				for (int i = 0; i < 16; i++) {
-					proc_describe_pc(p, words[i], where, sizeof(where));
-					if (!strstr(where, "outside"))
-						rtl_debug("  [sp+%d] %s", i * 8, where);
-				}
-		}
-		if (getenv("RETICLE_DEBUG_DETACH_ON_FAULT") &&
-		    (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL)) {
-			/* leave the faulting process stopped for a debugger */
-			rtl_log(0, "pid %d left stopped for a debugger (gdb -p %d)", (int)st->tid, (int)st->tid);
-			ptrace_detach_stopped(st->tid);
-			for (;;)
-				pause();
-		}
+		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
+			report_fault(p, st);
 		resume(p, st->tid, st->sig);
 		break;
 	case OS_EVENT_CLONE: case OS_EVENT_FORK: case OS_EVENT_VFORK:

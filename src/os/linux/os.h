@@ -41,6 +41,8 @@ int os_wait(struct os_stop *stop);
 int os_wait_tid(pid_t tid, struct os_stop *stop);
 int os_resume(pid_t tid, int sig);
 int os_detach(pid_t tid);
+/* Detaches leaving the thread stopped (for a debugger to attach). */
+int os_detach_stopped(pid_t tid);
 
 int os_get_pc(pid_t tid, uint64_t *pc);
 int os_set_pc(pid_t tid, uint64_t pc);

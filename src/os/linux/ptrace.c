@@ -145,6 +145,11 @@ int os_detach(pid_t tid)
 	return ptrace(PTRACE_DETACH, tid, NULL, NULL) ? -errno : 0;
 }
 
+int os_detach_stopped(pid_t tid)
+{
+	return ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)SIGSTOP) ? -errno : 0;
+}
+
 int os_mem_open(pid_t pid)
 {
 	char path[64];
