@@ -105,7 +105,8 @@ struct proc {
 /* session.c */
 unsigned session_probes(const struct rtl_session *s);
 rtl_binary *session_binary(struct rtl_session *s, const char *path);
-void session_count_instrumented(struct rtl_session *s, bool ok, double seconds);
+void session_count_instrumented(struct rtl_session *s, bool ok);
+void session_count_seconds(struct rtl_session *s, double seconds);
 void session_count_trap(struct rtl_session *s);
 
 /* proc.c */

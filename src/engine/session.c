@@ -44,12 +44,16 @@ size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
 unsigned session_probes(const struct rtl_session *s) { return s->probes; }
 
-void session_count_instrumented(struct rtl_session *s, bool ok, double seconds)
+void session_count_instrumented(struct rtl_session *s, bool ok)
 {
 	if (ok)
 		s->stats.functions_instrumented++;
 	else
 		s->stats.functions_skipped++;
+}
+
+void session_count_seconds(struct rtl_session *s, double seconds)
+{
 	s->stats.instrument_seconds += seconds;
 }
 

@@ -14,7 +14,7 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
-enum { PATCH_LEN = 5, EAGER_DEPTH = 3 };
+enum { PATCH_LEN = 5, EAGER_DEPTH = 1 };
 static const char too_short[] = "shorter than a 5-byte jump";
 
 static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
@@ -253,11 +253,11 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
  * back, glibc's shared memmove tails) must reach that function's copy: the
  * original bytes after its entry are overwritten by the entry patch. So such
  * functions are instrumented first, and the branch is redirected to them. */
-static void instrument_branch_targets(struct proc *p, const uint8_t *code, const rtl_function *f,
-				      struct module *m, int depth)
+static void instrument_branch_targets(struct proc *p, const struct x86_insn *insns, size_t ninsns,
+				      const rtl_function *f, struct module *m, int depth)
 {
 	uint64_t targets[256];
-	size_t n = x86_external_targets(code, f->size, f->addr + m->bias, targets, 256);
+	size_t n = x86_external_targets(insns, ninsns, f->addr + m->bias, f->size, targets, 256);
 	for (size_t i = 0; i < n; i++) {
 		struct module *tm = proc_module_at(p, targets[i]);
 		if (!tm || tm->win < 0)
@@ -305,6 +305,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	struct x86_reloc r;
 	size_t ninterior;
 	uint8_t *code = malloc(f->size);
+	struct x86_insn *insns = NULL;
+	size_t ninsns = 0;
 	uint64_t *interior = interior_pointers(m, f, &ninterior);
 	int err = -ENOMEM;
 
@@ -316,8 +318,9 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		fs->reason = "cannot read its bytes";
 		goto out;
 	}
+	x86_decode_function(code, f->size, f->addr + m->bias, &insns, &ninsns);
 	if (depth < 8)
-		instrument_branch_targets(p, code, f, m, depth);
+		instrument_branch_targets(p, insns, ninsns, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
 	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
 	struct x86_reloc_env env = {
@@ -328,6 +331,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
 		.atomic = p->multithreaded,
+		.insns = insns, .ninsns = ninsns,
 	};
 	err = x86_relocate(&env, dest, &r, &fs->reason);
 	if (err) {
@@ -353,8 +357,10 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	}
 	x86_reloc_free(&r);
 out:
+	session_count_instrumented(p->s, !err);
 	free(code);
 	free(interior);
+	free(insns);
 	return err;
 }
 
@@ -411,7 +417,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 		if (limit > 0)
 			limit--;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		session_count_instrumented(p->s, !err, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		session_count_seconds(p->s, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 		if (err) {
 			rtl_debug("%s: %s not instrumented: %s", m->path, f->name,
 				  fs->reason ? fs->reason : rtl_strerror(err));

@@ -71,7 +71,9 @@ static int decode_all(struct analysis *a, const char **reason)
 		return -ENOMEM;
 	while (off < env->size) {
 		struct x86_insn *in = &a->insns[a->n];
-		if (x86_decode(env->code + off, env->size - off, env->addr + off, in)) {
+		if (a->n < env->ninsns)
+			*in = env->insns[a->n];   /* decoded already by the caller */
+		else if (x86_decode(env->code + off, env->size - off, env->addr + off, in)) {
 			*reason = "undecodable instruction";
 			return -RTL_ERR_DECODE;
 		}
@@ -589,17 +591,42 @@ uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
 	return lo < r->nmap && r->map_from[lo] == addr ? r->map_to[lo] : 0;
 }
 
-size_t x86_external_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t *out, size_t max)
+int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct x86_insn **out,
+			size_t *n)
 {
-	size_t off = 0, n = 0;
-	while (off < size && n < max) {
-		struct x86_insn in;
-		if (x86_decode(code + off, size - off, addr + off, &in))
+	size_t off = 0, k = 0, cap = size / 4 + 16;
+	struct x86_insn *v = malloc(cap * sizeof(*v));
+	int err = 0;
+	if (!v)
+		return -ENOMEM;
+	while (off < size) {
+		if (k == cap) {
+			cap *= 2;
+			struct x86_insn *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if ((err = x86_decode(code + off, size - off, addr + off, &v[k])))
 			break;
-		if ((in.kind == X86_JMP || in.kind == X86_JCC || in.kind == X86_LOOP || in.kind == X86_CALL) &&
-		    (in.target < addr || in.target >= addr + size))
-			out[n++] = in.target;
-		off += in.len;
+		off += v[k++].len;
 	}
-	return n;
+	*out = v;
+	*n = k;
+	return err;
+}
+
+size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
+			    uint64_t *out, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < max; i++) {
+		const struct x86_insn *in = &insns[i];
+		if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL) && (in->target < addr || in->target >= addr + size))
+			out[k++] = in->target;
+	}
+	return k;
 }

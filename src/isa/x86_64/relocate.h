@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "isa/x86_64/insn.h"
 #include "isa/x86_64/writer.h"
 
 struct x86_reloc_env {
@@ -34,6 +35,10 @@ struct x86_reloc_env {
 	bool entry_counter;     /* count entries (fcount) */
 	bool block_counters;    /* count block executions (bbcount) */
 	bool atomic;            /* the process has threads: atomic increments */
+	/* The function's first NINSNS instructions, when the caller decoded
+	 * them already (x86_decode_function): not decoded twice. */
+	const struct x86_insn *insns;
+	size_t ninsns;
 };
 
 struct x86_block {
@@ -71,10 +76,15 @@ struct x86_reloc {
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
 		 const char **reason);
 void x86_reloc_free(struct x86_reloc *r);
-/* Direct branch and call targets of the function at ADDR (SIZE bytes of
- * CODE) that lie outside it. Returns how many were stored in OUT (at most
- * MAX); stops at the first undecodable instruction. */
-size_t x86_external_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t *out, size_t max);
+/* Decodes the function at ADDR (SIZE bytes of CODE) into *OUT (malloc'd,
+ * freed by the caller), *N instructions; stops at the first undecodable one
+ * and returns its error (what was decoded is still returned). */
+int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct x86_insn **out,
+			size_t *n);
+/* Direct branch and call targets among INSNS that lie outside the
+ * function [ADDR, ADDR+SIZE). Returns how many were stored (at most MAX). */
+size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
+			    uint64_t *out, size_t max);
 /* Relocated address of original ADDR (an instruction start), or 0. */
 uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr);
 
