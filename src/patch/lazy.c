@@ -273,6 +273,8 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 			if (!instrument(p, tm, k, depth + 1, false)) {
 				tm->fs[k].status = FS_DONE;
 				unwind_function_relocated(p, tm, k);
+			} else {
+				tm->fs[k].status = FS_NONE;   /* its reason says why */
 			}
 			continue;
 		}
