@@ -20,6 +20,9 @@ struct rtl_block_view {
 	uint64_t addr;        /* link-time address */
 	uint32_t ninstrs;
 	uint64_t count;       /* executions (0 without RTL_PROBE_BLOCK) */
+	/* Iterations of its rep-prefixed string instructions beyond the one
+	 * execution COUNT already holds (valgrind counts each iteration). */
+	uint64_t rep_iterations;
 };
 
 struct rtl_call_view {

@@ -10,7 +10,7 @@ static int bbcount_finish(const struct rtl_function_view *f, rtl_profile *p)
 
 	for (size_t b = 0; b < f->nblocks && !err; b++) {
 		const struct rtl_block_view *bv = &f->blocks[b];
-		instrs += bv->count * bv->ninstrs;
+		instrs += bv->count * bv->ninstrs + bv->rep_iterations;
 		if (bv->count)
 			err = rtl_profile_add_block(p, f->id, bv->addr, bv->ninstrs, bv->count);
 	}

@@ -43,6 +43,7 @@ struct block_rec {
 	uint64_t addr;            /* run-time */
 	uint32_t ninstrs;
 	uint64_t counter;         /* run-time counter address, 0 if none */
+	uint64_t rep_counter;     /* iterations of its rep instructions, 0 if none */
 };
 
 struct call_rec {

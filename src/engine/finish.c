@@ -84,7 +84,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
 		(*bv)[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
-						    br->counter ? read_counter(p, br->counter) : 0 };
+						    br->counter ? read_counter(p, br->counter) : 0,
+						    br->rep_counter ? read_counter(p, br->rep_counter) : 0 };
 	}
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];

@@ -217,7 +217,7 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	fs->nblocks = (uint32_t)r->nblocks;
 	for (size_t b = 0; b < r->nblocks; b++)
 		p->blocks[p->nblocks++] = (struct block_rec){ r->blocks[b].addr, r->blocks[b].ninstrs,
-							      r->blocks[b].counter };
+							      r->blocks[b].counter, r->blocks[b].rep_counter };
 	fs->call0 = (uint32_t)p->ncalls;
 	fs->ncalls = (uint32_t)r->ncalls;
 	for (size_t c = 0; c < r->ncalls; c++)

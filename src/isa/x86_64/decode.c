@@ -132,6 +132,7 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 				     ZYDIS_ATTRIB_HAS_REPNE)) &&
 		   in.meta.category == ZYDIS_CATEGORY_STRINGOP;
+	out->rep_plain = out->rep && !(in.attributes & (ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
 	if (in.cpu_flags) {
 		out->flags_read = flag_bits(in.cpu_flags->tested);
 		if (!writes_flags_conditionally(&in))

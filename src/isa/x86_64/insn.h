@@ -43,6 +43,7 @@ struct x86_insn {
 	bool is_lea;           /* lea: computes an address, reads no memory */
 	bool is_movsxd4;       /* movsxd r64, dword [base + index*4]: jump-table load */
 	bool rep;              /* rep/repe/repne-prefixed string instruction */
+	bool rep_plain;        /* rep movs/stos/lods/ins/outs: exactly rcx iterations */
 	int8_t dst_reg;        /* register written by lea/mov/movsxd, -1 otherwise */
 	uint8_t disp_off;      /* offset of disp32 in the encoding (rip_rel, has_mem) */
 	uint8_t disp_size;

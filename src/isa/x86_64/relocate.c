@@ -355,6 +355,21 @@ static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x
 	return idx >= 0 ? add_fixup(e, off, (uint32_t)idx) : 0;
 }
 
+static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
+			struct x86_reloc *out);
+static int add_site(struct x86_reloc *out, size_t at, bool keep_flags);
+
+/* Before a plain rep instruction: its block's rep counter += rcx. */
+static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	struct x86_block *blk = &out->blocks[e->a->block_of[i]];
+	if (!blk->rep_counter && !(blk->rep_counter = env->new_counter(env->ctx)))
+		return -RTL_ERR_NO_SPACE;
+	size_t at = x86_add_rcx_to_counter(e->w, blk->rep_counter, env->atomic);
+	return env->atomic ? 0 : add_site(out, at, false);
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -386,6 +401,11 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	default:
 		break;
 	}
+	if (in->rep_plain && e->a->env->block_counters) {
+		int err = emit_rep_count(e, i, out);
+		if (err)
+			return err;
+	}
 	size_t start = w->len;
 	x86_put(w, bytes, in->len);
 	if (w->failed)
@@ -413,8 +433,11 @@ static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags,
 {
 	size_t at = keep_flags ? x86_inc_counter_keep_flags(w, counter, atomic)
 			       : x86_inc_counter(w, counter, atomic);
-	if (atomic)
-		return 0;
+	return atomic ? 0 : add_site(out, at, keep_flags);
+}
+
+static int add_site(struct x86_reloc *out, size_t at, bool keep_flags)
+{
 	struct x86_counter_site *ns = realloc(out->sites, (out->nsites + 1) * sizeof(*ns));
 	if (!ns)
 		return -ENOMEM;

@@ -45,6 +45,9 @@ struct x86_block {
 	uint64_t addr;          /* original run-time address */
 	uint32_t ninstrs;
 	uint64_t counter;       /* run-time address of its counter, 0 if none */
+	/* Iterations of its plain rep instructions (valgrind counts every one as
+	 * an instruction executed), 0 if it has none. */
+	uint64_t rep_counter;
 };
 
 struct x86_call_site {

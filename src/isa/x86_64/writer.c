@@ -157,3 +157,16 @@ void x86_align_nops(struct x86_writer *w, size_t a)
 		pad -= n;
 	}
 }
+
+size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomic)
+{
+	static const uint8_t op[] = { 0x48, 0x01 };   /* add [rip+X], rcx (reg field 1) */
+	x86_put(w, lea_down, sizeof(lea_down));
+	x86_put_u8(w, 0x9c);                          /* pushfq */
+	size_t at = w->len;
+	x86_put_u8(w, atomic ? X86_SWITCH_LOCK : 0x3e);
+	rip_form(w, op, 2, 1, counter, NULL, 0);
+	x86_put_u8(w, 0x9d);                          /* popfq */
+	x86_put(w, lea_up, sizeof(lea_up));
+	return at;
+}

@@ -52,5 +52,9 @@ extern const uint8_t x86_switch_keep_flags[2];
 
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic);
+/* add [rip+X], rcx inside pushfq/popfq below the red zone: the iterations a
+ * plain rep string instruction is about to run. Returns the offset of its
+ * ds/lock prefix byte (switched like x86_inc_counter's). */
+size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 
 #endif

@@ -40,6 +40,17 @@ NOINLINE unsigned checksum(const char *s)
 	return h;
 }
 
+/* rep string instructions: valgrind counts every iteration as executed */
+NOINLINE void fill_copy(char *dst, const char *src, unsigned long n)
+{
+	unsigned long k = n;
+	char *d = dst;
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(k) : "a"(0x2a) : "memory");
+	k = n / 2;
+	d = dst;
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(k) : : "memory");
+}
+
 typedef int (*op_fn)(int, int);
 NOINLINE int add(int a, int b) { return a + b; }
 NOINLINE int mul(int a, int b) { return a * b; }
@@ -58,6 +69,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 1000; i++)
 		acc += ops[i & 1](i, (int)(acc & 7));
 	acc += even(1001) + odd(777);
+	static char area[4096], from[4096] = "rep";
+	for (int i = 0; i < 20; i++)
+		fill_copy(area, from, (unsigned long)i * 37);
+	acc += area[3] + area[500];
 	snprintf(buf, sizeof(buf), "%ld-%d", acc, arr[100]);
 	printf("%s %u\n", buf, checksum(buf));
 	return (int)(acc & 1);
