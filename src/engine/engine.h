@@ -135,6 +135,8 @@ int lazy_arm_module(struct proc *p, struct module *m);
  * handled it (the thread may resume), 0 if the trap is the program's own. */
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void func_state_release(struct func_state *f);
+/* Whether ADDR is a function entry where reticle put an int3. */
+bool lazy_is_entry_trap(struct proc *p, uint64_t addr);
 
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);

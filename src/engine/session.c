@@ -401,8 +401,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		}
 		return;
 	}
-	uint64_t pc = 0;
-	if (st->kind == OS_BREAKPOINT)
+	uint64_t pc = st->pc;
+	if (st->kind == OS_BREAKPOINT && !pc)
 		os_get_pc(st->tid, &pc);
 	rtl_debug("tid %d: stop kind %d sig %d pc %#llx", (int)st->tid, st->kind, st->sig,
 		  (unsigned long long)pc);
@@ -438,6 +438,14 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	}
 }
 
+/* Whether the int3 just before PC is one reticle put at a function entry
+ * of TID's process (see os_wait). */
+static bool our_breakpoint(void *ctx, pid_t tid, uint64_t pc)
+{
+	struct proc *p = proc_of(ctx, tid);
+	return p && lazy_is_entry_trap(p, pc - 1);
+}
+
 int rtl_session_run(rtl_session *s, int *status)
 {
 	struct os_stop st;
@@ -445,7 +453,7 @@ int rtl_session_run(rtl_session *s, int *status)
 		return -ESRCH;
 	os_resume(s->main_pid, 0);
 	while (s->nprocs) {
-		int err = os_wait(&st);
+		int err = os_wait(&st, our_breakpoint, s);
 		if (err == -ECHILD)
 			break;
 		if (err)

@@ -441,3 +441,14 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 		return 0;
 	}
 }
+
+bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
+{
+	struct module *m = proc_module_at(p, addr);
+	const rtl_function *f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
+	if (!f || f->addr != addr - m->bias)
+		return false;
+	uint8_t st = m->fs[f - rtl_binary_function(m->bin, 0)].status;
+	/* DONE: another thread met the int3 while the jump was being written */
+	return st == FS_ARMED || st == FS_NOTIFY || st == FS_DONE || st == FS_BUSY;
+}

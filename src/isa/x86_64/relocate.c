@@ -65,7 +65,10 @@ static int decode_all(struct analysis *a, const char **reason)
 	const struct x86_reloc_env *env = a->env;
 	size_t off = 0;
 
-	a->insns = malloc(sizeof(*a->insns) * (env->size + 1));
+	/* a whole predecoded function gives the count; else the worst case */
+	size_t cap = env->ninsns && env->insns[env->ninsns - 1].addr + env->insns[env->ninsns - 1].len ==
+					    env->addr + env->size ? env->ninsns : env->size + 1;
+	a->insns = malloc(sizeof(*a->insns) * cap);
 	a->at = calloc(env->size + 1, sizeof(*a->at));
 	if (!a->insns || !a->at)
 		return -ENOMEM;

@@ -29,14 +29,18 @@ enum os_stop_kind {
 
 struct os_stop {
 	pid_t tid;
+	uint64_t pc;      /* OS_BREAKPOINT: just past the int3, when known (else 0) */
 	enum os_stop_kind kind;
 	int sig;          /* OS_SIGNAL, OS_SIGNALED */
 	int code;         /* OS_EXITED exit code */
 	unsigned long msg;/* PTRACE_GETEVENTMSG for events (new tid, former tid) */
 };
 
-/* Waits for any traced thread. Returns 0, or -ECHILD when none is left. */
-int os_wait(struct os_stop *stop);
+/* Waits for any traced thread. Returns 0, or -ECHILD when none is left.
+ * OURS, when given, is asked first about a SIGTRAP stop whose pc follows
+ * an int3 of the caller's: then the stop is OS_BREAKPOINT without the
+ * siginfo request (one ptrace request fewer per breakpoint). */
+int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx);
 /* Waits for one thread (used right after events, e.g. a new child). */
 int os_wait_tid(pid_t tid, struct os_stop *stop);
 int os_resume(pid_t tid, int sig);

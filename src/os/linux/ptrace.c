@@ -107,16 +107,22 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 	stop->sig = sig;
 }
 
-int os_wait(struct os_stop *stop)
+int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx)
 {
 	int status;
 	pid_t tid;
+	uint64_t pc;
 
 	do
 		tid = waitpid(-1, &status, __WALL);
 	while (tid < 0 && errno == EINTR);
 	if (tid < 0)
 		return -errno;
+	if (ours && WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP && !(status >> 16) &&
+	    !os_get_pc(tid, &pc) && ours(ctx, tid, pc)) {
+		*stop = (struct os_stop){ .tid = tid, .kind = OS_BREAKPOINT, .pc = pc };
+		return 0;
+	}
 	decode_stop(tid, status, stop);
 	return 0;
 }
