@@ -118,6 +118,10 @@ struct thread *proc_thread(struct proc *p, pid_t tid);
 int proc_add_thread(struct proc *p, pid_t tid);
 void proc_remove_thread(struct proc *p, pid_t tid);
 struct module *proc_module_at(struct proc *p, uint64_t addr);
+/* The state of the function whose entry is run-time ADDR (and its module
+ * and record, when asked), or NULL when no function starts there. */
+struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **m,
+				 const rtl_function **f);
 /* Adds the module at PATH mapped with BIAS, sets up its window, arms it. */
 int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main);
 /* Sets up a fresh image stopped at its first instruction (launch, exec). */

@@ -23,13 +23,8 @@ static uint64_t read_counter(struct proc *p, uint64_t addr)
 /* Profile id of the function whose entry is run-time TARGET, -1 if none. */
 static int64_t callee_id(struct proc *p, uint64_t target)
 {
-	struct module *m = proc_module_at(p, target);
-	if (!m)
-		return -1;
-	const rtl_function *f = rtl_binary_find_function(m->bin, target - m->bias);
-	if (!f || f->addr != target - m->bias)
-		return -1;
-	return m->fs[f - rtl_binary_function(m->bin, 0)].profile_id;
+	struct func_state *fs = proc_entry_at(p, target, NULL, NULL);
+	return fs ? fs->profile_id : -1;
 }
 
 static int add_functions(struct proc *p, rtl_profile *prof)

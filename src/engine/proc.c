@@ -89,6 +89,20 @@ void proc_remove_thread(struct proc *p, pid_t tid)
 		}
 }
 
+struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **mp,
+				 const rtl_function **fp)
+{
+	struct module *m = proc_module_at(p, addr);
+	const rtl_function *f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
+	if (!f || f->addr != addr - m->bias)
+		return NULL;
+	if (mp)
+		*mp = m;
+	if (fp)
+		*fp = f;
+	return &m->fs[f - rtl_binary_function(m->bin, 0)];
+}
+
 struct module *proc_module_at(struct proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->nmods; i++)

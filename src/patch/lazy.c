@@ -115,16 +115,8 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 		return addr;
 	if (addr == f->addr + m->bias)
 		return fs->entry;   /* through the entry stub: the call is counted */
-	for (uint32_t lo = 0, hi = fs->nmap; lo < hi;) {
-		uint32_t mid = (lo + hi) / 2;
-		if (fs->map_from[mid] < addr)
-			lo = mid + 1;
-		else if (fs->map_from[mid] > addr)
-			hi = mid;
-		else
-			return fs->map_to[mid];
-	}
-	return addr;
+	uint64_t to = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, addr);
+	return to ? to : addr;
 }
 
 static bool ctx_is_code(void *c, uint64_t addr)
@@ -372,11 +364,11 @@ static void arm_r_brk(struct proc *p)
 {
 	static const uint8_t int3 = 0xcc;
 	dl_find_r_debug(p, NULL);
-	struct module *m = p->r_brk ? proc_module_at(p, p->r_brk) : NULL;
-	const rtl_function *f = m ? rtl_binary_find_function(m->bin, p->r_brk - m->bias) : NULL;
-	if (!f || f->addr != p->r_brk - m->bias)
+	struct module *m;
+	const rtl_function *f;
+	struct func_state *fs = p->r_brk ? proc_entry_at(p, p->r_brk, &m, &f) : NULL;
+	if (!fs)
 		return;
-	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
 	if (fs->status == FS_NONE && !rtl_binary_read(m->bin, f->addr, &fs->orig, 1) &&
 	    !os_mem_write(p->mem, p->r_brk, &int3, 1))
 		fs->status = FS_NOTIFY;
@@ -387,15 +379,13 @@ static void arm_r_brk(struct proc *p)
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 {
 	uint64_t addr = pc - 1;
-	struct module *m = proc_module_at(p, addr);
+	struct module *m;
+	const rtl_function *f;
+	struct func_state *fs = proc_entry_at(p, addr, &m, &f);
 
-	if (!m || !m->fs)
+	if (!fs)
 		return 0;
-	const rtl_function *f = rtl_binary_find_function(m->bin, addr - m->bias);
-	if (!f || f->addr != addr - m->bias)
-		return 0;
-	size_t idx = (size_t)(f - rtl_binary_function(m->bin, 0));
-	struct func_state *fs = &m->fs[idx];
+	size_t idx = (size_t)(fs - m->fs);
 
 	session_count_trap(p->s);
 	if (p->r_debug && !p->r_brk)
@@ -444,11 +434,10 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
 {
-	struct module *m = proc_module_at(p, addr);
-	const rtl_function *f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
-	if (!f || f->addr != addr - m->bias)
+	struct func_state *fs = proc_entry_at(p, addr, NULL, NULL);
+	if (!fs)
 		return false;
-	uint8_t st = m->fs[f - rtl_binary_function(m->bin, 0)].status;
+	uint8_t st = fs->status;
 	/* DONE: another thread met the int3 while the jump was being written */
 	return st == FS_ARMED || st == FS_NOTIFY || st == FS_DONE || st == FS_BUSY;
 }

@@ -604,17 +604,22 @@ void x86_reloc_free(struct x86_reloc *r)
 	memset(r, 0, sizeof(*r));
 }
 
-uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
+uint64_t x86_map_lookup(const uint64_t *from, const uint64_t *to, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = r->nmap;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (r->map_from[mid] < addr)
+		if (from[mid] < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->nmap && r->map_from[lo] == addr ? r->map_to[lo] : 0;
+	return lo < n && from[lo] == addr ? to[lo] : 0;
+}
+
+uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
+{
+	return x86_map_lookup(r->map_from, r->map_to, r->nmap, addr);
 }
 
 int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct x86_insn **out,

@@ -88,7 +88,9 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
  * function [ADDR, ADDR+SIZE). Returns how many were stored (at most MAX). */
 size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
 			    uint64_t *out, size_t max);
-/* Relocated address of original ADDR (an instruction start), or 0. */
+/* Relocated address of original ADDR (an instruction start), or 0: in R,
+ * or in a map kept from one (FROM sorted, N entries). */
+uint64_t x86_map_lookup(const uint64_t *from, const uint64_t *to, size_t n, uint64_t addr);
 uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr);
 
 #endif
