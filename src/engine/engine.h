@@ -37,6 +37,15 @@ struct func_state {
 	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
 	uint32_t nmap;
 	int64_t profile_id;       /* row id while a profile is written */
+	uint32_t patch_head;      /* branches in copies to re-point at the copy: index+1 */
+};
+
+/* A rel32 field in a copy that branches to a function's original entry,
+ * re-pointed at the function's copy once it has one (patch/lazy.c). */
+struct branch_patch {
+	uint64_t field;           /* run-time address of the rel32 */
+	uint32_t next;            /* the function's next one: index+1, 0 at the end */
+	uint16_t win;             /* the window holding the field */
 };
 
 struct block_rec {
@@ -87,6 +96,8 @@ struct proc {
 	struct { uint64_t addr; bool keep_flags; } *sites;
 	size_t nsites, capsites;
 	bool multithreaded;       /* increments are atomic from now on */
+	struct branch_patch *patches;
+	size_t npatches, cappatches;
 	/* unwind information: relocated functions whose FDE is still to be
 	 * registered with the target's __register_frame_info */
 	struct { uint32_t mod, fn; } *unw_pending;

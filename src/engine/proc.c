@@ -48,6 +48,7 @@ void proc_free(struct proc *p)
 	}
 	free(p->mods);
 	free(p->unw_pending);
+	free(p->patches);
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
@@ -299,6 +300,13 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->command = parent->command ? strdup(parent->command) : NULL;
 	p->multithreaded = parent->multithreaded;
 	p->register_frame = parent->register_frame;
+	if (parent->npatches) {
+		p->patches = malloc(parent->npatches * sizeof(*p->patches));
+		if (!p->patches)
+			goto fail;
+		memcpy(p->patches, parent->patches, parent->npatches * sizeof(*p->patches));
+		p->npatches = p->cappatches = parent->npatches;
+	}
 	if (parent->nsites) {
 		p->sites = malloc(parent->nsites * sizeof(*p->sites));
 		if (!p->sites)

@@ -98,6 +98,35 @@ static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
 	return rtl_binary_read(m->bin, addr - m->bias, buf, len);
 }
 
+/* The function a PLT stub at run-time ADDR leads to, when the loader has
+ * bound its GOT slot already (0 if not). Copies call it directly: a bound
+ * slot does not change (RELRO, or lazy binding done), and the loader keeps
+ * the library it points into loaded as long as the caller is. */
+static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *fs, uint64_t addr)
+{
+	if (fs->entry)
+		return fs->entry;
+	uint8_t code[16];
+	size_t off = 0;
+	if (rtl_binary_read(m->bin, addr - m->bias, code, sizeof(code)))
+		return 0;
+	for (int i = 0; i < 2; i++) {   /* endbr64, then 'bnd jmp [rip+X]' */
+		struct x86_insn in;
+		uint64_t to;
+		const rtl_function *tf;
+		if (x86_decode(code + off, sizeof(code) - off, addr + off, &in))
+			return 0;
+		if (in.kind == X86_IJMP && in.rip_rel) {
+			if (os_mem_read(p->mem, in.target, &to, 8) || !proc_entry_at(p, to, NULL, &tf) ||
+			    (tf->sources & RTL_SRC_PLT))
+				return 0;   /* unbound: the slot leads back to the PLT */
+			return fs->entry = to;
+		}
+		off += in.len;
+	}
+	return 0;
+}
+
 /* Branches out of the function: to another function's relocated copy when it
  * has one (an entry, or an interior point such as a .cold part jumping back),
  * else to the original address (an entry goes through its patch). */
@@ -111,6 +140,10 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 	if (!f)
 		return addr;
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	if ((f->sources & RTL_SRC_PLT) && addr == f->addr + m->bias) {
+		uint64_t to = plt_target(ctx->p, m, fs, addr);
+		return to ? ctx_redirect(c, to) : addr;
+	}
 	if (fs->status != FS_DONE)
 		return addr;
 	if (addr == f->addr + m->bias)
@@ -239,6 +272,49 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
 }
 
+/* Remembers the branches of a new copy that lead to the original entry of a
+ * function still waiting for its first call: they are re-pointed at that
+ * function's copy when it is made (back-patching), so that a copy calls a
+ * copy without the detour through the original entry's jump. */
+static void note_branches(struct proc *p, struct module *m, const struct x86_reloc *r)
+{
+	for (size_t i = 0; i < r->next; i++) {
+		struct func_state *fs = proc_entry_at(p, r->ext[i].dest, NULL, NULL);
+		if (!fs || (fs->status != FS_ARMED && fs->status != FS_BUSY) ||
+		    grow((void **)&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
+			continue;
+		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
+								 (uint16_t)m->win };
+		fs->patch_head = (uint32_t)++p->npatches;
+	}
+}
+
+/* Other threads may be running the branch: the four bytes are stored at
+ * once (one store within a cache line is atomic on x86), and a field that
+ * straddles two lines keeps its old, still correct, destination. */
+static void back_patch(struct proc *p, struct func_state *fs)
+{
+	for (uint32_t k = fs->patch_head; k; k = p->patches[k - 1].next) {
+		const struct branch_patch *bp = &p->patches[k - 1];
+		if (bp->field / 64 != (bp->field + 3) / 64)
+			continue;
+		int64_t rel = (int64_t)(fs->entry - (bp->field + 4));
+		if (rel != (int32_t)rel)
+			continue;
+		volatile uint32_t *field = window_local(&p->shm.wins[bp->win], bp->field);
+		*field = (uint32_t)(int32_t)rel;
+	}
+	fs->patch_head = 0;
+}
+
+/* Function K of M has a copy now, and its entry leads there. */
+static void relocated(struct proc *p, struct module *m, size_t k)
+{
+	m->fs[k].status = FS_DONE;
+	back_patch(p, &m->fs[k]);
+	unwind_function_relocated(p, m, k);
+}
+
 static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch);
 
 /* A branch from F into the middle of another function (a .cold part jumping
@@ -263,8 +339,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 			/* too short for an entry patch: a copy that relocated callers
 			 * branch to still counts every call they make */
 			if (!instrument(p, tm, k, depth + 1, false)) {
-				tm->fs[k].status = FS_DONE;
-				unwind_function_relocated(p, tm, k);
+				relocated(p, tm, k);
 			} else {
 				tm->fs[k].status = FS_NONE;   /* its reason says why */
 			}
@@ -283,8 +358,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
 			tm->fs[k].status = FS_SKIPPED;
 		} else {
-			tm->fs[k].status = FS_DONE;
-			unwind_function_relocated(p, tm, k);
+			relocated(p, tm, k);
 		}
 	}
 }
@@ -342,6 +416,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		goto out;
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
+	note_branches(p, m, &r);
 	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
@@ -417,8 +492,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			fs->status = FS_SKIPPED;
 			return os_set_pc(tid, addr) ? 0 : 1;
 		}
-		fs->status = FS_DONE;
-		unwind_function_relocated(p, m, idx);
+		relocated(p, m, idx);
 		rtl_debug("%s: %s (%#llx) -> %#llx, %u blocks", m->path, f->name,
 			  (unsigned long long)addr, (unsigned long long)fs->entry, fs->nblocks);
 		return os_set_pc(tid, fs->entry) ? 0 : 1;

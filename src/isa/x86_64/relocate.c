@@ -319,6 +319,7 @@ struct fixup {
 struct emitter {
 	struct analysis *a;
 	struct x86_writer *w;
+	struct x86_reloc *out;
 	uint64_t *label;     /* instruction index -> relocated address */
 	struct fixup *fix;
 	size_t nfix, capfix;
@@ -342,6 +343,18 @@ static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
 	return 0;
 }
 
+static int add_ext(struct x86_reloc *out, size_t off, uint64_t orig, uint64_t dest)
+{
+	if ((out->next & (out->next - 1)) == 0) {   /* 0, 1, 2, 4...: grow */
+		struct x86_ext_branch *n = realloc(out->ext, (out->next ? out->next * 2 : 8) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		out->ext = n;
+	}
+	out->ext[out->next++] = (struct x86_ext_branch){ (uint32_t)off, orig, dest };
+	return 0;
+}
+
 /* A branch to TARGET: internal targets are fixed up once every label is known. */
 static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x86_writer *, uint64_t),
 		     unsigned cc, bool is_jcc)
@@ -355,7 +368,7 @@ static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x
 	}
 	uint64_t dest = idx >= 0 ? x86_writer_pc(e->w) : env->redirect(env->ctx, target);
 	size_t off = is_jcc ? x86_jcc(e->w, cc, dest) : emit(e->w, dest);
-	return idx >= 0 ? add_fixup(e, off, (uint32_t)idx) : 0;
+	return idx >= 0 ? add_fixup(e, off, (uint32_t)idx) : add_ext(e->out, off, target, dest);
 }
 
 static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
@@ -499,7 +512,7 @@ static int emit_tables(struct emitter *e)
 static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = a->env;
-	struct emitter e = { .a = a, .w = &out->w };
+	struct emitter e = { .a = a, .w = &out->w, .out = out };
 	int err = -ENOMEM;
 
 	x86_writer_init(&out->w, dest);
@@ -538,8 +551,11 @@ static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	const struct x86_insn *last = &a->insns[a->n - 1];
 	if (last->kind == X86_OTHER || last->kind == X86_JCC || last->kind == X86_LOOP ||
-	    last->kind == X86_CALL || last->kind == X86_ICALL)
-		x86_jmp(&out->w, env->redirect(env->ctx, env->addr + env->size));
+	    last->kind == X86_CALL || last->kind == X86_ICALL) {
+		uint64_t next = env->addr + env->size, to = env->redirect(env->ctx, next);
+		if ((err = add_ext(out, x86_jmp(&out->w, to), next, to)))
+			goto out;
+	}
 	for (size_t k = 0; k < e.nfix; k++) {
 		uint64_t field_end = dest + e.fix[k].off + 4;
 		x86_patch_u32(&out->w, e.fix[k].off,
@@ -598,6 +614,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	x86_writer_free(&r->w);
 	free(r->blocks);
 	free(r->calls);
+	free(r->ext);
 	free(r->map_from);
 	free(r->map_to);
 	free(r->sites);

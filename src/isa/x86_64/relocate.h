@@ -61,6 +61,14 @@ struct x86_counter_site {
 	bool keep_flags;        /* the flags-live form (2-byte switch) */
 };
 
+/* A direct branch out of the copy (call, jmp, jcc): where its rel32 is, and
+ * the original address it was meant for. The engine re-points it when that
+ * address gets a copy of its own later. */
+struct x86_ext_branch {
+	uint32_t off;           /* offset of the rel32 field in the copy */
+	uint64_t orig, dest;    /* original target; what the field holds */
+};
+
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
 	struct x86_counter_site *sites;
@@ -70,6 +78,8 @@ struct x86_reloc {
 	size_t nblocks;
 	struct x86_call_site *calls;
 	size_t ncalls;
+	struct x86_ext_branch *ext;
+	size_t next;
 	/* original instruction address -> relocated address, sorted by from */
 	uint64_t *map_from, *map_to;
 	size_t nmap;
