@@ -28,17 +28,17 @@ select b, count(*) from t group by substr(b, 1, 2) order by 2 desc limit 3;
 SQL
 	cat > "$BENCH_DIR/bench.lua" <<'LUA'
 local function fib(n) if n < 2 then return n end return fib(n-1) + fib(n-2) end
-local t = {} for i = 1, 300000 do t[i] = (i * 7919) % 100003 end
+local t = {} for i = 1, 600000 do t[i] = (i * 7919) % 100003 end
 table.sort(t)
 local s = {} for i = 1, 200000 do s[#s+1] = tostring(i) .. "x" end
-print(fib(35), t[1000], #table.concat(s))
+print(fib(36), t[1000], #table.concat(s))
 LUA
 	cat > "$BENCH_DIR/bench.py" <<'PY'
 d = {}
-for i in range(1000000):
+for i in range(2000000):
     d[str(i)] = i * 3
 def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)
-print(sum(d.values()), fib(29), len(sorted(d)))
+print(sum(d.values()), fib(30), len(sorted(d)))
 PY
 }
 

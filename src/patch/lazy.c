@@ -127,6 +127,14 @@ static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *
 	return 0;
 }
 
+/* Whether code anywhere in window W reaches ADDR with a rel32 (a copy of a
+ * non-PIE executable cannot call into a library mapped far above it). */
+static bool reachable(const struct window *w, uint64_t addr)
+{
+	int64_t lo = (int64_t)(addr - w->addr), hi = (int64_t)(addr - (w->addr + w->code_cap));
+	return lo == (int32_t)lo && hi == (int32_t)hi;
+}
+
 /* Branches out of the function: to another function's relocated copy when it
  * has one (an entry, or an interior point such as a .cold part jumping back),
  * else to the original address (an entry goes through its patch). */
@@ -142,7 +150,7 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
 	if ((f->sources & RTL_SRC_PLT) && addr == f->addr + m->bias) {
 		uint64_t to = plt_target(ctx->p, m, fs, addr);
-		return to ? ctx_redirect(c, to) : addr;
+		return to && reachable(ctx->w, to) ? ctx_redirect(c, to) : addr;
 	}
 	if (fs->status != FS_DONE)
 		return addr;
@@ -327,14 +335,22 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 	uint64_t targets[256];
 	size_t n = x86_external_targets(insns, ninsns, f->addr + m->bias, f->size, targets, 256);
 	for (size_t i = 0; i < n; i++) {
-		struct module *tm = proc_module_at(p, targets[i]);
+		uint64_t t = targets[i];
+		struct module *tm = proc_module_at(p, t);
 		if (!tm || tm->win < 0)
 			continue;
-		const rtl_function *tf = rtl_binary_find_function(tm->bin, targets[i] - tm->bias);
+		const rtl_function *tf = rtl_binary_find_function(tm->bin, t - tm->bias);
 		if (!tf)
 			continue;
 		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
-		bool entry = tf->addr == targets[i] - tm->bias;
+		bool entry = tf->addr == t - tm->bias;
+		if (entry && (tf->sources & RTL_SRC_PLT)) {
+			/* a bound PLT slot: the copy calls its function directly */
+			t = plt_target(p, tm, &tm->fs[k], t);
+			if (!t || !proc_entry_at(p, t, &tm, &tf) || tm->win < 0)
+				continue;
+			k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
+		}
 		if (entry && tm->fs[k].status == FS_NONE && tm->fs[k].reason == too_short) {
 			/* too short for an entry patch: a copy that relocated callers
 			 * branch to still counts every call they make */
