@@ -33,8 +33,12 @@ void unwind_module_free(struct module *m)
 	}
 }
 
+static struct unw_image *module_unwind(struct proc *p, struct module *m);
+
 void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 {
+	if (!module_unwind(p, m))
+		return;   /* C code: nothing to register (see module_unwind) */
 	if (p->nunw_pending == p->capunw_pending) {
 		size_t cap = p->capunw_pending ? p->capunw_pending * 2 : 256;
 		void *n = realloc(p->unw_pending, cap * sizeof(*p->unw_pending));

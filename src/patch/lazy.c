@@ -44,10 +44,43 @@ static uint64_t patch_room(const rtl_binary *bin, size_t i)
 	return room;
 }
 
+/* Writes the int3s of entries [FROM, TO) (armed, in address order) with one
+ * read and one write of the text between them: a system call per function
+ * costs more than copying the pages, which the int3s make private anyway. */
+static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size_t from, size_t to)
+{
+	uint64_t lo = rtl_binary_function(m->bin, idx[from])->addr + m->bias;
+	uint64_t hi = rtl_binary_function(m->bin, idx[to - 1])->addr + m->bias + 1;
+	uint8_t *buf = to - from > 1 ? malloc(hi - lo) : NULL;
+	if (!buf || os_mem_read(p->mem, lo, buf, hi - lo)) {
+		free(buf);   /* one at a time (the span may cross a hole) */
+		for (size_t k = from; k < to; k++) {
+			struct func_state *fs = &m->fs[idx[k]];
+			uint64_t at = rtl_binary_function(m->bin, idx[k])->addr + m->bias;
+			static const uint8_t int3 = 0xcc;
+			if (os_mem_read(p->mem, at, &fs->orig, 1) || os_mem_write(p->mem, at, &int3, 1))
+				fs->status = FS_NONE;
+		}
+		return;
+	}
+	for (size_t k = from; k < to; k++) {
+		uint64_t at = rtl_binary_function(m->bin, idx[k])->addr + m->bias - lo;
+		m->fs[idx[k]].orig = buf[at];
+		buf[at] = 0xcc;
+	}
+	if (os_mem_write(p->mem, lo, buf, hi - lo))
+		for (size_t k = from; k < to; k++)
+			m->fs[idx[k]].status = FS_NONE;
+	free(buf);
+}
+
 int lazy_arm_module(struct proc *p, struct module *m)
 {
+	enum { SPAN = 256 << 10 };
 	size_t n = rtl_binary_function_count(m->bin), armed = 0;
-	static const uint8_t int3 = 0xcc;
+	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
 
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
@@ -64,12 +97,17 @@ int lazy_arm_module(struct proc *p, struct module *m)
 			fs->reason = too_short;
 			continue;
 		}
-		if (rtl_binary_read(m->bin, f->addr, &fs->orig, 1) ||
-		    os_mem_write(p->mem, f->addr + m->bias, &int3, 1))
-			continue;
 		fs->status = FS_ARMED;
-		armed++;
+		idx[armed++] = (uint32_t)i;
 	}
+	/* functions are sorted by address: spans of at most SPAN bytes */
+	for (size_t from = 0, k = 1; k <= armed; k++)
+		if (k == armed || rtl_binary_function(m->bin, idx[k])->addr -
+					  rtl_binary_function(m->bin, idx[from])->addr >= SPAN) {
+			arm_span(p, m, idx, from, k);
+			from = k;
+		}
+	free(idx);
 	rtl_debug("%s: %zu of %zu functions armed", m->path, armed, n);
 	return 0;
 }
@@ -270,12 +308,18 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	return 0;
 }
 
-/* Writes 'jmp rel32' over the int3 at ENTRY: the four displacement bytes
- * first, the opcode last, so a thread never runs a half-written jump. */
+/* Writes 'jmp rel32' over the int3 at ENTRY. With threads running, the four
+ * displacement bytes go first and the opcode last, so that no thread runs
+ * a half-written jump. */
 static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 {
 	int32_t rel = (int32_t)(dest - (entry + PATCH_LEN));
 	static const uint8_t jmp = 0xe9;
+	if (!p->multithreaded) {   /* its one thread is stopped: one write */
+		uint8_t insn[PATCH_LEN] = { jmp };
+		memcpy(insn + 1, &rel, 4);
+		return os_mem_write(p->mem, entry, insn, PATCH_LEN);
+	}
 	int err = os_mem_write(p->mem, entry + 1, &rel, 4);
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
 }
