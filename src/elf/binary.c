@@ -240,6 +240,7 @@ void rtl_binary_close(rtl_binary *bin)
 	free(bin->secs);
 	free(bin->funcs);
 	free(bin->cover);
+	free(bin->page_first);
 	free(bin->cptrs);
 	free(bin->path);
 	free(bin);

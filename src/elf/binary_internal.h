@@ -49,6 +49,8 @@ struct rtl_binary {
 
 	rtl_function *funcs;
 	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
+	uint32_t *page_first;       /* per 4 KiB page from funcs[0]: first record at or after it */
+	size_t npages;
 	size_t nfuncs;
 	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
 	uint64_t sigtramps[8];      /* entries of FDEs with augmentation 'S' */

@@ -150,6 +150,31 @@ static int sort_cands(struct rtl_cands *c, size_t sorted)
 	return 0;
 }
 
+/* Lookups by address are frequent (every branch the relocator meets): a
+ * page index narrows the search to the few records of one page. */
+static int build_page_index(rtl_binary *bin)
+{
+	enum { MAX_PAGES = 1 << 20 };
+	free(bin->page_first);
+	bin->page_first = NULL;
+	bin->npages = 0;
+	if (!bin->nfuncs)
+		return 0;
+	uint64_t lo = bin->funcs[0].addr, span = bin->funcs[bin->nfuncs - 1].addr - lo;
+	size_t n = (size_t)(span >> 12) + 2;
+	if (span >> 12 >= MAX_PAGES)
+		return 0;   /* functions spread too far apart: plain binary search */
+	if (!(bin->page_first = malloc(n * sizeof(*bin->page_first))))
+		return -ENOMEM;
+	for (size_t pg = 0, i = 0; pg < n; pg++) {
+		while (i < bin->nfuncs && bin->funcs[i].addr < lo + ((uint64_t)pg << 12))
+			i++;
+		bin->page_first[pg] = (uint32_t)i;
+	}
+	bin->npages = n;
+	return 0;
+}
+
 static int build_cover(rtl_binary *bin)
 {
 	free(bin->cover);
@@ -161,7 +186,7 @@ static int build_cover(rtl_binary *bin)
 			end = UINT64_MAX;
 		bin->cover[i] = i && bin->cover[i - 1] > end ? bin->cover[i - 1] : end;
 	}
-	return 0;
+	return build_page_index(bin);
 }
 
 int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted)
@@ -195,6 +220,15 @@ size_t rtl_binary_fde_count(const rtl_binary *bin) { return bin->nfdes; }
 const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t addr)
 {
 	size_t lo = 0, hi = bin->nfuncs;
+	if (bin->npages && addr >= bin->funcs[0].addr) {
+		uint64_t pg = (addr - bin->funcs[0].addr) >> 12;
+		if (pg + 1 < bin->npages) {
+			lo = bin->page_first[pg];
+			hi = bin->page_first[pg + 1];
+		} else {
+			lo = bin->nfuncs;   /* past the last record's page */
+		}
+	}
 	while (lo < hi) {  /* first record with addr > ADDR */
 		size_t mid = lo + (hi - lo) / 2;
 		if (bin->funcs[mid].addr <= addr)

@@ -242,7 +242,7 @@ static int find_blocks(struct analysis *a, const char **reason)
 /* Backward dataflow over blocks for the six status flags. At calls, returns,
  * and jumps out of the function the flags are dead (the ABI does not pass
  * flags); an indirect jump may reach any table or computed-goto target. */
-static void block_succ_live(const struct analysis *a, size_t b, uint8_t *out)
+static void block_succ_live(const struct analysis *a, size_t b, uint8_t indirect, uint8_t *out)
 {
 	size_t last = (b + 1 < a->nblocks ? a->block_first[b + 1] : a->n) - 1;
 	const struct x86_insn *in = &a->insns[last];
@@ -255,20 +255,28 @@ static void block_succ_live(const struct analysis *a, size_t b, uint8_t *out)
 	if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) &&
 	    inside(a, in->target))
 		live |= a->live_in[a->block_of[index_at(a, in->target)]];
-	if (in->kind == X86_IJMP) {
-		for (size_t t = 0; t < a->ntables; t++)
-			for (size_t e = 0; e < a->tables[t].n; e++) {
-				long idx = index_at(a, a->tables[t].targets[e]);
-				if (idx >= 0)
-					live |= a->live_in[a->block_of[idx]];
-			}
-		for (size_t k = 0; k < a->env->ninterior; k++) {
-			long idx = index_at(a, a->env->interior[k]);
+	if (in->kind == X86_IJMP)
+		live |= indirect;
+	*out = live;
+}
+
+/* Flags live at any table or computed-goto target: where an indirect jump
+ * inside the function may go. */
+static uint8_t indirect_live(const struct analysis *a)
+{
+	uint8_t live = 0;
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++) {
+			long idx = index_at(a, a->tables[t].targets[e]);
 			if (idx >= 0)
 				live |= a->live_in[a->block_of[idx]];
 		}
+	for (size_t k = 0; k < a->env->ninterior; k++) {
+		long idx = index_at(a, a->env->interior[k]);
+		if (idx >= 0)
+			live |= a->live_in[a->block_of[idx]];
 	}
-	*out = live;
+	return live;
 }
 
 static int compute_liveness(struct analysis *a)
@@ -280,9 +288,11 @@ static int compute_liveness(struct analysis *a)
 		return -ENOMEM;
 	while (changed) {
 		changed = false;
+		/* from the last pass: a change there makes another pass */
+		uint8_t indirect = indirect_live(a);
 		for (size_t b = a->nblocks; b-- > 0;) {
 			uint8_t live;
-			block_succ_live(a, b, &live);
+			block_succ_live(a, b, indirect, &live);
 			size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
 			for (size_t i = end; i-- > a->block_first[b];) {
 				const struct x86_insn *in = &a->insns[i];
