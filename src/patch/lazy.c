@@ -14,7 +14,7 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
-enum { PATCH_LEN = 5, EAGER_DEPTH = 1 };
+enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024 };
 static const char too_short[] = "shorter than a 5-byte jump";
 
 static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
@@ -406,9 +406,12 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 			continue;
 		}
 		/* Direct callees are relocated now too, up to EAGER_DEPTH calls
-		 * away: a trap costs more than relocating a function that never
-		 * runs, and the caller's copy then calls the callee's copy. */
-		if (tm->fs[k].status != FS_ARMED || (entry && depth >= EAGER_DEPTH))
+		 * away: a trap costs more than relocating a small function that
+		 * never runs (half of them do not), and the caller's copy then
+		 * calls the callee's copy. A large callee costs more to relocate
+		 * than a trap: it waits for its first call. */
+		if (tm->fs[k].status != FS_ARMED ||
+		    (entry && (depth >= EAGER_DEPTH || tf->size > EAGER_MAX_BYTES)))
 			continue;
 		/* not in the dynamic loader: its r_brk must keep its int3, and
 		 * which function that is only shows once the loader runs */
