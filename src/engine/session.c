@@ -59,15 +59,9 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 
-rtl_binary *session_binary(struct rtl_session *s, const char *path)
+/* Keeps BIN (opened from PATH, or NULL if it could not be) in the cache. */
+static rtl_binary *cache_binary(struct rtl_session *s, const char *path, rtl_binary *bin)
 {
-	for (size_t i = 0; i < s->nbins; i++)
-		if (!strcmp(s->bins[i].path, path))
-			return s->bins[i].bin;
-	rtl_binary *bin = NULL;
-	int err = rtl_binary_open(path, &bin);
-	if (err)
-		rtl_warn("%s: %s", path, rtl_strerror(err));
 	void *nb = realloc(s->bins, (s->nbins + 1) * sizeof(*s->bins));
 	if (!nb) {
 		rtl_binary_close(bin);
@@ -78,6 +72,18 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path)
 	s->bins[s->nbins++].bin = bin;
 	s->stats.modules++;
 	return bin;
+}
+
+rtl_binary *session_binary(struct rtl_session *s, const char *path)
+{
+	for (size_t i = 0; i < s->nbins; i++)
+		if (!strcmp(s->bins[i].path, path))
+			return s->bins[i].bin;
+	rtl_binary *bin = NULL;
+	int err = rtl_binary_open(path, &bin);
+	if (err)
+		rtl_warn("%s: %s", path, rtl_strerror(err));
+	return cache_binary(s, path, bin);
 }
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
@@ -194,7 +200,7 @@ static void remove_proc(struct rtl_session *s, struct proc *p)
 
 /* Checks that PROGRAM can be run: it exists, and is an x86-64 ELF (or a
  * script, which the kernel hands to its interpreter). */
-static int check_program(const char *prog)
+static int check_program(struct rtl_session *s, const char *prog)
 {
 	char path[PATH_MAX];
 	const char *found = NULL;
@@ -229,14 +235,25 @@ static int check_program(const char *prog)
 	int err = rtl_binary_open(found, &bin);
 	if (err)
 		return err;
-	rtl_binary_close(bin);
-	return access(found, X_OK) ? -errno : 0;
+	if (access(found, X_OK)) {
+		err = -errno;
+		rtl_binary_close(bin);
+		return err;
+	}
+	/* kept under the name /proc/PID/exe will give, so it is read once */
+	char *real = realpath(found, NULL);
+	if (real)
+		cache_binary(s, real, bin);   /* closes it if it cannot keep it */
+	else
+		rtl_binary_close(bin);
+	free(real);
+	return 0;
 }
 
 int rtl_session_launch(rtl_session *s, char *const argv[])
 {
 	pid_t pid;
-	int err = check_program(argv[0]);
+	int err = check_program(s, argv[0]);
 	if (err)
 		return err;
 	if ((err = os_launch(argv, &pid)))
