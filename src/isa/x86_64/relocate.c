@@ -396,6 +396,29 @@ static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
 	return env->atomic ? 0 : add_site(out, at, false);
 }
 
+/* 'call T' as 'lea rsp,[rsp-8]; mov [rsp],lo; mov [rsp+4],hi; jmp T' with
+ * the original return address (no flags touched, as with a call). The
+ * return point is filled in once labels are known (see emit). */
+static int call_with_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	uint64_t ret = in->addr + in->len;
+	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
+	struct x86_ret_patch *n = realloc(out->rets, (out->nrets + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	out->rets = n;
+	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
+	x86_put(e->w, lea, sizeof(lea));
+	x86_put(e->w, mov0, sizeof(mov0));
+	x86_put(e->w, &lo, 4);
+	x86_put(e->w, mov4, sizeof(mov4));
+	x86_put(e->w, &hi, 4);
+	return branch_to(e, in->target, x86_jmp, 0, false);
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -414,6 +437,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			return -ENOMEM;
 		out->calls = nc;
 		out->calls[out->ncalls++] = cs;
+		const struct x86_reloc_env *env = e->a->env;
+		if (env->keeps_caller && i + 1 < e->a->n && env->keeps_caller(env->ctx, in->target))
+			return call_with_original_return(e, i, out);
 		return branch_to(e, in->target, x86_call, 0, false);
 	}
 	case X86_LOOP: {
@@ -573,6 +599,8 @@ static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	if ((err = emit_tables(&e)))
 		goto out;
+	for (size_t k = 0; k < out->nrets; k++)
+		out->rets[k].copy = e.label[out->rets[k].copy];
 	out->njump_tables = a->ntables;
 	out->map_from = malloc(a->n * sizeof(uint64_t));
 	out->map_to = malloc(a->n * sizeof(uint64_t));
@@ -625,6 +653,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	free(r->blocks);
 	free(r->calls);
 	free(r->ext);
+	free(r->rets);
 	free(r->map_from);
 	free(r->map_to);
 	free(r->sites);
