@@ -385,7 +385,7 @@ static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags,
 			struct x86_reloc *out);
 static int add_site(struct x86_reloc *out, size_t at, bool keep_flags);
 
-/* Before a plain rep instruction: its block's rep counter += rcx. */
+/* Before a rep instruction: its block's rep counter += rcx. */
 static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = e->a->env;
@@ -417,6 +417,17 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	x86_put(e->w, mov4, sizeof(mov4));
 	x86_put(e->w, &hi, 4);
 	return branch_to(e, in->target, x86_jmp, 0, false);
+}
+
+/* After a repe/repne cmps/scas (emit_rep_count ran before it): takes back
+ * what it did not run (writer.h). */
+static int emit_rep_cond_after(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_block *blk = &out->blocks[e->a->block_of[i]];
+	size_t at = x86_sub_rcx_after_rep_cond(e->w, blk->rep_counter, env->atomic,
+					       e->a->insns[i].repne);
+	return env->atomic ? 0 : add_site(out, at, false);
 }
 
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
@@ -453,7 +464,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	default:
 		break;
 	}
-	if (in->rep_plain && e->a->env->block_counters) {
+	bool rep_count = (in->rep_plain || in->rep_cond) && e->a->env->block_counters;
+	size_t skip = rep_count && in->rep_cond ? x86_rep_cond_skip(w) : 0;
+	if (rep_count) {
 		int err = emit_rep_count(e, i, out);
 		if (err)
 			return err;
@@ -462,6 +475,12 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	x86_put(w, bytes, in->len);
 	if (w->failed)
 		return -ENOMEM;
+	if (skip) {
+		/* cmps/scas have no explicit memory operand: nothing below applies */
+		int err = emit_rep_cond_after(e, i, out);
+		x86_rep_cond_land(w, skip);
+		return err ? err : w->failed ? -ENOMEM : 0;
+	}
 	int32_t t = e->a->table_of[i];
 	if (t >= 0 || in->rip_rel) {
 		/* The displacement is rewritten: rip-relative to the same target,
