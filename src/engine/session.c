@@ -38,6 +38,9 @@ struct rtl_session {
 	int main_status;
 	unsigned images;
 	struct rtl_session_stats stats;
+	/* stops met while one thread ran an inferior call, handled afterwards */
+	struct os_stop *deferred;
+	size_t ndeferred, capdeferred;
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -58,6 +61,31 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 }
 
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
+
+void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
+{
+	if (s->ndeferred == s->capdeferred) {
+		size_t cap = s->capdeferred ? 2 * s->capdeferred : 16;
+		struct os_stop *n = realloc(s->deferred, cap * sizeof(*n));
+		if (!n) {
+			rtl_warn("tid %d: a stop was lost (out of memory)", (int)st->tid);
+			return;
+		}
+		s->deferred = n;
+		s->capdeferred = cap;
+	}
+	s->deferred[s->ndeferred++] = *st;
+}
+
+/* The oldest deferred stop, if any. */
+static bool take_deferred(struct rtl_session *s, struct os_stop *st)
+{
+	if (!s->ndeferred)
+		return false;
+	*st = s->deferred[0];
+	memmove(s->deferred, s->deferred + 1, --s->ndeferred * sizeof(*s->deferred));
+	return true;
+}
 
 /* Keeps BIN (opened from PATH, or NULL if it could not be) in the cache. */
 static rtl_binary *cache_binary(struct rtl_session *s, const char *path, rtl_binary *bin)
@@ -128,6 +156,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->bins);
 	free(s->procs);
 	free(s->early);
+	free(s->deferred);
 	free(s->colls);
 	free(s->output);
 	free(s);
@@ -296,6 +325,12 @@ static void await_new_task(struct rtl_session *s, pid_t tid)
 	for (size_t i = 0; i < s->nearly; i++)
 		if (s->early[i].tid == tid) {
 			s->early[i] = s->early[--s->nearly];
+			return;
+		}
+	for (size_t i = 0; i < s->ndeferred; i++)
+		if (s->deferred[i].tid == tid) {
+			memmove(s->deferred + i, s->deferred + i + 1,
+				(--s->ndeferred - i) * sizeof(*s->deferred));
 			return;
 		}
 	struct os_stop st;
@@ -470,7 +505,7 @@ int rtl_session_run(rtl_session *s, int *status)
 		return -ESRCH;
 	os_resume(s->main_pid, 0);
 	while (s->nprocs) {
-		int err = os_wait(&st, our_breakpoint, s);
+		int err = take_deferred(s, &st) ? 0 : os_wait(&st, our_breakpoint, s);
 		if (err == -ECHILD)
 			break;
 		if (err)
