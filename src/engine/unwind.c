@@ -7,6 +7,7 @@
  * Processes without libgcc's unwinder (most C programs) keep a list of
  * pending functions, registered if it is loaded later (dlopen). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
@@ -51,21 +52,32 @@ void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 	p->unw_pending[p->nunw_pending++].fn = (uint32_t)fn;
 }
 
+static bool inside_unwinder(struct proc *p, pid_t tid);
+
 /* A stop of another thread while TID runs an inferior call. The call may
- * wait for a lock that thread holds (libgcc's object lock, taken by
- * _Unwind_Find_FDE, which calls functions for the first time): so its
- * first-call traps are served at once and it runs on; any other stop
- * waits for the event loop. */
+ * wait for libgcc's object lock, which only a thread inside the unwinder
+ * can hold (_Unwind_Find_FDE calls functions for the first time, and a
+ * signal may come): such a thread is served at once and runs on; the
+ * functions it meets are not unwound through (they are the unwinder's
+ * callees), so their registration can wait for the next flush. Any other
+ * stop waits for the event loop, which registers before it resumes. */
 static void other_stop(struct proc *p, const struct os_stop *st)
 {
 	uint64_t pc = st->pc;
 	struct thread *t = proc_thread(p, st->tid);
-	if (st->kind == OS_BREAKPOINT && t && (pc || !os_get_pc(st->tid, &pc)) &&
-	    lazy_breakpoint(p, st->tid, pc)) {
-		int sig = t->pending_sig;
-		t->pending_sig = 0;
-		os_resume(st->tid, sig);
-		return;
+	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) && inside_unwinder(p, st->tid)) {
+		if (st->kind == OS_BREAKPOINT && (pc || !os_get_pc(st->tid, &pc)) &&
+		    lazy_breakpoint(p, st->tid, pc)) {
+			int sig = t->pending_sig;
+			t->pending_sig = 0;
+			os_resume(st->tid, sig);
+			return;
+		}
+		if (st->kind == OS_SIGNAL && st->sig != SIGTRAP && st->sig != SIGSEGV &&
+		    st->sig != SIGBUS && st->sig != SIGILL && st->sig != SIGFPE) {
+			os_resume(st->tid, st->sig);
+			return;
+		}
 	}
 	session_defer_stop(p->s, st);
 }
