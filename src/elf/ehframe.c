@@ -36,16 +36,21 @@ struct parse_ctx {
 static int visit_fde(void *p, const struct rtl_eh_fde *f, const struct rtl_eh_cie *c)
 {
 	struct parse_ctx *x = p;
-	if (f->pc_begin == 0 || f->pc_end == f->pc_begin)
+	uint64_t range = f->pc_end - f->pc_begin;
+	/* a 4-byte range is read as unsigned here (libgcc, and so the
+	 * reader, sign-extends it: an FDE over nothing) */
+	if (rtl_eh_enc_size(c->fde_enc) == 4)
+		range &= 0xffffffff;
+	if (f->pc_begin == 0 || range == 0)
 		return 0;  /* discarded by the linker, or empty */
-	x->err = x->fn(x->ctx, f->pc_begin, f->pc_end - f->pc_begin, c->signal);
+	x->err = x->fn(x->ctx, f->pc_begin, range, c->signal);
 	return x->err != 0;
 }
 
 int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
 			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx)
 {
-	struct rtl_eh_frame eh = { sec, size, base, *b };
+	struct rtl_eh_frame eh = { sec, size, base, *b, .lenient = true };
 	struct parse_ctx x = { fn, ctx, 0 };
 	const char *why;
 	/* a malformed record ends the walk: the FDEs before it are kept */

@@ -141,6 +141,11 @@ struct rtl_eh_frame {
 	size_t size;
 	uint64_t addr;   /* address of data[0] */
 	struct rtl_eh_bases bases;
+	/* For function discovery, which needs only each FDE's start and
+	 * range: an FDE whose augmentation data or CFA program does not read
+	 * is still visited (lsda 0, insns NULL), and a record whose CIE
+	 * pointer leaves the section is skipped instead of ending the walk. */
+	bool lenient;
 };
 
 struct rtl_eh_cie {
@@ -158,7 +163,8 @@ struct rtl_eh_cie {
 };
 
 struct rtl_eh_fde {
-	uint64_t pc_begin, pc_end;          /* pc_begin 0: discarded by the linker */
+	uint64_t pc_begin, pc_end;          /* pc_begin 0: discarded by the linker;
+					     * pc_end <= pc_begin: covers nothing */
 	uint64_t lsda;                      /* 0 if none */
 	size_t fde_off, cie_off;            /* offsets of the records in the section */
 	const uint8_t *insns, *insns_end;   /* CFA program */
@@ -174,8 +180,9 @@ int rtl_eh_load_fde(const struct rtl_eh_frame *eh, size_t off, struct rtl_eh_fde
 /* Calls VISIT on every FDE whose CIE and fields read (pc_begin may be 0)
  * in section order, up to the terminator, until it returns nonzero (that
  * value is returned). FDEs under a CIE that does not read are skipped;
- * a record whose length or CIE pointer is out of the section ends the walk
- * with -RTL_ERR_BAD_INPUT (what came before it was visited). */
+ * a record whose length (or, unless lenient, CIE pointer) is out of the
+ * section ends the walk with -RTL_ERR_BAD_INPUT (what came before it was
+ * visited). */
 typedef int (*rtl_eh_visit_fn)(void *ctx, const struct rtl_eh_fde *f, const struct rtl_eh_cie *c);
 int rtl_eh_foreach_fde(const struct rtl_eh_frame *eh, rtl_eh_visit_fn visit, void *ctx,
 		       const char **why);

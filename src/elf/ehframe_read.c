@@ -113,6 +113,26 @@ int rtl_eh_parse_cie(const struct rtl_eh_frame *eh, size_t off, struct rtl_eh_ci
 	return 0;
 }
 
+/* The FDE's augmentation data (its LSDA) and CFA program, from R on. */
+static int parse_fde_rest(const struct rtl_eh_frame *eh, struct rtl_eh_rd *r,
+			  const struct rtl_eh_cie *c, struct rtl_eh_fde *f)
+{
+	if (c->has_z) {
+		uint64_t alen = rtl_eh_uleb(r);
+		if (alen > (uint64_t)(r->end - r->p))
+			return -RTL_ERR_BAD_INPUT;
+		const uint8_t *aend = r->p + alen;
+		if (c->lsda_enc != DW_EH_PE_omit)
+			f->lsda = rtl_eh_ptr(r, c->lsda_enc, &eh->bases);
+		if (r->p > aend)
+			return -RTL_ERR_BAD_INPUT;
+		r->p = aend;
+	}
+	f->insns = r->p;
+	f->insns_end = r->end;
+	return r->bad ? -RTL_ERR_BAD_INPUT : 0;
+}
+
 /* The FDE record E (at OFF) with its CIE C. */
 static int parse_fde(const struct rtl_eh_frame *eh, size_t off, const struct record *e,
 		     const struct rtl_eh_cie *c, struct rtl_eh_fde *f, const char **why)
@@ -125,26 +145,17 @@ static int parse_fde(const struct rtl_eh_frame *eh, size_t off, const struct rec
 	if (c->fde_enc & DW_EH_PE_indirect)   /* would need the loaded image */
 		return *why = "indirect FDE pointer", -RTL_ERR_UNSUPPORTED;
 	f->pc_begin = rtl_eh_ptr(&r, c->fde_enc, &eh->bases);
-	/* the range is a length: a 4-byte one is not sign-extended */
-	uint64_t range = rtl_eh_value(&r, c->fde_enc);
-	if (rtl_eh_enc_size(c->fde_enc) == 4)
-		range &= 0xffffffff;
-	f->pc_end = f->pc_begin + range;
-	if (c->has_z) {
-		uint64_t alen = rtl_eh_uleb(&r);
-		if (alen > (uint64_t)(r.end - r.p))
-			return *why = "truncated FDE", -RTL_ERR_BAD_INPUT;
-		const uint8_t *aend = r.p + alen;
-		if (c->lsda_enc != DW_EH_PE_omit)
-			f->lsda = rtl_eh_ptr(&r, c->lsda_enc, &eh->bases);
-		if (r.p > aend)
-			return *why = "truncated FDE", -RTL_ERR_BAD_INPUT;
-		r.p = aend;
-	}
-	f->insns = r.p;
-	f->insns_end = r.end;
+	/* as in libgcc, a signed range is sign-extended: a negative one
+	 * (corrupt) leaves pc_end below pc_begin, an FDE over nothing */
+	f->pc_end = f->pc_begin + rtl_eh_value(&r, c->fde_enc);
 	if (r.bad)
 		return *why = "truncated FDE", -RTL_ERR_BAD_INPUT;
+	if (parse_fde_rest(eh, &r, c, f)) {
+		if (!eh->lenient)
+			return *why = "truncated FDE", -RTL_ERR_BAD_INPUT;
+		f->lsda = 0;
+		f->insns = f->insns_end = NULL;
+	}
 	return 0;
 }
 
@@ -171,6 +182,10 @@ int rtl_eh_foreach_fde(const struct rtl_eh_frame *eh, rtl_eh_visit_fn visit, voi
 
 	while ((st = record_at(eh, off, &e)) == 0) {
 		if (e.id != 0) {
+			if (e.id > e.body && eh->lenient) {
+				off = e.end;
+				continue;
+			}
 			if (e.id > e.body)
 				return *why = "FDE's CIE pointer out of the section", -RTL_ERR_BAD_INPUT;
 			size_t co = e.body - (size_t)e.id;

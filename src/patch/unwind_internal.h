@@ -24,7 +24,7 @@ static inline struct rtl_eh_bases unw_bases(const struct unw_image *img)
 static inline struct rtl_eh_frame unw_frame(const struct unw_image *img)
 {
 	const struct unw_region *eh = &img->eh_frame;
-	return (struct rtl_eh_frame){ eh->data, eh->size, eh->addr, unw_bases(img) };
+	return (struct rtl_eh_frame){ eh->data, eh->size, eh->addr, unw_bases(img), false };
 }
 
 /* A reader over REG's bytes [OFF, END). */
