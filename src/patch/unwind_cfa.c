@@ -3,21 +3,9 @@
  * move %rsp. */
 #include <reticle/error.h>
 #include "patch/unwind_internal.h"
+#include "util/array.h"
 
 /* ---- address mapping ---- */
-
-static size_t lower_bound(const struct unw_map *m, uint64_t a)
-{
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->from[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* Relocated address for original A: the relocated start of the instruction
  * at or after A; the function's bounds map to the relocated bounds. */
@@ -27,14 +15,14 @@ uint64_t unw_map_addr(const struct unw_map *m, uint64_t a)
 		return m->new_start;
 	if (a >= m->func_addr + m->func_size)
 		return m->new_start + m->new_len;
-	size_t k = lower_bound(m, a);
+	size_t k = rtl_lower_bound_u64(m->from, m->n, a);
 	return k < m->n ? m->to[k] : m->new_start + m->new_len;
 }
 
 /* Relocated address of the instruction that starts exactly at A, or 0. */
 uint64_t unw_map_exact(const struct unw_map *m, uint64_t a)
 {
-	size_t k = lower_bound(m, a);
+	size_t k = rtl_lower_bound_u64(m->from, m->n, a);
 	return k < m->n && m->from[k] == a ? m->to[k] : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <libelf.h>
 #include <reticle/error.h>
 #include "patch/unwind_internal.h"
+#include "util/array.h"
 
 /* ---- the FDEs the builder can use ---- */
 
@@ -109,14 +110,8 @@ static int visit_collect(void *ctx, const struct rtl_eh_fde *f)
 	struct collect *k = ctx;
 	if (!f->pc_begin || f->pc_end <= f->pc_begin)
 		return 0;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 256;
-		struct unw_index_entry *nv = realloc(k->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		k->v = nv;
-		k->cap = cap;
-	}
+	if (rtl_grow(&k->v, &k->cap, k->n + 1, sizeof(*k->v)))
+		return -ENOMEM;
 	k->v[k->n++] = (struct unw_index_entry){ f->pc_begin, f->pc_end, f->fde_off };
 	return 0;
 }

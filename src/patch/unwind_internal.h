@@ -11,6 +11,7 @@
 #include <dwarf.h>
 #include "elf/ehframe.h"
 #include "patch/unwind.h"
+#include "util/array.h"
 
 enum { PCREL_SDATA4 = DW_EH_PE_pcrel | DW_EH_PE_sdata4, MAX_ACTION_CHAIN = 4096 };
 
@@ -53,17 +54,9 @@ static inline void put(struct ob *o, const void *p, size_t n)
 {
 	if (n == 0)
 		return;
-	if (o->len + n > o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 256;
-		while (cap < o->len + n)
-			cap *= 2;
-		uint8_t *nb = realloc(o->b, cap);
-		if (!nb) {
-			o->oom = true;
-			return;
-		}
-		o->b = nb;
-		o->cap = cap;
+	if (rtl_grow(&o->b, &o->cap, o->len + n, 1)) {
+		o->oom = true;
+		return;
 	}
 	memcpy(o->b + o->len, p, n);
 	o->len += n;
@@ -138,7 +131,7 @@ struct lsda {
 	unsigned ttenc;
 	const uint8_t *ttbase;          /* NULL without a type table */
 	struct call_site *cs;
-	size_t ncs;
+	size_t ncs, capcs;
 	const uint8_t *act;             /* action table */
 	size_t actlen;                  /* bytes of it that call sites reach */
 	uint64_t ntypes;                /* highest type index used */

@@ -95,10 +95,8 @@ int unw_parse_lsda(const struct unw_image *img, uint64_t addr, uint64_t region_s
 		s.len = rtl_eh_value(&c, csenc);
 		s.lp = rtl_eh_value(&c, csenc);
 		s.action = rtl_eh_uleb(&c);
-		struct call_site *ncs = realloc(l->cs, (l->ncs + 1) * sizeof(*ncs));
-		if (!ncs)
+		if (rtl_grow(&l->cs, &l->capcs, l->ncs + 1, sizeof(*l->cs)))
 			return -ENOMEM;
-		l->cs = ncs;
 		l->cs[l->ncs++] = s;
 		if (s.action && scan_actions(l, s.action - 1))
 			return *why = "bad LSDA action chain", -RTL_ERR_BAD_INPUT;
