@@ -112,13 +112,12 @@ static inline uint64_t rtl_eh_value(struct rtl_eh_rd *r, unsigned enc)
 	}
 }
 
-/* A pointer in encoding ENC with its base applied (0 for DW_EH_PE_omit, a
- * raw zero stays 0). The indirect bit is left to the caller: the result is
- * then the address of the pointer. */
+/* A pointer in encoding ENC with its base applied (a raw zero stays 0;
+ * DW_EH_PE_omit is the caller's to check: here it is unreadable). The
+ * indirect bit is left to the caller: the result is then the address of
+ * the pointer. */
 static inline uint64_t rtl_eh_ptr(struct rtl_eh_rd *r, unsigned enc, const struct rtl_eh_bases *b)
 {
-	if (enc == DW_EH_PE_omit)
-		return 0;
 	uint64_t here = r->base + (uint64_t)(r->p - r->start);
 	uint64_t v = rtl_eh_value(r, enc);
 
