@@ -4,7 +4,7 @@
 #include <string.h>
 #include "util/array.h"
 
-int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;

@@ -6,12 +6,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
+
 /* Makes the array at *ARRP (ARRP: the address of any object pointer; CAP
  * elements of ELEM bytes allocated) hold at least NEED elements: doubles
  * the capacity, the first allocation being of at least 256 bytes. The
  * contents are kept; the new elements are not initialised. Returns 0, or
- * -ENOMEM with the array and *CAP unchanged. */
-int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem);
+ * -ENOMEM with the array and *CAP unchanged. Inline for the common case,
+ * room already there: it sits on per-element paths (trace pushes). */
+static inline int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	return need <= *cap ? 0 : rtl_grow_to(arrp, cap, need, elem);
+}
 
 /* The first index i in V[0..N) (sorted ascending) with V[i] >= KEY; N when
  * there is none. Inline: address maps are searched on hot paths. */
