@@ -141,8 +141,8 @@ struct rtl_eh_frame {
 	uint64_t addr;   /* address of data[0] */
 	struct rtl_eh_bases bases;
 	/* For function discovery, which needs only each FDE's start and
-	 * range: an FDE whose augmentation data or CFA program does not read
-	 * is still visited (lsda 0, insns NULL), and a record whose CIE
+	 * range: an FDE whose augmentation data does not read is still
+	 * visited (lsda 0, insns NULL), and a record whose CIE
 	 * pointer leaves the section is skipped instead of ending the walk. */
 	bool lenient;
 };
@@ -152,7 +152,8 @@ struct rtl_eh_cie {
 	const char *aug;                    /* the augmentation string */
 	bool has_z;                         /* augmentation data with a length */
 	bool signal;                        /* 'S': a signal return trampoline */
-	bool unknown_aug;                   /* a letter skipped through the 'z' length */
+	bool unknown_aug;                   /* a letter not known (skipped through the 'z'
+					     * length), or letters without 'z' */
 	const uint8_t *fixed, *fixed_end;   /* alignment factors and RA register */
 	uint64_t caf;
 	int64_t daf;

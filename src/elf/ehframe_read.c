@@ -113,7 +113,7 @@ int rtl_eh_parse_cie(const struct rtl_eh_frame *eh, size_t off, struct rtl_eh_ci
 	return 0;
 }
 
-/* The FDE's augmentation data (its LSDA) and CFA program, from R on. */
+/* The FDE's augmentation data (its LSDA) and where its CFA program lies. */
 static int parse_fde_rest(const struct rtl_eh_frame *eh, struct rtl_eh_rd *r,
 			  const struct rtl_eh_cie *c, struct rtl_eh_fde *f)
 {
