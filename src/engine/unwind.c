@@ -14,6 +14,7 @@
 #include "engine/symbol.h"
 #include "os/linux/os.h"
 #include "patch/unwind.h"
+#include "util/array.h"
 #include "util/log.h"
 
 enum { OBJECT_SIZE = 64 };   /* libgcc's struct object is 6 or 7 words */
@@ -40,14 +41,8 @@ void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 {
 	if (!module_unwind(p, m))
 		return;   /* C code: nothing to register (see module_unwind) */
-	if (p->nunw_pending == p->capunw_pending) {
-		size_t cap = p->capunw_pending ? p->capunw_pending * 2 : 256;
-		void *n = realloc(p->unw_pending, cap * sizeof(*p->unw_pending));
-		if (!n)
-			return;
-		p->unw_pending = n;
-		p->capunw_pending = cap;
-	}
+	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
+		return;
 	p->unw_pending[p->nunw_pending].mod = (uint32_t)(m - p->mods);
 	p->unw_pending[p->nunw_pending++].fn = (uint32_t)fn;
 }

@@ -12,6 +12,7 @@
 #include "isa/x86_64/check.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "util/array.h"
 #include "util/log.h"
 
 enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024 };
@@ -303,25 +304,10 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 	}
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 1024;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*arr, c * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = c;
-	return 0;
-}
-
 static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc *r)
 {
-	if (grow((void **)&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
-	    grow((void **)&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)))
+	if (rtl_grow(&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
+	    rtl_grow(&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)))
 		return -ENOMEM;
 	fs->block0 = (uint32_t)p->nblocks;
 	fs->nblocks = (uint32_t)r->nblocks;
@@ -333,7 +319,7 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	for (size_t c = 0; c < r->ncalls; c++)
 		p->calls[p->ncalls++] = (struct call_rec){ r->calls[c].site, r->calls[c].target,
 							   fs->block0 + r->calls[c].block };
-	if (grow((void **)&p->sites, &p->capsites, p->nsites + r->nsites, sizeof(*p->sites)))
+	if (rtl_grow(&p->sites, &p->capsites, p->nsites + r->nsites, sizeof(*p->sites)))
 		return -ENOMEM;
 	for (size_t k = 0; k < r->nsites; k++) {
 		p->sites[p->nsites].addr = r->w.base + r->sites[k].off;
@@ -372,7 +358,7 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 	for (size_t i = 0; i < r->next; i++) {
 		struct func_state *fs = proc_entry_at(p, r->ext[i].dest, NULL, NULL);
 		if (!fs || (fs->status != FS_ARMED && fs->status != FS_BUSY) ||
-		    grow((void **)&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
+		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
 			continue;
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "isa/x86_64/insn.h"
+#include "util/array.h"
 #include "isa/x86_64/relocate.h"
 
 enum { MAX_TABLE_ENTRIES = 4096 };
@@ -681,14 +682,7 @@ void x86_reloc_free(struct x86_reloc *r)
 
 uint64_t x86_map_lookup(const uint64_t *from, const uint64_t *to, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (from[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rtl_lower_bound_u64(from, n, addr);
 	return lo < n && from[lo] == addr ? to[lo] : 0;
 }
 
