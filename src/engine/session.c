@@ -36,6 +36,8 @@ struct rtl_session {
 	size_t nprofiles;
 	pid_t main_pid;
 	int main_status;
+	pid_t *stopped;     /* processes in a group-stop (job control) */
+	size_t nstopped;
 	unsigned images;
 	struct rtl_session_stats stats;
 };
@@ -122,6 +124,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->bins);
 	free(s->procs);
 	free(s->early);
+	free(s->stopped);
 	free(s->colls);
 	free(s->output);
 	free(s);
@@ -182,8 +185,24 @@ static int add_proc(struct rtl_session *s, struct proc *p)
 	return p->profile_path ? 0 : -ENOMEM;
 }
 
+static void mark_stopped(struct rtl_session *s, pid_t pid, bool stopped)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (s->stopped[i] == pid) {
+			if (!stopped)
+				s->stopped[i] = s->stopped[--s->nstopped];
+			return;
+		}
+	pid_t *ns = stopped ? realloc(s->stopped, (s->nstopped + 1) * sizeof(*ns)) : NULL;
+	if (ns) {
+		s->stopped = ns;
+		s->stopped[s->nstopped++] = pid;
+	}
+}
+
 static void remove_proc(struct rtl_session *s, struct proc *p)
 {
+	mark_stopped(s, p->pid, false);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i] == p) {
 			s->procs[i] = s->procs[--s->nprocs];
@@ -271,18 +290,21 @@ static void resume(struct proc *p, pid_t tid, int sig)
 		t->pending_sig = 0;
 	}
 	os_resume(tid, sig);
+	/* a group-stop passed over during an inferior call: stop again */
+	if (os_take_missed_stop(tid))
+		os_interrupt(tid);
 }
 
 /* The first stop of a new task: it may have been seen already. */
-static void await_new_task(struct rtl_session *s, pid_t tid)
+static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 {
 	for (size_t i = 0; i < s->nearly; i++)
 		if (s->early[i].tid == tid) {
+			*st = s->early[i].st;
 			s->early[i] = s->early[--s->nearly];
 			return;
 		}
-	struct os_stop st;
-	os_wait_tid(tid, &st);
+	os_wait_tid(tid, st);
 }
 
 static void finish_proc(struct rtl_session *s, struct proc *p)
@@ -305,8 +327,9 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	uint64_t flags = 0;
 	os_clone_flags(st->tid, &flags);
 	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
+	struct os_stop first;
 
-	await_new_task(s, child);
+	await_new_task(s, child, &first);
 	if (shares_memory) {
 		proc_add_thread(p, child);
 		/* a vfork child runs alone while its parent waits */
@@ -323,7 +346,11 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 			return;
 		}
 	}
-	os_resume(child, 0);
+	/* a thread born into a stopped process starts in its group-stop */
+	if (first.kind == OS_GROUP_STOP)
+		os_listen(child);
+	else
+		resume(NULL, child, 0);
 	resume(p, st->tid, 0);
 }
 
@@ -344,7 +371,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 	struct proc *q = proc_new(s, pid);
 	if (!q || add_proc(s, q) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
-	os_resume(pid, 0);
+	resume(NULL, pid, 0);
 }
 
 static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)
@@ -388,6 +415,32 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 	}
 }
 
+/* After reticle stopped along with its target and was continued: a target
+ * process still stopped is continued too, unless a SIGCONT is already on
+ * its way (the shell's `fg` sends one to the whole process group). */
+static void continue_stopped(struct rtl_session *s)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (!os_sigcont_pending(s->stopped[i]))
+			kill(s->stopped[i], SIGCONT);
+}
+
+/* A thread entered a group-stop: it is left in it (PTRACE_LISTEN) until a
+ * SIGCONT. When reticle was sent the same stop signal (the terminal's
+ * Ctrl-Z to the whole job), reticle now stops too, so that its shell
+ * takes the terminal back; it continues with the SIGCONT of `fg`/`bg`. */
+static void on_group_stop(struct rtl_session *s, struct proc *p, const struct os_stop *st)
+{
+	os_listen(st->tid);
+	mark_stopped(s, p->pid, true);
+	if (!os_jobctl_shared(st->sig))
+		return;
+	rtl_debug("pid %d stopped by signal %d: reticle stops too", (int)p->pid, st->sig);
+	os_jobctl_stop_self(st->sig);
+	rtl_debug("reticle continued");
+	continue_stopped(s);
+}
+
 static void dispatch(struct rtl_session *s, struct os_stop *st)
 {
 	struct proc *p = proc_of(s, st->tid);
@@ -416,7 +469,17 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			resume(p, st->tid, SIGTRAP);
 		}
 		break;
+	case OS_GROUP_STOP:
+		on_group_stop(s, p, st);
+		break;
+	case OS_OTHER:
+		/* PTRACE_EVENT_STOP with SIGTRAP: e.g. the end of a group-stop */
+		mark_stopped(s, p->pid, false);
+		resume(p, st->tid, 0);
+		break;
 	case OS_SIGNAL:
+		if (st->sig == SIGCONT)
+			mark_stopped(s, p->pid, false);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
@@ -451,15 +514,20 @@ int rtl_session_run(rtl_session *s, int *status)
 	struct os_stop st;
 	if (!s->nprocs)
 		return -ESRCH;
+	os_jobctl_begin();
 	os_resume(s->main_pid, 0);
+	int err = 0;
 	while (s->nprocs) {
-		int err = os_wait(&st, our_breakpoint, s);
-		if (err == -ECHILD)
+		err = os_wait(&st, our_breakpoint, s);
+		if (err == -ECHILD) {
+			err = 0;
 			break;
+		}
 		if (err)
-			return err;
+			break;
 		dispatch(s, &st);
 	}
+	os_jobctl_end();
 	*status = s->main_status;
-	return 0;
+	return err;
 }

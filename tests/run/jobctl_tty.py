@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Ctrl-Z on a terminal, as in an interactive shell: a job-control "shell"
+runs the job in its own process group in the foreground of a pseudo
+terminal, the test types Ctrl-Z, the shell sees its child stop, takes the
+terminal back, checks that the program really stands still, and continues
+the job with `fg` (SIGCONT to the process group) or with SIGCONT to the
+child's pid alone. The job is the program itself (the oracle) or reticle
+running it; both must stop with SIGTSTP after the program's own SIGTSTP
+handler ran, make no progress while stopped, and end with the same output
+and exit status.
+
+usage: jobctl_tty.py RETICLE WORKDIR JOBSTOP-PROGRAM"""
+import fcntl, json, os, signal, sys, termios, time
+
+TICKS = 1000
+
+
+def shell(cmd, tty, pidfile, outfile, report, cont):
+    """The job-control shell, a session leader on TTY. Never returns."""
+    signal.alarm(60)   # nothing may hang
+    os.setsid()
+    fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    me = os.getpgrp()
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.tcsetpgrp(tty, os.getpid())
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        signal.alarm(0)
+        os.dup2(tty, 0)
+        out = os.open(outfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(outfile + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.execv(cmd[0], cmd)
+    os.setpgid(job, job)
+    os.tcsetpgrp(tty, job)
+    r = {}
+    _, status = os.waitpid(job, os.WUNTRACED)
+    r["stopped_by"] = signal.Signals(os.WSTOPSIG(status)).name if os.WIFSTOPPED(status) else None
+    if os.WIFSTOPPED(status):
+        os.tcsetpgrp(tty, me)   # the shell has the terminal back
+        with open(pidfile) as f:
+            target = int(f.read())
+        out1 = open(outfile).read()
+        time.sleep(0.5)
+        out2 = open(outfile).read()
+        with open(f"/proc/{target}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        r["stood_still"] = out1 == out2 and state in ("T", "t")
+        r["handler_ran_before_stop"] = "TSTP: terminal restored" in out1
+        if cont == "fg":
+            os.tcsetpgrp(tty, job)
+            os.killpg(job, signal.SIGCONT)
+        else:
+            os.kill(job, signal.SIGCONT)
+        _, status = os.waitpid(job, os.WUNTRACED)
+        if os.WIFSTOPPED(status):
+            r["stopped_again_by"] = signal.Signals(os.WSTOPSIG(status)).name
+            os.killpg(job, signal.SIGKILL)
+            _, status = os.waitpid(job, 0)
+    r["exit"] = os.waitstatus_to_exitcode(status)
+    with open(report, "w") as f:
+        json.dump(r, f)
+    os._exit(0)
+
+
+def run(cmd, work, label, cont):
+    pidfile = os.path.join(work, label + ".pid")
+    outfile = os.path.join(work, label + ".out")
+    report = os.path.join(work, label + ".json")
+    for f in (pidfile, report):
+        if os.path.exists(f):
+            os.unlink(f)
+    master, slave = os.openpty()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(master)
+            shell(cmd, slave, pidfile, outfile, report, cont)
+        except BaseException as e:
+            with open(report, "w") as f:
+                json.dump({"error": f"shell: {e!r}"}, f)
+        finally:
+            os._exit(99)
+    os.close(slave)
+    deadline = time.time() + 30
+    while not (os.path.exists(pidfile) and os.path.getsize(pidfile)) and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    os.write(master, b"\x1a")   # Ctrl-Z
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    if not os.path.exists(report):
+        return {"error": f"shell ended with status {status} and no report"}, ""
+    with open(report) as f:
+        r = json.load(f)
+    return r, open(outfile).read()
+
+
+def normalize(out):
+    """Tick lines must be 1..TICKS in order; where Ctrl-Z fell among them
+    depends on timing, so they are replaced by their count."""
+    ticks = [int(l.split()[1]) for l in out.splitlines() if l.startswith("tick ")]
+    other = [l for l in out.splitlines() if not l.startswith("tick ")]
+    return {"ticks_in_order": ticks == list(range(1, TICKS + 1)), "other_lines": other}
+
+
+def main():
+    reticle, work, prog = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    ok = True
+    for cont in ("fg", "kill-pid"):
+        results = {}
+        for who in ("native", "reticle"):
+            label = f"{who}-{cont}"
+            pidfile = os.path.join(work, label + ".pid")
+            cmd = [prog, "ticker", pidfile, str(TICKS)]
+            if who == "reticle":
+                cmd = [reticle, "run", "-o", os.path.join(work, label + ".db"), "--"] + cmd
+            r, out = run(cmd, work, label, cont)
+            r.update(normalize(out))
+            results[who] = r
+            print(f"{label}: {json.dumps(r)}")
+        nat, ret = results["native"], results["reticle"]
+        want = {"stopped_by": "SIGTSTP", "stood_still": True,
+                "handler_ran_before_stop": True, "ticks_in_order": True, "exit": 7}
+        for who, r in results.items():
+            for k, v in want.items():
+                if r.get(k) != v:
+                    print(f"FAIL [{who}-{cont}]: {k} is {r.get(k)!r}, want {v!r}")
+                    ok = False
+        if ret != nat:
+            print(f"FAIL [reticle-{cont}]: differs from the native run")
+            ok = False
+    print("all Ctrl-Z cases passed" if ok else "some Ctrl-Z cases failed")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
