@@ -34,8 +34,11 @@ def shell(cmd, tty, pidfile, outfile, report, cont):
         os.dup2(out, 1)
         os.dup2(err, 2)
         os.execv(cmd[0], cmd)
-    os.setpgid(job, job)
-    os.tcsetpgrp(tty, job)
+    try:   # as shells do; fails once the child has exec'd, having done it itself
+        os.setpgid(job, job)
+        os.tcsetpgrp(tty, job)
+    except PermissionError:
+        pass
     r = {}
     _, status = os.waitpid(job, os.WUNTRACED)
     r["stopped_by"] = signal.Signals(os.WSTOPSIG(status)).name if os.WIFSTOPPED(status) else None
