@@ -16,6 +16,12 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
+/* A process in a group-stop (job control), and the signal that stopped it. */
+struct stopped_proc {
+	pid_t pid;
+	int sig;
+};
+
 struct early_stop {
 	pid_t tid;
 	struct os_stop st;
@@ -36,7 +42,7 @@ struct rtl_session {
 	size_t nprofiles;
 	pid_t main_pid;
 	int main_status;
-	pid_t *stopped;     /* processes in a group-stop (job control) */
+	struct stopped_proc *stopped;
 	size_t nstopped;
 	unsigned images;
 	struct rtl_session_stats stats;
@@ -185,24 +191,37 @@ static int add_proc(struct rtl_session *s, struct proc *p)
 	return p->profile_path ? 0 : -ENOMEM;
 }
 
-static void mark_stopped(struct rtl_session *s, pid_t pid, bool stopped)
+/* Process PID is in a group-stop by SIG, or (SIG 0) no longer. */
+static void mark_stopped(struct rtl_session *s, pid_t pid, int sig)
 {
 	for (size_t i = 0; i < s->nstopped; i++)
-		if (s->stopped[i] == pid) {
-			if (!stopped)
+		if (s->stopped[i].pid == pid) {
+			if (sig)
+				s->stopped[i].sig = sig;
+			else
 				s->stopped[i] = s->stopped[--s->nstopped];
 			return;
 		}
-	pid_t *ns = stopped ? realloc(s->stopped, (s->nstopped + 1) * sizeof(*ns)) : NULL;
+	struct stopped_proc *ns = sig ? realloc(s->stopped, (s->nstopped + 1) * sizeof(*ns)) : NULL;
 	if (ns) {
 		s->stopped = ns;
-		s->stopped[s->nstopped++] = pid;
+		s->stopped[s->nstopped++] = (struct stopped_proc){ pid, sig };
 	}
+}
+
+static void follow_job_stop(struct rtl_session *s);
+
+static int stop_signal_of(const struct rtl_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (s->stopped[i].pid == pid)
+			return s->stopped[i].sig;
+	return 0;
 }
 
 static void remove_proc(struct rtl_session *s, struct proc *p)
 {
-	mark_stopped(s, p->pid, false);
+	mark_stopped(s, p->pid, 0);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i] == p) {
 			s->procs[i] = s->procs[--s->nprocs];
@@ -389,6 +408,8 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 	}
 	finish_proc(s, p);
 	remove_proc(s, p);
+	if (s->nstopped)
+		follow_job_stop(s);   /* the last one running is gone */
 }
 
 /* A fault about to be delivered to the target: says where it happened (an
@@ -421,24 +442,44 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 static void continue_stopped(struct rtl_session *s)
 {
 	for (size_t i = 0; i < s->nstopped; i++)
-		if (!os_sigcont_pending(s->stopped[i]))
-			kill(s->stopped[i], SIGCONT);
+		if (!os_sigcont_pending(s->stopped[i].pid))
+			kill(s->stopped[i].pid, SIGCONT);
+}
+
+/* reticle stops with its job as a shell sees a job stop: once every target
+ * process in reticle's process group is stopped (a pipeline's processes
+ * each run their own SIGTSTP handler first), by a signal reticle was sent
+ * too (the terminal's Ctrl-Z reaches the whole group). Its shell then
+ * takes the terminal back; `fg` or `bg` continues reticle and the job. */
+static void follow_job_stop(struct rtl_session *s)
+{
+	pid_t pgrp = getpgrp();
+	int sig = 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		pid_t pid = s->procs[i]->pid;
+		if (getpgid(pid) != pgrp)
+			continue;   /* a job of its own, e.g. under a shell target */
+		int by = stop_signal_of(s, pid);
+		if (!by)
+			return;     /* still running */
+		if (!sig && os_jobctl_shared(by))
+			sig = by;
+	}
+	if (!sig)
+		return;
+	rtl_debug("the job stopped by signal %d: reticle stops too", sig);
+	os_jobctl_stop_self(sig);
+	rtl_debug("reticle continued");
+	continue_stopped(s);
 }
 
 /* A thread entered a group-stop: it is left in it (PTRACE_LISTEN) until a
- * SIGCONT. When reticle was sent the same stop signal (the terminal's
- * Ctrl-Z to the whole job), reticle now stops too, so that its shell
- * takes the terminal back; it continues with the SIGCONT of `fg`/`bg`. */
+ * SIGCONT wakes it, without reticle. */
 static void on_group_stop(struct rtl_session *s, struct proc *p, const struct os_stop *st)
 {
 	os_listen(st->tid);
-	mark_stopped(s, p->pid, true);
-	if (!os_jobctl_shared(st->sig))
-		return;
-	rtl_debug("pid %d stopped by signal %d: reticle stops too", (int)p->pid, st->sig);
-	os_jobctl_stop_self(st->sig);
-	rtl_debug("reticle continued");
-	continue_stopped(s);
+	mark_stopped(s, p->pid, st->sig);
+	follow_job_stop(s);
 }
 
 static void dispatch(struct rtl_session *s, struct os_stop *st)
@@ -474,12 +515,12 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		break;
 	case OS_OTHER:
 		/* PTRACE_EVENT_STOP with SIGTRAP: e.g. the end of a group-stop */
-		mark_stopped(s, p->pid, false);
+		mark_stopped(s, p->pid, 0);
 		resume(p, st->tid, 0);
 		break;
 	case OS_SIGNAL:
 		if (st->sig == SIGCONT)
-			mark_stopped(s, p->pid, false);
+			mark_stopped(s, p->pid, 0);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
