@@ -310,8 +310,10 @@ static void resume(struct proc *p, pid_t tid, int sig)
 	}
 	os_resume(tid, sig);
 	/* a group-stop passed over during an inferior call: stop again */
-	if (os_take_missed_stop(tid))
+	if (os_take_missed_stop(tid)) {
+		rtl_debug("tid %d: group-stop met during an inferior call: interrupted", (int)tid);
 		os_interrupt(tid);
+	}
 }
 
 /* The first stop of a new task: it may have been seen already. */
@@ -346,7 +348,7 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	uint64_t flags = 0;
 	os_clone_flags(st->tid, &flags);
 	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
-	struct os_stop first;
+	struct os_stop first = { .tid = child, .kind = OS_OTHER };
 
 	await_new_task(s, child, &first);
 	if (shares_memory) {
