@@ -31,8 +31,9 @@ static void launch_child(char *const argv[], int go, int err)
 	_exit(127);
 }
 
-/* Runs a seized child up to its exec event stop. Stops before the exec are
- * passed over (signals delivered), a group-stop is kept. */
+/* Runs a seized child up to its exec event stop (0). Stops before the exec
+ * are passed over (signals delivered), a group-stop is kept. 1: the child
+ * is gone (a failed exec), and reaped. */
 static int await_exec(pid_t pid)
 {
 	int status;
@@ -43,7 +44,7 @@ static int await_exec(pid_t pid)
 			return -errno;
 		}
 		if (!WIFSTOPPED(status))
-			return -ESRCH;   /* gone, and reaped */
+			return 1;
 		int sig = WSTOPSIG(status), event = status >> 16;
 		if (event == PTRACE_EVENT_EXEC)
 			return 0;
@@ -99,16 +100,18 @@ int os_launch(char *const argv[], pid_t *pid_out)
 		if (err)
 			err = -RTL_ERR_TARGET_LAUNCH;
 	}
-	if (err == -ESRCH)
+	if (err == 1)
 		return n == (ssize_t)sizeof(child_errno) && child_errno ? -child_errno
 									 : -RTL_ERR_TARGET_LAUNCH;
-	if (err && pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
+	if (err) {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, __WALL);
+		}
 		return err;
 	}
 	*pid_out = pid;
-	return err;
+	return 0;
 }
 
 bool os_is_stop_signal(int sig)
