@@ -9,6 +9,7 @@
 #include "cache_internal.h"
 #include "reuse.h"
 #include "cache_bank.h"
+#include "util/array.h"
 
 #define DATA_KINDS (1u << RTL_ACC_LOAD | 1u << RTL_ACC_STORE | 1u << RTL_ACC_MODIFY)
 #define ALL_KINDS 0x1fu
@@ -290,13 +291,8 @@ static const rtl_access *merged(rtl_cachesim *b, struct cs_stream *x, struct cs_
 	size_t i = 0, j = 0, k = 0;
 
 	*n = x->n + y->n;
-	if (*n > b->merge_cap) {
-		rtl_access *m = realloc(b->merge, *n * sizeof(*m));
-		if (!m)
-			return NULL;
-		b->merge = m;
-		b->merge_cap = *n;
-	}
+	if (rtl_grow(&b->merge, &b->merge_cap, *n, sizeof(*b->merge)))
+		return NULL;
 	while (i < x->n || j < y->n)
 		if (j == y->n || (i < x->n && CS_SEQ(x->v[i].kind) <= CS_SEQ(y->v[j].kind)))
 			b->merge[k++] = x->v[i++];

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "cache_internal.h"
+#include "util/array.h"
 
 static inline size_t hash64(uint64_t x, size_t mask)
 {
@@ -112,14 +113,8 @@ void cs_attr_free(struct cs_attr *a)
 
 int cs_stream_push(struct cs_stream *s, uint64_t addr, uint32_t size, uint32_t kind, uint64_t iaddr)
 {
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 4096;
-		rtl_access *nv = realloc(s->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = ncap;
-	}
+	if (rtl_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
 	s->v[s->n++] = (rtl_access){ .addr = addr, .iaddr = iaddr, .size = size, .kind = kind };
 	return 0;
 }

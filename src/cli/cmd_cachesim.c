@@ -7,6 +7,7 @@
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
 #include "cli.h"
+#include "util/array.h"
 
 static const char *const level_names[RTL_LEVELS] = { "l1i", "l1d", "l1", "l2", "l3" };
 static const char *const kind_names[RTL_ACC_KINDS] = { "load", "store", "modify", "ifetch", "writeback" };
@@ -298,14 +299,8 @@ static int collect(const rtl_instr_cost *c, void *user)
 {
 	struct costs *cs = user;
 
-	if (cs->n == cs->cap) {
-		size_t nc = cs->cap ? cs->cap * 2 : 1024;
-		rtl_instr_cost *nv = realloc(cs->v, nc * sizeof(*nv));
-		if (!nv)
-			return -1;
-		cs->v = nv;
-		cs->cap = nc;
-	}
+	if (rtl_grow(&cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v)))
+		return -1;
 	cs->v[cs->n++] = *c;
 	return 0;
 }

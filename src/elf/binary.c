@@ -9,6 +9,7 @@
 #include <reticle/error.h>
 #include "util/log.h"
 #include "binary_internal.h"
+#include "util/array.h"
 
 /* Checks the identification and the header by hand, before libelf sees the
  * file, so that each kind of bad input gets its own error code. */
@@ -250,15 +251,9 @@ const char *rtl_binary_keep_string(rtl_binary *bin, char *s)
 {
 	if (!s)
 		return NULL;
-	if (bin->nstrings == bin->capstrings) {
-		size_t cap = bin->capstrings ? 2 * bin->capstrings : 64;
-		char **v = realloc(bin->strings, cap * sizeof(*v));
-		if (!v) {
-			free(s);
-			return NULL;
-		}
-		bin->strings = v;
-		bin->capstrings = cap;
+	if (rtl_grow(&bin->strings, &bin->capstrings, bin->nstrings + 1, sizeof(*bin->strings))) {
+		free(s);
+		return NULL;
 	}
 	bin->strings[bin->nstrings++] = s;
 	return s;

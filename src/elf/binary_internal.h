@@ -11,6 +11,7 @@
 #include <libelf.h>
 #include <elfutils/libdw.h>
 #include <reticle/binary.h>
+#include "ehframe.h"
 
 /* A function candidate before merging: one per symbol, PLT entry or FDE. */
 struct rtl_candidate {
@@ -86,10 +87,7 @@ int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
 /* .eh_frame parsing, apart from the binary so tests can feed it bytes:
  * calls FN for every readable FDE with its start, range and whether its
  * CIE has augmentation 'S'; stops at FN's first non-zero return. BASE is
- * the section's link-time address; TEXT and DATA the textrel/datarel bases. */
-struct rtl_eh_bases {
-	uint64_t text, data;
-};
+ * the section's link-time address; B the textrel/datarel bases (bias 0). */
 typedef int (*rtl_fde_fn)(void *ctx, uint64_t pc, uint64_t range, int signal);
 int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
 			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx);

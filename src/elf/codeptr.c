@@ -9,6 +9,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
+#include "util/array.h"
 
 #ifndef SHT_RELR
 #define SHT_RELR 19
@@ -29,14 +30,8 @@ static int cp_add(rtl_binary *bin, struct cp_vec *cv, uint64_t where, uint64_t t
 	 * (stub + 6) are not interesting. */
 	if (!f || f->addr == target || (f->sources & RTL_SRC_PLT))
 		return 0;
-	if (cv->n == cv->cap) {
-		size_t cap = cv->cap ? 2 * cv->cap : 256;
-		rtl_code_pointer *v = realloc(cv->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		cv->v = v;
-		cv->cap = cap;
-	}
+	if (rtl_grow(&cv->v, &cv->cap, cv->n + 1, sizeof(*cv->v)))
+		return -ENOMEM;
 	cv->v[cv->n++] = (rtl_code_pointer){ where, target };
 	return 0;
 }

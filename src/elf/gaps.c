@@ -10,6 +10,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
+#include "util/array.h"
 
 /* Length of a padding instruction at P (nop forms that assemblers emit,
  * int3), or 0. */
@@ -150,14 +151,8 @@ static int in_region(const struct region *v, size_t n, uint64_t addr)
 
 static int push_target(struct targets *t, uint64_t target)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		uint64_t *v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (rtl_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return -ENOMEM;
 	t->v[t->n++] = target;
 	return 0;
 }

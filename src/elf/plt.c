@@ -12,6 +12,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
+#include "util/array.h"
 
 struct slot {
 	uint64_t got;
@@ -25,14 +26,8 @@ struct slots {
 
 static int slot_push(struct slots *s, uint64_t got, const char *name)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct slot *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (rtl_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
 	s->v[s->n++] = (struct slot){ got, name };
 	return 0;
 }

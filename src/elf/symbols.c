@@ -4,18 +4,13 @@
 #include <stdlib.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
+#include "util/array.h"
 
 int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,
 		   const char *name, unsigned source, int rank)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		struct rtl_candidate *v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (rtl_grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return -ENOMEM;
 	c->v[c->n++] = (struct rtl_candidate){ addr, size, name, source, rank };
 	return 0;
 }

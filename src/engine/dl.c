@@ -3,6 +3,7 @@
  * each change, and reticle keeps an int3 there. */
 #include <link.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
@@ -57,6 +58,33 @@ static int read_string(struct proc *p, uint64_t addr, char *buf, size_t len)
 	return 0;
 }
 
+/* The file mapped at ADDR in the target, from /proc/PID/maps: a link_map
+ * name can be relative (LD_PRELOAD=./x.so, dlopen("./x.so")) to a working
+ * directory that may have changed since. */
+static int mapped_path(struct proc *p, uint64_t addr, char *out, size_t len)
+{
+	char maps[64], line[4096 + 128];
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(maps, "re");
+	int err = -1;
+	while (f && err && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int at = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 || addr < lo || addr >= hi ||
+		    !at || line[at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (strlen(line + at) < len && !strstr(line + at, " (deleted)")) {
+			strcpy(out, line + at);
+			err = 0;
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+	return err;
+}
+
 /* Adds every object on the link_map list that reticle does not know yet,
  * and forgets those no longer on it (dlclose): another object may be mapped
  * at their addresses next. The executable and the loader are never listed
@@ -76,8 +104,10 @@ static void scan_link_map(struct proc *p, pid_t tid)
 		if (os_mem_read(p->mem, lm, &l, sizeof(l)))
 			break;
 		lm = (uint64_t)l.l_next;
-		if (!l.l_name || read_string(p, (uint64_t)l.l_name, path, sizeof(path)) || path[0] != '/')
-			continue;
+		if (!l.l_name || read_string(p, (uint64_t)l.l_name, path, sizeof(path)) || !path[0])
+			continue;   /* the executable */
+		if (path[0] != '/' && (!l.l_ld || mapped_path(p, (uint64_t)l.l_ld, path, sizeof(path))))
+			continue;   /* the vdso, or nothing mapped from a file */
 		struct module *m = known(p, path, l.l_addr);
 		if (m) {
 			if ((size_t)(m - p->mods) < nmods)

@@ -120,6 +120,10 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_instrumented(struct rtl_session *s, bool ok);
 void session_count_seconds(struct rtl_session *s, double seconds);
 void session_count_trap(struct rtl_session *s);
+struct os_stop;
+/* A stop of another thread met while one thread runs an inferior call: the
+ * event loop handles it next. */
+void session_defer_stop(struct rtl_session *s, const struct os_stop *st);
 
 /* proc.c */
 struct proc *proc_new(struct rtl_session *s, pid_t pid);

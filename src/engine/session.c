@@ -46,6 +46,9 @@ struct rtl_session {
 	size_t nstopped;
 	unsigned images;
 	struct rtl_session_stats stats;
+	/* stops met while one thread ran an inferior call, handled afterwards */
+	struct os_stop *deferred;
+	size_t ndeferred, capdeferred;
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -67,15 +70,34 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 
-rtl_binary *session_binary(struct rtl_session *s, const char *path)
+void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 {
-	for (size_t i = 0; i < s->nbins; i++)
-		if (!strcmp(s->bins[i].path, path))
-			return s->bins[i].bin;
-	rtl_binary *bin = NULL;
-	int err = rtl_binary_open(path, &bin);
-	if (err)
-		rtl_warn("%s: %s", path, rtl_strerror(err));
+	if (s->ndeferred == s->capdeferred) {
+		size_t cap = s->capdeferred ? 2 * s->capdeferred : 16;
+		struct os_stop *n = realloc(s->deferred, cap * sizeof(*n));
+		if (!n) {
+			rtl_warn("tid %d: a stop was lost (out of memory)", (int)st->tid);
+			return;
+		}
+		s->deferred = n;
+		s->capdeferred = cap;
+	}
+	s->deferred[s->ndeferred++] = *st;
+}
+
+/* The oldest deferred stop, if any. */
+static bool take_deferred(struct rtl_session *s, struct os_stop *st)
+{
+	if (!s->ndeferred)
+		return false;
+	*st = s->deferred[0];
+	memmove(s->deferred, s->deferred + 1, --s->ndeferred * sizeof(*s->deferred));
+	return true;
+}
+
+/* Keeps BIN (opened from PATH, or NULL if it could not be) in the cache. */
+static rtl_binary *cache_binary(struct rtl_session *s, const char *path, rtl_binary *bin)
+{
 	void *nb = realloc(s->bins, (s->nbins + 1) * sizeof(*s->bins));
 	if (!nb) {
 		rtl_binary_close(bin);
@@ -86,6 +108,18 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path)
 	s->bins[s->nbins++].bin = bin;
 	s->stats.modules++;
 	return bin;
+}
+
+rtl_binary *session_binary(struct rtl_session *s, const char *path)
+{
+	for (size_t i = 0; i < s->nbins; i++)
+		if (!strcmp(s->bins[i].path, path))
+			return s->bins[i].bin;
+	rtl_binary *bin = NULL;
+	int err = rtl_binary_open(path, &bin);
+	if (err)
+		rtl_warn("%s: %s", path, rtl_strerror(err));
+	return cache_binary(s, path, bin);
 }
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
@@ -131,6 +165,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->procs);
 	free(s->early);
 	free(s->stopped);
+	free(s->deferred);
 	free(s->colls);
 	free(s->output);
 	free(s);
@@ -232,7 +267,7 @@ static void remove_proc(struct rtl_session *s, struct proc *p)
 
 /* Checks that PROGRAM can be run: it exists, and is an x86-64 ELF (or a
  * script, which the kernel hands to its interpreter). */
-static int check_program(const char *prog)
+static int check_program(struct rtl_session *s, const char *prog)
 {
 	char path[PATH_MAX];
 	const char *found = NULL;
@@ -267,14 +302,25 @@ static int check_program(const char *prog)
 	int err = rtl_binary_open(found, &bin);
 	if (err)
 		return err;
-	rtl_binary_close(bin);
-	return access(found, X_OK) ? -errno : 0;
+	if (access(found, X_OK)) {
+		err = -errno;
+		rtl_binary_close(bin);
+		return err;
+	}
+	/* kept under the name /proc/PID/exe will give, so it is read once */
+	char *real = realpath(found, NULL);
+	if (real)
+		cache_binary(s, real, bin);   /* closes it if it cannot keep it */
+	else
+		rtl_binary_close(bin);
+	free(real);
+	return 0;
 }
 
 int rtl_session_launch(rtl_session *s, char *const argv[])
 {
 	pid_t pid;
-	int err = check_program(argv[0]);
+	int err = check_program(s, argv[0]);
 	if (err)
 		return err;
 	if ((err = os_launch(argv, &pid)))
@@ -323,6 +369,13 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 		if (s->early[i].tid == tid) {
 			*st = s->early[i].st;
 			s->early[i] = s->early[--s->nearly];
+			return;
+		}
+	for (size_t i = 0; i < s->ndeferred; i++)
+		if (s->deferred[i].tid == tid) {
+			*st = s->deferred[i];
+			memmove(s->deferred + i, s->deferred + i + 1,
+				(--s->ndeferred - i) * sizeof(*s->deferred));
 			return;
 		}
 	os_wait_tid(tid, st);
@@ -561,7 +614,7 @@ int rtl_session_run(rtl_session *s, int *status)
 	os_resume(s->main_pid, 0);
 	int err = 0;
 	while (s->nprocs) {
-		err = os_wait(&st, our_breakpoint, s);
+		err = take_deferred(s, &st) ? 0 : os_wait(&st, our_breakpoint, s);
 		if (err == -ECHILD) {
 			err = 0;
 			break;

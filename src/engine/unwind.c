@@ -7,6 +7,7 @@
  * Processes without libgcc's unwinder (most C programs) keep a list of
  * pending functions, registered if it is loaded later (dlopen). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
@@ -51,6 +52,36 @@ void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 	p->unw_pending[p->nunw_pending++].fn = (uint32_t)fn;
 }
 
+static bool inside_unwinder(struct proc *p, pid_t tid);
+
+/* A stop of another thread while TID runs an inferior call. The call may
+ * wait for libgcc's object lock, which only a thread inside the unwinder
+ * can hold (_Unwind_Find_FDE calls functions for the first time, and a
+ * signal may come): such a thread is served at once and runs on; the
+ * functions it meets are not unwound through (they are the unwinder's
+ * callees), so their registration can wait for the next flush. Any other
+ * stop waits for the event loop, which registers before it resumes. */
+static void other_stop(struct proc *p, const struct os_stop *st)
+{
+	uint64_t pc = st->pc;
+	struct thread *t = proc_thread(p, st->tid);
+	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) && inside_unwinder(p, st->tid)) {
+		if (st->kind == OS_BREAKPOINT && (pc || !os_get_pc(st->tid, &pc)) &&
+		    lazy_breakpoint(p, st->tid, pc)) {
+			int sig = t->pending_sig;
+			t->pending_sig = 0;
+			os_resume(st->tid, sig);
+			return;
+		}
+		if (st->kind == OS_SIGNAL && st->sig != SIGTRAP && st->sig != SIGSEGV &&
+		    st->sig != SIGBUS && st->sig != SIGILL && st->sig != SIGFPE) {
+			os_resume(st->tid, st->sig);
+			return;
+		}
+	}
+	session_defer_stop(p->s, st);
+}
+
 /* Calls FUNC(A0, A1) in stopped thread TID and waits for it to return to
  * the int3 after the first window's syscall gadget. Breakpoints met on the
  * way are reticle's own (functions seen for the first time) and handled as
@@ -63,11 +94,20 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 	if (err)
 		return err;
 	p->in_call = true;
+	bool running = false;
 	for (;;) {
 		struct os_stop st;
 		uint64_t pc;
-		if ((err = os_resume(tid, 0)) || (err = os_wait_tid(tid, &st)))
+		if (!running && (err = os_resume(tid, 0)))
 			break;
+		running = true;
+		if ((err = os_wait(&st, NULL, NULL)))
+			break;
+		if (st.tid != tid) {
+			other_stop(p, &st);
+			continue;
+		}
+		running = false;
 		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
 			err = -ESRCH;
 			break;

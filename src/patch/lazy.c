@@ -198,6 +198,45 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 	return to ? to : addr;
 }
 
+/* Functions that find their caller's object from the return address: a
+ * copy's return address is in no object (dlsym(RTLD_NEXT) would fail,
+ * dlopen would miss the caller's RUNPATH and $ORIGIN). */
+static bool ctx_keeps_caller(void *c, uint64_t addr)
+{
+	static const char *const names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym",
+					     "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlvsym" };
+	struct reloc_ctx *ctx = c;
+	struct module *m;
+	const rtl_function *f;
+	struct func_state *fs = proc_entry_at(ctx->p, addr, &m, &f);
+	if (!fs || !f->name)
+		return false;
+	size_t len = strcspn(f->name, "@");   /* dlsym@plt, dlsym@@GLIBC_2.34 */
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (strlen(names[i]) == len && !strncmp(f->name, names[i], len))
+			return true;
+	return false;
+}
+
+/* Such a call returns into F's original code: a jump there leads back
+ * into the copy. The original body never runs otherwise (its entry jumps
+ * to the copy), so its bytes can be overwritten, but not the entry patch
+ * nor past the function's end. Where that does not fit, the rest of that
+ * call's caller runs uninstrumented, still correctly. */
+static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r)
+{
+	uint64_t lo = f->addr + m->bias + PATCH_LEN, hi = f->addr + m->bias + f->size;
+	for (size_t k = 0; k < r->nrets; k++) {
+		uint64_t at = r->rets[k].orig;
+		if (at < lo || at + PATCH_LEN > hi)
+			continue;
+		uint8_t jmp[PATCH_LEN] = { 0xe9 };
+		int32_t rel = (int32_t)(r->rets[k].copy - (at + PATCH_LEN));
+		memcpy(jmp + 1, &rel, 4);
+		os_mem_write(p->mem, at, jmp, PATCH_LEN);
+	}
+}
+
 static bool ctx_is_code(void *c, uint64_t addr)
 {
 	struct reloc_ctx *ctx = c;
@@ -458,6 +497,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.addr = f->addr + m->bias, .size = f->size, .code = code,
 		.interior = interior, .ninterior = ninterior,
 		.read = ctx_read, .redirect = ctx_redirect, .is_code = ctx_is_code,
+		.keeps_caller = ctx_keeps_caller,
 		.new_counter = ctx_counter, .ctx = &ctx,
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
@@ -480,6 +520,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
 	note_branches(p, m, &r);
+	patch_returns(p, m, f, &r);
 	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;

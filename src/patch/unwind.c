@@ -5,7 +5,7 @@
 #include "patch/unwind_internal.h"
 
 /* CIE copied with its augmentation data re-encoded for DEST. */
-static int emit_cie(const struct cie *c, uint64_t dest, bool near, struct ob *o,
+static int emit_cie(const struct rtl_eh_cie *c, uint64_t dest, bool near, struct ob *o,
 		    unsigned *fde_enc, const char **why)
 {
 	size_t start = o->len;
@@ -26,7 +26,7 @@ static int emit_cie(const struct cie *c, uint64_t dest, bool near, struct ob *o,
 			penc = (c->pers_enc & DW_EH_PE_indirect) | (pnear ? PCREL_SDATA4 : DW_EH_PE_absptr);
 		}
 		for (const char *a = c->aug + 1; *a; a++)
-			alen += *a == 'L' || *a == 'R' ? 1 : *a == 'P' ? 1 + enc_size(penc) : 0;
+			alen += *a == 'L' || *a == 'R' ? 1 : *a == 'P' ? 1 + rtl_eh_enc_size(penc) : 0;
 		put_uleb(o, alen);
 		for (const char *a = c->aug + 1; *a; a++) {
 			if (*a == 'L') {
@@ -58,8 +58,8 @@ static int add_function(const struct unw_image *img, const struct unw_map *m, ui
 			const char **why)
 {
 	struct lsda l = { 0 };
-	struct fde f;
-	struct cie c;
+	struct rtl_eh_fde f;
+	struct rtl_eh_cie c;
 	unsigned fde_enc;
 	int err;
 
@@ -68,8 +68,8 @@ static int add_function(const struct unw_image *img, const struct unw_map *m, ui
 		return err;
 	if (c.caf != 1)
 		return *why = "code alignment factor other than 1", -RTL_ERR_UNSUPPORTED;
-	if (f.pub.lsda && c.lsda_enc != DW_EH_PE_omit &&
-	    (err = unw_parse_lsda(img, f.pub.lsda, f.pub.pc_begin, &l, why)))
+	if (f.lsda && c.lsda_enc != DW_EH_PE_omit &&
+	    (err = unw_parse_lsda(img, f.lsda, f.pc_begin, &l, why)))
 		goto out;
 	size_t cstart = o->len;
 	uint64_t here = dest + cstart;
@@ -88,7 +88,7 @@ static int add_function(const struct unw_image *img, const struct unw_map *m, ui
 	/* the copy, or its part the FDE covers when the FDE ends inside the
 	 * function (code past it has other CFI or none: better no row there
 	 * than this FDE's last one) */
-	put_le(o, unw_map_addr(m, f.pub.pc_end) - m->new_start, enc_size(fde_enc));
+	put_le(o, unw_map_addr(m, f.pc_end) - m->new_start, rtl_eh_enc_size(fde_enc));
 	if (c.aug[0] == 'z') {
 		bool has_l = c.lsda_enc != DW_EH_PE_omit;
 		put_uleb(o, has_l ? 4 : 0);
@@ -102,7 +102,7 @@ static int add_function(const struct unw_image *img, const struct unw_map *m, ui
 	if (l.r.start) {
 		fix->field = lsda_field;
 		fix->off = side->len;
-		if (!(err = unw_emit_lsda(img, &l, f.pub.pc_begin, m, side, why)))
+		if (!(err = unw_emit_lsda(img, &l, f.pc_begin, m, side, why)))
 			*has_fix = true;
 	}
 out:

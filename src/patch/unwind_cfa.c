@@ -3,21 +3,9 @@
  * move %rsp. */
 #include <reticle/error.h>
 #include "patch/unwind_internal.h"
+#include "util/array.h"
 
 /* ---- address mapping ---- */
-
-static size_t lower_bound(const struct unw_map *m, uint64_t a)
-{
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->from[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* Relocated address for original A: the relocated start of the instruction
  * at or after A; the function's bounds map to the relocated bounds. */
@@ -27,23 +15,23 @@ uint64_t unw_map_addr(const struct unw_map *m, uint64_t a)
 		return m->new_start;
 	if (a >= m->func_addr + m->func_size)
 		return m->new_start + m->new_len;
-	size_t k = lower_bound(m, a);
+	size_t k = rtl_lower_bound_u64(m->from, m->n, a);
 	return k < m->n ? m->to[k] : m->new_start + m->new_len;
 }
 
 /* Relocated address of the instruction that starts exactly at A, or 0. */
 uint64_t unw_map_exact(const struct unw_map *m, uint64_t a)
 {
-	size_t k = lower_bound(m, a);
+	size_t k = rtl_lower_bound_u64(m->from, m->n, a);
 	return k < m->n && m->from[k] == a ? m->to[k] : 0;
 }
 
 /* ---- the CFA program ---- */
 
-static void copy_leb(struct rd *r, struct ob *o)
+static void copy_leb(struct rtl_eh_rd *r, struct ob *o)
 {
 	const uint8_t *s = r->p;
-	rd_uleb(r);
+	rtl_eh_uleb(r);
 	put(o, s, (size_t)(r->p - s));
 }
 
@@ -92,7 +80,7 @@ static const char *cfa_operands(uint8_t op)
 	}
 }
 
-static int copy_operands(struct rd *r, struct ob *o, const char *shape)
+static int copy_operands(struct rtl_eh_rd *r, struct ob *o, const char *shape)
 {
 	for (; *shape && !r->bad; shape++) {
 		if (*shape != 'b') {
@@ -100,7 +88,7 @@ static int copy_operands(struct rd *r, struct ob *o, const char *shape)
 			continue;
 		}
 		const uint8_t *s = r->p;
-		uint64_t n = rd_uleb(r);
+		uint64_t n = rtl_eh_uleb(r);
 		if (n > (uint64_t)(r->end - r->p)) {
 			r->bad = true;
 			break;
@@ -128,22 +116,22 @@ struct cfa_track {
 };
 
 /* Updates the rule for opcode OP whose operands A reads. */
-static void track(struct cfa_track *t, uint8_t op, struct rd a)
+static void track(struct cfa_track *t, uint8_t op, struct rtl_eh_rd a)
 {
 	switch (op) {
 	case DW_CFA_def_cfa:
-		t->now.reg = rd_uleb(&a);
-		t->now.off = (int64_t)rd_uleb(&a);
+		t->now.reg = rtl_eh_uleb(&a);
+		t->now.off = (int64_t)rtl_eh_uleb(&a);
 		t->now.known = true;
 		break;
 	case DW_CFA_def_cfa_sf:
-		t->now.reg = rd_uleb(&a);
-		t->now.off = rd_sleb(&a) * t->daf;
+		t->now.reg = rtl_eh_uleb(&a);
+		t->now.off = rtl_eh_sleb(&a) * t->daf;
 		t->now.known = true;
 		break;
-	case DW_CFA_def_cfa_register: t->now.reg = rd_uleb(&a); break;
-	case DW_CFA_def_cfa_offset: t->now.off = (int64_t)rd_uleb(&a); break;
-	case DW_CFA_def_cfa_offset_sf: t->now.off = rd_sleb(&a) * t->daf; break;
+	case DW_CFA_def_cfa_register: t->now.reg = rtl_eh_uleb(&a); break;
+	case DW_CFA_def_cfa_offset: t->now.off = (int64_t)rtl_eh_uleb(&a); break;
+	case DW_CFA_def_cfa_offset_sf: t->now.off = rtl_eh_sleb(&a) * t->daf; break;
 	case DW_CFA_def_cfa_expression: t->now.known = false; break;
 	case DW_CFA_remember_state:
 		if (t->depth < CFA_STACK)
@@ -162,14 +150,14 @@ static void track(struct cfa_track *t, uint8_t op, struct rd a)
 }
 
 /* The CIE's initial instructions set the rule the FDE starts from. */
-static void track_initial(struct cfa_track *t, const struct cie *c)
+static void track_initial(struct cfa_track *t, const struct rtl_eh_cie *c)
 {
-	struct rd r = { c->insns, c->insns, c->insns_end, 0, false };
+	struct rtl_eh_rd r = { c->insns, c->insns, c->insns_end, 0, false };
 	struct ob sink = { 0 };
 	memset(t, 0, sizeof(*t));
 	t->daf = c->daf;
 	while (r.p < r.end && !r.bad) {
-		uint8_t op = (uint8_t)rd_u(&r, 1);
+		uint8_t op = (uint8_t)rtl_eh_u(&r, 1);
 		const char *shape = (op & 0xc0) == DW_CFA_offset ? "u"
 				    : (op & 0xc0) ? "" : cfa_operands(op);
 		if (!shape) {
@@ -264,17 +252,19 @@ static void describe_counters(const struct unw_map *m, const struct cfa_track *t
 }
 
 /* Copies the FDE's CFA program, re-targeting every location through the map. */
-int unw_rewrite_cfa(const struct unw_image *img, const struct cie *c, const struct fde *f,
-		       const struct unw_map *m, struct ob *o, const char **why)
+int unw_rewrite_cfa(const struct unw_image *img, const struct rtl_eh_cie *c,
+		    const struct rtl_eh_fde *f, const struct unw_map *m, struct ob *o,
+		    const char **why)
 {
-	struct rd r;
-	uint64_t loc = f->pub.pc_begin, cur = m->new_start;
+	struct rtl_eh_rd r;
+	uint64_t loc = f->pc_begin, cur = m->new_start;
 	struct cfa_track t;
 
 	track_initial(&t, c);
-	rd_init(&r, &img->eh_frame, f->insns_off, (size_t)(f->insns_end - img->eh_frame.data));
+	unw_rd_init(&r, &img->eh_frame, (size_t)(f->insns - img->eh_frame.data),
+		    (size_t)(f->insns_end - img->eh_frame.data));
 	while (r.p < r.end && !r.bad) {
-		uint8_t op = (uint8_t)rd_u(&r, 1);
+		uint8_t op = (uint8_t)rtl_eh_u(&r, 1);
 		uint64_t delta;
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
@@ -290,16 +280,16 @@ int unw_rewrite_cfa(const struct unw_image *img, const struct cie *c, const stru
 		}
 		switch (op) {
 		case DW_CFA_set_loc: {
-			uint64_t at = rd_ptr(&r, c->fde_enc, img);
+			uint64_t at = unw_ptr(&r, c->fde_enc, img);
 			if (at < loc)
 				return *why = "DW_CFA_set_loc backwards", -RTL_ERR_BAD_INPUT;
 			loc = at;           /* an address, not a factored delta */
 			goto remap;
 		}
-		case DW_CFA_advance_loc1: delta = rd_u(&r, 1); goto advance;
-		case DW_CFA_advance_loc2: delta = rd_u(&r, 2); goto advance;
-		case DW_CFA_advance_loc4: delta = rd_u(&r, 4); goto advance;
-		case DW_CFA_MIPS_advance_loc8: delta = rd_u(&r, 8); goto advance;
+		case DW_CFA_advance_loc1: delta = rtl_eh_u(&r, 1); goto advance;
+		case DW_CFA_advance_loc2: delta = rtl_eh_u(&r, 2); goto advance;
+		case DW_CFA_advance_loc4: delta = rtl_eh_u(&r, 4); goto advance;
+		case DW_CFA_MIPS_advance_loc8: delta = rtl_eh_u(&r, 8); goto advance;
 		default: {
 			const char *shape = cfa_operands(op);
 			if (!shape)

@@ -1,7 +1,6 @@
-/* .eh_frame reading: records, the FDE over an address (walking the section
- * or through a sorted index), and the sections loaded from a file. Every
- * read is bounds-checked: the bytes come from the target's files. Pointer
- * decoding follows libgcc's read_encoded_value (a raw zero stays null). */
+/* .eh_frame lookups for the builder: the FDE over an address (walking the
+ * section or through a sorted index), and the sections loaded from a file.
+ * The records themselves are read by src/elf/ehframe_read.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,175 +8,55 @@
 #include <libelf.h>
 #include <reticle/error.h>
 #include "patch/unwind_internal.h"
+#include "util/array.h"
 
-/* ---- .eh_frame records ---- */
+/* ---- the FDEs the builder can use ---- */
 
-struct entry {
-	size_t body, end;    /* offsets: after the length field, past the record */
-	uint64_t id;         /* 0 for a CIE, else the CIE pointer */
-	size_t after_id;
-};
-
-/* Record at OFF: 1 at the terminator or the end, 0, or -1 when malformed. */
-static int entry_at(const struct unw_region *eh, size_t off, struct entry *e)
+/* The builder copies a CIE's fixed fields and augmentation into its own:
+ * it must know every byte of them. */
+static int usable_cie(const struct rtl_eh_cie *c, const char **why)
 {
-	struct rd r;
-	rd_init(&r, eh, off, eh->size);
-	if (off + 4 > eh->size)
-		return 1;
-	uint64_t len = rd_u(&r, 4);
-	bool is64 = len == 0xffffffffu;
-	if (len == 0)
-		return 1;
-	if (is64)
-		len = rd_u(&r, 8);
-	e->body = (size_t)(r.p - r.start);
-	if (r.bad || len > eh->size - e->body || len < (is64 ? 8u : 4u))
-		return -1;
-	e->end = e->body + (size_t)len;
-	e->id = rd_u(&r, is64 ? 8 : 4);
-	e->after_id = (size_t)(r.p - r.start);
-	return 0;
-}
-
-
-static int parse_cie(const struct unw_image *img, size_t off, struct cie *c, const char **why)
-{
-	const struct unw_region *eh = &img->eh_frame;
-	struct entry e;
-	struct rd r;
-
-	if (entry_at(eh, off, &e) || e.id != 0)
-		return *why = "CIE pointer does not name a CIE", -RTL_ERR_BAD_INPUT;
-	rd_init(&r, eh, e.after_id, e.end);
-	memset(c, 0, sizeof(*c));
-	c->fde_enc = DW_EH_PE_absptr;
-	c->lsda_enc = c->pers_enc = DW_EH_PE_omit;
-	c->version = (unsigned)rd_u(&r, 1);
-	c->aug = (const char *)r.p;
-	const uint8_t *nul = memchr(r.p, 0, (size_t)(r.end - r.p));
-	if (!nul)
-		return *why = "unterminated CIE augmentation", -RTL_ERR_BAD_INPUT;
 	if (c->version != 1 && c->version != 3)
 		return *why = "CIE version other than 1 and 3", -RTL_ERR_UNSUPPORTED;
 	if (c->aug[0] && c->aug[0] != 'z')
 		return *why = "CIE augmentation without 'z'", -RTL_ERR_UNSUPPORTED;
-	r.p = nul + 1;
-	c->fixed = r.p;
-	c->caf = rd_uleb(&r);
-	c->daf = rd_sleb(&r);
-	if (c->version == 1)
-		rd_u(&r, 1);
-	else
-		rd_uleb(&r);
-	c->fixed_end = r.p;
-	if (c->aug[0] == 'z') {
-		uint64_t alen = rd_uleb(&r);
-		if (alen > (uint64_t)(r.end - r.p))
-			return *why = "CIE augmentation data past its end", -RTL_ERR_BAD_INPUT;
-		const uint8_t *aend = r.p + alen;
-		for (const char *a = c->aug + 1; *a; a++) {
-			if (*a == 'L')
-				c->lsda_enc = (unsigned)rd_u(&r, 1);
-			else if (*a == 'R')
-				c->fde_enc = (unsigned)rd_u(&r, 1);
-			else if (*a == 'P') {
-				c->pers_enc = (unsigned)rd_u(&r, 1);
-				c->pers = rd_ptr(&r, c->pers_enc, img);
-			} else if (*a != 'S' && *a != 'B' && *a != 'G')
-				return *why = "unknown CIE augmentation letter", -RTL_ERR_UNSUPPORTED;
-		}
-		if (r.p > aend)
-			return *why = "CIE augmentation data overruns", -RTL_ERR_BAD_INPUT;
-		r.p = aend;
-	}
-	c->insns = r.p;
-	c->insns_end = r.end;
-	if (r.bad)
-		return *why = "truncated CIE", -RTL_ERR_BAD_INPUT;
+	if (c->unknown_aug)
+		return *why = "unknown CIE augmentation letter", -RTL_ERR_UNSUPPORTED;
 	if ((c->lsda_enc != DW_EH_PE_omit && (c->lsda_enc & DW_EH_PE_indirect)) ||
 	    (c->fde_enc & DW_EH_PE_indirect))
 		return *why = "indirect FDE or LSDA pointer", -RTL_ERR_UNSUPPORTED;
 	return 0;
 }
 
-
-/* Parses the FDE record E (at OFF) with its CIE C. */
-static int parse_fde(const struct unw_image *img, size_t off, const struct entry *e,
-		     const struct cie *c, struct fde *f)
-{
-	struct rd r;
-	rd_init(&r, &img->eh_frame, e->after_id, e->end);
-	memset(f, 0, sizeof(*f));
-	f->pub.fde_off = off;
-	f->pub.cie_off = e->body - (size_t)e->id;
-	f->pub.pc_begin = rd_ptr(&r, c->fde_enc, img);
-	f->pub.pc_end = f->pub.pc_begin + rd_value(&r, c->fde_enc);
-	if (c->aug[0] == 'z') {
-		uint64_t alen = rd_uleb(&r);
-		if (alen > (uint64_t)(r.end - r.p))
-			return -RTL_ERR_BAD_INPUT;
-		const uint8_t *aend = r.p + alen;
-		if (c->lsda_enc != DW_EH_PE_omit)
-			f->pub.lsda = rd_ptr(&r, c->lsda_enc, img);
-		if (r.p > aend)
-			return -RTL_ERR_BAD_INPUT;
-		r.p = aend;
-	}
-	f->insns = r.p;
-	f->insns_end = r.end;
-	f->insns_off = (size_t)(r.p - r.start);
-	return r.bad ? -RTL_ERR_BAD_INPUT : 0;
-}
-
 /* The FDE record at OFF with its CIE. */
-static int load_fde(const struct unw_image *img, size_t off, struct fde *f, struct cie *c,
-		    const char **why)
+static int load_fde(const struct unw_image *img, size_t off, struct rtl_eh_fde *f,
+		    struct rtl_eh_cie *c, const char **why)
 {
-	struct entry e;
-	int err;
-	if (entry_at(&img->eh_frame, off, &e) || e.id == 0 || e.id > e.body)
-		return *why = "malformed .eh_frame record", -RTL_ERR_BAD_INPUT;
-	if ((err = parse_cie(img, e.body - (size_t)e.id, c, why)))
-		return err;
-	if ((err = parse_fde(img, off, &e, c, f)))
-		return *why = "truncated FDE", err;
-	return 0;
+	struct rtl_eh_frame eh = unw_frame(img);
+	int err = rtl_eh_load_fde(&eh, off, f, c, why);
+	return err ? err : usable_cie(c, why);
 }
 
-/* Calls VISIT on every FDE of the section whose CIE we read, until it
- * returns nonzero (that value is returned). FDEs under a CIE we cannot read
- * are skipped: their ranges are unknown. */
-static int scan(const struct unw_image *img, int (*visit)(void *, const struct fde *, const struct cie *),
+/* Calls VISIT on every FDE of the section under a usable CIE, until it
+ * returns nonzero (that value is returned). */
+struct usable_walk {
+	int (*visit)(void *, const struct rtl_eh_fde *);
+	void *ctx;
+};
+
+static int visit_usable(void *p, const struct rtl_eh_fde *f, const struct rtl_eh_cie *c)
+{
+	struct usable_walk *w = p;
+	const char *why;
+	return usable_cie(c, &why) ? 0 : w->visit(w->ctx, f);
+}
+
+static int scan(const struct unw_image *img, int (*visit)(void *, const struct rtl_eh_fde *),
 		void *ctx, const char **why)
 {
-	const struct unw_region *eh = &img->eh_frame;
-	size_t off = 0, cie_off = (size_t)-1;
-	bool cie_ok = false;
-	struct entry e;
-	struct fde f;
-	struct cie c;
-	int st, ret;
-
-	while ((st = entry_at(eh, off, &e)) == 0) {
-		if (e.id != 0) {
-			if (e.id > e.body)
-				return *why = "FDE's CIE pointer out of the section", -RTL_ERR_BAD_INPUT;
-			size_t co = e.body - (size_t)e.id;
-			if (co != cie_off) {
-				const char *cie_why;
-				cie_ok = parse_cie(img, co, &c, &cie_why) == 0;
-				cie_off = co;
-			}
-			if (cie_ok && parse_fde(img, off, &e, &c, &f) == 0 &&
-			    (ret = visit(ctx, &f, &c)))
-				return ret;
-		}
-		off = e.end;
-	}
-	if (st < 0)
-		return *why = "malformed .eh_frame record", -RTL_ERR_BAD_INPUT;
-	return 0;
+	struct rtl_eh_frame eh = unw_frame(img);
+	struct usable_walk w = { visit, ctx };
+	return rtl_eh_foreach_fde(&eh, visit_usable, &w, why);
 }
 
 struct lookup {
@@ -185,19 +64,19 @@ struct lookup {
 	size_t off;
 };
 
-static int visit_lookup(void *ctx, const struct fde *f, const struct cie *c)
+static int visit_lookup(void *ctx, const struct rtl_eh_fde *f)
 {
 	struct lookup *l = ctx;
-	if (f->pub.pc_begin && l->pc >= f->pub.pc_begin && l->pc < f->pub.pc_end) {
-		l->off = f->pub.fde_off;
+	if (f->pc_begin && l->pc >= f->pc_begin && l->pc < f->pc_end) {
+		l->off = f->fde_off;
 		return 1;
 	}
 	return 0;
 }
 
 /* Finds the FDE over PC, with its CIE: through the index when there is one. */
-int unw_find_record(const struct unw_image *img, uint64_t pc, struct fde *f, struct cie *c,
-		const char **why)
+int unw_find_record(const struct unw_image *img, uint64_t pc, struct rtl_eh_fde *f,
+		    struct rtl_eh_cie *c, const char **why)
 {
 	struct lookup l = { pc, 0 };
 	if (img->index) {
@@ -226,20 +105,14 @@ struct collect {
 	size_t n, cap;
 };
 
-static int visit_collect(void *ctx, const struct fde *f, const struct cie *c)
+static int visit_collect(void *ctx, const struct rtl_eh_fde *f)
 {
 	struct collect *k = ctx;
-	if (!f->pub.pc_begin || f->pub.pc_end <= f->pub.pc_begin)
+	if (!f->pc_begin || f->pc_end <= f->pc_begin)
 		return 0;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 256;
-		struct unw_index_entry *nv = realloc(k->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		k->v = nv;
-		k->cap = cap;
-	}
-	k->v[k->n++] = (struct unw_index_entry){ f->pub.pc_begin, f->pub.pc_end, f->pub.fde_off };
+	if (rtl_grow(&k->v, &k->cap, k->n + 1, sizeof(*k->v)))
+		return -ENOMEM;
+	k->v[k->n++] = (struct unw_index_entry){ f->pc_begin, f->pc_end, f->fde_off };
 	return 0;
 }
 
@@ -267,12 +140,12 @@ int unw_image_index(struct unw_image *img)
 
 int unw_find_fde(const struct unw_image *img, uint64_t pc, struct unw_fde *out)
 {
-	struct fde f;
-	struct cie c;
+	struct rtl_eh_fde f;
+	struct rtl_eh_cie c;
 	const char *why;
 	int err = unw_find_record(img, pc, &f, &c, &why);
 	if (!err)
-		*out = f.pub;
+		*out = (struct unw_fde){ f.pc_begin, f.pc_end, f.lsda, f.fde_off, f.cie_off };
 	return err;
 }
 

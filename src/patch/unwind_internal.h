@@ -1,6 +1,6 @@
-/* Internals of the unwind-info builder (unwind*.c): bounds-checked readers
- * of DWARF-encoded bytes, a growable output buffer, and the pieces each file
- * provides. Not for use outside src/patch/unwind*.c. */
+/* Internals of the unwind-info builder (unwind*.c): the .eh_frame reader
+ * of src/elf bound to an unw_image, a growable output buffer, and the pieces
+ * each file provides. Not for use outside src/patch/unwind*.c. */
 #ifndef RETICLE_PATCH_UNWIND_INTERNAL_H
 #define RETICLE_PATCH_UNWIND_INTERNAL_H
 
@@ -9,114 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
+#include "elf/ehframe.h"
 #include "patch/unwind.h"
+#include "util/array.h"
 
 enum { PCREL_SDATA4 = DW_EH_PE_pcrel | DW_EH_PE_sdata4, MAX_ACTION_CHAIN = 4096 };
 
-/* ---- reading ---- */
+/* ---- reading: the .eh_frame reader of src/elf ---- */
 
-struct rd {
-	const uint8_t *start, *p, *end;
-	uint64_t base;   /* run-time address of start */
-	bool bad;
-};
-
-static inline void rd_init(struct rd *r, const struct unw_region *reg, size_t off, size_t end)
+static inline struct rtl_eh_bases unw_bases(const struct unw_image *img)
 {
-	r->start = reg->data;
-	r->p = reg->data + (off < reg->size ? off : reg->size);
-	r->end = reg->data + (end < reg->size ? end : reg->size);
-	r->base = reg->addr;
-	r->bad = off > reg->size;
+	return (struct rtl_eh_bases){ img->text_base, img->data_base, img->bias };
 }
 
-static inline uint64_t rd_u(struct rd *r, size_t n)
+static inline struct rtl_eh_frame unw_frame(const struct unw_image *img)
 {
-	uint64_t v = 0;
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
+	const struct unw_region *eh = &img->eh_frame;
+	return (struct rtl_eh_frame){ eh->data, eh->size, eh->addr, unw_bases(img), false };
 }
 
-static inline uint64_t rd_uleb(struct rd *r)
+/* A reader over REG's bytes [OFF, END). */
+static inline void unw_rd_init(struct rtl_eh_rd *r, const struct unw_region *reg, size_t off,
+			       size_t end)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; r->p < r->end; shift += 7) {
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return v;
+	rtl_eh_rd_init(r, reg->data, reg->size, reg->addr, off, end);
 }
 
-static inline int64_t rd_sleb(struct rd *r)
+/* A pointer in ENC with the module's bases (see rtl_eh_ptr). */
+static inline uint64_t unw_ptr(struct rtl_eh_rd *r, unsigned enc, const struct unw_image *img)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; r->p < r->end;) {
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	r->bad = true;
-	return (int64_t)v;
-}
-
-static inline size_t enc_size(unsigned enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: return 8;
-	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: return 2;
-	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: return 4;
-	default: return 0;   /* leb128: variable */
-	}
-}
-
-/* The value part of a pointer in encoding ENC, no base applied. */
-static inline uint64_t rd_value(struct rd *r, unsigned enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: return rd_u(r, 8);
-	case DW_EH_PE_uleb128: return rd_uleb(r);
-	case DW_EH_PE_sleb128: return (uint64_t)rd_sleb(r);
-	case DW_EH_PE_udata2: return rd_u(r, 2);
-	case DW_EH_PE_sdata2: return (uint64_t)(int64_t)(int16_t)rd_u(r, 2);
-	case DW_EH_PE_udata4: return rd_u(r, 4);
-	case DW_EH_PE_sdata4: return (uint64_t)(int64_t)(int32_t)rd_u(r, 4);
-	default: r->bad = true; return 0;
-	}
-}
-
-/* A pointer with its base applied; the indirect bit is left to the caller
- * (the result is then the address of the pointer). */
-static inline uint64_t rd_ptr(struct rd *r, unsigned enc, const struct unw_image *img)
-{
-	uint64_t here = r->base + (uint64_t)(r->p - r->start);
-	uint64_t v = rd_value(r, enc);
-
-	if (v == 0 || r->bad)
-		return v;
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr: return v + img->bias;
-	case DW_EH_PE_pcrel: return v + here;
-	case DW_EH_PE_textrel: return v + img->text_base;
-	case DW_EH_PE_datarel: return v + img->data_base;
-	default: r->bad = true; return 0;   /* funcrel, aligned: not in .eh_frame */
-	}
+	struct rtl_eh_bases b = unw_bases(img);
+	return rtl_eh_ptr(r, enc, &b);
 }
 
 /* ---- writing ---- */
@@ -131,17 +54,9 @@ static inline void put(struct ob *o, const void *p, size_t n)
 {
 	if (n == 0)
 		return;
-	if (o->len + n > o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 256;
-		while (cap < o->len + n)
-			cap *= 2;
-		uint8_t *nb = realloc(o->b, cap);
-		if (!nb) {
-			o->oom = true;
-			return;
-		}
-		o->b = nb;
-		o->cap = cap;
+	if (rtl_grow(&o->b, &o->cap, o->len + n, 1)) {
+		o->oom = true;
+		return;
 	}
 	memcpy(o->b + o->len, p, n);
 	o->len += n;
@@ -207,23 +122,6 @@ static inline void close_record(struct ob *o, size_t start)
 
 /* ---- records and the pieces of the builder ---- */
 
-struct cie {
-	unsigned version;
-	const char *aug;
-	const uint8_t *fixed, *fixed_end;   /* alignment factors and RA register */
-	uint64_t caf;
-	int64_t daf;
-	unsigned fde_enc, lsda_enc, pers_enc;
-	uint64_t pers;                      /* personality (address of it if indirect) */
-	const uint8_t *insns, *insns_end;
-};
-
-struct fde {
-	struct unw_fde pub;
-	const uint8_t *insns, *insns_end;
-	size_t insns_off;    /* offset of insns in eh_frame.data */
-};
-
 struct call_site {
 	uint64_t start, len, lp, action;
 };
@@ -233,25 +131,27 @@ struct lsda {
 	unsigned ttenc;
 	const uint8_t *ttbase;          /* NULL without a type table */
 	struct call_site *cs;
-	size_t ncs;
+	size_t ncs, capcs;
 	const uint8_t *act;             /* action table */
 	size_t actlen;                  /* bytes of it that call sites reach */
 	uint64_t ntypes;                /* highest type index used */
 	size_t speclen;                 /* bytes of exception specs after ttbase */
-	struct rd r;                    /* over the region that holds the LSDA */
+	struct rtl_eh_rd r;             /* over the region that holds the LSDA */
 };
 
-/* unwind_ehframe.c: the FDE over PC with its CIE. */
-int unw_find_record(const struct unw_image *img, uint64_t pc, struct fde *f, struct cie *c,
-		    const char **why);
+/* unwind_ehframe.c: the FDE over PC with its CIE, when the builder can
+ * rewrite that CIE. */
+int unw_find_record(const struct unw_image *img, uint64_t pc, struct rtl_eh_fde *f,
+		    struct rtl_eh_cie *c, const char **why);
 
 /* unwind_cfa.c: relocated address of original A (the instruction at or
  * after it; the function's bounds map to the copy's), or of exactly A (0 if
  * A is not an instruction start); the CFA program re-targeted. */
 uint64_t unw_map_addr(const struct unw_map *m, uint64_t a);
 uint64_t unw_map_exact(const struct unw_map *m, uint64_t a);
-int unw_rewrite_cfa(const struct unw_image *img, const struct cie *c, const struct fde *f,
-		    const struct unw_map *m, struct ob *o, const char **why);
+int unw_rewrite_cfa(const struct unw_image *img, const struct rtl_eh_cie *c,
+		    const struct rtl_eh_fde *f, const struct unw_map *m, struct ob *o,
+		    const char **why);
 
 /* unwind_lsda.c: the LSDA at ADDR of the region starting at REGION_START,
  * and its rewritten form (free l->cs after parsing). */

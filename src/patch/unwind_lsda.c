@@ -20,11 +20,11 @@ static const struct unw_region *region_of(const struct unw_image *img, uint64_t 
 /* An exception specification list at ttbase + OFF: type indices up to 0. */
 static int scan_spec(struct lsda *l, uint64_t off)
 {
-	struct rd s = l->r;
+	struct rtl_eh_rd s = l->r;
 	if (!l->ttbase || off > (uint64_t)(s.end - l->ttbase))
 		return -RTL_ERR_BAD_INPUT;
 	s.p = l->ttbase + off;
-	for (uint64_t idx; (idx = rd_uleb(&s)) != 0 && !s.bad;)
+	for (uint64_t idx; (idx = rtl_eh_uleb(&s)) != 0 && !s.bad;)
 		l->ntypes = idx > l->ntypes ? idx : l->ntypes;
 	if ((size_t)(s.p - l->ttbase) > l->speclen)
 		l->speclen = (size_t)(s.p - l->ttbase);
@@ -35,14 +35,14 @@ static int scan_spec(struct lsda *l, uint64_t off)
  * extends, which type indices and specifications it uses. */
 static int scan_actions(struct lsda *l, uint64_t off)
 {
-	struct rd a = l->r;
+	struct rtl_eh_rd a = l->r;
 	for (int n = 0; n < MAX_ACTION_CHAIN; n++) {
 		if (off > (uint64_t)(a.end - l->act))
 			return -RTL_ERR_BAD_INPUT;
 		a.p = l->act + off;
-		int64_t filter = rd_sleb(&a);
+		int64_t filter = rtl_eh_sleb(&a);
 		const uint8_t *disp_at = a.p;
-		int64_t disp = rd_sleb(&a);
+		int64_t disp = rtl_eh_sleb(&a);
 		if (a.bad)
 			return -RTL_ERR_BAD_INPUT;
 		if ((size_t)(a.p - l->act) > l->actlen)
@@ -65,47 +65,45 @@ int unw_parse_lsda(const struct unw_image *img, uint64_t addr, uint64_t region_s
 		      struct lsda *l, const char **why)
 {
 	const struct unw_region *reg = region_of(img, addr);
-	struct rd *r = &l->r;
+	struct rtl_eh_rd *r = &l->r;
 
 	memset(l, 0, sizeof(*l));
 	if (!reg)
 		return *why = "LSDA outside .gcc_except_table", -RTL_ERR_BAD_INPUT;
-	rd_init(r, reg, (size_t)(addr - reg->addr), reg->size);
-	unsigned lpenc = (unsigned)rd_u(r, 1);
-	l->lpstart = lpenc == DW_EH_PE_omit ? region_start : rd_ptr(r, lpenc, img);
-	l->ttenc = (unsigned)rd_u(r, 1);
+	unw_rd_init(r, reg, (size_t)(addr - reg->addr), reg->size);
+	unsigned lpenc = (unsigned)rtl_eh_u(r, 1);
+	l->lpstart = lpenc == DW_EH_PE_omit ? region_start : unw_ptr(r, lpenc, img);
+	l->ttenc = (unsigned)rtl_eh_u(r, 1);
 	if (l->ttenc != DW_EH_PE_omit) {
-		uint64_t off = rd_uleb(r);
-		if (off > (uint64_t)(r->end - r->p) || !enc_size(l->ttenc))
+		uint64_t off = rtl_eh_uleb(r);
+		if (off > (uint64_t)(r->end - r->p) || !rtl_eh_enc_size(l->ttenc))
 			return *why = "bad LSDA type table", -RTL_ERR_BAD_INPUT;
 		l->ttbase = r->p + off;
 	}
-	unsigned csenc = (unsigned)rd_u(r, 1);
-	uint64_t cslen = rd_uleb(r);
+	unsigned csenc = (unsigned)rtl_eh_u(r, 1);
+	uint64_t cslen = rtl_eh_uleb(r);
 	if (r->bad || cslen > (uint64_t)(r->end - r->p))
 		return *why = "truncated LSDA header", -RTL_ERR_BAD_INPUT;
 	if ((csenc & 0x70) != DW_EH_PE_absptr)
 		return *why = "LSDA call sites not in an absolute encoding", -RTL_ERR_UNSUPPORTED;
 	l->act = r->p + cslen;
-	struct rd c = *r;
+	struct rtl_eh_rd c = *r;
 	c.end = l->act;
 	while (c.p < c.end && !c.bad) {
 		struct call_site s;
-		s.start = rd_value(&c, csenc);
-		s.len = rd_value(&c, csenc);
-		s.lp = rd_value(&c, csenc);
-		s.action = rd_uleb(&c);
-		struct call_site *ncs = realloc(l->cs, (l->ncs + 1) * sizeof(*ncs));
-		if (!ncs)
+		s.start = rtl_eh_value(&c, csenc);
+		s.len = rtl_eh_value(&c, csenc);
+		s.lp = rtl_eh_value(&c, csenc);
+		s.action = rtl_eh_uleb(&c);
+		if (rtl_grow(&l->cs, &l->capcs, l->ncs + 1, sizeof(*l->cs)))
 			return -ENOMEM;
-		l->cs = ncs;
 		l->cs[l->ncs++] = s;
 		if (s.action && scan_actions(l, s.action - 1))
 			return *why = "bad LSDA action chain", -RTL_ERR_BAD_INPUT;
 	}
 	if (c.bad)
 		return *why = "truncated LSDA call-site table", -RTL_ERR_BAD_INPUT;
-	size_t tsz = enc_size(l->ttenc);
+	size_t tsz = rtl_eh_enc_size(l->ttenc);
 	if (l->ntypes && (!l->ttbase || l->ntypes > (uint64_t)(l->ttbase - l->r.start) / tsz))
 		return *why = "LSDA type index out of the table", -RTL_ERR_BAD_INPUT;
 	return 0;
@@ -159,11 +157,11 @@ int unw_emit_lsda(const struct unw_image *img, struct lsda *l, uint64_t region_s
 	put(o, l->act, l->actlen);
 	if (!l->ttbase)
 		return 0;
-	size_t tsz = enc_size(l->ttenc);
+	size_t tsz = rtl_eh_enc_size(l->ttenc);
 	for (uint64_t i = l->ntypes; i >= 1; i--) {
-		struct rd t = l->r;
+		struct rtl_eh_rd t = l->r;
 		t.p = l->ttbase - i * tsz;
-		put_le(o, rd_ptr(&t, l->ttenc & ~DW_EH_PE_indirect, img), 8);
+		put_le(o, unw_ptr(&t, l->ttenc & ~DW_EH_PE_indirect, img), 8);
 		if (t.bad)
 			return *why = "bad LSDA type entry", -RTL_ERR_BAD_INPUT;
 	}

@@ -15,6 +15,7 @@
 #include <reticle/error.h>
 #include "report/callgraph.h"
 #include "report/report_priv.h"
+#include "util/array.h"
 
 struct cg_block { size_t fn; uint64_t addr, ir; };
 
@@ -66,15 +67,8 @@ static int add_block(const rtl_profile_block *b, void *user)
 
 	if (fn == (size_t)-1)
 		return 0;
-	if (x->nblocks == x->cap_blocks) {
-		size_t cap = x->cap_blocks ? 2 * x->cap_blocks : 1024;
-		void *p = realloc(x->blocks, cap * sizeof(*x->blocks));
-
-		if (!p)
-			return -ENOMEM;
-		x->blocks = p;
-		x->cap_blocks = cap;
-	}
+	if (rtl_grow(&x->blocks, &x->cap_blocks, x->nblocks + 1, sizeof(*x->blocks)))
+		return -ENOMEM;
 	x->blocks[x->nblocks++] = (struct cg_block){ fn, b->addr, (uint64_t)b->ninstrs * b->count };
 	return 0;
 }
@@ -86,15 +80,8 @@ static int add_arc(const rtl_profile_call *c, void *user)
 
 	if (from == (size_t)-1 || to == (size_t)-1 || !c->count)
 		return 0;
-	if (x->g.narcs == x->cap_arcs) {
-		size_t cap = x->cap_arcs ? 2 * x->cap_arcs : 1024;
-		void *p = realloc(x->g.arcs, cap * sizeof(*x->g.arcs));
-
-		if (!p)
-			return -ENOMEM;
-		x->g.arcs = p;
-		x->cap_arcs = cap;
-	}
+	if (rtl_grow(&x->g.arcs, &x->cap_arcs, x->g.narcs + 1, sizeof(*x->g.arcs)))
+		return -ENOMEM;
 	x->g.arcs[x->g.narcs++] = (struct cg_arc){ .from = from, .to = to, .site = c->site,
 						   .count = c->count };
 	return 0;

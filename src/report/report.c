@@ -5,6 +5,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
+#include "util/array.h"
 
 const rtl_report_options rpt_default_options;
 
@@ -44,15 +45,8 @@ static int add_row(const rtl_profile_function *f, void *user)
 
 	if (rows->limit && rows->n >= rows->limit)
 		return 1;
-	if (rows->n == rows->cap) {
-		size_t cap = rows->cap ? rows->cap * 2 : 256;
-		void *fn = realloc(rows->fn, cap * sizeof(*rows->fn));
-
-		if (!fn)
-			return -ENOMEM;
-		rows->fn = fn;
-		rows->cap = cap;
-	}
+	if (rtl_grow(&rows->fn, &rows->cap, rows->n + 1, sizeof(*rows->fn)))
+		return -ENOMEM;
 	r = &rows->fn[rows->n];
 	*r = *f;
 	r->module = dup_or_null(f->module);

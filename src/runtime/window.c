@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "runtime/window.h"
+#include "util/array.h"
 
 enum { PAGE = 4096 };
 #define USER_TOP 0x7ffffffff000ull         /* the canonical limit */
@@ -103,14 +104,9 @@ static int read_maps(pid_t pid, struct range **out, size_t *n)
 		unsigned long lo, hi;
 		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
 			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct range *nr = realloc(*out, cap * sizeof(*nr));
-			if (!nr) {
-				fclose(f);
-				return -ENOMEM;
-			}
-			*out = nr;
+		if (rtl_grow(out, &cap, *n + 1, sizeof(**out))) {
+			fclose(f);
+			return -ENOMEM;
 		}
 		if (strstr(line, "[stack]") && lo > STACK_ROOM)
 			lo -= STACK_ROOM;

@@ -15,6 +15,20 @@ import fcntl, json, os, signal, sys, termios, time
 TICKS = 1000
 
 
+def job_states(pgrp):
+    """State letters of the processes of process group PGRP."""
+    states = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgrp:
+            states.append(fields[0])
+    return states
+
+
 def shell(cmd, tty, pidfile, outfile, report, cont):
     """The job-control shell, a session leader on TTY. Never returns."""
     signal.alarm(60)   # nothing may hang
@@ -44,6 +58,12 @@ def shell(cmd, tty, pidfile, outfile, report, cont):
     r["stopped_by"] = signal.Signals(os.WSTOPSIG(status)).name if os.WIFSTOPPED(status) else None
     if os.WIFSTOPPED(status):
         os.tcsetpgrp(tty, me)   # the shell has the terminal back
+        # natively the shell sees `sh` of a pipeline stop, maybe before the
+        # others: measure once the whole job has stopped
+        for _ in range(500):
+            if all(st in ("T", "t") for st in job_states(job)):
+                break
+            time.sleep(0.01)
         with open(pidfile) as f:
             target = int(f.read())
         out1 = open(outfile).read()
@@ -151,6 +171,10 @@ def main():
         if ret != nat:
             print(f"FAIL [reticle-{name}]: differs from the native run")
             ok = False
+    if not ok:
+        for f in sorted(os.listdir(work)):
+            if f.endswith(".err") and os.path.getsize(os.path.join(work, f)):
+                print(f"--- {f}:\n" + open(os.path.join(work, f)).read()[-1500:])
     print("all Ctrl-Z cases passed" if ok else "some Ctrl-Z cases failed")
     sys.exit(0 if ok else 1)
 

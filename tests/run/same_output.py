@@ -6,6 +6,7 @@ named functions equal what the program itself reports.
 
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
                       [--collectors LIST ...] -- PROGRAM ARGS..."""
+import glob
 import json, os, subprocess, sys
 
 
@@ -45,8 +46,11 @@ def main():
     ok = True
     for cs in sets:
         db = os.path.join(work, cs.replace(",", "_") + ".db")
-        if os.path.exists(db):
-            os.unlink(db)
+        # later images (exec) write STEM.PID.N.db beside it
+        later = lambda: glob.glob(os.path.join(work, cs.replace(",", "_") + ".*.db"))
+        for old in [db] + later():
+            if os.path.exists(old):
+                os.unlink(old)
         r = run([reticle, "run", "-c", cs, "-o", db, "--"] + prog, stdin_path)
         if r.stdout != native.stdout:
             print(f"FAIL [{cs}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
@@ -60,14 +64,19 @@ def main():
             print(f"FAIL [{cs}]: no profile {db}")
             ok = False
             continue
-        rep = subprocess.run([reticle, "report", "--format", "json", "--all", db],
-                             capture_output=True)
-        if rep.returncode != 0:
-            print(f"FAIL [{cs}]: report failed: {rep.stderr.decode()}")
+        rows, failed = [], False
+        for prof in [db] + sorted(later()):
+            rep = subprocess.run([reticle, "report", "--format", "json", "--all", prof],
+                                 capture_output=True)
+            if rep.returncode != 0:
+                print(f"FAIL [{cs}]: report of {prof} failed: {rep.stderr.decode()}")
+                failed = True
+                break
+            rows += json.loads(rep.stdout)["functions"]
+        if failed:
             ok = False
             continue
         if "fcount" in cs and calls:
-            rows = json.loads(rep.stdout)["functions"]
             for name, n in calls.items():
                 got = sum(f.get("calls") or 0 for f in rows if f["name"] == name)
                 if got != n:

@@ -133,7 +133,7 @@ int main(void)
 	un(0, 4);  /* terminator */
 	fde(c, DW_EH_PE_pcrel | DW_EH_PE_sdata4, 0x2c00, 8, 0);  /* after it: not read */
 
-	struct rtl_eh_bases b = { TEXT, DATA };
+	struct rtl_eh_bases b = { TEXT, DATA, 0 };
 	struct seen s = { .n = 0 };
 	CHECK_EQ(rtl_elf_parse_eh_frame(sec, len, BASE, &b, collect, &s), 0);
 	CHECK_EQ(s.n, n + 1);

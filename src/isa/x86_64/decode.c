@@ -132,7 +132,12 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 				     ZYDIS_ATTRIB_HAS_REPNE)) &&
 		   in.meta.category == ZYDIS_CATEGORY_STRINGOP;
-	out->rep_plain = out->rep && !(in.attributes & (ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+	/* rcx is the count only with 64-bit addressing (a 0x67 prefix makes it
+	 * ecx): other forms are counted once, like any instruction */
+	bool rcx_count = out->rep && in.address_width == 64;
+	out->rep_plain = rcx_count && !(in.attributes & (ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+	out->rep_cond = rcx_count && !out->rep_plain;
+	out->repne = out->rep_cond && (in.attributes & ZYDIS_ATTRIB_HAS_REPNE);
 	if (in.cpu_flags) {
 		out->flags_read = flag_bits(in.cpu_flags->tested);
 		if (!writes_flags_conditionally(&in))

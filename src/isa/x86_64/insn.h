@@ -44,6 +44,10 @@ struct x86_insn {
 	bool is_movsxd4;       /* movsxd r64, dword [base + index*4]: jump-table load */
 	bool rep;              /* rep/repe/repne-prefixed string instruction */
 	bool rep_plain;        /* rep movs/stos/lods/ins/outs: exactly rcx iterations */
+	/* repe/repne cmps/scas: at most rcx iterations, stops early when ZF
+	 * becomes 0 (repe) or 1 (repne); rcx is left at the iterations not run */
+	bool rep_cond;
+	bool repne;            /* rep_cond with repne (f2): continues while ZF is 0 */
 	int8_t dst_reg;        /* register written by lea/mov/movsxd, -1 otherwise */
 	uint8_t disp_off;      /* offset of disp32 in the encoding (rip_rel, has_mem) */
 	uint8_t disp_size;

@@ -385,7 +385,7 @@ static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags,
 			struct x86_reloc *out);
 static int add_site(struct x86_reloc *out, size_t at, bool keep_flags);
 
-/* Before a plain rep instruction: its block's rep counter += rcx. */
+/* Before a rep instruction: its block's rep counter += rcx. */
 static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = e->a->env;
@@ -393,6 +393,40 @@ static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
 	if (!blk->rep_counter && !(blk->rep_counter = env->new_counter(env->ctx)))
 		return -RTL_ERR_NO_SPACE;
 	size_t at = x86_add_rcx_to_counter(e->w, blk->rep_counter, env->atomic);
+	return env->atomic ? 0 : add_site(out, at, false);
+}
+
+/* 'call T' as 'lea rsp,[rsp-8]; mov [rsp],lo; mov [rsp+4],hi; jmp T' with
+ * the original return address (no flags touched, as with a call). The
+ * return point is filled in once labels are known (see emit). */
+static int call_with_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	uint64_t ret = in->addr + in->len;
+	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
+	struct x86_ret_patch *n = realloc(out->rets, (out->nrets + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	out->rets = n;
+	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
+	x86_put(e->w, lea, sizeof(lea));
+	x86_put(e->w, mov0, sizeof(mov0));
+	x86_put(e->w, &lo, 4);
+	x86_put(e->w, mov4, sizeof(mov4));
+	x86_put(e->w, &hi, 4);
+	return branch_to(e, in->target, x86_jmp, 0, false);
+}
+
+/* After a repe/repne cmps/scas (emit_rep_count ran before it): takes back
+ * what it did not run (writer.h). */
+static int emit_rep_cond_after(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_block *blk = &out->blocks[e->a->block_of[i]];
+	size_t at = x86_sub_rcx_after_rep_cond(e->w, blk->rep_counter, env->atomic,
+					       e->a->insns[i].repne);
 	return env->atomic ? 0 : add_site(out, at, false);
 }
 
@@ -414,6 +448,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			return -ENOMEM;
 		out->calls = nc;
 		out->calls[out->ncalls++] = cs;
+		const struct x86_reloc_env *env = e->a->env;
+		if (env->keeps_caller && i + 1 < e->a->n && env->keeps_caller(env->ctx, in->target))
+			return call_with_original_return(e, i, out);
 		return branch_to(e, in->target, x86_call, 0, false);
 	}
 	case X86_LOOP: {
@@ -427,7 +464,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	default:
 		break;
 	}
-	if (in->rep_plain && e->a->env->block_counters) {
+	bool rep_count = (in->rep_plain || in->rep_cond) && e->a->env->block_counters;
+	size_t skip = rep_count && in->rep_cond ? x86_rep_cond_skip(w) : 0;
+	if (rep_count) {
 		int err = emit_rep_count(e, i, out);
 		if (err)
 			return err;
@@ -436,6 +475,12 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	x86_put(w, bytes, in->len);
 	if (w->failed)
 		return -ENOMEM;
+	if (skip) {
+		/* cmps/scas have no explicit memory operand: nothing below applies */
+		int err = emit_rep_cond_after(e, i, out);
+		x86_rep_cond_land(w, skip);
+		return err ? err : w->failed ? -ENOMEM : 0;
+	}
 	int32_t t = e->a->table_of[i];
 	if (t >= 0 || in->rip_rel) {
 		/* The displacement is rewritten: rip-relative to the same target,
@@ -573,6 +618,8 @@ static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	if ((err = emit_tables(&e)))
 		goto out;
+	for (size_t k = 0; k < out->nrets; k++)
+		out->rets[k].copy = e.label[out->rets[k].copy];
 	out->njump_tables = a->ntables;
 	out->map_from = malloc(a->n * sizeof(uint64_t));
 	out->map_to = malloc(a->n * sizeof(uint64_t));
@@ -625,6 +672,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	free(r->blocks);
 	free(r->calls);
 	free(r->ext);
+	free(r->rets);
 	free(r->map_from);
 	free(r->map_to);
 	free(r->sites);

@@ -29,6 +29,10 @@ struct x86_reloc_env {
 	/* Whether ADDR is executable code (jump-table entries may leave the
 	 * function); NULL means only the function's own bytes are. */
 	bool (*is_code)(void *ctx, uint64_t addr);
+	/* Whether the function at TARGET identifies its caller by the return
+	 * address (dlopen, dlsym): a call to it pushes the original return
+	 * address instead of the copy's (NULL: none does). */
+	bool (*keeps_caller)(void *ctx, uint64_t target);
 	/* Allocates an 8-byte counter reachable with rip+disp32; 0 when full. */
 	uint64_t (*new_counter)(void *ctx);
 	void *ctx;
@@ -69,6 +73,13 @@ struct x86_ext_branch {
 	uint64_t orig, dest;    /* original target; what the field holds */
 };
 
+/* Such a call returns into the original code: the engine puts a jump to
+ * the copy's return point there. */
+struct x86_ret_patch {
+	uint64_t orig;          /* original return address */
+	uint64_t copy;          /* where the copy continues */
+};
+
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
 	struct x86_counter_site *sites;
@@ -80,6 +91,8 @@ struct x86_reloc {
 	size_t ncalls;
 	struct x86_ext_branch *ext;
 	size_t next;
+	struct x86_ret_patch *rets;
+	size_t nrets;
 	/* original instruction address -> relocated address, sorted by from */
 	uint64_t *map_from, *map_to;
 	size_t nmap;

@@ -170,3 +170,45 @@ size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomi
 	x86_put(w, lea_up, sizeof(lea_up));
 	return at;
 }
+
+/* Sets the rel8 at offset OFF so that it reaches offset TO. */
+static void patch_rel8(struct x86_writer *w, size_t off, size_t to)
+{
+	if (!w->failed)
+		w->buf[off] = (uint8_t)(int8_t)((long)to - (long)(off + 1));
+}
+
+size_t x86_rep_cond_skip(struct x86_writer *w)
+{
+	static const uint8_t jrcxz[] = { 0xe3, 0 };
+	x86_put(w, jrcxz, 2);
+	return w->len - 1;
+}
+
+void x86_rep_cond_land(struct x86_writer *w, size_t skip)
+{
+	patch_rel8(w, skip, w->len);
+}
+
+size_t x86_sub_rcx_after_rep_cond(struct x86_writer *w, uint64_t counter, bool atomic, bool repne)
+{
+	static const uint8_t not_rcx[] = { 0x48, 0xf7, 0xd1 };   /* not rcx: flags unchanged */
+	x86_put_u8(w, 0xe3);                          /* jrcxz check */
+	size_t to_check = w->len;
+	x86_put_u8(w, 0);
+	size_t sub = w->len;
+	x86_put(w, not_rcx, sizeof(not_rcx));         /* counter += ~rcx, that is -rcx - 1 */
+	size_t at = x86_add_rcx_to_counter(w, counter, atomic);
+	x86_put(w, not_rcx, sizeof(not_rcx));
+	x86_put_u8(w, 0xeb);                          /* jmp done */
+	size_t to_done = w->len;
+	x86_put_u8(w, 0);
+	patch_rel8(w, to_check, w->len);
+	/* check: rcx is 0; the condition failed on the last iteration (repe:
+	 * ZF 0, jnz; repne: ZF 1, jz) means no extra pass, so back to sub */
+	x86_put_u8(w, repne ? 0x74 : 0x75);
+	x86_put_u8(w, 0);
+	patch_rel8(w, w->len - 1, sub);
+	patch_rel8(w, to_done, w->len);
+	return at;
+}

@@ -57,4 +57,21 @@ size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool a
  * ds/lock prefix byte (switched like x86_inc_counter's). */
 size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 
+/* repe/repne cmps/scas. valgrind counts one execution per iteration, plus
+ * one more when rcx reaches 0 with the condition still holding (it re-runs
+ * the instruction, which then sees rcx 0), and 1 when rcx starts at 0. With
+ * K = rcx before - rcx after, the executions beyond the block's one are:
+ * 0 when rcx starts at 0; else K - 1, plus 1 if rcx ends at 0 and ZF
+ * still says continue. Emitted around the instruction:
+ *   skip = x86_rep_cond_skip()       jrcxz done (rcx 0: the instruction is a no-op)
+ *   x86_add_rcx_to_counter()          counter += rcx before
+ *   the instruction
+ *   x86_sub_rcx_after_rep_cond()      counter += ~rcx unless rcx is 0 and ZF says continue
+ *   x86_rep_cond_land(skip)           done:
+ * Flags and registers are preserved throughout; x86_sub_rcx_after_rep_cond
+ * returns the offset of its ds/lock prefix byte (switched like the others). */
+size_t x86_rep_cond_skip(struct x86_writer *w);
+void x86_rep_cond_land(struct x86_writer *w, size_t skip);
+size_t x86_sub_rcx_after_rep_cond(struct x86_writer *w, uint64_t counter, bool atomic, bool repne);
+
 #endif

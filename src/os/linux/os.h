@@ -50,10 +50,11 @@ int os_resume(pid_t tid, int sig);
  * stop (sig SIGTRAP) and must be resumed. */
 int os_listen(pid_t tid);
 bool os_is_stop_signal(int sig);
-/* An inner wait (os_wait_tid: inferior calls, a new task's first stop)
- * that met a group-stop passed over it. True, once, for such a thread:
- * after resuming it, the caller interrupts it (os_interrupt) and so gets
- * the group-stop again, or an OS_OTHER stop if it has ended meanwhile. */
+/* A group-stop reported by os_wait or os_wait_tid and then not kept with
+ * os_listen was passed over (by an inner wait: an inferior call, a system
+ * call, leaving exec). True, once, for such a thread: after resuming it,
+ * the event loop interrupts it (os_interrupt) and so gets the group-stop
+ * again, or an OS_OTHER stop if it has ended meanwhile. */
 bool os_take_missed_stop(pid_t tid);
 int os_interrupt(pid_t tid);
 /* Whether process PID has a SIGCONT pending (sent, not yet taken). */

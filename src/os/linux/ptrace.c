@@ -119,6 +119,30 @@ bool os_is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* Threads whose group-stop was reported and not yet kept with os_listen
+ * (see os_take_missed_stop). */
+static pid_t missed[64];
+static size_t nmissed;
+
+static void note_missed_stop(pid_t tid)
+{
+	for (size_t i = 0; i < nmissed; i++)
+		if (missed[i] == tid)
+			return;
+	if (nmissed < sizeof(missed) / sizeof(missed[0]))
+		missed[nmissed++] = tid;
+}
+
+bool os_take_missed_stop(pid_t tid)
+{
+	for (size_t i = 0; i < nmissed; i++)
+		if (missed[i] == tid) {
+			missed[i] = missed[--nmissed];
+			return true;
+		}
+	return false;
+}
+
 static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 {
 	*stop = (struct os_stop){ .tid = tid, .kind = OS_OTHER };
@@ -141,6 +165,8 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 		 * the end of a group-stop after PTRACE_LISTEN) carry SIGTRAP */
 		stop->kind = os_is_stop_signal(sig) ? OS_GROUP_STOP : OS_OTHER;
 		stop->sig = sig;
+		if (stop->kind == OS_GROUP_STOP)
+			note_missed_stop(tid);
 		return;
 	}
 	if (event) {
@@ -194,29 +220,6 @@ int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc
 	return 0;
 }
 
-/* Threads whose group-stop an inner wait passed over (see os_take_missed_stop). */
-static pid_t missed[64];
-static size_t nmissed;
-
-static void note_missed_stop(pid_t tid)
-{
-	for (size_t i = 0; i < nmissed; i++)
-		if (missed[i] == tid)
-			return;
-	if (nmissed < sizeof(missed) / sizeof(missed[0]))
-		missed[nmissed++] = tid;
-}
-
-bool os_take_missed_stop(pid_t tid)
-{
-	for (size_t i = 0; i < nmissed; i++)
-		if (missed[i] == tid) {
-			missed[i] = missed[--nmissed];
-			return true;
-		}
-	return false;
-}
-
 int os_wait_tid(pid_t want, struct os_stop *stop)
 {
 	int status;
@@ -228,8 +231,6 @@ int os_wait_tid(pid_t want, struct os_stop *stop)
 	if (tid < 0)
 		return -errno;
 	decode_stop(tid, status, stop);
-	if (stop->kind == OS_GROUP_STOP)
-		note_missed_stop(tid);
 	return 0;
 }
 

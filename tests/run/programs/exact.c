@@ -51,6 +51,68 @@ NOINLINE void fill_copy(char *dst, const char *src, unsigned long n)
 	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(k) : : "memory");
 }
 
+/* repe/repne string instructions may stop before rcx runs out: valgrind
+ * counts each iteration run, one more when rcx reaches 0 with the condition
+ * still holding, and one when rcx starts at 0. The results use the flags,
+ * rcx, rsi and rdi the instruction leaves, so a run that clobbers any of
+ * them prints something else than the native run. With rcx 0 the flags
+ * stay as they were: the test before sets them (ZF 1). */
+NOINLINE unsigned long cmp_bytes(const char *a, const char *b, unsigned long n)
+{
+	const char *a0 = a;
+	unsigned char eq;
+	__asm__ volatile("test %%rcx, %%rcx\n\trepe cmpsb" : "+S"(a), "+D"(b), "+c"(n), "=@ccz"(eq) : : "memory");
+	return n * 1000 + (unsigned long)(a - a0) * 2 + eq;
+}
+
+NOINLINE unsigned long find_byte(const char *s, int c, unsigned long n)
+{
+	const char *s0 = s;
+	unsigned char found;
+	__asm__ volatile("test %%rcx, %%rcx\n\trepne scasb" : "+D"(s), "+c"(n), "=@ccz"(found) : "a"(c) : "memory");
+	return n * 1000 + (unsigned long)(s - s0) * 2 + found;
+}
+
+NOINLINE unsigned long cmp_quads(const unsigned long *a, const unsigned long *b, unsigned long n)
+{
+	const unsigned long *a0 = a;
+	unsigned char eq;
+	__asm__ volatile("test %%rcx, %%rcx\n\trepe cmpsq" : "+S"(a), "+D"(b), "+c"(n), "=@ccz"(eq) : : "memory");
+	return n * 1000 + (unsigned long)(a - a0) * 2 + eq;
+}
+
+NOINLINE unsigned long find_quad(const unsigned long *s, unsigned long v, unsigned long n)
+{
+	const unsigned long *s0 = s;
+	unsigned char found;
+	__asm__ volatile("test %%rcx, %%rcx\n\trepne scasq" : "+D"(s), "+c"(n), "=@ccz"(found) : "a"(v) : "memory");
+	return n * 1000 + (unsigned long)(s - s0) * 2 + found;
+}
+
+/* Byte and quad arrays equal but for element 30, whose values are unique:
+ * lengths 0 (rcx 0), 20 (full run), 31 (stops on the last), 100 (early),
+ * each case a different number of times so that miscounts of two cases
+ * cannot cancel out in the function's total. */
+NOINLINE unsigned long scan_strings(void)
+{
+	static char s1[128], s2[128];
+	static unsigned long q1[128], q2[128];
+	static const unsigned long lens[] = { 0, 20, 31, 100, 20, 0, 20 };
+	unsigned long r = 0;
+	for (int k = 0; k < 128; k++) {
+		s1[k] = s2[k] = (char)k;
+		q1[k] = q2[k] = (unsigned long)k * 3 + 1;
+	}
+	s2[30] = (char)0xff;
+	q2[30] = 7;
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		unsigned long n = lens[k];
+		r = r * 31 + cmp_bytes(s1, s2, n) + find_byte(s1, 30, n);
+		r = r * 31 + cmp_quads(q1, q2, n) + find_quad(q1, q1[30], n);
+	}
+	return r;
+}
+
 typedef int (*op_fn)(int, int);
 NOINLINE int add(int a, int b) { return a + b; }
 NOINLINE int mul(int a, int b) { return a * b; }
@@ -73,6 +135,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 20; i++)
 		fill_copy(area, from, (unsigned long)i * 37);
 	acc += area[3] + area[500];
+	printf("%lu\n", scan_strings());
 	snprintf(buf, sizeof(buf), "%ld-%d", acc, arr[100]);
 	printf("%s %u\n", buf, checksum(buf));
 	return (int)(acc & 1);

@@ -1,0 +1,37 @@
+/* Small helpers for the arrays every part keeps: growing a malloc'd array
+ * by doubling, and the lower bound over a sorted uint64_t array. */
+#ifndef RETICLE_UTIL_ARRAY_H
+#define RETICLE_UTIL_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
+
+/* Makes the array at *ARRP (ARRP: the address of any object pointer; CAP
+ * elements of ELEM bytes allocated) hold at least NEED elements: doubles
+ * the capacity, the first allocation being of at least 256 bytes. The
+ * contents are kept; the new elements are not initialised. Returns 0, or
+ * -ENOMEM with the array and *CAP unchanged. Inline for the common case,
+ * room already there: it sits on per-element paths (trace pushes). */
+static inline int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	return need <= *cap ? 0 : rtl_grow_to(arrp, cap, need, elem);
+}
+
+/* The first index i in V[0..N) (sorted ascending) with V[i] >= KEY; N when
+ * there is none. Inline: address maps are searched on hot paths. */
+static inline size_t rtl_lower_bound_u64(const uint64_t *v, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+#endif
