@@ -16,6 +16,12 @@
 #include "os/linux/os.h"
 #include "util/log.h"
 
+/* A process in a group-stop (job control), and the signal that stopped it. */
+struct stopped_proc {
+	pid_t pid;
+	int sig;
+};
+
 struct early_stop {
 	pid_t tid;
 	struct os_stop st;
@@ -36,6 +42,8 @@ struct rtl_session {
 	size_t nprofiles;
 	pid_t main_pid;
 	int main_status;
+	struct stopped_proc *stopped;
+	size_t nstopped;
 	unsigned images;
 	struct rtl_session_stats stats;
 	/* stops met while one thread ran an inferior call, handled afterwards */
@@ -156,6 +164,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->bins);
 	free(s->procs);
 	free(s->early);
+	free(s->stopped);
 	free(s->deferred);
 	free(s->colls);
 	free(s->output);
@@ -217,8 +226,37 @@ static int add_proc(struct rtl_session *s, struct proc *p)
 	return p->profile_path ? 0 : -ENOMEM;
 }
 
+/* Process PID is in a group-stop by SIG, or (SIG 0) no longer. */
+static void mark_stopped(struct rtl_session *s, pid_t pid, int sig)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (s->stopped[i].pid == pid) {
+			if (sig)
+				s->stopped[i].sig = sig;
+			else
+				s->stopped[i] = s->stopped[--s->nstopped];
+			return;
+		}
+	struct stopped_proc *ns = sig ? realloc(s->stopped, (s->nstopped + 1) * sizeof(*ns)) : NULL;
+	if (ns) {
+		s->stopped = ns;
+		s->stopped[s->nstopped++] = (struct stopped_proc){ pid, sig };
+	}
+}
+
+static void follow_job_stop(struct rtl_session *s);
+
+static int stop_signal_of(const struct rtl_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (s->stopped[i].pid == pid)
+			return s->stopped[i].sig;
+	return 0;
+}
+
 static void remove_proc(struct rtl_session *s, struct proc *p)
 {
+	mark_stopped(s, p->pid, 0);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i] == p) {
 			s->procs[i] = s->procs[--s->nprocs];
@@ -317,24 +355,30 @@ static void resume(struct proc *p, pid_t tid, int sig)
 		t->pending_sig = 0;
 	}
 	os_resume(tid, sig);
+	/* a group-stop passed over during an inferior call: stop again */
+	if (os_take_missed_stop(tid)) {
+		rtl_debug("tid %d: group-stop met during an inferior call: interrupted", (int)tid);
+		os_interrupt(tid);
+	}
 }
 
 /* The first stop of a new task: it may have been seen already. */
-static void await_new_task(struct rtl_session *s, pid_t tid)
+static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 {
 	for (size_t i = 0; i < s->nearly; i++)
 		if (s->early[i].tid == tid) {
+			*st = s->early[i].st;
 			s->early[i] = s->early[--s->nearly];
 			return;
 		}
 	for (size_t i = 0; i < s->ndeferred; i++)
 		if (s->deferred[i].tid == tid) {
+			*st = s->deferred[i];
 			memmove(s->deferred + i, s->deferred + i + 1,
 				(--s->ndeferred - i) * sizeof(*s->deferred));
 			return;
 		}
-	struct os_stop st;
-	os_wait_tid(tid, &st);
+	os_wait_tid(tid, st);
 }
 
 static void finish_proc(struct rtl_session *s, struct proc *p)
@@ -357,8 +401,9 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	uint64_t flags = 0;
 	os_clone_flags(st->tid, &flags);
 	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
+	struct os_stop first = { .tid = child, .kind = OS_OTHER };
 
-	await_new_task(s, child);
+	await_new_task(s, child, &first);
 	if (shares_memory) {
 		proc_add_thread(p, child);
 		/* a vfork child runs alone while its parent waits */
@@ -375,7 +420,11 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 			return;
 		}
 	}
-	os_resume(child, 0);
+	/* a thread born into a stopped process starts in its group-stop */
+	if (first.kind == OS_GROUP_STOP)
+		os_listen(child);
+	else
+		resume(NULL, child, 0);
 	resume(p, st->tid, 0);
 }
 
@@ -396,7 +445,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 	struct proc *q = proc_new(s, pid);
 	if (!q || add_proc(s, q) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
-	os_resume(pid, 0);
+	resume(NULL, pid, 0);
 }
 
 static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)
@@ -414,6 +463,8 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 	}
 	finish_proc(s, p);
 	remove_proc(s, p);
+	if (s->nstopped)
+		follow_job_stop(s);   /* the last one running is gone */
 }
 
 /* A fault about to be delivered to the target: says where it happened (an
@@ -438,6 +489,52 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 		for (;;)
 			pause();
 	}
+}
+
+/* After reticle stopped along with its target and was continued: a target
+ * process still stopped is continued too, unless a SIGCONT is already on
+ * its way (the shell's `fg` sends one to the whole process group). */
+static void continue_stopped(struct rtl_session *s)
+{
+	for (size_t i = 0; i < s->nstopped; i++)
+		if (!os_sigcont_pending(s->stopped[i].pid))
+			kill(s->stopped[i].pid, SIGCONT);
+}
+
+/* reticle stops with its job as a shell sees a job stop: once every target
+ * process in reticle's process group is stopped (a pipeline's processes
+ * each run their own SIGTSTP handler first), by a signal reticle was sent
+ * too (the terminal's Ctrl-Z reaches the whole group). Its shell then
+ * takes the terminal back; `fg` or `bg` continues reticle and the job. */
+static void follow_job_stop(struct rtl_session *s)
+{
+	pid_t pgrp = getpgrp();
+	int sig = 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		pid_t pid = s->procs[i]->pid;
+		if (getpgid(pid) != pgrp)
+			continue;   /* a job of its own, e.g. under a shell target */
+		int by = stop_signal_of(s, pid);
+		if (!by)
+			return;     /* still running */
+		if (!sig && os_jobctl_shared(by))
+			sig = by;
+	}
+	if (!sig)
+		return;
+	rtl_debug("the job stopped by signal %d: reticle stops too", sig);
+	os_jobctl_stop_self(sig);
+	rtl_debug("reticle continued");
+	continue_stopped(s);
+}
+
+/* A thread entered a group-stop: it is left in it (PTRACE_LISTEN) until a
+ * SIGCONT wakes it, without reticle. */
+static void on_group_stop(struct rtl_session *s, struct proc *p, const struct os_stop *st)
+{
+	os_listen(st->tid);
+	mark_stopped(s, p->pid, st->sig);
+	follow_job_stop(s);
 }
 
 static void dispatch(struct rtl_session *s, struct os_stop *st)
@@ -468,7 +565,17 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			resume(p, st->tid, SIGTRAP);
 		}
 		break;
+	case OS_GROUP_STOP:
+		on_group_stop(s, p, st);
+		break;
+	case OS_OTHER:
+		/* PTRACE_EVENT_STOP with SIGTRAP: e.g. the end of a group-stop */
+		mark_stopped(s, p->pid, 0);
+		resume(p, st->tid, 0);
+		break;
 	case OS_SIGNAL:
+		if (st->sig == SIGCONT)
+			mark_stopped(s, p->pid, 0);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
@@ -503,15 +610,20 @@ int rtl_session_run(rtl_session *s, int *status)
 	struct os_stop st;
 	if (!s->nprocs)
 		return -ESRCH;
+	os_jobctl_begin();
 	os_resume(s->main_pid, 0);
+	int err = 0;
 	while (s->nprocs) {
-		int err = take_deferred(s, &st) ? 0 : os_wait(&st, our_breakpoint, s);
-		if (err == -ECHILD)
+		err = take_deferred(s, &st) ? 0 : os_wait(&st, our_breakpoint, s);
+		if (err == -ECHILD) {
+			err = 0;
 			break;
+		}
 		if (err)
-			return err;
+			break;
 		dispatch(s, &st);
 	}
+	os_jobctl_end();
 	*status = s->main_status;
-	return 0;
+	return err;
 }

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /* Forks and execs ARGV[0] (searched in PATH) stopped before its first
- * instruction and traced (threads, fork, vfork, exec followed). Returns 0,
+ * instruction and seized (threads, fork, vfork, exec followed). Returns 0,
  * -errno of a failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
 int os_launch(char *const argv[], pid_t *pid);
 
@@ -44,6 +44,34 @@ int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc
 /* Waits for one thread (used right after events, e.g. a new child). */
 int os_wait_tid(pid_t tid, struct os_stop *stop);
 int os_resume(pid_t tid, int sig);
+/* Job control. Tracees are seized: a group-stop is OS_GROUP_STOP (sig is
+ * the stop signal), and os_listen() leaves the thread in it, as stopped as
+ * without reticle, until a SIGCONT; the thread then reports an OS_OTHER
+ * stop (sig SIGTRAP) and must be resumed. */
+int os_listen(pid_t tid);
+bool os_is_stop_signal(int sig);
+/* A group-stop reported by os_wait or os_wait_tid and then not kept with
+ * os_listen was passed over (by an inner wait: an inferior call, a system
+ * call, leaving exec). True, once, for such a thread: after resuming it,
+ * the event loop interrupts it (os_interrupt) and so gets the group-stop
+ * again, or an OS_OTHER stop if it has ended meanwhile. */
+bool os_take_missed_stop(pid_t tid);
+int os_interrupt(pid_t tid);
+/* Whether process PID has a SIGCONT pending (sent, not yet taken). */
+bool os_sigcont_pending(pid_t pid);
+
+/* reticle's own job control (jobctl.c): between os_jobctl_begin and
+ * os_jobctl_end the calling thread holds SIGTSTP, SIGTTIN and SIGTTOU
+ * (those left at their default action) pending instead of stopping.
+ * os_jobctl_shared(SIG): reticle too was sent SIG, e.g. by the terminal to
+ * the whole process group. os_jobctl_stop_self(SIG) takes it: reticle
+ * stops, as its parent (a shell) expects, and returns once continued.
+ * os_launch's child calls os_jobctl_child() to get the mask back. */
+void os_jobctl_begin(void);
+void os_jobctl_end(void);
+void os_jobctl_child(void);
+bool os_jobctl_shared(int sig);
+void os_jobctl_stop_self(int sig);
 int os_detach(pid_t tid);
 /* Detaches leaving the thread stopped (for a debugger to attach). */
 int os_detach_stopped(pid_t tid);

@@ -16,48 +16,131 @@ enum {
 			PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL,
 };
 
+/* The child waits on GO until its parent has seized it, so that its exec
+ * is already traced; a failed exec sends errno back through ERR. */
+static void launch_child(char *const argv[], int go, int err)
+{
+	char byte;
+	os_jobctl_child();
+	if (read(go, &byte, 1) != 1)
+		_exit(127);   /* the parent gave up */
+	execvp(argv[0], argv);
+	int e = errno;
+	if (write(err, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Runs a seized child up to its exec event stop (0). Stops before the exec
+ * are passed over (signals delivered), a group-stop is kept. 1: the child
+ * is gone (a failed exec), and reaped. */
+static int await_exec(pid_t pid)
+{
+	int status;
+	for (;;) {
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!WIFSTOPPED(status))
+			return 1;
+		int sig = WSTOPSIG(status), event = status >> 16;
+		if (event == PTRACE_EVENT_EXEC)
+			return 0;
+		if (event == PTRACE_EVENT_STOP && os_is_stop_signal(sig))
+			ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+		else
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)(event ? 0 : sig));
+	}
+}
+
+/* PTRACE_SEIZE rather than PTRACE_TRACEME: only a seized tracee reports
+ * group-stops as such (PTRACE_EVENT_STOP) and can be left in one with
+ * PTRACE_LISTEN, so that job control works as without reticle. */
 int os_launch(char *const argv[], pid_t *pid_out)
 {
-	int pipefd[2], status, child_errno = 0;
+	int errp[2], gop[2], child_errno = 0, status, err;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC))
+	if (pipe2(errp, O_CLOEXEC))
 		return -errno;
+	if (pipe2(gop, O_CLOEXEC)) {
+		err = -errno;
+		close(errp[0]);
+		close(errp[1]);
+		return err;
+	}
 	pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -errno;
-	}
 	if (pid == 0) {
-		close(pipefd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
-			execvp(argv[0], argv);
-		int e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
+		close(errp[0]);
+		close(gop[1]);
+		launch_child(argv, gop[0], errp[1]);
 	}
-	close(pipefd[1]);
-	ssize_t n = read(pipefd[0], &child_errno, sizeof(child_errno));
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	if (n == (ssize_t)sizeof(child_errno) || !WIFSTOPPED(status)) {
-		if (WIFSTOPPED(status)) {
+	err = pid < 0 ? -errno : 0;
+	close(errp[1]);
+	close(gop[0]);
+	if (!err && ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)TRACE_OPTIONS))
+		err = -errno;
+	if (!err && write(gop[1], "g", 1) != 1)
+		err = -errno;
+	close(gop[1]);
+	if (!err)
+		err = await_exec(pid);
+	/* at the exec event, close-on-exec descriptors are closed: no errno */
+	ssize_t n = pid < 0 ? 0 : read(errp[0], &child_errno, sizeof(child_errno));
+	close(errp[0]);
+	if (!err) {
+		/* the exec stop is inside execve: finish it, to stand before the
+		 * first instruction in user mode as the caller expects */
+		int mem = os_mem_open(pid);
+		err = mem < 0 ? mem : os_leave_syscall(pid, mem);
+		if (mem >= 0)
+			close(mem);
+		if (err)
+			err = -RTL_ERR_TARGET_LAUNCH;
+	}
+	if (err == 1)
+		return n == (ssize_t)sizeof(child_errno) && child_errno ? -child_errno
+									 : -RTL_ERR_TARGET_LAUNCH;
+	if (err) {
+		if (pid > 0) {
 			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			waitpid(pid, &status, __WALL);
 		}
-		return child_errno ? -child_errno : -RTL_ERR_TARGET_LAUNCH;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)TRACE_OPTIONS)) {
-		int e = errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return -e;
+		return err;
 	}
 	*pid_out = pid;
 	return 0;
+}
+
+bool os_is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Threads whose group-stop was reported and not yet kept with os_listen
+ * (see os_take_missed_stop). */
+static pid_t missed[64];
+static size_t nmissed;
+
+static void note_missed_stop(pid_t tid)
+{
+	for (size_t i = 0; i < nmissed; i++)
+		if (missed[i] == tid)
+			return;
+	if (nmissed < sizeof(missed) / sizeof(missed[0]))
+		missed[nmissed++] = tid;
+}
+
+bool os_take_missed_stop(pid_t tid)
+{
+	for (size_t i = 0; i < nmissed; i++)
+		if (missed[i] == tid) {
+			missed[i] = missed[--nmissed];
+			return true;
+		}
+	return false;
 }
 
 static void decode_stop(pid_t tid, int status, struct os_stop *stop)
@@ -76,6 +159,16 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 	if (!WIFSTOPPED(status))
 		return;
 	int sig = WSTOPSIG(status), event = status >> 16;
+	if (event == PTRACE_EVENT_STOP) {
+		/* a seized tracee's group-stop carries the stop signal; other
+		 * PTRACE_EVENT_STOPs (a new task's first stop, PTRACE_INTERRUPT,
+		 * the end of a group-stop after PTRACE_LISTEN) carry SIGTRAP */
+		stop->kind = os_is_stop_signal(sig) ? OS_GROUP_STOP : OS_OTHER;
+		stop->sig = sig;
+		if (stop->kind == OS_GROUP_STOP)
+			note_missed_stop(tid);
+		return;
+	}
 	if (event) {
 		static const enum os_stop_kind kinds[] = {
 			[PTRACE_EVENT_CLONE] = OS_EVENT_CLONE, [PTRACE_EVENT_FORK] = OS_EVENT_FORK,
@@ -144,6 +237,32 @@ int os_wait_tid(pid_t want, struct os_stop *stop)
 int os_resume(pid_t tid, int sig)
 {
 	return ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) ? -errno : 0;
+}
+
+int os_listen(pid_t tid)
+{
+	os_take_missed_stop(tid);
+	return ptrace(PTRACE_LISTEN, tid, NULL, NULL) ? -errno : 0;
+}
+
+int os_interrupt(pid_t tid)
+{
+	return ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) ? -errno : 0;
+}
+
+bool os_sigcont_pending(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShdPnd: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask & (1ULL << (SIGCONT - 1));
 }
 
 int os_detach(pid_t tid)

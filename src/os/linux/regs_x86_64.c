@@ -154,14 +154,16 @@ int os_leave_syscall(pid_t tid, int memfd)
 	if (err || (err = os_mem_read(memfd, r.rip, &orig, 1)) ||
 	    (err = os_mem_write(memfd, r.rip, &int3, 1)))
 		return err;
-	if (ptrace(PTRACE_CONT, tid, NULL, NULL)) {
-		err = -errno;
-	} else {
-		struct os_stop st;
-		err = os_wait_tid(tid, &st);
-		if (!err && st.kind != OS_BREAKPOINT)
-			err = -EINTR;
+	struct os_stop st = { .kind = OS_OTHER };
+	/* a PTRACE_EVENT_STOP (a group-stop: os_wait_tid notes it) is passed over */
+	while (!err && (st.kind == OS_OTHER || st.kind == OS_GROUP_STOP)) {
+		if (ptrace(PTRACE_CONT, tid, NULL, NULL))
+			err = -errno;
+		else
+			err = os_wait_tid(tid, &st);
 	}
+	if (!err && st.kind != OS_BREAKPOINT)
+		err = -EINTR;
 	os_mem_write(memfd, r.rip, &orig, 1);
 	if (!err)
 		err = os_set_pc(tid, r.rip);
