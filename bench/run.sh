@@ -2,7 +2,8 @@
 # Slowdown of `reticle run` (fcount, bbcount) against native runs and the
 # peer tools (valgrind callgrind, uftrace), measured in the same run.
 # usage: bench/run.sh [--quick] [--no-peers] [RETICLE]
-#   --quick     one repetition instead of three (best of N is reported)
+#   --quick     one round instead of three (the best of N rounds is reported;
+#               a round runs native, fcount and bbcount one after the other)
 #   --no-peers  skip callgrind and uftrace (they take minutes)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,12 +33,21 @@ best() {
 	echo "$b"
 }
 
+min() { python3 -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" "$@"; }
+
 printf '%-9s %8s %9s %9s %10s %10s\n' workload native fcount bbcount callgrind uftrace
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
-	n=$(best "${!cmd}")
-	f=$(best "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")
-	b=$(best "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")
+	# rounds of native, fcount, bbcount: a machine whose speed drifts
+	# between runs (shared VMs) affects the three alike
+	n=; f=; b=
+	reps_saved=$reps; reps=1
+	for _ in $(seq "$reps_saved"); do
+		n=$(min "$n" "$(best "${!cmd}")")
+		f=$(min "$f" "$(best "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
+		b=$(min "$b" "$(best "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
+	done
+	reps=$reps_saved
 	cg=-; uf=-
 	if [ $peers = 1 ]; then
 		reps_saved=$reps; reps=1

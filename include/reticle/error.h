@@ -31,5 +31,8 @@ const char *rtl_strerror(int err);
  * none). level: 0 error, 1 warning, 2 info, 3 debug. */
 typedef void (*rtl_log_fn)(int level, const char *msg, void *user);
 void rtl_set_log(rtl_log_fn fn, void *user);
+/* Messages above LEVEL are neither formatted nor passed on (default 3, all):
+ * the engine has a debug line for every stop of the target. */
+void rtl_set_log_level(int level);
 
 #endif

@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 	if (v)
 		verbosity = atoi(v);
 	rtl_set_log(print_log, &verbosity);
+	rtl_set_log_level(verbosity);
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;

@@ -5,6 +5,12 @@
 
 static rtl_log_fn log_fn;
 static void *log_user;
+static int log_level = RTL_LOG_DEBUG;
+
+void rtl_set_log_level(int level)
+{
+	log_level = level;
+}
 
 void rtl_set_log(rtl_log_fn fn, void *user)
 {
@@ -17,7 +23,7 @@ void rtl_log(int level, const char *fmt, ...)
 	char buf[1024];
 	va_list ap;
 
-	if (!log_fn)
+	if (!log_fn || level > log_level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
