@@ -98,7 +98,7 @@ static void decode_memory(ZydisDecoderContext *ctx, const ZydisDecodedInstructio
 		out->has_mem = true;
 		out->mem.base = gpr(op->mem.base);
 		out->mem.index = gpr(op->mem.index);
-		out->mem.scale = op->mem.scale;
+		out->mem.scale = op->mem.scale ? op->mem.scale : 1;
 		out->mem.disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
 		out->disp_off = in->raw.disp.offset;
 		out->disp_size = in->raw.disp.size / 8;
@@ -124,7 +124,7 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 		return -RTL_ERR_DECODE;
 
 	*out = (struct x86_insn){ .addr = addr, .len = in.length, .dst_reg = -1,
-				  .mem = { .base = -1, .index = -1 } };
+				  .mem = { .base = -1, .index = -1, .scale = 1 } };
 	out->kind = classify(&in);
 	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
 	out->prefix_len = in.raw.prefix_count;

@@ -20,7 +20,8 @@ struct jump_table {
 
 struct analysis {
 	const struct x86_reloc_env *env;
-	struct x86_insn *insns;
+	struct x86_insn *insns;   /* env->insns when those are the whole function */
+	bool borrowed;
 	size_t n;
 	uint32_t *at;        /* byte offset -> instruction index + 1, 0 if not a boundary */
 	bool *leader;
@@ -52,7 +53,8 @@ static void analysis_free(struct analysis *a)
 	for (size_t i = 0; i < a->ntables; i++)
 		free(a->tables[i].targets);
 	free(a->tables);
-	free(a->insns);
+	if (!a->borrowed)
+		free(a->insns);
 	free(a->at);
 	free(a->leader);
 	free(a->block_of);
@@ -66,17 +68,20 @@ static int decode_all(struct analysis *a, const char **reason)
 	const struct x86_reloc_env *env = a->env;
 	size_t off = 0;
 
-	/* a whole predecoded function gives the count; else the worst case */
-	size_t cap = env->ninsns && env->insns[env->ninsns - 1].addr + env->insns[env->ninsns - 1].len ==
-					    env->addr + env->size ? env->ninsns : env->size + 1;
-	a->insns = malloc(sizeof(*a->insns) * cap);
+	/* a whole predecoded function is used as it is (not copied) */
+	bool whole = env->ninsns && env->insns[env->ninsns - 1].addr + env->insns[env->ninsns - 1].len ==
+					    env->addr + env->size;
+	a->borrowed = whole;
+	a->insns = whole ? (struct x86_insn *)env->insns : malloc(sizeof(*a->insns) * (env->size + 1));
 	a->at = calloc(env->size + 1, sizeof(*a->at));
 	if (!a->insns || !a->at)
 		return -ENOMEM;
 	while (off < env->size) {
 		struct x86_insn *in = &a->insns[a->n];
-		if (a->n < env->ninsns)
-			*in = env->insns[a->n];   /* decoded already by the caller */
+		if (whole)
+			;   /* decoded already by the caller */
+		else if (a->n < env->ninsns)
+			*in = env->insns[a->n];
 		else if (x86_decode(env->code + off, env->size - off, env->addr + off, in)) {
 			*reason = "undecodable instruction";
 			return -RTL_ERR_DECODE;
@@ -89,7 +94,6 @@ static int decode_all(struct analysis *a, const char **reason)
 			*reason = "rip-relative operand without a 32-bit displacement";
 			return -RTL_ERR_UNSUPPORTED;
 		}
-		in->mem.scale = in->mem.scale ? in->mem.scale : 1;
 		a->at[off] = (uint32_t)++a->n;
 		off += in->len;
 	}
@@ -354,14 +358,24 @@ static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
 	return 0;
 }
 
+/* Room for one more element in an array of N elements whose capacity is
+ * 8, 16, 32...: full when N is one of those (outputs grow this way, with no
+ * capacity kept). */
+static int grow_pow2(void **arr, size_t n, size_t elem)
+{
+	if (n && (n < 8 || (n & (n - 1))))
+		return 0;
+	void *v = realloc(*arr, (n ? 2 * n : 8) * elem);
+	if (!v)
+		return -ENOMEM;
+	*arr = v;
+	return 0;
+}
+
 static int add_ext(struct x86_reloc *out, size_t off, uint64_t orig, uint64_t dest)
 {
-	if ((out->next & (out->next - 1)) == 0) {   /* 0, 1, 2, 4...: grow */
-		struct x86_ext_branch *n = realloc(out->ext, (out->next ? out->next * 2 : 8) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		out->ext = n;
-	}
+	if (grow_pow2((void **)&out->ext, out->next, sizeof(*out->ext)))
+		return -ENOMEM;
 	out->ext[out->next++] = (struct x86_ext_branch){ (uint32_t)off, orig, dest };
 	return 0;
 }
@@ -407,10 +421,8 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
 	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
 	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
-	struct x86_ret_patch *n = realloc(out->rets, (out->nrets + 1) * sizeof(*n));
-	if (!n)
+	if (grow_pow2((void **)&out->rets, out->nrets, sizeof(*out->rets)))
 		return -ENOMEM;
-	out->rets = n;
 	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
 	x86_put(e->w, lea, sizeof(lea));
 	x86_put(e->w, mov0, sizeof(mov0));
@@ -444,10 +456,8 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		return branch_to(e, in->target, NULL, in->cc, true);
 	case X86_CALL: {
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
-		struct x86_call_site *nc = realloc(out->calls, (out->ncalls + 1) * sizeof(*nc));
-		if (!nc)
+		if (grow_pow2((void **)&out->calls, out->ncalls, sizeof(*out->calls)))
 			return -ENOMEM;
-		out->calls = nc;
 		out->calls[out->ncalls++] = cs;
 		const struct x86_reloc_env *env = e->a->env;
 		if (env->keeps_caller && i + 1 < e->a->n && env->keeps_caller(env->ctx, in->target))
@@ -510,10 +520,8 @@ static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags,
 
 static int add_site(struct x86_reloc *out, size_t at, bool keep_flags)
 {
-	struct x86_counter_site *ns = realloc(out->sites, (out->nsites + 1) * sizeof(*ns));
-	if (!ns)
+	if (grow_pow2((void **)&out->sites, out->nsites, sizeof(*out->sites)))
 		return -ENOMEM;
-	out->sites = ns;
 	out->sites[out->nsites++] = (struct x86_counter_site){ (uint32_t)at, keep_flags };
 	return 0;
 }
