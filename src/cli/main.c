@@ -1,6 +1,7 @@
 /* reticle: a thin driver over libreticle. Each subcommand is a file cmd_*.c. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -54,6 +55,11 @@ int main(int argc, char **argv)
 
 	if (v)
 		verbosity = atoi(v);
+	/* reticle allocates and frees per relocated function, some arrays of
+	 * a megabyte: keep freed memory instead of unmapping and faulting it
+	 * in again for the next function */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	rtl_set_log(print_log, &verbosity);
 	rtl_set_log_level(verbosity);
 	if (argc < 2) {
