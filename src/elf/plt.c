@@ -192,6 +192,13 @@ out:
 	return err;
 }
 
+uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f)
+{
+	uint64_t slot;
+	const unsigned char *p = (f->sources & RTL_SRC_PLT) ? rtl_binary_ptr(bin, f->addr, f->size) : NULL;
+	return p && stub_slot(p, f->size, f->addr, &slot) ? slot : 0;
+}
+
 /* Used by the instrumentability check: is ADDR inside a PLT section? */
 int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr)
 {

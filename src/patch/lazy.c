@@ -137,33 +137,21 @@ static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
 	return rtl_binary_read(m->bin, addr - m->bias, buf, len);
 }
 
-/* The function a PLT stub at run-time ADDR leads to, when the loader has
- * bound its GOT slot already (0 if not). Copies call it directly: a bound
+/* The function PLT stub F of M leads to, when the loader has bound its GOT
+ * slot already (0 if not; kept in the stub's state once bound). Copies call it directly: a bound
  * slot does not change (RELRO, or lazy binding done), and the loader keeps
  * the library it points into loaded as long as the caller is. */
-static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *fs, uint64_t addr)
+static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *fs,
+			   const rtl_function *f)
 {
 	if (fs->entry)
 		return fs->entry;
-	uint8_t code[16];
-	size_t off = 0;
-	if (rtl_binary_read(m->bin, addr - m->bias, code, sizeof(code)))
-		return 0;
-	for (int i = 0; i < 2; i++) {   /* endbr64, then 'bnd jmp [rip+X]' */
-		struct x86_insn in;
-		uint64_t to;
-		const rtl_function *tf;
-		if (x86_decode(code + off, sizeof(code) - off, addr + off, &in))
-			return 0;
-		if (in.kind == X86_IJMP && in.rip_rel) {
-			if (os_mem_read(p->mem, in.target, &to, 8) || !proc_entry_at(p, to, NULL, &tf) ||
-			    (tf->sources & RTL_SRC_PLT))
-				return 0;   /* unbound: the slot leads back to the PLT */
-			return fs->entry = to;
-		}
-		off += in.len;
-	}
-	return 0;
+	uint64_t slot = rtl_binary_plt_slot(m->bin, f), to;
+	const rtl_function *tf;
+	if (!slot || os_mem_read(p->mem, slot + m->bias, &to, 8) || !proc_entry_at(p, to, NULL, &tf) ||
+	    (tf->sources & RTL_SRC_PLT))
+		return 0;   /* unbound: the slot leads back to the PLT */
+	return fs->entry = to;
 }
 
 /* Whether code anywhere in window W reaches ADDR with a rel32 (a copy of a
@@ -188,7 +176,7 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
 		return addr;
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
 	if ((f->sources & RTL_SRC_PLT) && addr == f->addr + m->bias) {
-		uint64_t to = plt_target(ctx->p, m, fs, addr);
+		uint64_t to = plt_target(ctx->p, m, fs, f);
 		return to && reachable(ctx->w, to) ? ctx_redirect(c, to) : addr;
 	}
 	if (fs->status != FS_DONE)
@@ -415,7 +403,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		bool entry = tf->addr == t - tm->bias;
 		if (entry && (tf->sources & RTL_SRC_PLT)) {
 			/* a bound PLT slot: the copy calls its function directly */
-			t = plt_target(p, tm, &tm->fs[k], t);
+			t = plt_target(p, tm, &tm->fs[k], tf);
 			if (!t || !proc_entry_at(p, t, &tm, &tf) || tm->win < 0)
 				continue;
 			k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
