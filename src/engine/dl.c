@@ -63,26 +63,14 @@ static int read_string(struct proc *p, uint64_t addr, char *buf, size_t len)
  * directory that may have changed since. */
 static int mapped_path(struct proc *p, uint64_t addr, char *out, size_t len)
 {
-	char maps[64], line[4096 + 128];
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(maps, "re");
-	int err = -1;
-	while (f && err && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		int at = 0;
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 || addr < lo || addr >= hi ||
-		    !at || line[at] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		if (strlen(line + at) < len && !strstr(line + at, " (deleted)")) {
-			strcpy(out, line + at);
-			err = 0;
-		}
-		break;
-	}
-	if (f)
-		fclose(f);
-	return err;
+	char line[4096 + 128];
+	int at = 0;
+	if (os_map_line(p->pid, addr, line, sizeof(line)) ||
+	    sscanf(line, "%*s %*s %*s %*s %*s %n", &at) < 0 || !at || line[at] != '/' ||
+	    strlen(line + at) >= len || strstr(line + at, " (deleted)"))
+		return -1;
+	strcpy(out, line + at);
+	return 0;
 }
 
 /* Adds every object on the link_map list that reticle does not know yet,

@@ -393,19 +393,11 @@ void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len)
 			 (unsigned long long)(pc - best_entry));
 		return;
 	}
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
-	snprintf(buf, len, "%#llx (outside every module)", (unsigned long long)pc);
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && pc >= lo && pc < hi) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(buf, len, "%#llx (outside every module, in %s)", (unsigned long long)pc, line);
-		}
-	}
-	if (f)
-		fclose(f);
+	char line[512];
+	if (os_map_line(p->pid, pc, line, sizeof(line)))
+		snprintf(buf, len, "%#llx (outside every module)", (unsigned long long)pc);
+	else
+		snprintf(buf, len, "%#llx (outside every module, in %s)", (unsigned long long)pc, line);
 }
 
 void proc_go_multithreaded(struct proc *p)

@@ -85,6 +85,9 @@ int os_emulate_ret(pid_t tid);
 int os_clone_flags(pid_t tid, uint64_t *flags);
 /* Thread group id of a thread (from /proc). */
 pid_t os_tgid(pid_t tid);
+/* The line of /proc/PID/maps whose range holds ADDR, without its newline;
+ * 0, or -ENOENT when nothing is mapped there (or the line does not fit). */
+int os_map_line(pid_t pid, uint64_t addr, char *line, size_t len);
 
 /* Memory of a process through /proc/PID/mem (writes reach read-only text). */
 int os_mem_open(pid_t pid);

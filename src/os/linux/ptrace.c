@@ -314,6 +314,29 @@ pid_t os_tgid(pid_t tid)
 	return tgid;
 }
 
+int os_map_line(pid_t pid, uint64_t addr, char *line, size_t len)
+{
+	char path[64];
+	int err = -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	bool line_start = true;   /* not the rest of a line longer than LEN */
+	while (err && fgets(line, (int)len, f)) {
+		unsigned long lo, hi;
+		size_t n = strcspn(line, "\n");
+		if (line_start && line[n] && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo &&
+		    addr < hi) {
+			line[n] = 0;
+			err = 0;
+		}
+		line_start = line[n] != 0;
+	}
+	fclose(f);
+	return err;
+}
+
 uint64_t os_auxv(pid_t pid, unsigned long type)
 {
 	char path[64];
