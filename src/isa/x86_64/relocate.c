@@ -129,13 +129,8 @@ static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint64_t
 		if (inside(a, target) ? index_at(a, target) < 0
 				      : !(env->is_code && env->is_code(env->ctx, target)))
 			break;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			uint64_t *nt = realloc(t, cap * sizeof(*t));
-			if (!nt)
-				break;
-			t = nt;
-		}
+		if (rtl_grow(&t, &cap, n + 1, sizeof(*t)))
+			break;
 		t[n++] = target;
 	}
 	*out = t;
@@ -346,35 +341,15 @@ struct emitter {
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
 {
-	if (e->nfix == e->capfix) {
-		size_t cap = e->capfix ? e->capfix * 2 : 64;
-		struct fixup *nf = realloc(e->fix, cap * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
-		e->fix = nf;
-		e->capfix = cap;
-	}
-	e->fix[e->nfix++] = (struct fixup){ off, insn };
-	return 0;
-}
-
-/* Room for one more element in an array of N elements whose capacity is
- * 8, 16, 32...: full when N is one of those (outputs grow this way, with no
- * capacity kept). */
-static int grow_pow2(void **arr, size_t n, size_t elem)
-{
-	if (n && (n < 8 || (n & (n - 1))))
-		return 0;
-	void *v = realloc(*arr, (n ? 2 * n : 8) * elem);
-	if (!v)
+	if (rtl_grow(&e->fix, &e->capfix, e->nfix + 1, sizeof(*e->fix)))
 		return -ENOMEM;
-	*arr = v;
+	e->fix[e->nfix++] = (struct fixup){ off, insn };
 	return 0;
 }
 
 static int add_ext(struct x86_reloc *out, size_t off, uint64_t orig, uint64_t dest)
 {
-	if (grow_pow2((void **)&out->ext, out->next, sizeof(*out->ext)))
+	if (rtl_grow(&out->ext, &out->capext, out->next + 1, sizeof(*out->ext)))
 		return -ENOMEM;
 	out->ext[out->next++] = (struct x86_ext_branch){ (uint32_t)off, orig, dest };
 	return 0;
@@ -421,7 +396,7 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
 	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
 	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
-	if (grow_pow2((void **)&out->rets, out->nrets, sizeof(*out->rets)))
+	if (rtl_grow(&out->rets, &out->caprets, out->nrets + 1, sizeof(*out->rets)))
 		return -ENOMEM;
 	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
 	x86_put(e->w, lea, sizeof(lea));
@@ -456,7 +431,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		return branch_to(e, in->target, NULL, in->cc, true);
 	case X86_CALL: {
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
-		if (grow_pow2((void **)&out->calls, out->ncalls, sizeof(*out->calls)))
+		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
 			return -ENOMEM;
 		out->calls[out->ncalls++] = cs;
 		const struct x86_reloc_env *env = e->a->env;
@@ -520,7 +495,7 @@ static int emit_counter(struct x86_writer *w, uint64_t counter, bool keep_flags,
 
 static int add_site(struct x86_reloc *out, size_t at, bool keep_flags)
 {
-	if (grow_pow2((void **)&out->sites, out->nsites, sizeof(*out->sites)))
+	if (rtl_grow(&out->sites, &out->capsites, out->nsites + 1, sizeof(*out->sites)))
 		return -ENOMEM;
 	out->sites[out->nsites++] = (struct x86_counter_site){ (uint32_t)at, keep_flags };
 	return 0;
@@ -702,22 +677,13 @@ uint64_t x86_reloc_lookup(const struct x86_reloc *r, uint64_t addr)
 int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct x86_insn **out,
 			size_t *n)
 {
-	size_t off = 0, k = 0, cap = size / 4 + 16;
-	struct x86_insn *v = malloc(cap * sizeof(*v));
-	int err = 0;
-	if (!v)
-		return -ENOMEM;
-	while (off < size) {
-		if (k == cap) {
-			cap *= 2;
-			struct x86_insn *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		if ((err = x86_decode(code + off, size - off, addr + off, &v[k])))
+	size_t off = 0, k = 0, cap = 0;
+	struct x86_insn *v = NULL;
+	/* room for an instruction every 4 bytes first: one allocation, mostly */
+	int err = rtl_grow(&v, &cap, size / 4 + 16, sizeof(*v));
+	while (!err && off < size) {
+		if ((err = rtl_grow(&v, &cap, k + 1, sizeof(*v))) ||
+		    (err = x86_decode(code + off, size - off, addr + off, &v[k])))
 			break;
 		off += v[k++].len;
 	}

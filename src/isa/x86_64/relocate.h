@@ -83,16 +83,16 @@ struct x86_ret_patch {
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
 	struct x86_counter_site *sites;
-	size_t nsites;
+	size_t nsites, capsites;
 	uint64_t entry_counter;
 	struct x86_block *blocks;
 	size_t nblocks;
 	struct x86_call_site *calls;
-	size_t ncalls;
+	size_t ncalls, capcalls;
 	struct x86_ext_branch *ext;
-	size_t next;
+	size_t next, capext;
 	struct x86_ret_patch *rets;
-	size_t nrets;
+	size_t nrets, caprets;
 	/* original instruction address -> relocated address, sorted by from */
 	uint64_t *map_from, *map_to;
 	size_t nmap;
