@@ -283,6 +283,13 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	return 0;
 }
 
+/* A malloc'd copy of N elements of ELEM bytes, with room for one when N is 0. */
+static void *dup_array(const void *src, size_t n, size_t elem)
+{
+	void *d = malloc((n ? n : 1) * elem);
+	return d && n ? memcpy(d, src, n * elem) : d;
+}
+
 /* The child of a fork has a copy of the parent's memory, windows included,
  * but they are still backed by the parent's memfd: give the child its own
  * copy (counters zeroed) so that the two profiles stay apart. */
@@ -300,33 +307,22 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->command = parent->command ? strdup(parent->command) : NULL;
 	p->multithreaded = parent->multithreaded;
 	p->register_frame = parent->register_frame;
-	if (parent->npatches) {
-		p->patches = malloc(parent->npatches * sizeof(*p->patches));
-		if (!p->patches)
-			goto fail;
-		memcpy(p->patches, parent->patches, parent->npatches * sizeof(*p->patches));
-		p->npatches = p->cappatches = parent->npatches;
-	}
-	if (parent->nsites) {
-		p->sites = malloc(parent->nsites * sizeof(*p->sites));
-		if (!p->sites)
-			goto fail;
-		memcpy(p->sites, parent->sites, parent->nsites * sizeof(*p->sites));
-		p->nsites = p->capsites = parent->nsites;
-	}
+	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
+	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));
+	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
+	p->calls = dup_array(parent->calls, parent->ncalls, sizeof(*p->calls));
 	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
-	p->blocks = malloc((parent->nblocks ? parent->nblocks : 1) * sizeof(*p->blocks));
-	p->calls = malloc((parent->ncalls ? parent->ncalls : 1) * sizeof(*p->calls));
-	if (!p->mods || !p->blocks || !p->calls)
+	if (!p->patches || !p->sites || !p->blocks || !p->calls || !p->mods)
 		goto fail;
-	memcpy(p->blocks, parent->blocks, parent->nblocks * sizeof(*p->blocks));
-	memcpy(p->calls, parent->calls, parent->ncalls * sizeof(*p->calls));
-	p->nblocks = p->capblocks = parent->nblocks;
-	p->ncalls = p->capcalls = parent->ncalls;
-	if (!p->nblocks)
-		p->capblocks = 1;
-	if (!p->ncalls)
-		p->capcalls = 1;
+	p->npatches = parent->npatches;
+	p->nsites = parent->nsites;
+	p->nblocks = parent->nblocks;
+	p->ncalls = parent->ncalls;
+	/* dup_array keeps room for one element at least */
+	p->cappatches = p->npatches ? p->npatches : 1;
+	p->capsites = p->nsites ? p->nsites : 1;
+	p->capblocks = p->nblocks ? p->nblocks : 1;
+	p->capcalls = p->ncalls ? p->ncalls : 1;
 	for (size_t i = 0; i < parent->nmods; i++) {
 		const struct module *pm = &parent->mods[i];
 		struct module *m = &p->mods[p->nmods++];
@@ -334,24 +330,20 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		*m = *pm;
 		m->unw = NULL;   /* reloaded when needed */
 		m->path = strdup(pm->path);
-		m->fs = malloc((n ? n : 1) * sizeof(*m->fs));
+		m->fs = dup_array(pm->fs, n, sizeof(*m->fs));
 		if (!m->path || !m->fs)
 			goto fail;
-		memcpy(m->fs, pm->fs, n * sizeof(*m->fs));
 		for (size_t k = 0; k < n; k++) {
 			struct func_state *f = &m->fs[k];
 			if (!f->nmap)
 				continue;
-			uint64_t *from = malloc(f->nmap * 8), *to = malloc(f->nmap * 8);
+			uint64_t *from = dup_array(f->map_from, f->nmap, 8), *to = dup_array(f->map_to, f->nmap, 8);
 			if (!from || !to) {
 				free(from);
 				free(to);
-				f->map_from = f->map_to = NULL;
+				from = to = NULL;
 				f->nmap = 0;
-				continue;
 			}
-			memcpy(from, f->map_from, f->nmap * 8);
-			memcpy(to, f->map_to, f->nmap * 8);
 			f->map_from = from;
 			f->map_to = to;
 		}
