@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Slowdown of `reticle run` (fcount, bbcount) against native runs and the
-# peer tools (valgrind callgrind, uftrace), measured in the same run.
+# Slowdown of `reticle run` (fcount, bbcount; each cold, with an empty
+# warm-start cache, and warm) against native runs and the peer tools
+# (valgrind callgrind, uftrace), measured in the same run.
 # usage: bench/run.sh [--quick] [--no-peers] [RETICLE]
 #   --quick     one round instead of three (the best of N rounds is reported;
 #               a round runs native, fcount and bbcount one after the other)
@@ -35,17 +36,28 @@ best() {
 
 min() { python3 -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" "$@"; }
 
-printf '%-9s %8s %9s %9s %10s %10s\n' workload native fcount bbcount callgrind uftrace
+# cold: an empty warm-start cache before every run; warm: a cache primed by
+# one untimed run (what a second run of the same binaries sees)
+cold() { rm -rf "$tmp/cold"; RETICLE_CACHE_DIR="$tmp/cold" "$@"; }
+warm() { RETICLE_CACHE_DIR="$tmp/warm-$key" "$@"; }
+
+printf '%-9s %8s %9s %9s %9s %9s %10s %10s\n' workload native fcount fc-warm bbcount bb-warm \
+	callgrind uftrace
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
-	# rounds of native, fcount, bbcount: a machine whose speed drifts
-	# between runs (shared VMs) affects the three alike
-	n=; f=; b=
+	for c in fcount bbcount; do
+		key=$w-$c; warm "$RETICLE" run -c $c -o "$tmp/p.db" -- "${!cmd}" <"$STDIN" >/dev/null 2>&1
+	done
+	# rounds of native, fcount, bbcount (cold and warm): a machine whose
+	# speed drifts between runs (shared VMs) affects them alike
+	n=; f=; fw=; b=; bw=
 	reps_saved=$reps; reps=1
 	for _ in $(seq "$reps_saved"); do
 		n=$(min "$n" "$(best "${!cmd}")")
-		f=$(min "$f" "$(best "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
-		b=$(min "$b" "$(best "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
+		f=$(min "$f" "$(best cold "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
+		key=$w-fcount; fw=$(min "$fw" "$(best warm "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
+		b=$(min "$b" "$(best cold "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
+		key=$w-bbcount; bw=$(min "$bw" "$(best warm "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
 	done
 	reps=$reps_saved
 	cg=-; uf=-
@@ -55,12 +67,12 @@ for w in $WORKLOADS; do
 		uf=$(best uftrace record -P . -d "$tmp/uftrace.data" "${!cmd}" 2>/dev/null || echo -)
 		reps=$reps_saved
 	fi
-	python3 - "$w" "$n" "$f" "$b" "$cg" "$uf" <<'PY'
+	python3 - "$w" "$n" "$f" "$fw" "$b" "$bw" "$cg" "$uf" <<'PY'
 import sys
 w, n, *rest = sys.argv[1:]
 n = float(n)
-cells = [f"{float(x)/n:8.2f}x" if x not in ("-", "") else "        -" for x in rest]
-print(f"{w:<9} {n:7.2f}s {cells[0]:>9} {cells[1]:>9} {cells[2]:>10} {cells[3]:>10}")
+c = [f"{float(x)/n:.2f}x" if x not in ("-", "") else "-" for x in rest]
+print(f"{w:<9} {n:7.2f}s {c[0]:>9} {c[1]:>9} {c[2]:>9} {c[3]:>9} {c[4]:>10} {c[5]:>10}")
 PY
 done
 
@@ -68,16 +80,18 @@ done
 STDIN=/dev/null
 echo 'int main(void) { return 0; }' >"$tmp/x.c"
 n=$(best gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
-f=$(best "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
-b=$(best "$RETICLE" run -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
-python3 -c "print(f'gcc -c x.c: native {$n:.3f}s, fcount {$f:.3f}s, fcount+bbcount {$b:.3f}s (start-up cost of cc1, as, gcc)')"
+f=$(best cold "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+b=$(best cold "$RETICLE" run -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+key=gcc; warm "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o" </dev/null >/dev/null 2>&1
+fw=$(best warm "$RETICLE" run -c fcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o")
+python3 -c "print(f'gcc -c x.c: native {$n:.3f}s, fcount {$f:.3f}s (warm {$fw:.3f}s), fcount+bbcount {$b:.3f}s (start-up cost of cc1, as, gcc)')"
 # relocation speed: functions instrumented and the time spent relocating
 # them (from --stats) when gcc compiles the small file: gcc, cc1 and as
-"$RETICLE" run --stats -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o" 2>"$tmp/stats" >/dev/null
+cold "$RETICLE" run --stats -c fcount,bbcount -o "$tmp/g.db" -- gcc -O2 -c "$tmp/x.c" -o "$tmp/x.o" 2>"$tmp/stats" >/dev/null
 python3 - "$tmp/stats" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
-m = re.search(r"(\d+) functions instrumented, (\d+) skipped, (\d+) traps, ([\d.]+) s instrumenting", t)
+m = re.search(r"(\d+) functions instrumented.*?, (\d+) skipped, (\d+) traps, ([\d.]+) s instrumenting", t)
 if m:
     n, s = int(m.group(1)), float(m.group(4))
     print(f"relocation: {n} functions in {s:.3f} s ({1e6 * s / max(n, 1):.0f} us a function, {1e4 * s / max(n, 1):.2f} s per 10,000)")

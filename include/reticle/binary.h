@@ -47,6 +47,11 @@ int rtl_binary_is_static(const rtl_binary *bin);   /* no PT_INTERP and no PT_DYN
 uint64_t rtl_binary_entry(const rtl_binary *bin);
 const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path or NULL */
 
+/* A file-name-safe key for the binary's contents: "b-" and its GNU build-id
+ * in hex, or "f-" and a hash of the file's device, inode, size, modification
+ * time and path when it has none. Returns 0, or -1 when BUF is too short. */
+int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len);
+
 /* Functions sorted by address, no duplicates (one record per entry address). */
 size_t rtl_binary_function_count(const rtl_binary *bin);
 const rtl_function *rtl_binary_function(const rtl_binary *bin, size_t i);

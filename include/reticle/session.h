@@ -19,6 +19,11 @@ struct rtl_session_opts {
 	const char *output;
 	const struct rtl_collector *const *collectors;
 	size_t ncollectors;
+	/* Directory of the warm-start cache (created when missing), or NULL for
+	 * none. For each binary it lists the functions that ran in recent runs:
+	 * they are relocated in one batch when the program reaches its entry
+	 * point rather than one trap each, and the list is updated at the end. */
+	const char *warm_cache;
 };
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
@@ -39,6 +44,7 @@ const char *rtl_session_profile_path(const rtl_session *s, size_t i);
 /* Engine statistics, for --stats and the benchmarks. */
 struct rtl_session_stats {
 	size_t functions_instrumented, functions_skipped, traps, modules;
+	size_t functions_warm;   /* of functions_instrumented: from the warm-start list */
 	double instrument_seconds;
 };
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);

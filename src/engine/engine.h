@@ -71,6 +71,11 @@ struct module {
 	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
 	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
 	bool unw_failed;
+	/* warm start (patch/warm.c): link-time entries (with ages) of the
+	 * functions that ran in earlier runs, as read from the cache */
+	uint64_t *warm;
+	size_t nwarm;
+	bool warm_pending;        /* still to be relocated in a batch */
 };
 
 struct thread {
@@ -112,6 +117,7 @@ struct proc {
 	char *profile_path;
 	bool ended;
 	int status;               /* shell-style exit status once ended */
+	bool warm_started;        /* the program reached its entry point */
 };
 
 /* session.c */
@@ -120,6 +126,9 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_instrumented(struct rtl_session *s, bool ok);
 void session_count_seconds(struct rtl_session *s, double seconds);
 void session_count_trap(struct rtl_session *s);
+void session_count_warm(struct rtl_session *s, size_t n);
+/* Directory of the warm-start cache, NULL when warm start is off. */
+const char *session_warm_dir(const struct rtl_session *s);
 struct os_stop;
 /* A stop of another thread met while one thread runs an inferior call: the
  * event loop handles it next. */
@@ -144,6 +153,8 @@ int proc_setup_image(struct proc *p, pid_t tid);
 /* The process gets a second thread: every counter increment becomes atomic. */
 void proc_go_multithreaded(struct proc *p);
 void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
+/* The value of the counter at run-time ADDR in one of P's windows (0 if none). */
+uint64_t proc_read_counter(struct proc *p, uint64_t addr);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);
@@ -156,6 +167,16 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void func_state_release(struct func_state *f);
 /* Whether ADDR is a function entry where reticle put an int3. */
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr);
+/* Relocates armed function K of M before its first call (its callees keep
+ * their traps); on failure restores its entry and marks it skipped. */
+int lazy_instrument_now(struct proc *p, struct module *m, size_t k);
+
+/* patch/warm.c: relocating what ran in earlier runs ahead of its first call */
+void warm_load(struct proc *p, struct module *m);
+/* An armed entry at run-time ADDR of M trapped: runs the batches due. */
+void warm_trap(struct proc *p, struct module *m, uint64_t addr);
+/* Records in the cache what ran in P (at its end). */
+void warm_save(struct proc *p);
 
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);

@@ -10,16 +10,6 @@
 #include "engine/engine.h"
 #include "engine/session_priv.h"
 
-static uint64_t read_counter(struct proc *p, uint64_t addr)
-{
-	for (size_t i = 0; i < p->shm.nwins; i++) {
-		struct window *w = &p->shm.wins[i];
-		if (addr >= w->addr && addr + 8 <= w->addr + w->code_cap + w->ctr_cap)
-			return *(volatile uint64_t *)window_local(w, addr);
-	}
-	return 0;
-}
-
 /* Profile id of the function whose entry is run-time TARGET, -1 if none. */
 static int64_t callee_id(struct proc *p, uint64_t target)
 {
@@ -79,8 +69,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
 		(*bv)[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
-						    br->counter ? read_counter(p, br->counter) : 0,
-						    br->rep_counter ? read_counter(p, br->rep_counter) : 0 };
+						    br->counter ? proc_read_counter(p, br->counter) : 0,
+						    br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
 	}
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];
@@ -89,7 +79,7 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	}
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
-		.size = f->size, .entries = fs->entry_counter ? read_counter(p, fs->entry_counter) : 0,
+		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
 		.blocks = *bv, .nblocks = fs->nblocks, .calls = *cv, .ncalls = fs->ncalls,
 	};
 	for (size_t c = 0; c < session_ncollectors(p->s); c++) {

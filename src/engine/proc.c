@@ -44,6 +44,7 @@ void proc_free(struct proc *p)
 			func_state_release(&m->fs[k]);
 		free(m->fs);
 		free(m->path);
+		free(m->warm);
 		unwind_module_free(m);
 	}
 	free(p->mods);
@@ -255,7 +256,10 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	unwind_module_added(p, m);
 	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
 		  (unsigned long long)p->shm.wins[m->win].addr);
-	return lazy_arm_module(p, m);
+	if ((err = lazy_arm_module(p, m)))
+		return err;
+	warm_load(p, m);
+	return 0;
 }
 
 int proc_setup_image(struct proc *p, pid_t tid)
@@ -307,6 +311,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->command = parent->command ? strdup(parent->command) : NULL;
 	p->multithreaded = parent->multithreaded;
 	p->register_frame = parent->register_frame;
+	p->warm_started = parent->warm_started;
 	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
 	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));
 	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
@@ -331,7 +336,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		m->unw = NULL;   /* reloaded when needed */
 		m->path = strdup(pm->path);
 		m->fs = dup_array(pm->fs, n, sizeof(*m->fs));
-		if (!m->path || !m->fs)
+		m->warm = dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));
+		if (!m->path || !m->fs || !m->warm)
 			goto fail;
 		for (size_t k = 0; k < n; k++) {
 			struct func_state *f = &m->fs[k];
@@ -355,6 +361,16 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 fail:
 	proc_free(p);
 	return NULL;
+}
+
+uint64_t proc_read_counter(struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->shm.nwins; i++) {
+		struct window *w = &p->shm.wins[i];
+		if (addr >= w->addr && addr + 8 <= w->addr + w->code_cap + w->ctr_cap)
+			return *(volatile uint64_t *)window_local(w, addr);
+	}
+	return 0;
 }
 
 /* Names what is at run-time address PC, for messages about faults: an

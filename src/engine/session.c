@@ -46,6 +46,7 @@ struct rtl_session {
 	size_t nstopped;
 	unsigned images;
 	struct rtl_session_stats stats;
+	char *warm_dir;           /* warm-start cache, NULL when off */
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
@@ -69,6 +70,8 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 }
 
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
+void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
+const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 {
@@ -133,7 +136,10 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	}
 	s->colls = malloc(opts->ncollectors * sizeof(*s->colls));
 	s->output = opts->output ? strdup(opts->output) : NULL;
-	if (!s->colls || (opts->output && !s->output)) {
+	const char *warm = opts->sz >= offsetof(struct rtl_session_opts, warm_cache) + sizeof(opts->warm_cache)
+			   ? opts->warm_cache : NULL;
+	s->warm_dir = warm ? strdup(warm) : NULL;
+	if (!s->colls || (opts->output && !s->output) || (warm && !s->warm_dir)) {
 		rtl_session_destroy(s);
 		return -ENOMEM;
 	}
@@ -168,6 +174,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->deferred);
 	free(s->colls);
 	free(s->output);
+	free(s->warm_dir);
 	free(s);
 }
 
@@ -384,6 +391,7 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 static void finish_proc(struct rtl_session *s, struct proc *p)
 {
 	int err = proc_write_profile(p);
+	warm_save(p);
 	if (err) {
 		rtl_log(0, "%s: profile not written: %s", p->profile_path, rtl_strerror(err));
 	} else {

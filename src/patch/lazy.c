@@ -426,9 +426,10 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		if (tm->fs[k].status != FS_ARMED ||
 		    (entry && (depth >= EAGER_DEPTH || tf->size > EAGER_MAX_BYTES)))
 			continue;
-		/* not in the dynamic loader: its r_brk must keep its int3, and
-		 * which function that is only shows once the loader runs */
-		if (entry && p->r_debug >= tm->lo && p->r_debug < tm->hi)
+		/* not in the dynamic loader while its r_brk is unknown: r_brk
+		 * must keep its int3 (it is FS_NOTIFY once known), and which
+		 * function that is only shows once the loader runs */
+		if (entry && !p->r_brk && p->r_debug >= tm->lo && p->r_debug < tm->hi)
 			continue;
 		if (instrument(p, tm, k, depth + 1, true)) {
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
@@ -529,6 +530,18 @@ static void arm_r_brk(struct proc *p)
 		fs->status = FS_NOTIFY;
 }
 
+int lazy_instrument_now(struct proc *p, struct module *m, size_t k)
+{
+	int err = instrument(p, m, k, EAGER_DEPTH, true);
+	if (err) {
+		os_mem_write(p->mem, rtl_binary_function(m->bin, k)->addr + m->bias, &m->fs[k].orig, 1);
+		m->fs[k].status = FS_SKIPPED;
+	} else {
+		relocated(p, m, k);
+	}
+	return err;
+}
+
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 {
 	uint64_t addr = pc - 1;
@@ -557,6 +570,12 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 		if (limit == -2) {
 			const char *l = getenv("RETICLE_DEBUG_LIMIT");
 			limit = l ? atol(l) : -1;
+		}
+		warm_trap(p, m, addr);
+		if (fs->status == FS_DONE) {   /* it was on the warm-start list */
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			session_count_seconds(p->s, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+			return os_set_pc(tid, fs->entry) ? 0 : 1;
 		}
 		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0, true);
 		if (limit > 0)

@@ -8,8 +8,9 @@ usage: callgrind_oracle.py RETICLE WORKDIR [--only NAME,NAME...] -- PROGRAM ARGS
 executable libc runs different code under valgrind's virtual CPU (other
 ifunc choices, cpuid-driven paths), so its counts are not comparable.
 Exits 0 when every function of the main executable that callgrind saw has
-exactly the same calls and Ir under reticle."""
-import json, os, re, subprocess, sys
+exactly the same calls and Ir under reticle, in a cold run (empty warm-start
+cache) and in the warm run after it."""
+import json, os, re, shutil, subprocess, sys
 
 
 def parse_callgrind(path):
@@ -92,32 +93,8 @@ def parse_callgrind(path):
     return out
 
 
-def main():
-    reticle, work = sys.argv[1], sys.argv[2]
-    only = None
-    if "--only" in sys.argv[:sys.argv.index("--")]:
-        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-    os.makedirs(work, exist_ok=True)
-    prog = sys.argv[sys.argv.index("--") + 1:]
-    exe = os.path.realpath(prog[0])
-    cg_out = os.path.join(work, "callgrind.out")
-    db = os.path.join(work, "oracle.db")
-    native = subprocess.run(prog, capture_output=True)
-    # --skip-plt=no: callgrind would otherwise charge PLT stubs to callers
-    cg = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
-                         "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
-    rt = subprocess.run([reticle, "run", "-c", "fcount,bbcount", "-o", db, "--"] + prog,
-                        capture_output=True)
-    ok = True
-    if rt.stdout != native.stdout or rt.returncode != native.returncode:
-        print("FAIL: output or exit status differs from the native run", rt.returncode, native.returncode)
-        ok = False
-    if cg.stdout != native.stdout:
-        print("FAIL: callgrind run printed something else")
-        ok = False
-    rep = json.loads(subprocess.run([reticle, "report", "--format", "json", "--all", db],
-                                    capture_output=True, check=True).stdout)
-    mine = {f["name"]: f for f in rep["functions"] if os.path.realpath(f["module"]) == exe}
+def callgrind_counts(cg_out, exe, only):
+    """{function: {"ir": n, "calls": n}} of the main executable."""
     theirs = {}
     for (ob, fn), v in parse_callgrind(cg_out).items():
         if not ob or os.path.realpath(ob) != exe or fn.startswith("0x"):
@@ -129,25 +106,68 @@ def main():
         t = theirs.setdefault(fn, {"ir": 0, "calls": 0})
         t["ir"] += v["ir"]
         t["calls"] += v["calls"]
-    compared = 0
+    return theirs
+
+
+def compare(reticle, db, exe, theirs, tag):
+    """Prints one line per function; returns how many were compared and
+    whether all of them agree."""
+    rep = json.loads(subprocess.run([reticle, "report", "--format", "json", "--all", db],
+                                    capture_output=True, check=True).stdout)
+    mine = {f["name"]: f for f in rep["functions"] if os.path.realpath(f["module"]) == exe}
+    compared, ok = 0, True
     for fn, v in sorted(theirs.items()):
         if v["ir"] == 0 and v["calls"] == 0:
             continue
         r = mine.get(fn)
         if r is None:
-            print(f"FAIL: {fn}: callgrind Ir={v['ir']} calls={v['calls']}, reticle has no row")
+            print(f"FAIL [{tag}]: {fn}: callgrind Ir={v['ir']} calls={v['calls']}, reticle has no row")
             ok = False
             continue
         compared += 1
         line = f"{fn}: Ir callgrind={v['ir']} reticle={r.get('instrs')}  calls callgrind={v['calls']} reticle={r.get('calls')}"
         if r.get("instrs") != v["ir"] or r.get("calls") != v["calls"]:
-            print("FAIL: " + line)
+            print(f"FAIL [{tag}]: " + line)
             ok = False
         else:
-            print("ok:   " + line)
-    print(f"{compared} functions compared")
-    if compared == 0:
+            print(f"ok   [{tag}]: " + line)
+    return compared, ok
+
+
+def main():
+    reticle, work = sys.argv[1], sys.argv[2]
+    only = None
+    if "--only" in sys.argv[:sys.argv.index("--")]:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+    os.makedirs(work, exist_ok=True)
+    prog = sys.argv[sys.argv.index("--") + 1:]
+    exe = os.path.realpath(prog[0])
+    cg_out = os.path.join(work, "callgrind.out")
+    native = subprocess.run(prog, capture_output=True)
+    # --skip-plt=no: callgrind would otherwise charge PLT stubs to callers
+    cg = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
+                         "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
+    ok = True
+    if cg.stdout != native.stdout:
+        print("FAIL: callgrind run printed something else")
         ok = False
+    theirs = callgrind_counts(cg_out, exe, only)
+    # twice: with an empty warm-start cache, then with what the first run left
+    cache = os.path.join(work, "cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, RETICLE_CACHE_DIR=cache)
+    for tag in ("cold", "warm"):
+        db = os.path.join(work, f"oracle-{tag}.db")
+        rt = subprocess.run([reticle, "run", "--stats", "-c", "fcount,bbcount", "-o", db, "--"] + prog,
+                            capture_output=True, env=env)
+        if rt.stdout != native.stdout or rt.returncode != native.returncode:
+            print(f"FAIL [{tag}]: output or exit status differs from the native run",
+                  rt.returncode, native.returncode)
+            ok = False
+        compared, same = compare(reticle, db, exe, theirs, tag)
+        stats = [l for l in rt.stderr.decode(errors="replace").splitlines() if "traps" in l]
+        print(f"{compared} functions compared [{tag}]; {stats[-1] if stats else ''}")
+        ok = ok and same and compared > 0
     sys.exit(0 if ok else 1)
 
 

@@ -2,18 +2,19 @@
 """Runs a program natively and under `reticle run` with each collector set,
 and checks that stdout and the exit status are identical (the native run is
 the oracle), that a profile was written, and optionally that call counts of
-named functions equal what the program itself reports.
+named functions equal what the program itself reports. Each collector set
+runs twice: with an empty warm-start cache, then with what that run left.
 
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
                       [--collectors LIST ...] -- PROGRAM ARGS..."""
 import glob
-import json, os, subprocess, sys
+import json, os, shutil, subprocess, sys
 
 
-def run(cmd, stdin_path):
+def run(cmd, stdin_path, env=None):
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
-        return subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=600)
+        return subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=600, env=env)
     finally:
         if stdin_path:
             stdin.close()
@@ -44,24 +45,31 @@ def main():
     os.makedirs(work, exist_ok=True)
     native = run(prog, stdin_path)
     ok = True
-    for cs in sets:
+    for cs, warm in [(cs, warm) for cs in sets for warm in (False, True)]:
+        # each set runs twice: cold (an empty warm-start cache), then warm
+        # (what the first run recorded relocated at the entry point)
+        tag = f"{cs} {'warm' if warm else 'cold'}"
+        cache = os.path.join(work, "cache-" + cs.replace(",", "_"))
+        if not warm:
+            shutil.rmtree(cache, ignore_errors=True)
+        env = dict(os.environ, RETICLE_CACHE_DIR=cache)
         db = os.path.join(work, cs.replace(",", "_") + ".db")
         # later images (exec) write STEM.PID.N.db beside it
         later = lambda: glob.glob(os.path.join(work, cs.replace(",", "_") + ".*.db"))
         for old in [db] + later():
             if os.path.exists(old):
                 os.unlink(old)
-        r = run([reticle, "run", "-c", cs, "-o", db, "--"] + prog, stdin_path)
+        r = run([reticle, "run", "--stats", "-c", cs, "-o", db, "--"] + prog, stdin_path, env)
         if r.stdout != native.stdout:
-            print(f"FAIL [{cs}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
+            print(f"FAIL [{tag}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
         if r.returncode != shell_status(native.returncode):
-            print(f"FAIL [{cs}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
+            print(f"FAIL [{tag}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
         if not os.path.exists(db):
-            print(f"FAIL [{cs}]: no profile {db}")
+            print(f"FAIL [{tag}]: no profile {db}")
             ok = False
             continue
         rows, failed = [], False
@@ -69,7 +77,7 @@ def main():
             rep = subprocess.run([reticle, "report", "--format", "json", "--all", prof],
                                  capture_output=True)
             if rep.returncode != 0:
-                print(f"FAIL [{cs}]: report of {prof} failed: {rep.stderr.decode()}")
+                print(f"FAIL [{tag}]: report of {prof} failed: {rep.stderr.decode()}")
                 failed = True
                 break
             rows += json.loads(rep.stdout)["functions"]
@@ -80,9 +88,11 @@ def main():
             for name, n in calls.items():
                 got = sum(f.get("calls") or 0 for f in rows if f["name"] == name)
                 if got != n:
-                    print(f"FAIL [{cs}]: {name} called {got} times under reticle, program says {n}")
+                    print(f"FAIL [{tag}]: {name} called {got} times under reticle, program says {n}")
                     ok = False
-        print(f"ok [{cs}]: exit {r.returncode}, {len(r.stdout)} bytes of output")
+        stats = [l for l in r.stderr.decode(errors="replace").splitlines() if "traps" in l]
+        print(f"ok [{tag}]: exit {r.returncode}, {len(r.stdout)} bytes of output; "
+              f"{stats[-1].replace('reticle: ', '') if stats else ''}")
     sys.exit(0 if ok else 1)
 
 

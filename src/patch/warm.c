@@ -1,0 +1,230 @@
+/* Warm start: a binary's functions that ran in earlier runs are relocated in
+ * one batch when the program reaches its entry point, instead of one trap
+ * each on their first call.
+ *
+ * Per binary (keyed by rtl_binary_identity), the cache directory holds the
+ * link-time entries of the functions that ran, each with the number of runs
+ * since it last did; a function that has not run for MAX_AGE runs is
+ * forgotten. The list only decides when functions are relocated, never how:
+ * a stale or foreign list costs time (functions relocated that do not run,
+ * or traps for those that do), not correctness. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "engine/engine.h"
+#include "util/array.h"
+#include "util/log.h"
+
+enum { MAX_AGE = 4, AGE_SHIFT = 56 };
+static const char magic[8] = "RTLWARM1";
+
+struct warm_header {
+	char magic[8];
+	uint32_t count;     /* entries that follow: link-time address | age << AGE_SHIFT */
+	uint32_t reserved;
+};
+
+static char *list_path(const struct proc *p, const struct module *m)
+{
+	const char *dir = session_warm_dir(p->s);
+	char id[160];
+	if (!dir || rtl_binary_identity(m->bin, id, sizeof(id)))
+		return NULL;
+	size_t len = strlen(dir) + strlen(id) + 8;
+	char *path = malloc(len);
+	if (path)
+		snprintf(path, len, "%s/%s.warm", dir, id);
+	return path;
+}
+
+/* The list as stored, or NULL (none yet, unreadable or malformed). */
+static uint64_t *read_list(const char *path, size_t max, size_t *n)
+{
+	struct warm_header h;
+	uint64_t *v = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*n = 0;
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h.magic, magic, sizeof(magic)) ||
+	    h.count > max || fstat(fd, &st) ||
+	    (uint64_t)st.st_size != sizeof(h) + (uint64_t)h.count * sizeof(*v) ||
+	    !(v = malloc((h.count ? h.count : 1) * sizeof(*v))) ||
+	    read(fd, v, h.count * sizeof(*v)) != (ssize_t)(h.count * sizeof(*v))) {
+		rtl_debug("%s: ignored (not a warm-start list of this binary)", path);
+		free(v);
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	*n = h.count;
+	return v;
+}
+
+void warm_load(struct proc *p, struct module *m)
+{
+	if (m->win < 0)
+		return;
+	char *path = list_path(p, m);
+	if (!path)
+		return;
+	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
+	m->warm_pending = m->nwarm > 0;
+	free(path);
+}
+
+/* Relocates the listed functions of M that still wait for their first call. */
+static bool is_loader(const struct proc *p, const struct module *m)
+{
+	return p->r_debug >= m->lo && p->r_debug < m->hi;
+}
+
+static void batch(struct proc *p, struct module *m)
+{
+	m->warm_pending = false;
+	/* The loader's r_brk must keep its int3 (it is FS_NOTIFY once known);
+	 * before the loader publishes it, it is known by name only. */
+	bool r_brk_unknown = is_loader(p, m) && !p->r_brk;
+	size_t done = 0;
+	for (size_t i = 0; i < m->nwarm; i++) {
+		uint64_t addr = m->warm[i] & ((1ull << AGE_SHIFT) - 1);
+		const rtl_function *f = rtl_binary_find_function(m->bin, addr);
+		if (!f || f->addr != addr)
+			continue;
+		size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
+		if (r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15))
+			continue;
+		if (m->fs[k].status == FS_ARMED && !lazy_instrument_now(p, m, k))
+			done++;
+	}
+	session_count_warm(p->s, done);
+	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call", m->path,
+		  done, m->nwarm);
+}
+
+/* When: the dynamic loader's list at its first trap, since it runs before
+ * the program does; every other module's when the program reaches its entry
+ * point: by then the loader has relocated them (their GOT bound, with
+ * BIND_NOW), so copies made now call through bound PLT slots directly. A
+ * module loaded later (dlopen) has its batch at its first trap. */
+void warm_trap(struct proc *p, struct module *m, uint64_t addr)
+{
+	if (m->warm_pending && (p->warm_started || is_loader(p, m)))
+		batch(p, m);
+	if (p->warm_started || !m->is_main || addr != rtl_binary_entry(m->bin) + m->bias)
+		return;
+	p->warm_started = true;
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].warm_pending && !p->mods[i].unloaded)
+			batch(p, &p->mods[i]);
+}
+
+/* Whether function K of M ran: its entry or one of its blocks counted. */
+static bool ran(struct proc *p, const struct module *m, size_t k)
+{
+	const struct func_state *fs = &m->fs[k];
+	if (fs->status != FS_DONE)
+		return false;
+	if (fs->entry_counter && proc_read_counter(p, fs->entry_counter))
+		return true;
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (br->counter && proc_read_counter(p, br->counter))
+			return true;
+	}
+	return false;
+}
+
+/* The new list: what ran now (age 0), and what the old list held that did
+ * not run now, one run older. Sorted by address. */
+static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
+{
+	const uint64_t mask = (1ull << AGE_SHIFT) - 1;
+	size_t cap = 0, count = 0;
+	uint64_t *v = NULL;
+	size_t nf = rtl_binary_function_count(m->bin);
+	for (size_t k = 0; k < nf; k++)
+		if (ran(p, m, k)) {
+			if (rtl_grow(&v, &cap, count + 1, sizeof(*v)))
+				goto fail;
+			v[count++] = rtl_binary_function(m->bin, k)->addr;
+		}
+	size_t fresh = count;   /* sorted: functions are in address order */
+	for (size_t i = 0; i < m->nwarm; i++) {
+		uint64_t addr = m->warm[i] & mask, age = (m->warm[i] >> AGE_SHIFT) + 1;
+		size_t at = rtl_lower_bound_u64(v, fresh, addr);
+		if (age >= MAX_AGE || (at < fresh && v[at] == addr))
+			continue;
+		if (rtl_grow(&v, &cap, count + 1, sizeof(*v)))
+			goto fail;
+		v[count++] = addr | age << AGE_SHIFT;
+	}
+	*n = count;
+	return v;
+fail:
+	free(v);
+	*n = 0;
+	return NULL;
+}
+
+static int make_dirs(const char *dir)
+{
+	char buf[4096];
+	if (strlen(dir) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, dir);
+	for (char *c = buf + 1; ; c++)
+		if (*c == '/' || !*c) {
+			char end = *c;
+			*c = 0;
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			if (!end)
+				return 0;
+			*c = end;
+		}
+}
+
+/* Written under a temporary name and renamed: a reader never sees half a
+ * list, and concurrent runs of one binary leave one of theirs whole. */
+static void write_list(const char *path, const uint64_t *v, size_t n)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	struct warm_header h = { .count = (uint32_t)n };
+	memcpy(h.magic, magic, sizeof(magic));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	bool ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+		  write(fd, v, n * sizeof(*v)) == (ssize_t)(n * sizeof(*v));
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		rtl_debug("%s: warm-start list not written: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+void warm_save(struct proc *p)
+{
+	const char *dir = session_warm_dir(p->s);
+	if (!dir || make_dirs(dir))
+		return;
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		if (m->win < 0)
+			continue;
+		char *path = list_path(p, m);
+		size_t n;
+		uint64_t *v = path ? merge(p, m, &n) : NULL;
+		if (v)
+			write_list(path, v, n);
+		free(v);
+		free(path);
+	}
+}

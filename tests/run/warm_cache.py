@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The warm-start cache: a second run relocates what the first ran, with the
+same counts; a function that stops running leaves the list after four runs;
+a corrupt list is ignored and rewritten; --cold leaves no list; an unusable
+cache directory does not stop the run.
+
+usage: warm_cache.py RETICLE WORKDIR PROGRAM (tests/run/programs/warm.c)"""
+import json, os, re, shutil, struct, subprocess, sys
+
+reticle, work, prog = sys.argv[1:4]
+cache = os.path.join(work, "cache")
+failures = []
+
+
+def check(cond, what):
+    print(("ok:   " if cond else "FAIL: ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(*args, cold=False, cache_dir=None):
+    db = os.path.join(work, "p.db")
+    cmd = [reticle, "run", "--stats", "-c", "fcount"] + (["--cold"] if cold else []) + \
+          ["-o", db, "--", prog] + list(args)
+    env = dict(os.environ, RETICLE_CACHE_DIR=cache_dir or cache)
+    r = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    err = r.stderr.decode(errors="replace")
+    m = re.search(r"\((\d+) from the warm-start list\)", err)
+    rep = json.loads(subprocess.run([reticle, "report", "--format", "json", "--all", db],
+                                    capture_output=True, check=True).stdout)
+    calls = {f["name"]: f.get("calls") for f in rep["functions"]}
+    return r, int(m.group(1)) if m else None, calls
+
+
+def listed():
+    """Link-time addresses on the program's list (the file written for it)."""
+    out = set()
+    for name in os.listdir(cache):
+        data = open(os.path.join(cache, name), "rb").read()
+        if data[:8] != b"RTLWARM1":
+            continue
+        n = struct.unpack_from("<I", data, 8)[0]
+        out |= {v & ((1 << 56) - 1) for v in struct.unpack_from(f"<{n}Q", data, 16)}
+    return out
+
+
+def address(sym):
+    nm = subprocess.run(["nm", prog], capture_output=True, text=True, check=True).stdout
+    return next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1] == sym)
+
+
+native = subprocess.run([prog, "x"], capture_output=True)
+shutil.rmtree(cache, ignore_errors=True)
+os.makedirs(work, exist_ok=True)
+
+r, warm, calls = run("x")
+check(r.returncode == 7 and r.stdout == native.stdout, f"cold run: exit {r.returncode}, output as native")
+check(warm == 0, f"cold run relocated {warm} functions from a list")
+check(address("only_with_arg") in listed() and address("common") in listed(),
+      "the list holds only_with_arg and common after the cold run")
+
+r, warm, calls = run("x")
+check(r.returncode == 7 and r.stdout == native.stdout, f"warm run: exit {r.returncode}, output as native")
+check(warm and warm > 0, f"warm run relocated {warm} functions from the list")
+check(calls.get("only_with_arg") == 1 and calls.get("common") == 1,
+      f"warm run counts: only_with_arg {calls.get('only_with_arg')}, common {calls.get('common')}")
+
+for i in range(1, 5):
+    r, warm, calls = run()
+    check(r.returncode == 0 and calls.get("only_with_arg") in (0, None) and calls.get("common") == 1,
+          f"run {i} without argument: exit {r.returncode}, only_with_arg "
+          f"{calls.get('only_with_arg')} calls, common {calls.get('common')}")
+    still = address("only_with_arg") in listed()
+    check(still == (i < 4), f"after {i} runs without it only_with_arg is {'' if still else 'no longer '}listed")
+
+for name in os.listdir(cache):
+    with open(os.path.join(cache, name), "wb") as f:
+        f.write(b"RTLWARM1" + b"\xff" * 40)
+r, warm, calls = run("x")
+check(r.returncode == 7 and warm == 0 and calls.get("only_with_arg") == 1,
+      f"corrupt lists ignored: exit {r.returncode}, {warm} from a list")
+check(address("only_with_arg") in listed(), "corrupt lists rewritten")
+
+shutil.rmtree(cache)
+r, warm, calls = run("x", cold=True)
+check(r.returncode == 7 and not os.path.exists(cache), "--cold writes no list")
+
+blocker = os.path.join(work, "not-a-dir")
+open(blocker, "w").close()
+r, warm, calls = run("x", cache_dir=blocker)
+check(r.returncode == 7 and r.stdout == native.stdout and calls.get("only_with_arg") == 1,
+      f"unusable cache directory: exit {r.returncode}, run complete")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
