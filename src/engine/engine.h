@@ -167,9 +167,21 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void func_state_release(struct func_state *f);
 /* Whether ADDR is a function entry where reticle put an int3. */
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr);
+/* Function K's bytes and instructions (K of BIN, loaded with BIAS). Reads
+ * only the binary: a helper thread may decode ahead while relocation goes on. */
+struct x86_insn;
+struct lazy_decoded {
+	uint8_t *code;
+	struct x86_insn *insns;
+	size_t ninsns;
+	int err;                  /* reading the bytes failed (decoding stops quietly) */
+};
+void lazy_decode(const rtl_binary *bin, uint64_t bias, size_t k, struct lazy_decoded *d);
+void lazy_decoded_free(struct lazy_decoded *d);
 /* Relocates armed function K of M before its first call (its callees keep
- * their traps); on failure restores its entry and marks it skipped. */
-int lazy_instrument_now(struct proc *p, struct module *m, size_t k);
+ * their traps), from PRE when decoded already (NULL: decodes it); on
+ * failure restores its entry and marks it skipped. */
+int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
 
 /* patch/warm.c: relocating what ran in earlier runs ahead of its first call */
 void warm_load(struct proc *p, struct module *m);

@@ -380,7 +380,8 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 	unwind_function_relocated(p, m, k);
 }
 
-static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch);
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
+		      struct lazy_decoded *pre);
 
 /* A branch from F into the middle of another function (a .cold part jumping
  * back, glibc's shared memmove tails) must reach that function's copy: the
@@ -411,7 +412,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		if (entry && tm->fs[k].status == FS_NONE && tm->fs[k].reason == too_short) {
 			/* too short for an entry patch: a copy that relocated callers
 			 * branch to still counts every call they make */
-			if (!instrument(p, tm, k, depth + 1, false)) {
+			if (!instrument(p, tm, k, depth + 1, false, NULL)) {
 				relocated(p, tm, k);
 			} else {
 				tm->fs[k].status = FS_NONE;   /* its reason says why */
@@ -431,7 +432,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		 * function that is only shows once the loader runs */
 		if (entry && !p->r_brk && p->r_debug >= tm->lo && p->r_debug < tm->hi)
 			continue;
-		if (instrument(p, tm, k, depth + 1, true)) {
+		if (instrument(p, tm, k, depth + 1, true, NULL)) {
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
 			tm->fs[k].status = FS_SKIPPED;
 		} else {
@@ -440,7 +441,29 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 	}
 }
 
-static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch)
+void lazy_decode(const rtl_binary *bin, uint64_t bias, size_t k, struct lazy_decoded *d)
+{
+	const rtl_function *f = rtl_binary_function(bin, k);
+	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
+	if (!d->code)
+		d->err = -ENOMEM;
+	else if ((d->err = rtl_binary_read(bin, f->addr, d->code, f->size)))
+		return;
+	else
+		x86_decode_function(d->code, f->size, f->addr + bias, &d->insns, &d->ninsns);
+}
+
+void lazy_decoded_free(struct lazy_decoded *d)
+{
+	free(d->code);
+	free(d->insns);
+	*d = (struct lazy_decoded){ 0 };
+}
+
+/* Relocates function IDX of M (decoded already when PRE is given: its
+ * buffers are taken over). */
+static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
+		      struct lazy_decoded *pre)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
@@ -449,21 +472,25 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	unsigned probes = session_probes(p->s);
 	struct x86_reloc r;
 	size_t ninterior;
-	uint8_t *code = malloc(f->size);
-	struct x86_insn *insns = NULL;
-	size_t ninsns = 0;
+	struct lazy_decoded d;
+	if (pre) {
+		d = *pre;
+		*pre = (struct lazy_decoded){ 0 };
+	} else {
+		lazy_decode(m->bin, m->bias, idx, &d);
+	}
+	uint8_t *code = d.code;
+	struct x86_insn *insns = d.insns;
+	size_t ninsns = d.ninsns;
 	uint64_t *interior = interior_pointers(m, f, &ninterior);
-	int err = -ENOMEM;
+	int err = d.err ? d.err : -ENOMEM;
 
 	fs->reason = NULL;
-	if (!code || !interior)
+	if (d.err == -RTL_ERR_BAD_ELF)
+		fs->reason = "cannot read its bytes";
+	if (d.err || !interior)
 		goto out;
 	fs->status = FS_BUSY;   /* a branch target's own pre-pass must not come back here */
-	if ((err = rtl_binary_read(m->bin, f->addr, code, f->size))) {
-		fs->reason = "cannot read its bytes";
-		goto out;
-	}
-	x86_decode_function(code, f->size, f->addr + m->bias, &insns, &ninsns);
 	if (depth < 8)
 		instrument_branch_targets(p, insns, ninsns, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
@@ -530,9 +557,9 @@ static void arm_r_brk(struct proc *p)
 		fs->status = FS_NOTIFY;
 }
 
-int lazy_instrument_now(struct proc *p, struct module *m, size_t k)
+int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre)
 {
-	int err = instrument(p, m, k, EAGER_DEPTH, true);
+	int err = instrument(p, m, k, EAGER_DEPTH, true, pre);
 	if (err) {
 		os_mem_write(p->mem, rtl_binary_function(m->bin, k)->addr + m->bias, &m->fs[k].orig, 1);
 		m->fs[k].status = FS_SKIPPED;
@@ -577,7 +604,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			session_count_seconds(p->s, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 			return os_set_pc(tid, fs->entry) ? 0 : 1;
 		}
-		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0, true);
+		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0, true, NULL);
 		if (limit > 0)
 			limit--;
 		clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -9,6 +9,9 @@
  * a stale or foreign list costs time (functions relocated that do not run,
  * or traps for those that do), not correctness. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,19 +81,79 @@ void warm_load(struct proc *p, struct module *m)
 	free(path);
 }
 
-/* Relocates the listed functions of M that still wait for their first call. */
 static bool is_loader(const struct proc *p, const struct module *m)
 {
 	return p->r_debug >= m->lo && p->r_debug < m->hi;
 }
 
+/* Decoding is most of relocating and touches only the binary: while the
+ * program is stopped for the batch, a helper thread decodes the functions
+ * in order and the relocating thread takes each one when it gets there
+ * (decoding it itself, or one further on, when the helper is behind). */
+enum { FREE, CLAIMED, DECODED };
+struct ahead {
+	const rtl_binary *bin;
+	uint64_t bias;
+	const uint32_t *idx;        /* function indices, in batch order */
+	size_t n;
+	struct lazy_decoded *d;
+	_Atomic uint8_t *state;
+	atomic_size_t used;         /* items the relocating thread took */
+};
+
+enum { LOOKAHEAD = 512 };       /* bounds the memory held by decoded functions */
+
+static bool decode_item(struct ahead *a, size_t i)
+{
+	uint8_t expect = FREE;
+	if (!atomic_compare_exchange_strong(&a->state[i], &expect, CLAIMED))
+		return false;
+	lazy_decode(a->bin, a->bias, a->idx[i], &a->d[i]);
+	atomic_store_explicit(&a->state[i], DECODED, memory_order_release);
+	return true;
+}
+
+static void *decode_ahead(void *arg)
+{
+	struct ahead *a = arg;
+	for (size_t i = 0; i < a->n; i++) {
+		while (i >= atomic_load(&a->used) + LOOKAHEAD)
+			sched_yield();
+		decode_item(a, i);
+	}
+	return NULL;
+}
+
+/* Item I decoded, by whichever thread gets to it. */
+static void await_item(struct ahead *a, size_t i)
+{
+	size_t next = i + 1;
+	while (atomic_load_explicit(&a->state[i], memory_order_acquire) != DECODED) {
+		if (decode_item(a, i))
+			break;
+		/* the helper is on it: decode a later one meanwhile */
+		while (next < a->n && next < i + LOOKAHEAD && !decode_item(a, next))
+			next++;
+		if (next >= a->n || next >= i + LOOKAHEAD)
+			sched_yield();
+	}
+}
+
+/* Relocates the listed functions of M that still wait for their first call. */
 static void batch(struct proc *p, struct module *m)
 {
 	m->warm_pending = false;
 	/* The loader's r_brk must keep its int3 (it is FS_NOTIFY once known);
 	 * before the loader publishes it, it is known by name only. */
 	bool r_brk_unknown = is_loader(p, m) && !p->r_brk;
+	bool helped = false;
 	size_t done = 0;
+	uint32_t *idx = malloc((m->nwarm ? m->nwarm : 1) * sizeof(*idx));
+	struct ahead a = { .bin = m->bin, .bias = m->bias, .idx = idx,
+			   .d = calloc(m->nwarm ? m->nwarm : 1, sizeof(*a.d)),
+			   .state = calloc(m->nwarm ? m->nwarm : 1, sizeof(*a.state)) };
+	if (!idx || !a.d || !a.state)
+		goto out;
 	for (size_t i = 0; i < m->nwarm; i++) {
 		uint64_t addr = m->warm[i] & ((1ull << AGE_SHIFT) - 1);
 		const rtl_function *f = rtl_binary_find_function(m->bin, addr);
@@ -99,12 +162,29 @@ static void batch(struct proc *p, struct module *m)
 		size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
 		if (r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15))
 			continue;
-		if (m->fs[k].status == FS_ARMED && !lazy_instrument_now(p, m, k))
-			done++;
+		if (m->fs[k].status == FS_ARMED)
+			idx[a.n++] = (uint32_t)k;
 	}
+	pthread_t helper;
+	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		 !pthread_create(&helper, NULL, decode_ahead, &a);
+	for (size_t i = 0; i < a.n; i++) {
+		await_item(&a, i);
+		/* an earlier one's branch targets may have taken it meanwhile */
+		if (m->fs[idx[i]].status == FS_ARMED && !lazy_instrument_now(p, m, idx[i], &a.d[i]))
+			done++;
+		lazy_decoded_free(&a.d[i]);
+		atomic_store(&a.used, i + 1);
+	}
+	if (helped)
+		pthread_join(helper, NULL);
 	session_count_warm(p->s, done);
-	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call", m->path,
-		  done, m->nwarm);
+	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call%s", m->path,
+		  done, m->nwarm, helped ? " (decoded on two threads)" : "");
+out:
+	free(idx);
+	free(a.d);
+	free(a.state);
 }
 
 /* When: the dynamic loader's list at its first trap, since it runs before

@@ -1,10 +1,18 @@
 /* x86-64 decoding with Zydis 4, reduced to struct x86_insn. */
+#include <pthread.h>
 #include <Zydis/Zydis.h>
 #include <reticle/error.h>
 #include "isa/x86_64/insn.h"
 
 static ZydisDecoder decoder;
-static bool decoder_ready;
+static pthread_once_t decoder_once = PTHREAD_ONCE_INIT;
+
+/* Once per process, whichever thread decodes first (warm start decodes on
+ * a helper thread): the decoder is read-only afterwards. */
+static void decoder_init(void)
+{
+	ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+}
 
 /* Zydis flag masks -> reticle's six-bit set (CF PF AF ZF SF OF). */
 static uint8_t flag_bits(ZydisAccessedFlagsMask m)
@@ -116,10 +124,7 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 	ZydisDecodedInstruction in;
 	ZydisDecoderContext ctx;
 
-	if (!decoder_ready) {
-		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		decoder_ready = true;
-	}
+	pthread_once(&decoder_once, decoder_init);
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &ctx, code, len, &in)))
 		return -RTL_ERR_DECODE;
 
