@@ -42,7 +42,7 @@ print(sum(d.values()), fib(30), len(sorted(d)))
 PY
 }
 
-WORKLOADS="bzip2 sqlite3 lua5.4 python3"
+WORKLOADS=${WORKLOADS:-"bzip2 sqlite3 lua5.4 python3"}
 CMD_bzip2=(/usr/bin/bzip2 -c "$BENCH_DIR/text16m");      STDIN_bzip2=/dev/null
 CMD_sqlite3=(/usr/bin/sqlite3 :memory:);                  STDIN_sqlite3="$BENCH_DIR/sqlite.sql"
 CMD_lua5_4=(/usr/bin/lua5.4 "$BENCH_DIR/bench.lua");      STDIN_lua5_4=/dev/null

@@ -38,6 +38,9 @@ struct func_state {
 	uint32_t nmap;
 	int64_t profile_id;       /* row id while a profile is written */
 	uint32_t patch_head;      /* branches in copies to re-point at the copy: index+1 */
+	/* a PLT stub whose GOT slot was unbound when P had been resumed that
+	 * many times, plus one (0: not seen unbound) */
+	uint32_t plt_unbound;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -118,6 +121,7 @@ struct proc {
 	bool ended;
 	int status;               /* shell-style exit status once ended */
 	bool warm_started;        /* the program reached its entry point */
+	uint32_t resumes;         /* times a thread was resumed (dates plt_unbound) */
 };
 
 /* session.c */

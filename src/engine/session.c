@@ -361,6 +361,8 @@ static void resume(struct proc *p, pid_t tid, int sig)
 		sig = t->pending_sig;
 		t->pending_sig = 0;
 	}
+	if (p)
+		p->resumes++;
 	os_resume(tid, sig);
 	/* a group-stop passed over during an inferior call: stop again */
 	if (os_take_missed_stop(tid)) {

@@ -146,11 +146,17 @@ static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *
 {
 	if (fs->entry)
 		return fs->entry;
+	/* the loader binds slots while the program runs: one read per stop
+	 * (a slot bound by another thread meanwhile is only a slower path) */
+	if (fs->plt_unbound == p->resumes + 1)
+		return 0;
 	uint64_t slot = rtl_binary_plt_slot(m->bin, f), to;
 	const rtl_function *tf;
 	if (!slot || os_mem_read(p->mem, slot + m->bias, &to, 8) || !proc_entry_at(p, to, NULL, &tf) ||
-	    (tf->sources & RTL_SRC_PLT))
+	    (tf->sources & RTL_SRC_PLT)) {
+		fs->plt_unbound = p->resumes + 1;
 		return 0;   /* unbound: the slot leads back to the PLT */
+	}
 	return fs->entry = to;
 }
 
