@@ -65,6 +65,9 @@ void rtl_binary_check_functions(rtl_binary *bin);
  * segments; bytes past p_filesz read as zero). Returns 0 or -RTL_ERR_BAD_ELF
  * if the range is not inside one loadable segment. */
 int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len);
+/* Whether the LEN bytes at VADDR are read-only while the program runs: in a
+ * loadable segment without PF_W, or in PT_GNU_RELRO. */
+int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t len);
 /* Link-time address of the GOT slot PLT stub F jumps through, or 0 when F is
  * not a PLT stub of that form (PLT0, lazy IBT entries). */
 uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f);

@@ -62,6 +62,10 @@ static int load_segments(rtl_binary *bin)
 		}
 		if (ph.p_type == PT_DYNAMIC)
 			dynamic_seen = 1;
+		if (ph.p_type == PT_GNU_RELRO) {
+			bin->relro_lo = ph.p_vaddr;
+			bin->relro_hi = ph.p_vaddr + ph.p_memsz;
+		}
 		if (ph.p_type == PT_INTERP) {
 			const char *s = (const char *)bin->image + ph.p_offset;
 			interp_seen = 1;
@@ -294,6 +298,14 @@ int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len
 		memcpy(buf, bin->image + s->offset + off, from_file);
 	memset((char *)buf + from_file, 0, len - from_file);
 	return 0;
+}
+
+int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t len)
+{
+	if (vaddr >= bin->relro_lo && vaddr + len <= bin->relro_hi)
+		return 1;
+	const rtl_segment *s = segment_of(bin, vaddr, len);
+	return s && !(s->flags & PF_W);
 }
 
 const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len)

@@ -45,6 +45,7 @@ struct rtl_binary {
 
 	rtl_segment *segs;
 	size_t nsegs;
+	uint64_t relro_lo, relro_hi; /* PT_GNU_RELRO: read-only once relocated */
 	struct rtl_section *secs;
 	size_t nsecs;
 

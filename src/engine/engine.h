@@ -182,6 +182,9 @@ struct lazy_decoded {
 };
 void lazy_decode(const rtl_binary *bin, uint64_t bias, size_t k, struct lazy_decoded *d);
 void lazy_decoded_free(struct lazy_decoded *d);
+/* Whether data words point inside function K of M (rewritten when it is
+ * relocated: they must hold their run-time values by then). */
+bool lazy_has_code_pointers(const struct module *m, size_t k);
 /* Relocates armed function K of M before its first call (its callees keep
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */

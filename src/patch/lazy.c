@@ -239,6 +239,13 @@ static bool ctx_is_code(void *c, uint64_t addr)
 	return m && in_exec_segment(m->bin, addr - m->bias, 1);
 }
 
+static bool ctx_is_readonly(void *c, uint64_t addr, size_t len)
+{
+	struct reloc_ctx *ctx = c;
+	struct module *m = proc_module_at(ctx->p, addr);
+	return m && rtl_binary_is_readonly(m->bin, addr - m->bias, len);
+}
+
 static uint64_t ctx_counter(void *c)
 {
 	struct reloc_ctx *ctx = c;
@@ -261,6 +268,13 @@ static void code_pointers_into(const rtl_binary *bin, const rtl_function *f, siz
 	while (a < count && rtl_binary_code_pointer(bin, a)->target < f->addr + f->size)
 		a++;
 	*hi = a;
+}
+
+bool lazy_has_code_pointers(const struct module *m, size_t k)
+{
+	size_t lo, hi;
+	code_pointers_into(m->bin, rtl_binary_function(m->bin, k), &lo, &hi);
+	return hi > lo;
 }
 
 /* Run-time interior code pointers of function F (computed-goto targets). */
@@ -505,6 +519,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.addr = f->addr + m->bias, .size = f->size, .code = code,
 		.interior = interior, .ninterior = ninterior,
 		.read = ctx_read, .redirect = ctx_redirect, .is_code = ctx_is_code,
+		.is_readonly = ctx_is_readonly,
 		.keeps_caller = ctx_keeps_caller,
 		.new_counter = ctx_counter, .ctx = &ctx,
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,

@@ -146,6 +146,12 @@ static void batch(struct proc *p, struct module *m)
 	/* The loader's r_brk must keep its int3 (it is FS_NOTIFY once known);
 	 * before the loader publishes it, it is known by name only. */
 	bool r_brk_unknown = is_loader(p, m) && !p->r_brk;
+	/* A module that relocates itself (the loader, a static PIE) has its
+	 * batch before it does: data words pointing into a function are
+	 * rewritten when it is relocated, and the module's own relocation
+	 * would undo that. Such functions wait for their first call. */
+	bool self_relocating = is_loader(p, m) ||
+			       (m->is_main && !rtl_binary_interp(m->bin) && rtl_binary_kind(m->bin) != RTL_BIN_EXEC);
 	bool helped = false;
 	size_t done = 0;
 	uint32_t *idx = malloc((m->nwarm ? m->nwarm : 1) * sizeof(*idx));
@@ -160,7 +166,8 @@ static void batch(struct proc *p, struct module *m)
 		if (!f || f->addr != addr)
 			continue;
 		size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
-		if (r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15))
+		if ((r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15)) ||
+		    (self_relocating && lazy_has_code_pointers(m, k)))
 			continue;
 		if (m->fs[k].status == FS_ARMED)
 			idx[a.n++] = (uint32_t)k;

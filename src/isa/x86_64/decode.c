@@ -162,3 +162,79 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 			  out->mem.index >= 0;
 	return 0;
 }
+
+/* Full decode with every operand, hidden ones included: for the rare
+ * questions the relocator's summary does not answer. */
+static bool decode_full(const uint8_t *code, size_t len, ZydisDecodedInstruction *in,
+			ZydisDecodedOperand *ops)
+{
+	pthread_once(&decoder_once, decoder_init);
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, code, len, in, ops));
+}
+
+static uint32_t bit(ZydisRegister reg)
+{
+	int8_t r = gpr(reg);
+	return r >= 0 && r < 16 ? 1u << r : 0;
+}
+
+void x86_regs_rw(const uint8_t *code, size_t len, uint16_t *read, uint16_t *killed)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	*read = *killed = 0;
+	if (!decode_full(code, len, &in, ops)) {
+		*read = 0xffff;   /* unknown: reads everything, kills nothing */
+		return;
+	}
+	for (int i = 0; i < in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			*read |= (uint16_t)(bit(op->mem.base) | bit(op->mem.index));
+			continue;
+		}
+		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
+			continue;
+		uint16_t b = (uint16_t)bit(op->reg.value);
+		if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+			*read |= b;
+		/* a write of 8 or 16 bits keeps the rest: a use, not a kill;
+		 * 32-bit writes zero the upper half */
+		if (op->actions & ZYDIS_OPERAND_ACTION_WRITE) {
+			if (op->size >= 32)
+				*killed |= b;
+			else
+				*read |= b;
+		} else if (op->actions & ZYDIS_OPERAND_ACTION_CONDWRITE) {
+			*read |= b;
+		}
+	}
+}
+
+bool x86_mov_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops) || in.mnemonic != ZYDIS_MNEMONIC_MOV ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		return false;
+	int8_t r = gpr(ops[0].reg.value);
+	if (r < 0 || r > 15 || (ops[0].size != 32 && ops[0].size != 64))
+		return false;
+	*reg = r;
+	/* a 32-bit destination zero-extends; a 64-bit one gets imm32
+	 * sign-extended or a full imm64: Zydis gives the value as written */
+	*imm = ops[0].size == 32 ? (uint32_t)ops[1].imm.value.u : ops[1].imm.value.u;
+	return true;
+}
+
+int x86_jmp_register(const uint8_t *code, size_t len)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops) || in.mnemonic != ZYDIS_MNEMONIC_JMP ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER)
+		return -1;
+	int8_t r = gpr(ops[0].reg.value);
+	return r >= 0 && r < 16 ? r : -1;
+}

@@ -59,5 +59,15 @@ struct x86_insn {
 /* Decodes one instruction of at most LEN bytes at run-time address ADDR.
  * Returns 0 or -RTL_ERR_DECODE. */
 int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out);
+/* General-purpose registers (bit N: register N, rax=0 .. r15=15) the
+ * instruction at CODE reads (address registers and hidden operands
+ * included, and partial or conditional writes, which keep part of the old
+ * value) and those it overwrites whole. Unknown: reads all, kills none. */
+void x86_regs_rw(const uint8_t *code, size_t len, uint16_t *read, uint16_t *killed);
+/* Whether the instruction at CODE is 'mov rREG, IMM' (32 or 64 bits;
+ * *IMM as the register receives it). */
+bool x86_mov_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm);
+/* N when the instruction at CODE is 'jmp rN' (a register, not memory), else -1. */
+int x86_jmp_register(const uint8_t *code, size_t len);
 
 #endif

@@ -33,6 +33,11 @@ struct analysis {
 	size_t ntables;
 	int32_t *table_of;   /* instruction index -> table it addresses, or -1 */
 	bool has_movsxd4;
+	bool has_index8;     /* some load reads [base + index*8] */
+	/* lea r,[rip+L] or mov r,L of a label L of this function that only a
+	 * 'jmp r' in the same block uses: a computed goto, sent to L's copy */
+	struct goto_src { uint32_t insn, target; int reg; } *gotos;  /* ascending */
+	size_t ngotos, capgotos;
 };
 
 static bool inside(const struct analysis *a, uint64_t addr)
@@ -61,6 +66,7 @@ static void analysis_free(struct analysis *a)
 	free(a->block_first);
 	free(a->live_in);
 	free(a->table_of);
+	free(a->gotos);
 }
 
 static int decode_all(struct analysis *a, const char **reason)
@@ -107,7 +113,8 @@ static int decode_all(struct analysis *a, const char **reason)
 /* Reads entries of a candidate jump table at BASE while they land on
  * instruction starts of this function. */
 /* Entries may also leave the function: gcc sends cases to a .cold part. */
-static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint64_t **out)
+static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, bool inside_only,
+			 uint64_t **out)
 {
 	const struct x86_reloc_env *env = a->env;
 	uint64_t *t = NULL;
@@ -127,7 +134,7 @@ static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint64_t
 			target = base + (int64_t)rel;
 		}
 		if (inside(a, target) ? index_at(a, target) < 0
-				      : !(env->is_code && env->is_code(env->ctx, target)))
+				      : inside_only || !(env->is_code && env->is_code(env->ctx, target)))
 			break;
 		if (rtl_grow(&t, &cap, n + 1, sizeof(*t)))
 			break;
@@ -137,7 +144,7 @@ static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, uint64_t
 	return n;
 }
 
-static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64)
+static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only)
 {
 	for (size_t i = 0; i < a->ntables; i++)
 		if (a->tables[i].base == base && a->tables[i].abs64 == abs64) {
@@ -145,7 +152,7 @@ static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64)
 			return 0;
 		}
 	uint64_t *targets = NULL;
-	size_t n = scan_table(a, base, abs64, &targets);
+	size_t n = scan_table(a, base, abs64, inside_only, &targets);
 	if (n < 2) {
 		free(targets);
 		return 0;
@@ -163,29 +170,184 @@ static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64)
 }
 
 /* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX.
- * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. A lea of a table is redirected to
- * a relocated copy, so the dispatch lands in relocated code. */
+ * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
+ * but linked without relocations (a static or non-PIE executable): lea
+ * rB,[rip+T]; mov rX,[rB+rI*8]; jmp rX, T a read-only table of this
+ * function's labels. A lea of a table is redirected to a relocated copy,
+ * so the dispatch lands in relocated code. */
 static int find_jump_tables(struct analysis *a)
 {
+	const struct x86_reloc_env *env = a->env;
 	a->table_of = malloc(a->n * sizeof(*a->table_of));
 	if (!a->table_of)
 		return -ENOMEM;
 	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
 		a->table_of[i] = -1;
-		a->has_movsxd4 |= a->insns[i].is_movsxd4;
+		a->has_movsxd4 |= in->is_movsxd4;
+		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
+				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
 		int err = 0;
 		if (in->is_lea && in->rip_rel && a->has_movsxd4)
-			err = add_table(a, i, in->target, false);
+			err = add_table(a, i, in->target, false, false);
 		else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
 			 in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4)
-			err = add_table(a, i, (uint64_t)in->mem.disp, true);
+			err = add_table(a, i, (uint64_t)in->mem.disp, true, false);
+		if (!err && a->table_of[i] < 0 && in->is_lea && in->rip_rel && a->has_index8 &&
+		    !inside(a, in->target) && env->is_readonly &&
+		    env->is_readonly(env->ctx, in->target, 16))
+			err = add_table(a, i, in->target, true, true);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* The 'jmp R' that register R, loaded with a label of this function by
+ * instruction I, feeds in the same straight-line run with no other use of R
+ * on the way; -1 when there is none. */
+static long goto_jump(const struct analysis *a, size_t i, int r)
+{
+	const struct x86_reloc_env *env = a->env;
+	for (size_t j = i + 1; j < a->n && j < i + 32; j++) {
+		const struct x86_insn *in = &a->insns[j];
+		const uint8_t *bytes = env->code + (in->addr - env->addr);
+		if (in->kind == X86_IJMP)
+			return x86_jmp_register(bytes, in->len) == r ? (long)j : -1;
+		uint16_t rd, kill;
+		x86_regs_rw(bytes, in->len, &rd, &kill);
+		if (in->kind != X86_OTHER || ((rd | kill) & (1u << r)))
+			return -1;   /* changed, or read for something else */
+	}
+	return -1;
+}
+
+enum { ARG_REGS = 0x3c6,        /* rdi rsi rdx rcx r8 r9 */
+       CALLEE_SAVED = 0xf028,   /* rbx rbp r12-r15 */
+       EXIT_LIVE = 0xfbff & ~0x0c00 };   /* at a return or a jump out: all but r10, r11 */
+
+/* Whether register R may be read, before it is overwritten, after a jump
+ * to one of the function's indirect targets (jump-table and computed-goto
+ * targets, INDIRECT[i] set): backward liveness of R over instructions. */
+static bool live_at_indirect(const struct analysis *a, const uint16_t *rd, const uint16_t *kill,
+			     const bool *indirect, int r, bool *live)
+{
+	const uint16_t bitr = (uint16_t)(1u << r);
+	bool changed = true, ind = false;
+	memset(live, 0, a->n * sizeof(*live));
+	while (changed) {
+		changed = false;
+		ind = false;
+		for (size_t i = 0; i < a->n; i++)
+			ind |= indirect[i] && live[i];
+		for (size_t i = a->n; i-- > 0;) {
+			const struct x86_insn *in = &a->insns[i];
+			bool next = i + 1 < a->n ? live[i + 1] : (EXIT_LIVE & bitr) != 0;
+			long t = (in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) ?
+				 index_at(a, in->target) : -1;
+			bool target = t >= 0 ? live[t] : (EXIT_LIVE & bitr) != 0;
+			bool out;
+			switch (in->kind) {
+			case X86_JMP: out = target; break;
+			case X86_JCC: case X86_LOOP: out = next || target; break;
+			case X86_CALL: case X86_ICALL:
+				/* the callee reads arguments and keeps callee-saved ones */
+				out = (ARG_REGS & bitr) || ((CALLEE_SAVED & bitr) && next);
+				break;
+			case X86_RET: out = (EXIT_LIVE & bitr) != 0; break;
+			case X86_IJMP: out = ind || (EXIT_LIVE & bitr); break;
+			case X86_STOP: out = false; break;
+			default: out = next; break;
+			}
+			bool v = (rd[i] & bitr) || (out && !(kill[i] & bitr));
+			if (v != live[i]) {
+				live[i] = v;
+				changed = true;
+			}
+		}
+	}
+	return ind;
+}
+
+/* Labels loaded into a register for a computed goto (lea rip in PIC code,
+ * mov of an immediate in non-PIC code): the copy loads the label's copy
+ * instead, when nothing else reads that register's value (an offset added
+ * to a base label, a compare) before it is overwritten. */
+static int find_gotos(struct analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	int err = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		uint64_t target = 0;
+		int reg = -1;
+		if (in->is_lea && in->rip_rel && a->table_of[i] < 0) {
+			target = in->target;
+			reg = in->dst_reg;
+		} else if (in->kind == X86_OTHER && !in->has_mem &&
+			   ((in->opcode & 0xf8) == 0xb8 || in->opcode == 0xc7) && in->len >= 5) {
+			/* the immediate ends the instruction: a cheap look first,
+			 * since most moves of immediates load small numbers */
+			const uint8_t *bytes = env->code + (in->addr - env->addr);
+			uint32_t lo32;
+			uint64_t imm64 = 0;
+			memcpy(&lo32, bytes + in->len - 4, 4);
+			if (in->len >= 10)
+				memcpy(&imm64, bytes + in->len - 8, 8);
+			if ((!inside(a, lo32) && !inside(a, (uint64_t)(int64_t)(int32_t)lo32) &&
+			     !inside(a, imm64)) ||
+			    !x86_mov_imm(bytes, in->len, &reg, &target))
+				continue;
+		} else {
+			continue;
+		}
+		long t = index_at(a, target);
+		if (reg < 0 || reg > 15 || t < 0 || goto_jump(a, i, reg) < 0)
+			continue;
+		if (rtl_grow(&a->gotos, &a->capgotos, a->ngotos + 1, sizeof(*a->gotos)))
+			return -ENOMEM;
+		a->gotos[a->ngotos++] = (struct goto_src){ (uint32_t)i, (uint32_t)t, reg };
+	}
+	if (!a->ngotos)
+		return 0;
+	/* Candidates: keep those whose register is dead wherever the jump may go */
+	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
+	bool *indirect = calloc(a->n, sizeof(*indirect)), *live = malloc(a->n * sizeof(*live));
+	if (!rd || !kill || !indirect || !live) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		x86_regs_rw(env->code + (in->addr - env->addr), in->len, &rd[i], &kill[i]);
+	}
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++) {
+			long idx = index_at(a, a->tables[t].targets[e]);
+			if (idx >= 0)
+				indirect[idx] = true;
+		}
+	for (size_t k = 0; k < env->ninterior; k++) {
+		long idx = index_at(a, env->interior[k]);
+		if (idx >= 0)
+			indirect[idx] = true;
+	}
+	for (size_t k = 0; k < a->ngotos; k++)
+		indirect[a->gotos[k].target] = true;
+	size_t kept = 0;
+	for (size_t k = 0; k < a->ngotos; k++)
+		if (!live_at_indirect(a, rd, kill, indirect, a->gotos[k].reg, live))
+			a->gotos[kept++] = a->gotos[k];
+	a->ngotos = kept;
+out:
+	free(rd);
+	free(kill);
+	free(indirect);
+	free(live);
+	return err;
 }
 
 static bool ends_block(const struct x86_insn *in)
@@ -227,6 +389,8 @@ static int find_blocks(struct analysis *a, const char **reason)
 			mark_leader(a, a->tables[t].targets[e]);
 	for (size_t k = 0; k < env->ninterior; k++)
 		mark_leader(a, env->interior[k]);
+	for (size_t k = 0; k < a->ngotos; k++)
+		a->leader[a->gotos[k].target] = true;
 
 	a->block_first = malloc(a->n * sizeof(*a->block_first));
 	if (!a->block_first)
@@ -276,6 +440,8 @@ static uint8_t indirect_live(const struct analysis *a)
 		if (idx >= 0)
 			live |= a->live_in[a->block_of[idx]];
 	}
+	for (size_t k = 0; k < a->ngotos; k++)
+		live |= a->live_in[a->block_of[a->gotos[k].target]];
 	return live;
 }
 
@@ -314,7 +480,7 @@ static int analyze(struct analysis *a, const char **reason)
 	int err;
 
 	if ((err = decode_all(a, reason)) || (err = find_jump_tables(a)) ||
-	    (err = find_blocks(a, reason)) || (err = compute_liveness(a)))
+	    (err = find_gotos(a)) || (err = find_blocks(a, reason)) || (err = compute_liveness(a)))
 		return err;
 	return 0;
 }
@@ -418,6 +584,19 @@ static int emit_rep_cond_after(struct emitter *e, size_t i, struct x86_reloc *ou
 	return env->atomic ? 0 : add_site(out, at, false);
 }
 
+static const struct goto_src *goto_at(const struct analysis *a, size_t i)
+{
+	size_t lo = 0, hi = a->ngotos;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->gotos[mid].insn < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->ngotos && a->gotos[lo].insn == i ? &a->gotos[lo] : NULL;
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -450,6 +629,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	default:
 		break;
 	}
+	const struct goto_src *g = e->a->ngotos ? goto_at(e->a, i) : NULL;
+	if (g)   /* the label's copy, in the register the jump reads */
+		return add_fixup(e, x86_lea_rip(w, g->reg), g->target);
 	bool rep_count = (in->rep_plain || in->rep_cond) && e->a->env->block_counters;
 	size_t skip = rep_count && in->rep_cond ? x86_rep_cond_skip(w) : 0;
 	if (rep_count) {

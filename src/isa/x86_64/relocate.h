@@ -29,6 +29,10 @@ struct x86_reloc_env {
 	/* Whether ADDR is executable code (jump-table entries may leave the
 	 * function); NULL means only the function's own bytes are. */
 	bool (*is_code)(void *ctx, uint64_t addr);
+	/* Whether the LEN bytes at ADDR stay as they are while the program
+	 * runs (read-only, or RELRO): a table of label addresses there may be
+	 * copied. NULL means none is. */
+	bool (*is_readonly)(void *ctx, uint64_t addr, size_t len);
 	/* Whether the function at TARGET identifies its caller by the return
 	 * address (dlopen, dlsym): a call to it pushes the original return
 	 * address instead of the copy's (NULL: none does). */

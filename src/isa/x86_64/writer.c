@@ -63,6 +63,15 @@ size_t x86_jmp(struct x86_writer *w, uint64_t target)
 	return off;
 }
 
+size_t x86_lea_rip(struct x86_writer *w, int reg)
+{
+	uint8_t op[3] = { (uint8_t)(0x48 | (reg >= 8 ? 0x04 : 0)), 0x8d, (uint8_t)(((reg & 7) << 3) | 0x05) };
+	x86_put(w, op, 3);
+	size_t off = w->len;
+	x86_put_u32(w, 0);
+	return off;
+}
+
 size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target)
 {
 	uint8_t op[2] = { 0x0f, 0x80 | (cc & 15) };

@@ -38,6 +38,9 @@ int32_t x86_rel32(struct x86_writer *w, uint64_t end, uint64_t target);
 size_t x86_jmp(struct x86_writer *w, uint64_t target);
 size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target);
 size_t x86_call(struct x86_writer *w, uint64_t target);
+/* 'lea rREG, [rip+disp32]' with a zero displacement: returns the offset of
+ * the disp32 (the instruction's last field) for a fixup. */
+size_t x86_lea_rip(struct x86_writer *w, int reg);
 
 /* Counter increments. Until a process has a second thread they are plain
  * read-modify-writes; then they must be atomic. Each increment emitted with

@@ -52,13 +52,39 @@ nop: NEXT;
 halt: return sp[-1];
 }
 
+/* Labels as offsets from a base label (OCaml's bytecode interpreter does
+ * this on 64-bit hosts): the base's address is added to, so the copy must
+ * leave it alone. */
+NOINLINE long run_offsets(void)
+{
+	static const int ops[] = { &&push - &&push, &&add - &&push, &&mul - &&push, &&dup - &&push,
+				   &&swap - &&push, &&drop - &&push, &&jnz - &&push, &&dec - &&push,
+				   &&halt - &&push, &&nop - &&push, &&nop - &&push, &&nop - &&push };
+	long st[16], *sp = st;
+	const unsigned char *pc = prog;
+#undef NEXT
+#define NEXT goto *(&&push + ops[*pc++])
+	NEXT;
+push: *sp++ = *pc++; NEXT;
+add: sp--; sp[-1] = (sp[-1] + sp[0]) % 1000003; NEXT;
+mul: sp--; sp[-1] = (sp[-1] * sp[0]) % 1000003; NEXT;
+dup: *sp = sp[-1]; sp++; NEXT;
+swap: { long t = sp[-1]; sp[-1] = sp[-2]; sp[-2] = t; } NEXT;
+drop: sp--; NEXT;
+jnz: { int to = *pc++; if (*--sp) pc = prog + to; } NEXT;
+dec: sp[-1]--; NEXT;
+nop: NEXT;
+halt: return sp[-1];
+}
+
 int main(void)
 {
-	long a = 0, b = 0;
+	long a = 0, b = 0, c = 0;
 	for (int i = 0; i < 200; i++) {
 		a += run_switch();
 		b += run_goto();
+		c += run_offsets();
 	}
-	printf("switch %ld goto %ld\n", a, b);
-	return a == b ? 0 : 1;
+	printf("switch %ld goto %ld offsets %ld\n", a, b, c);
+	return a == b && b == c ? 0 : 1;
 }
