@@ -171,16 +171,22 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void func_state_release(struct func_state *f);
 /* Whether ADDR is a function entry where reticle put an int3. */
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr);
-/* Function K's bytes and instructions (K of BIN, loaded with BIAS). Reads
- * only the binary: a helper thread may decode ahead while relocation goes on. */
+/* Function K of M read, decoded and analysed (relocate.h's x86_analyze):
+ * reads only the binaries and P's module list, so a helper thread may do
+ * it ahead while relocation goes on (nothing adds modules meanwhile). */
 struct x86_insn;
+struct x86_analysis;
 struct lazy_decoded {
 	uint8_t *code;
 	struct x86_insn *insns;
 	size_t ninsns;
-	int err;                  /* reading the bytes failed (decoding stops quietly) */
+	uint64_t *interior;       /* run-time code pointers into it */
+	size_t ninterior;
+	struct x86_analysis *an;
+	int err;                  /* its bytes unreadable, or the analysis refused it */
+	const char *reason;       /* why, then */
 };
-void lazy_decode(const rtl_binary *bin, uint64_t bias, size_t k, struct lazy_decoded *d);
+void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d);
 void lazy_decoded_free(struct lazy_decoded *d);
 /* Whether data words point inside function K of M (rewritten when it is
  * relocated: they must hold their run-time values by then). */

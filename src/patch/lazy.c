@@ -461,22 +461,36 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 	}
 }
 
-void lazy_decode(const rtl_binary *bin, uint64_t bias, size_t k, struct lazy_decoded *d)
+void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
 {
-	const rtl_function *f = rtl_binary_function(bin, k);
+	const rtl_function *f = rtl_binary_function(m->bin, k);
 	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
-	if (!d->code)
+	d->interior = interior_pointers(m, f, &d->ninterior);
+	if (!d->code || !d->interior) {
 		d->err = -ENOMEM;
-	else if ((d->err = rtl_binary_read(bin, f->addr, d->code, f->size)))
 		return;
-	else
-		x86_decode_function(d->code, f->size, f->addr + bias, &d->insns, &d->ninsns);
+	}
+	if ((d->err = rtl_binary_read(m->bin, f->addr, d->code, f->size))) {
+		d->reason = "cannot read its bytes";
+		return;
+	}
+	x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
+	struct reloc_ctx ctx = { p, m, NULL };
+	struct x86_reloc_env env = {
+		.addr = f->addr + m->bias, .size = f->size, .code = d->code,
+		.interior = d->interior, .ninterior = d->ninterior,
+		.read = ctx_read, .is_code = ctx_is_code, .is_readonly = ctx_is_readonly, .ctx = &ctx,
+		.insns = d->insns, .ninsns = d->ninsns,
+	};
+	d->err = x86_analyze(&env, &d->an, &d->reason);
 }
 
 void lazy_decoded_free(struct lazy_decoded *d)
 {
+	x86_analysis_free(d->an);
 	free(d->code);
 	free(d->insns);
+	free(d->interior);
 	*d = (struct lazy_decoded){ 0 };
 }
 
@@ -491,33 +505,26 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	struct reloc_ctx ctx = { p, m, w };
 	unsigned probes = session_probes(p->s);
 	struct x86_reloc r;
-	size_t ninterior;
 	struct lazy_decoded d;
 	if (pre) {
 		d = *pre;
 		*pre = (struct lazy_decoded){ 0 };
 	} else {
-		lazy_decode(m->bin, m->bias, idx, &d);
+		lazy_decode(p, m, idx, &d);
 	}
-	uint8_t *code = d.code;
-	struct x86_insn *insns = d.insns;
-	size_t ninsns = d.ninsns;
-	uint64_t *interior = interior_pointers(m, f, &ninterior);
-	int err = d.err ? d.err : -ENOMEM;
+	int err = d.err;
 
-	fs->reason = NULL;
-	if (d.err == -RTL_ERR_BAD_ELF)
-		fs->reason = "cannot read its bytes";
-	if (d.err || !interior)
+	fs->reason = d.reason;
+	if (err)
 		goto out;
 	fs->status = FS_BUSY;   /* a branch target's own pre-pass must not come back here */
 	if (depth < 8)
-		instrument_branch_targets(p, insns, ninsns, f, m, depth);
+		instrument_branch_targets(p, d.insns, d.ninsns, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
 	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
 	struct x86_reloc_env env = {
-		.addr = f->addr + m->bias, .size = f->size, .code = code,
-		.interior = interior, .ninterior = ninterior,
+		.addr = f->addr + m->bias, .size = f->size, .code = d.code,
+		.interior = d.interior, .ninterior = d.ninterior,
 		.read = ctx_read, .redirect = ctx_redirect, .is_code = ctx_is_code,
 		.is_readonly = ctx_is_readonly,
 		.keeps_caller = ctx_keeps_caller,
@@ -525,9 +532,9 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
 		.atomic = p->multithreaded,
-		.insns = insns, .ninsns = ninsns,
+		.insns = d.insns, .ninsns = d.ninsns,
 	};
-	err = x86_relocate(&env, dest, &r, &fs->reason);
+	err = x86_emit(d.an, &env, dest, &r, &fs->reason);
 	if (err) {
 		rtl_debug("%s: relocation failed (%d) at %#llx: code %zu/%zu counters %zu/%zu", f->name, err,
 			  (unsigned long long)dest, w->code_used, w->code_cap, w->ctr_used, w->ctr_cap);
@@ -554,9 +561,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	x86_reloc_free(&r);
 out:
 	session_count_instrumented(p->s, !err);
-	free(code);
-	free(interior);
-	free(insns);
+	lazy_decoded_free(&d);
 	return err;
 }
 

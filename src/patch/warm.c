@@ -92,8 +92,8 @@ static bool is_loader(const struct proc *p, const struct module *m)
  * (decoding it itself, or one further on, when the helper is behind). */
 enum { FREE, CLAIMED, DECODED };
 struct ahead {
-	const rtl_binary *bin;
-	uint64_t bias;
+	struct proc *p;
+	struct module *m;
 	const uint32_t *idx;        /* function indices, in batch order */
 	size_t n;
 	struct lazy_decoded *d;
@@ -108,7 +108,7 @@ static bool decode_item(struct ahead *a, size_t i)
 	uint8_t expect = FREE;
 	if (!atomic_compare_exchange_strong(&a->state[i], &expect, CLAIMED))
 		return false;
-	lazy_decode(a->bin, a->bias, a->idx[i], &a->d[i]);
+	lazy_decode(a->p, a->m, a->idx[i], &a->d[i]);
 	atomic_store_explicit(&a->state[i], DECODED, memory_order_release);
 	return true;
 }
@@ -155,7 +155,7 @@ static void batch(struct proc *p, struct module *m)
 	bool helped = false;
 	size_t done = 0;
 	uint32_t *idx = malloc((m->nwarm ? m->nwarm : 1) * sizeof(*idx));
-	struct ahead a = { .bin = m->bin, .bias = m->bias, .idx = idx,
+	struct ahead a = { .p = p, .m = m, .idx = idx,
 			   .d = calloc(m->nwarm ? m->nwarm : 1, sizeof(*a.d)),
 			   .state = calloc(m->nwarm ? m->nwarm : 1, sizeof(*a.state)) };
 	if (!idx || !a.d || !a.state)

@@ -18,7 +18,7 @@ struct jump_table {
 	uint64_t new_base;   /* address of the copy */
 };
 
-struct analysis {
+struct x86_analysis {
 	const struct x86_reloc_env *env;
 	struct x86_insn *insns;   /* env->insns when those are the whole function */
 	bool borrowed;
@@ -40,20 +40,20 @@ struct analysis {
 	size_t ngotos, capgotos;
 };
 
-static bool inside(const struct analysis *a, uint64_t addr)
+static bool inside(const struct x86_analysis *a, uint64_t addr)
 {
 	return addr >= a->env->addr && addr < a->env->addr + a->env->size;
 }
 
 /* Instruction index at ADDR, or -1 when ADDR is not an instruction start. */
-static long index_at(const struct analysis *a, uint64_t addr)
+static long index_at(const struct x86_analysis *a, uint64_t addr)
 {
 	if (!inside(a, addr))
 		return -1;
 	return (long)a->at[addr - a->env->addr] - 1;
 }
 
-static void analysis_free(struct analysis *a)
+static void analysis_free(struct x86_analysis *a)
 {
 	for (size_t i = 0; i < a->ntables; i++)
 		free(a->tables[i].targets);
@@ -69,7 +69,7 @@ static void analysis_free(struct analysis *a)
 	free(a->gotos);
 }
 
-static int decode_all(struct analysis *a, const char **reason)
+static int decode_all(struct x86_analysis *a, const char **reason)
 {
 	const struct x86_reloc_env *env = a->env;
 	size_t off = 0;
@@ -113,7 +113,7 @@ static int decode_all(struct analysis *a, const char **reason)
 /* Reads entries of a candidate jump table at BASE while they land on
  * instruction starts of this function. */
 /* Entries may also leave the function: gcc sends cases to a .cold part. */
-static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, bool inside_only,
+static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool inside_only,
 			 uint64_t **out)
 {
 	const struct x86_reloc_env *env = a->env;
@@ -144,7 +144,7 @@ static size_t scan_table(struct analysis *a, uint64_t base, bool abs64, bool ins
 	return n;
 }
 
-static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only)
+static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only)
 {
 	for (size_t i = 0; i < a->ntables; i++)
 		if (a->tables[i].base == base && a->tables[i].abs64 == abs64) {
@@ -175,7 +175,7 @@ static int add_table(struct analysis *a, size_t insn, uint64_t base, bool abs64,
  * rB,[rip+T]; mov rX,[rB+rI*8]; jmp rX, T a read-only table of this
  * function's labels. A lea of a table is redirected to a relocated copy,
  * so the dispatch lands in relocated code. */
-static int find_jump_tables(struct analysis *a)
+static int find_jump_tables(struct x86_analysis *a)
 {
 	const struct x86_reloc_env *env = a->env;
 	a->table_of = malloc(a->n * sizeof(*a->table_of));
@@ -209,7 +209,7 @@ static int find_jump_tables(struct analysis *a)
 /* The 'jmp R' that register R, loaded with a label of this function by
  * instruction I, feeds in the same straight-line run with no other use of R
  * on the way; -1 when there is none. */
-static long goto_jump(const struct analysis *a, size_t i, int r)
+static long goto_jump(const struct x86_analysis *a, size_t i, int r)
 {
 	const struct x86_reloc_env *env = a->env;
 	for (size_t j = i + 1; j < a->n && j < i + 32; j++) {
@@ -232,7 +232,7 @@ enum { ARG_REGS = 0x3c6,        /* rdi rsi rdx rcx r8 r9 */
 /* Whether register R may be read, before it is overwritten, after a jump
  * to one of the function's indirect targets (jump-table and computed-goto
  * targets, INDIRECT[i] set): backward liveness of R over instructions. */
-static bool live_at_indirect(const struct analysis *a, const uint16_t *rd, const uint16_t *kill,
+static bool live_at_indirect(const struct x86_analysis *a, const uint16_t *rd, const uint16_t *kill,
 			     const bool *indirect, int r, bool *live)
 {
 	const uint16_t bitr = (uint16_t)(1u << r);
@@ -276,7 +276,7 @@ static bool live_at_indirect(const struct analysis *a, const uint16_t *rd, const
  * mov of an immediate in non-PIC code): the copy loads the label's copy
  * instead, when nothing else reads that register's value (an offset added
  * to a base label, a compare) before it is overwritten. */
-static int find_gotos(struct analysis *a)
+static int find_gotos(struct x86_analysis *a)
 {
 	const struct x86_reloc_env *env = a->env;
 	int err = 0;
@@ -355,14 +355,14 @@ static bool ends_block(const struct x86_insn *in)
 	return in->kind != X86_OTHER;
 }
 
-static void mark_leader(struct analysis *a, uint64_t addr)
+static void mark_leader(struct x86_analysis *a, uint64_t addr)
 {
 	long idx = index_at(a, addr);
 	if (idx >= 0)
 		a->leader[idx] = true;
 }
 
-static int find_blocks(struct analysis *a, const char **reason)
+static int find_blocks(struct x86_analysis *a, const char **reason)
 {
 	const struct x86_reloc_env *env = a->env;
 
@@ -406,7 +406,7 @@ static int find_blocks(struct analysis *a, const char **reason)
 /* Backward dataflow over blocks for the six status flags. At calls, returns,
  * and jumps out of the function the flags are dead (the ABI does not pass
  * flags); an indirect jump may reach any table or computed-goto target. */
-static void block_succ_live(const struct analysis *a, size_t b, uint8_t indirect, uint8_t *out)
+static void block_succ_live(const struct x86_analysis *a, size_t b, uint8_t indirect, uint8_t *out)
 {
 	size_t last = (b + 1 < a->nblocks ? a->block_first[b + 1] : a->n) - 1;
 	const struct x86_insn *in = &a->insns[last];
@@ -426,7 +426,7 @@ static void block_succ_live(const struct analysis *a, size_t b, uint8_t indirect
 
 /* Flags live at any table or computed-goto target: where an indirect jump
  * inside the function may go. */
-static uint8_t indirect_live(const struct analysis *a)
+static uint8_t indirect_live(const struct x86_analysis *a)
 {
 	uint8_t live = 0;
 	for (size_t t = 0; t < a->ntables; t++)
@@ -445,7 +445,7 @@ static uint8_t indirect_live(const struct analysis *a)
 	return live;
 }
 
-static int compute_liveness(struct analysis *a)
+static int compute_liveness(struct x86_analysis *a)
 {
 	bool changed = true;
 
@@ -475,7 +475,7 @@ static int compute_liveness(struct analysis *a)
 	return 0;
 }
 
-static int analyze(struct analysis *a, const char **reason)
+static int analyze(struct x86_analysis *a, const char **reason)
 {
 	int err;
 
@@ -493,7 +493,7 @@ struct fixup {
 };
 
 struct emitter {
-	struct analysis *a;
+	struct x86_analysis *a;
 	struct x86_writer *w;
 	struct x86_reloc *out;
 	uint64_t *label;     /* instruction index -> relocated address */
@@ -584,7 +584,7 @@ static int emit_rep_cond_after(struct emitter *e, size_t i, struct x86_reloc *ou
 	return env->atomic ? 0 : add_site(out, at, false);
 }
 
-static const struct goto_src *goto_at(const struct analysis *a, size_t i)
+static const struct goto_src *goto_at(const struct x86_analysis *a, size_t i)
 {
 	size_t lo = 0, hi = a->ngotos;
 	while (lo < hi) {
@@ -702,7 +702,7 @@ static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out
 
 static int emit_tables(struct emitter *e)
 {
-	struct analysis *a = e->a;
+	struct x86_analysis *a = e->a;
 	struct x86_writer *w = e->w;
 
 	for (size_t t = 0; t < a->ntables; t++) {
@@ -730,7 +730,7 @@ static int emit_tables(struct emitter *e)
 	return w->failed ? -RTL_ERR_NO_SPACE : 0;
 }
 
-static int emit(struct analysis *a, uint64_t dest, struct x86_reloc *out)
+static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = a->env;
 	struct emitter e = { .a = a, .w = &out->w, .out = out };
@@ -807,28 +807,62 @@ out:
 	return err;
 }
 
-int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
-		 const char **reason)
+int x86_analyze(const struct x86_reloc_env *env, struct x86_analysis **out, const char **reason)
 {
-	struct analysis a = { .env = env };
-	int err;
-
-	memset(out, 0, sizeof(*out));
+	*out = NULL;
 	*reason = NULL;
 	if (env->size == 0) {
 		*reason = "empty function";
 		return -RTL_ERR_UNSUPPORTED;
 	}
-	err = analyze(&a, reason);
-	if (!err && dest) {
-		err = emit(&a, dest, out);
-		if (err && !*reason)
+	struct x86_analysis *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->env = env;
+	int err = analyze(a, reason);
+	if (err) {
+		x86_analysis_free(a);
+		return err;
+	}
+	a->env = NULL;   /* ENV may be the analysing thread's: x86_emit gets its own */
+	*out = a;
+	return 0;
+}
+
+int x86_emit(struct x86_analysis *a, const struct x86_reloc_env *env, uint64_t dest,
+	     struct x86_reloc *out, const char **reason)
+{
+	memset(out, 0, sizeof(*out));
+	*reason = NULL;
+	a->env = env;
+	int err = emit(a, dest, out);
+	a->env = NULL;
+	if (err) {
+		if (!*reason)
 			*reason = err == -RTL_ERR_NO_SPACE ? "code cache or counters full, or a target out of rip+-2GiB"
 							   : "relocation failed";
-	}
-	analysis_free(&a);
-	if (err)
 		x86_reloc_free(out);
+	}
+	return err;
+}
+
+void x86_analysis_free(struct x86_analysis *a)
+{
+	if (a) {
+		analysis_free(a);
+		free(a);
+	}
+}
+
+int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
+		 const char **reason)
+{
+	struct x86_analysis *a;
+	memset(out, 0, sizeof(*out));
+	int err = x86_analyze(env, &a, reason);
+	if (!err && dest)
+		err = x86_emit(a, env, dest, out, reason);
+	x86_analysis_free(a);
 	return err;
 }
 

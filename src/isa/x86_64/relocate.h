@@ -105,6 +105,17 @@ struct x86_reloc {
 
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,
 		 const char **reason);
+/* x86_relocate in two halves. The analysis (decoding, jump tables,
+ * computed gotos, blocks, flag liveness) reads only ENV's addr, size, code,
+ * insns, interior, read, is_code and is_readonly, so another thread may run
+ * it while the emitting one goes on; it keeps pointers to ENV's code, insns
+ * and interior, which must outlive it. x86_emit takes an ENV with the same
+ * ones and the rest (redirect, counters, ...); DEST as for x86_relocate. */
+struct x86_analysis;
+int x86_analyze(const struct x86_reloc_env *env, struct x86_analysis **out, const char **reason);
+int x86_emit(struct x86_analysis *a, const struct x86_reloc_env *env, uint64_t dest,
+	     struct x86_reloc *out, const char **reason);
+void x86_analysis_free(struct x86_analysis *a);
 void x86_reloc_free(struct x86_reloc *r);
 /* Decodes the function at ADDR (SIZE bytes of CODE) into *OUT (malloc'd,
  * freed by the caller), *N instructions; stops at the first undecodable one
