@@ -217,6 +217,19 @@ void unwind_module_free(struct module *m);
 int dl_notify(struct proc *p, pid_t tid);
 void dl_find_r_debug(struct proc *p, struct module *ldso);
 
+/* engine/placement.c: reticle and a starting program on one CPU */
+struct placement;
+struct os_cpus;
+struct placement *placement_new(pid_t task);
+/* A breakpoint of TID is being served (THREADED: its process has others). */
+void placement_trap(struct placement *pl, pid_t tid, bool threaded);
+/* CHILD was created (THREAD: in its parent's process). */
+void placement_new_task(struct placement *pl, pid_t child, bool thread);
+/* The CPUs reticle may use (for helper threads), NULL when one. */
+const struct os_cpus *placement_all_cpus(const struct placement *pl);
+void placement_free(struct placement *pl);
+struct placement *session_placement(const struct rtl_session *s);
+
 /* engine/finish.c: writes the profile of a process image */
 int proc_write_profile(struct proc *p);
 

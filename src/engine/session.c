@@ -47,6 +47,7 @@ struct rtl_session {
 	unsigned images;
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
+	struct placement *placement;
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
@@ -72,6 +73,7 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 {
@@ -175,6 +177,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->colls);
 	free(s->output);
 	free(s->warm_dir);
+	placement_free(s->placement);
 	free(s);
 }
 
@@ -332,6 +335,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 		return err;
 	if ((err = os_launch(argv, &pid)))
 		return err;
+	s->placement = placement_new(pid);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {
 		kill(pid, SIGKILL);
@@ -414,6 +418,7 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	struct os_stop first = { .tid = child, .kind = OS_OTHER };
 
 	await_new_task(s, child, &first);
+	placement_new_task(s->placement, child, shares_memory);
 	if (shares_memory) {
 		proc_add_thread(p, child);
 		/* a vfork child runs alone while its parent waits */
@@ -567,6 +572,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		  (unsigned long long)pc);
 	switch (st->kind) {
 	case OS_BREAKPOINT:
+		placement_trap(s->placement, st->tid, p->nthreads > 1);
 		if (lazy_breakpoint(p, st->tid, pc)) {
 			sigtrap_repair(p, st->tid);
 			unwind_flush(p, st->tid);
@@ -634,6 +640,8 @@ int rtl_session_run(rtl_session *s, int *status)
 		dispatch(s, &st);
 	}
 	os_jobctl_end();
+	placement_free(s->placement);   /* every CPU back to reticle */
+	s->placement = NULL;
 	*status = s->main_status;
 	return err;
 }

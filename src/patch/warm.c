@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "engine/engine.h"
+#include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -116,6 +118,11 @@ static bool decode_item(struct ahead *a, size_t i)
 static void *decode_ahead(void *arg)
 {
 	struct ahead *a = arg;
+	/* the relocating thread may be pinned beside the program (placement.c):
+	 * this one takes any other CPU */
+	const struct os_cpus *cpus = placement_all_cpus(session_placement(a->p->s));
+	if (cpus)
+		os_cpus_set(0, cpus);
 	for (size_t i = 0; i < a->n; i++) {
 		while (i >= atomic_load(&a->used) + LOOKAHEAD)
 			sched_yield();
@@ -173,8 +180,13 @@ static void batch(struct proc *p, struct module *m)
 			idx[a.n++] = (uint32_t)k;
 	}
 	pthread_t helper;
+	/* signals stay the event loop's (job control interrupts its waitpid) */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
 		 !pthread_create(&helper, NULL, decode_ahead, &a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (size_t i = 0; i < a.n; i++) {
 		await_item(&a, i);
 		/* an earlier one's branch targets may have taken it meanwhile */

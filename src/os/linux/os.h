@@ -123,4 +123,16 @@ int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret);
 /* Reads auxv entry TYPE of process PID; 0 if absent. */
 uint64_t os_auxv(pid_t pid, unsigned long type);
 
+/* CPU placement (cpu.c). A set of CPUs as the kernel's affinity mask. */
+struct os_cpus {
+	uint64_t bits[16];   /* 1024 CPUs, as glibc's cpu_set_t */
+};
+int os_cpu_current(void);
+pid_t os_gettid(void);
+int os_cpus_get(pid_t tid, struct os_cpus *c);
+int os_cpus_set(pid_t tid, const struct os_cpus *c);
+int os_cpus_count(const struct os_cpus *c);
+void os_cpus_one(struct os_cpus *c, int cpu);
+bool os_cpus_equal(const struct os_cpus *a, const struct os_cpus *b);
+
 #endif
