@@ -88,10 +88,11 @@ static bool is_loader(const struct proc *p, const struct module *m)
 	return p->r_debug >= m->lo && p->r_debug < m->hi;
 }
 
-/* Decoding is most of relocating and touches only the binary: while the
- * program is stopped for the batch, a helper thread decodes the functions
- * in order and the relocating thread takes each one when it gets there
- * (decoding it itself, or one further on, when the helper is behind). */
+/* Decoding and analysis are most of relocating and read only the binaries
+ * (lazy_decode): while the program is stopped for the batch, a helper
+ * thread prepares the functions in order and the relocating thread takes
+ * each one when it gets there (preparing it itself, or one further on,
+ * when the helper is behind). */
 enum { FREE, CLAIMED, DECODED };
 struct ahead {
 	struct proc *p;
