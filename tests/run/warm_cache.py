@@ -58,6 +58,13 @@ check(r.returncode == 7 and r.stdout == native.stdout, f"cold run: exit {r.retur
 check(warm == 0, f"cold run relocated {warm} functions from a list")
 check(address("only_with_arg") in listed() and address("common") in listed(),
       "the list holds only_with_arg and common after the cold run")
+# named by the build-id when the program has one, else by the file's identity
+notes = subprocess.run(["readelf", "-n", prog], capture_output=True, text=True).stdout
+m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+want = f"b-{m.group(1)}.warm" if m else None
+names = os.listdir(cache)
+check(want in names if want else any(n.startswith("f-") for n in names),
+      f"the program's list is named {want or 'f-<hash>.warm'}")
 
 r, warm, calls = run("x")
 check(r.returncode == 7 and r.stdout == native.stdout, f"warm run: exit {r.returncode}, output as native")
