@@ -225,6 +225,7 @@ struct placement *placement_new(pid_t task);
 void placement_trap(struct placement *pl, pid_t tid, bool threaded);
 /* CHILD was created (THREAD: in its parent's process). */
 void placement_new_task(struct placement *pl, pid_t child, bool thread);
+void placement_task_exit(struct placement *pl, pid_t tid);
 /* The CPUs reticle may use (for helper threads), NULL when one. */
 const struct os_cpus *placement_all_cpus(const struct placement *pl);
 void placement_free(struct placement *pl);

@@ -49,7 +49,11 @@ static uint64_t now_ns(void)
 static void pin(struct placement *pl, pid_t task)
 {
 	struct os_cpus cur, one;
-	int cpu = os_cpu_current();
+	/* where the scheduler put the program: reticle moves there, so that
+	 * sessions side by side keep to different CPUs */
+	int cpu = os_task_cpu(task);
+	if (cpu < 0)
+		cpu = os_cpu_current();
 	if (cpu < 0 || os_cpus_get(task, &cur) || !os_cpus_equal(&cur, &pl->all))
 		return;   /* the program chose its own CPUs */
 	os_cpus_one(&one, cpu);
@@ -154,6 +158,18 @@ void placement_new_task(struct placement *pl, pid_t child, bool thread)
 	release(pl, child);   /* a child does not keep its parent's pin */
 	if (thread && pl->pinned)
 		unpin(pl);         /* threads may run side by side */
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void placement_task_exit(struct placement *pl, pid_t tid)
+{
+	if (!pl || !pl->active)
+		return;
+	pthread_mutex_lock(&pl->lock);
+	if (pl->pinned == tid) {   /* its tid may be reused: forget it */
+		pl->pinned = 0;
+		os_cpus_set(pl->self, &pl->all);
+	}
 	pthread_mutex_unlock(&pl->lock);
 }
 

@@ -465,6 +465,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 
 static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)
 {
+	placement_task_exit(s->placement, st->tid);
 	if (st->tid != p->pid) {
 		proc_remove_thread(p, st->tid);
 		return;

@@ -128,6 +128,8 @@ struct os_cpus {
 	uint64_t bits[16];   /* 1024 CPUs, as glibc's cpu_set_t */
 };
 int os_cpu_current(void);
+/* The CPU thread TID last ran on, or -1. */
+int os_task_cpu(pid_t tid);
 pid_t os_gettid(void);
 int os_cpus_get(pid_t tid, struct os_cpus *c);
 int os_cpus_set(pid_t tid, const struct os_cpus *c);
