@@ -2,9 +2,10 @@
 # Slowdown of `reticle run` (fcount, bbcount; each cold, with an empty
 # warm-start cache, and warm) against native runs and the peer tools
 # (valgrind callgrind, uftrace), measured in the same run.
-# usage: bench/run.sh [--quick] [--no-peers] [RETICLE]
+# usage: bench/run.sh [--quick] [--rounds N] [--no-peers] [RETICLE]
 #   --quick     one round instead of three (the best of N rounds is reported;
 #               a round runs native, fcount and bbcount one after the other)
+#   --rounds N  N rounds (more rounds, less noise from a shared machine)
 #   --no-peers  skip callgrind and uftrace (they take minutes)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +13,7 @@ reps=3; peers=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) reps=1; shift ;;
+	--rounds) reps=$2; shift 2 ;;
 	--no-peers) peers=0; shift ;;
 	*) break ;;
 	esac
