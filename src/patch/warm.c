@@ -322,7 +322,8 @@ void warm_save(struct proc *p)
 		char *path = list_path(p, m);
 		size_t n;
 		uint64_t *v = path ? merge(p, m, &n) : NULL;
-		if (v)
+		/* the same run again leaves the same list: no write */
+		if (v && !(n == m->nwarm && !memcmp(v, m->warm, n * sizeof(*v))))
 			write_list(path, v, n);
 		free(v);
 		free(path);
