@@ -15,11 +15,11 @@
  * pin; a task that sets its own affinity is left alone. RETICLE_PIN=0
  * turns it off. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include "engine/engine.h"
 #include "os/linux/os.h"
+#include "util/thread.h"
 
 enum { QUIET_NS = 30 * 1000 * 1000, BURST_NS = 2 * 1000 * 1000, WATCH_NS = 10 * 1000 * 1000 };
 
@@ -111,12 +111,7 @@ struct placement *placement_new(pid_t task)
 	const char *env = getenv("RETICLE_PIN");
 	if ((env && *env == '0') || os_cpus_get(0, &pl->all) || os_cpus_count(&pl->all) < 2)
 		return pl;
-	/* signals are the event loop's (job control interrupts its waitpid) */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pl->watching = !pthread_create(&pl->watchdog, NULL, watch, pl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pl->watching = !rtl_thread_start(&pl->watchdog, watch, pl);
 	if (!pl->watching)
 		return pl;
 	pl->active = true;

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/thread.h"
 
 enum { MAX_AGE = 4, AGE_SHIFT = 56 };
 static const char magic[8] = "RTLWARM1";
@@ -181,13 +181,8 @@ static void batch(struct proc *p, struct module *m)
 			idx[a.n++] = (uint32_t)k;
 	}
 	pthread_t helper;
-	/* signals stay the event loop's (job control interrupts its waitpid) */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		 !pthread_create(&helper, NULL, decode_ahead, &a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+		 !rtl_thread_start(&helper, decode_ahead, &a);
 	for (size_t i = 0; i < a.n; i++) {
 		await_item(&a, i);
 		/* an earlier one's branch targets may have taken it meanwhile */
