@@ -146,6 +146,8 @@ struct thread *proc_thread(struct proc *p, pid_t tid);
 int proc_add_thread(struct proc *p, pid_t tid);
 void proc_remove_thread(struct proc *p, pid_t tid);
 struct module *proc_module_at(struct proc *p, uint64_t addr);
+/* Whether M is the dynamic loader (the module holding _r_debug). */
+bool proc_is_loader(const struct proc *p, const struct module *m);
 /* The state of the function whose entry is run-time ADDR (and its module
  * and record, when asked), or NULL when no function starts there. */
 struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **m,

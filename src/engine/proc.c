@@ -105,6 +105,11 @@ struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **
 	return &m->fs[f - rtl_binary_function(m->bin, 0)];
 }
 
+bool proc_is_loader(const struct proc *p, const struct module *m)
+{
+	return p->r_debug >= m->lo && p->r_debug < m->hi;
+}
+
 struct module *proc_module_at(struct proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->nmods; i++)

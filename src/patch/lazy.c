@@ -450,7 +450,7 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		/* not in the dynamic loader while its r_brk is unknown: r_brk
 		 * must keep its int3 (it is FS_NOTIFY once known), and which
 		 * function that is only shows once the loader runs */
-		if (entry && !p->r_brk && p->r_debug >= tm->lo && p->r_debug < tm->hi)
+		if (entry && !p->r_brk && proc_is_loader(p, tm))
 			continue;
 		if (instrument(p, tm, k, depth + 1, true, NULL)) {
 			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);

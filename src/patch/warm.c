@@ -25,6 +25,7 @@
 #include "util/thread.h"
 
 enum { MAX_AGE = 4, AGE_SHIFT = 56 };
+static const uint64_t ADDR_MASK = (1ull << AGE_SHIFT) - 1;   /* an entry's address bits */
 static const char magic[8] = "RTLWARM1";
 
 struct warm_header {
@@ -81,11 +82,6 @@ void warm_load(struct proc *p, struct module *m)
 	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
 	m->warm_pending = m->nwarm > 0;
 	free(path);
-}
-
-static bool is_loader(const struct proc *p, const struct module *m)
-{
-	return p->r_debug >= m->lo && p->r_debug < m->hi;
 }
 
 /* Decoding and analysis are most of relocating and read only the binaries
@@ -153,12 +149,12 @@ static void batch(struct proc *p, struct module *m)
 	m->warm_pending = false;
 	/* The loader's r_brk must keep its int3 (it is FS_NOTIFY once known);
 	 * before the loader publishes it, it is known by name only. */
-	bool r_brk_unknown = is_loader(p, m) && !p->r_brk;
+	bool r_brk_unknown = proc_is_loader(p, m) && !p->r_brk;
 	/* A module that relocates itself (the loader, a static PIE) has its
 	 * batch before it does: data words pointing into a function are
 	 * rewritten when it is relocated, and the module's own relocation
 	 * would undo that. Such functions wait for their first call. */
-	bool self_relocating = is_loader(p, m) ||
+	bool self_relocating = proc_is_loader(p, m) ||
 			       (m->is_main && !rtl_binary_interp(m->bin) && rtl_binary_kind(m->bin) != RTL_BIN_EXEC);
 	bool helped = false;
 	size_t done = 0;
@@ -169,7 +165,7 @@ static void batch(struct proc *p, struct module *m)
 	if (!idx || !a.d || !a.state)
 		goto out;
 	for (size_t i = 0; i < m->nwarm; i++) {
-		uint64_t addr = m->warm[i] & ((1ull << AGE_SHIFT) - 1);
+		uint64_t addr = m->warm[i] & ADDR_MASK;
 		const rtl_function *f = rtl_binary_find_function(m->bin, addr);
 		if (!f || f->addr != addr)
 			continue;
@@ -209,7 +205,7 @@ out:
  * module loaded later (dlopen) has its batch at its first trap. */
 void warm_trap(struct proc *p, struct module *m, uint64_t addr)
 {
-	if (m->warm_pending && (p->warm_started || is_loader(p, m)))
+	if (m->warm_pending && (p->warm_started || proc_is_loader(p, m)))
 		batch(p, m);
 	if (p->warm_started || !m->is_main || addr != rtl_binary_entry(m->bin) + m->bias)
 		return;
@@ -235,11 +231,10 @@ static bool ran(struct proc *p, const struct module *m, size_t k)
 	return false;
 }
 
-/* The new list: what ran now (age 0), and what the old list held that did
- * not run now, one run older. Sorted by address. */
+/* The new list: what ran now (age 0, in address order), then what the old
+ * list held that did not run now, one run older. */
 static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 {
-	const uint64_t mask = (1ull << AGE_SHIFT) - 1;
 	size_t cap = 0, count = 0;
 	uint64_t *v = NULL;
 	size_t nf = rtl_binary_function_count(m->bin);
@@ -251,7 +246,7 @@ static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 		}
 	size_t fresh = count;   /* sorted: functions are in address order */
 	for (size_t i = 0; i < m->nwarm; i++) {
-		uint64_t addr = m->warm[i] & mask, age = (m->warm[i] >> AGE_SHIFT) + 1;
+		uint64_t addr = m->warm[i] & ADDR_MASK, age = (m->warm[i] >> AGE_SHIFT) + 1;
 		size_t at = rtl_lower_bound_u64(v, fresh, addr);
 		if (age >= MAX_AGE || (at < fresh && v[at] == addr))
 			continue;
