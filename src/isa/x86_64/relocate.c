@@ -206,34 +206,64 @@ static int find_jump_tables(struct x86_analysis *a)
 	return 0;
 }
 
-/* The 'jmp R' that register R, loaded with a label of this function by
- * instruction I, feeds in the same straight-line run with no other use of R
- * on the way; -1 when there is none. */
-static long goto_jump(const struct x86_analysis *a, size_t i, int r)
+/* Whether register R, loaded with a label of this function by instruction
+ * I, feeds a 'jmp R' in the same straight-line run with no other use of R
+ * on the way. */
+static bool feeds_goto(const struct x86_analysis *a, size_t i, int r)
 {
 	const struct x86_reloc_env *env = a->env;
 	for (size_t j = i + 1; j < a->n && j < i + 32; j++) {
 		const struct x86_insn *in = &a->insns[j];
 		const uint8_t *bytes = env->code + (in->addr - env->addr);
 		if (in->kind == X86_IJMP)
-			return x86_jmp_register(bytes, in->len) == r ? (long)j : -1;
+			return x86_jmp_register(bytes, in->len) == r;
 		uint16_t rd, kill;
 		x86_regs_rw(bytes, in->len, &rd, &kill);
 		if (in->kind != X86_OTHER || ((rd | kill) & (1u << r)))
-			return -1;   /* changed, or read for something else */
+			return false;   /* changed, or read for something else */
 	}
-	return -1;
+	return false;
 }
 
 enum { ARG_REGS = 0x3c6,        /* rdi rsi rdx rcx r8 r9 */
        CALLEE_SAVED = 0xf028,   /* rbx rbp r12-r15 */
-       EXIT_LIVE = 0xfbff & ~0x0c00 };   /* at a return or a jump out: all but r10, r11 */
+       EXIT_LIVE = 0xf3ff };    /* at a return or a jump out: all but r10, r11 */
+
+/* Instruction indices where an indirect jump inside the function may land
+ * (jump-table entries, computed-goto targets from data words and from label
+ * loads): *OUT (malloc'd), *N of them. Returns 0 or -ENOMEM. */
+static int indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n)
+{
+	const struct x86_reloc_env *env = a->env;
+	size_t cap = a->ngotos + env->ninterior;
+	for (size_t t = 0; t < a->ntables; t++)
+		cap += a->tables[t].n;
+	uint32_t *v = malloc((cap ? cap : 1) * sizeof(*v));
+	*out = v;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++) {
+			long idx = index_at(a, a->tables[t].targets[e]);
+			if (idx >= 0)
+				v[(*n)++] = (uint32_t)idx;
+		}
+	for (size_t k = 0; k < env->ninterior; k++) {
+		long idx = index_at(a, env->interior[k]);
+		if (idx >= 0)
+			v[(*n)++] = (uint32_t)idx;
+	}
+	for (size_t k = 0; k < a->ngotos; k++)
+		v[(*n)++] = a->gotos[k].target;
+	return 0;
+}
 
 /* Whether register R may be read, before it is overwritten, after a jump
- * to one of the function's indirect targets (jump-table and computed-goto
- * targets, INDIRECT[i] set): backward liveness of R over instructions. */
+ * to one of the function's NIND indirect targets IND: backward liveness of
+ * R over instructions. */
 static bool live_at_indirect(const struct x86_analysis *a, const uint16_t *rd, const uint16_t *kill,
-			     const bool *indirect, int r, bool *live)
+			     const uint32_t *ind_at, size_t nind, int r, bool *live)
 {
 	const uint16_t bitr = (uint16_t)(1u << r);
 	bool changed = true, ind = false;
@@ -241,8 +271,8 @@ static bool live_at_indirect(const struct x86_analysis *a, const uint16_t *rd, c
 	while (changed) {
 		changed = false;
 		ind = false;
-		for (size_t i = 0; i < a->n; i++)
-			ind |= indirect[i] && live[i];
+		for (size_t k = 0; k < nind; k++)
+			ind |= live[ind_at[k]];
 		for (size_t i = a->n; i-- > 0;) {
 			const struct x86_insn *in = &a->insns[i];
 			bool next = i + 1 < a->n ? live[i + 1] : (EXIT_LIVE & bitr) != 0;
@@ -305,7 +335,7 @@ static int find_gotos(struct x86_analysis *a)
 			continue;
 		}
 		long t = index_at(a, target);
-		if (reg < 0 || reg > 15 || t < 0 || goto_jump(a, i, reg) < 0)
+		if (reg < 0 || reg > 15 || t < 0 || !feeds_goto(a, i, reg))
 			continue;
 		if (rtl_grow(&a->gotos, &a->capgotos, a->ngotos + 1, sizeof(*a->gotos)))
 			return -ENOMEM;
@@ -313,10 +343,14 @@ static int find_gotos(struct x86_analysis *a)
 	}
 	if (!a->ngotos)
 		return 0;
-	/* Candidates: keep those whose register is dead wherever the jump may go */
+	/* Candidates: keep those whose register is dead wherever the jump may
+	 * go (every candidate's label counts as such a place) */
+	size_t nind;
+	uint32_t *ind_at;
+	err = indirect_targets(a, &ind_at, &nind);
 	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
-	bool *indirect = calloc(a->n, sizeof(*indirect)), *live = malloc(a->n * sizeof(*live));
-	if (!rd || !kill || !indirect || !live) {
+	bool *live = malloc(a->n * sizeof(*live));
+	if (err || !rd || !kill || !live) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -324,28 +358,15 @@ static int find_gotos(struct x86_analysis *a)
 		const struct x86_insn *in = &a->insns[i];
 		x86_regs_rw(env->code + (in->addr - env->addr), in->len, &rd[i], &kill[i]);
 	}
-	for (size_t t = 0; t < a->ntables; t++)
-		for (size_t e = 0; e < a->tables[t].n; e++) {
-			long idx = index_at(a, a->tables[t].targets[e]);
-			if (idx >= 0)
-				indirect[idx] = true;
-		}
-	for (size_t k = 0; k < env->ninterior; k++) {
-		long idx = index_at(a, env->interior[k]);
-		if (idx >= 0)
-			indirect[idx] = true;
-	}
-	for (size_t k = 0; k < a->ngotos; k++)
-		indirect[a->gotos[k].target] = true;
 	size_t kept = 0;
 	for (size_t k = 0; k < a->ngotos; k++)
-		if (!live_at_indirect(a, rd, kill, indirect, a->gotos[k].reg, live))
+		if (!live_at_indirect(a, rd, kill, ind_at, nind, a->gotos[k].reg, live))
 			a->gotos[kept++] = a->gotos[k];
 	a->ngotos = kept;
 out:
+	free(ind_at);
 	free(rd);
 	free(kill);
-	free(indirect);
 	free(live);
 	return err;
 }
@@ -424,38 +445,24 @@ static void block_succ_live(const struct x86_analysis *a, size_t b, uint8_t indi
 	*out = live;
 }
 
-/* Flags live at any table or computed-goto target: where an indirect jump
- * inside the function may go. */
-static uint8_t indirect_live(const struct x86_analysis *a)
-{
-	uint8_t live = 0;
-	for (size_t t = 0; t < a->ntables; t++)
-		for (size_t e = 0; e < a->tables[t].n; e++) {
-			long idx = index_at(a, a->tables[t].targets[e]);
-			if (idx >= 0)
-				live |= a->live_in[a->block_of[idx]];
-		}
-	for (size_t k = 0; k < a->env->ninterior; k++) {
-		long idx = index_at(a, a->env->interior[k]);
-		if (idx >= 0)
-			live |= a->live_in[a->block_of[idx]];
-	}
-	for (size_t k = 0; k < a->ngotos; k++)
-		live |= a->live_in[a->block_of[a->gotos[k].target]];
-	return live;
-}
-
 static int compute_liveness(struct x86_analysis *a)
 {
 	bool changed = true;
+	size_t nind;
+	uint32_t *ind_at;
 
 	a->live_in = calloc(a->nblocks, 1);
-	if (!a->live_in)
+	if (indirect_targets(a, &ind_at, &nind) || !a->live_in) {
+		free(ind_at);
 		return -ENOMEM;
+	}
 	while (changed) {
 		changed = false;
-		/* from the last pass: a change there makes another pass */
-		uint8_t indirect = indirect_live(a);
+		/* flags live where an indirect jump may land, from the last
+		 * pass: a change there makes another pass */
+		uint8_t indirect = 0;
+		for (size_t k = 0; k < nind; k++)
+			indirect |= a->live_in[a->block_of[ind_at[k]]];
 		for (size_t b = a->nblocks; b-- > 0;) {
 			uint8_t live;
 			block_succ_live(a, b, indirect, &live);
@@ -472,6 +479,7 @@ static int compute_liveness(struct x86_analysis *a)
 			}
 		}
 	}
+	free(ind_at);
 	return 0;
 }
 
