@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <reticle/error.h>
 #include "cli.h"
 
@@ -30,13 +31,24 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static struct timespec started;
+
 static void print_log(int level, const char *msg, void *user)
 {
 	static const char *const tags[] = { "error", "warning", "info", "debug" };
 	int verbosity = *(int *)user;
 
-	if (level <= verbosity)
+	if (level > verbosity)
+		return;
+	if (level < 3) {   /* error, warning, info */
 		fprintf(stderr, "reticle: %s: %s\n", tags[level], msg);
+		return;
+	}
+	/* debug lines carry the time since reticle started: where start-up goes */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double ms = (now.tv_sec - started.tv_sec) * 1e3 + (now.tv_nsec - started.tv_nsec) / 1e6;
+	fprintf(stderr, "reticle: debug: %9.3f ms: %s\n", ms, msg);
 }
 
 static void usage(FILE *f)
@@ -55,6 +67,7 @@ int main(int argc, char **argv)
 	static int verbosity = 1;
 	const char *v = getenv("RETICLE_VERBOSE");
 
+	clock_gettime(CLOCK_MONOTONIC, &started);
 	if (v)
 		verbosity = atoi(v);
 	/* reticle allocates and frees per relocated function, some arrays of

@@ -28,6 +28,10 @@ enum func_status {
 struct func_state {
 	uint8_t status;
 	uint8_t orig;             /* original byte under the int3 */
+	bool queued;              /* in the warm-start batch being relocated */
+	/* a function that branches into this one's interior (its .cold part
+	 * rejoining it, say), index+1: listed for warm start when that one ran */
+	uint32_t companion_of;
 	const char *reason;       /* why skipped (static string) */
 	uint64_t entry;           /* run-time address of the relocated copy */
 	uint32_t code_len;        /* bytes of the copy */

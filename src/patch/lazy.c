@@ -357,15 +357,22 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
 }
 
-/* Remembers the branches of a new copy that lead to the original entry of a
- * function still waiting for its first call: they are re-pointed at that
- * function's copy when it is made (back-patching), so that a copy calls a
- * copy without the detour through the original entry's jump. */
+/* Remembers the branches of a new copy that lead to a function still
+ * waiting for its copy (at its entry, or inside it from the same module):
+ * they are re-pointed at that function's copy when it is made
+ * (back-patching), so that a copy calls a copy without the detour through
+ * the original entry's jump, and a .cold part made while its parent's copy
+ * was being made rejoins the parent's copy, not its original code. */
 static void note_branches(struct proc *p, struct module *m, const struct x86_reloc *r)
 {
 	for (size_t i = 0; i < r->next; i++) {
-		struct func_state *fs = proc_entry_at(p, r->ext[i].dest, NULL, NULL);
-		if (!fs || (fs->status != FS_ARMED && fs->status != FS_BUSY) ||
+		uint64_t dest = r->ext[i].dest;
+		struct module *tm = proc_module_at(p, dest);
+		const rtl_function *f = tm && tm->fs ? rtl_binary_find_function(tm->bin, dest - tm->bias) : NULL;
+		if (!f || (f->addr + tm->bias != dest && tm != m))
+			continue;
+		struct func_state *fs = &tm->fs[f - rtl_binary_function(tm->bin, 0)];
+		if ((fs->status != FS_ARMED && fs->status != FS_BUSY) ||
 		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
 			continue;
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
@@ -374,20 +381,31 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 	}
 }
 
-/* Other threads may be running the branch: the four bytes are stored at
- * once (one store within a cache line is atomic on x86), and a field that
- * straddles two lines keeps its old, still correct, destination. */
-static void back_patch(struct proc *p, struct func_state *fs)
+/* Function K of M has a copy: the branches noted for it go there. Other
+ * threads may be running such a branch: the four bytes are stored at once
+ * (one store within a cache line is atomic on x86), and a field that
+ * straddles two lines keeps its old destination, still correct where it is
+ * the original entry (its jump leads to the copy). */
+static void back_patch(struct proc *p, struct module *m, size_t k)
 {
-	for (uint32_t k = fs->patch_head; k; k = p->patches[k - 1].next) {
-		const struct branch_patch *bp = &p->patches[k - 1];
-		if (bp->field / 64 != (bp->field + 3) / 64)
+	struct func_state *fs = &m->fs[k];
+	uint64_t entry = rtl_binary_function(m->bin, k)->addr + m->bias;
+	for (uint32_t i = fs->patch_head; i; i = p->patches[i - 1].next) {
+		const struct branch_patch *bp = &p->patches[i - 1];
+		if (p->multithreaded && bp->field / 64 != (bp->field + 3) / 64)
 			continue;
-		int64_t rel = (int64_t)(fs->entry - (bp->field + 4));
-		if (rel != (int32_t)rel)
+		uint8_t *field = window_local(&p->shm.wins[bp->win], bp->field);
+		int32_t old;
+		memcpy(&old, field, 4);
+		uint64_t dest = bp->field + 4 + (uint64_t)(int64_t)old;
+		uint64_t to = dest == entry ? fs->entry : x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, dest);
+		int64_t rel = (int64_t)(to - (bp->field + 4));
+		if (!to || rel != (int32_t)rel)
 			continue;
-		volatile uint32_t *field = window_local(&p->shm.wins[bp->win], bp->field);
-		*field = (uint32_t)(int32_t)rel;
+		if (p->multithreaded)
+			*(volatile uint32_t *)field = (uint32_t)(int32_t)rel;
+		else   /* the one thread is stopped */
+			memcpy(field, &(int32_t){ (int32_t)rel }, 4);
 	}
 	fs->patch_head = 0;
 }
@@ -396,7 +414,7 @@ static void back_patch(struct proc *p, struct func_state *fs)
 static void relocated(struct proc *p, struct module *m, size_t k)
 {
 	m->fs[k].status = FS_DONE;
-	back_patch(p, &m->fs[k]);
+	back_patch(p, m, k);
 	unwind_function_relocated(p, m, k);
 }
 
@@ -422,6 +440,13 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 			continue;
 		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
 		bool entry = tf->addr == t - tm->bias;
+		if (!entry && tm == m) {
+			tm->fs[k].companion_of = (uint32_t)(f - rtl_binary_function(m->bin, 0)) + 1;
+			/* relocated later in this warm-start batch: the branch is
+			 * noted and re-pointed then (note_branches) */
+			if (tm->fs[k].queued)
+				continue;
+		}
 		if (entry && (tf->sources & RTL_SRC_PLT)) {
 			/* a bound PLT slot: the copy calls its function directly */
 			t = plt_target(p, tm, &tm->fs[k], tf);

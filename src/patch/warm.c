@@ -173,8 +173,10 @@ static void batch(struct proc *p, struct module *m)
 		if ((r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15)) ||
 		    (self_relocating && lazy_has_code_pointers(m, k)))
 			continue;
-		if (m->fs[k].status == FS_ARMED)
+		if (m->fs[k].status == FS_ARMED && !m->fs[k].queued) {
+			m->fs[k].queued = true;
 			idx[a.n++] = (uint32_t)k;
+		}
 	}
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
@@ -182,6 +184,7 @@ static void batch(struct proc *p, struct module *m)
 	for (size_t i = 0; i < a.n; i++) {
 		await_item(&a, i);
 		/* an earlier one's branch targets may have taken it meanwhile */
+		m->fs[idx[i]].queued = false;
 		if (m->fs[idx[i]].status == FS_ARMED && !lazy_instrument_now(p, m, idx[i], &a.d[i]))
 			done++;
 		lazy_decoded_free(&a.d[i]);
@@ -231,15 +234,28 @@ static bool ran(struct proc *p, const struct module *m, size_t k)
 	return false;
 }
 
-/* The new list: what ran now (age 0, in address order), then what the old
- * list held that did not run now, one run older. */
+/* The new list: what ran now (age 0, in address order), with the
+ * functions that what ran branches into the middle of (their .cold parts,
+ * which may not have run: the batch then relocates them beside their
+ * parents instead of one at a time when the parent is), then what the old
+ * list held that is not listed now, one run older. */
 static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 {
 	size_t cap = 0, count = 0;
 	uint64_t *v = NULL;
 	size_t nf = rtl_binary_function_count(m->bin);
+	uint8_t *now = calloc(nf ? nf : 1, 1);
+	if (!now)
+		goto fail;
 	for (size_t k = 0; k < nf; k++)
-		if (ran(p, m, k)) {
+		now[k] |= ran(p, m, k);
+	for (size_t k = 0; k < nf; k++) {
+		uint32_t by = m->fs[k].companion_of;
+		if (by && by <= nf && (now[by - 1] & 1) && m->fs[k].status == FS_DONE)
+			now[k] |= 2;
+	}
+	for (size_t k = 0; k < nf; k++)
+		if (now[k]) {
 			if (rtl_grow(&v, &cap, count + 1, sizeof(*v)))
 				goto fail;
 			v[count++] = rtl_binary_function(m->bin, k)->addr;
@@ -254,9 +270,11 @@ static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 			goto fail;
 		v[count++] = addr | age << AGE_SHIFT;
 	}
+	free(now);
 	*n = count;
 	return v;
 fail:
+	free(now);
 	free(v);
 	*n = 0;
 	return NULL;

@@ -10,7 +10,7 @@ ifunc choices, cpuid-driven paths), so its counts are not comparable.
 Exits 0 when every function of the main executable that callgrind saw has
 exactly the same calls and Ir under reticle, in a cold run (empty warm-start
 cache) and in the warm run after it."""
-import json, os, re, shutil, subprocess, sys
+import bisect, json, os, re, shutil, subprocess, sys
 
 
 def parse_callgrind(path):
@@ -93,19 +93,52 @@ def parse_callgrind(path):
     return out
 
 
+def function_ranges(exe):
+    """[(start, end, name)] of the executable's function symbols, from nm."""
+    out = subprocess.run(["nm", "-S", "--defined-only", exe], capture_output=True, text=True).stdout
+    ranges = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwWiI" and int(parts[1], 16) > 0:
+            start = int(parts[0], 16)
+            ranges.append((start, start + int(parts[1], 16), parts[3]))
+    return sorted(ranges)
+
+
 def callgrind_counts(cg_out, exe, only):
-    """{function: {"ir": n, "calls": n}} of the main executable."""
-    theirs = {}
-    for (ob, fn), v in parse_callgrind(cg_out).items():
-        if not ob or os.path.realpath(ob) != exe or fn.startswith("0x"):
+    """{function: {"ir": n, "calls": n}} of the main executable. Ir is summed
+    per instruction address over the function symbol holding it: callgrind
+    charges code to the function it was entered in, so a .cold part that
+    jumps back into its parent's hot code would get the parent's Ir."""
+    theirs, instr = {}, {}
+    counts = parse_callgrind(cg_out)
+    for (ob, fn), v in counts.items():
+        if not ob or os.path.realpath(ob) != exe:
+            continue
+        for addr, ir in v["instr"].items():
+            instr[addr] = instr.get(addr, 0) + ir
+        if fn.startswith("0x"):
             continue    # callgrind names code without a symbol it reads by address
         fn = re.sub(r"'\d+$", "", fn)          # recursion levels: fib'2 is fib
         fn = {"(below main)": "_start"}.get(fn, fn)
         if only is not None and fn not in only:
             continue
-        t = theirs.setdefault(fn, {"ir": 0, "calls": 0})
-        t["ir"] += v["ir"]
-        t["calls"] += v["calls"]
+        theirs.setdefault(fn, {"ir": 0, "calls": 0})["calls"] += v["calls"]
+    ranges = function_ranges(exe)
+    starts = [r[0] for r in ranges]
+    # callgrind's addresses are run-time ones: main's entry gives the bias
+    main_start = next(r[0] for r in ranges if r[2] == "main")
+    main_instr = [a for (ob, fn), v in counts.items() if fn == "main" and ob and
+                  os.path.realpath(ob) == exe for a in v["instr"]]
+    bias = min(main_instr) - main_start
+    for addr, ir in instr.items():
+        i = bisect.bisect_right(starts, addr - bias) - 1
+        if i < 0 or addr - bias >= ranges[i][1]:
+            continue
+        fn = ranges[i][2]
+        if only is not None and fn not in only:
+            continue
+        theirs.setdefault(fn, {"ir": 0, "calls": 0})["ir"] += ir
     return theirs
 
 

@@ -113,6 +113,20 @@ NOINLINE unsigned long scan_strings(void)
 	return r;
 }
 
+/* A call to a cold function puts its block in rejoin.cold (.text.unlikely),
+ * which jumps back into rejoin's hot code: the rest of rejoin must still run
+ * in its copy and be counted. */
+__attribute__((cold, noinline)) long rare(long x) { return x / 3 + 1; }
+NOINLINE long rejoin(long x)
+{
+	long r = x * 5;
+	if (x % 13 == 0)
+		r = rare(r) + x;
+	for (int k = 0; k < 8; k++)
+		r += (r >> 3) ^ k;
+	return r;
+}
+
 typedef int (*op_fn)(int, int);
 NOINLINE int add(int a, int b) { return a + b; }
 NOINLINE int mul(int a, int b) { return a * b; }
@@ -131,6 +145,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 1000; i++)
 		acc += ops[i & 1](i, (int)(acc & 7));
 	acc += even(1001) + odd(777);
+	/* through a pointer: rejoin is relocated at its own first call, and
+	 * rejoin.cold with it while rejoin's copy is still being made */
+	long (*volatile rejoin_ptr)(long) = rejoin;
+	for (int i = 0; i < 100; i++)
+		acc += rejoin_ptr(i);
 	static char area[4096], from[4096] = "rep";
 	for (int i = 0; i < 20; i++)
 		fill_copy(area, from, (unsigned long)i * 37);
