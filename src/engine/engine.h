@@ -83,6 +83,7 @@ struct module {
 	uint64_t *warm;
 	size_t nwarm;
 	bool warm_pending;        /* still to be relocated in a batch */
+	struct decode_cache *dcache; /* patch/decode_cache.c, NULL without warm start */
 };
 
 struct thread {
@@ -125,6 +126,11 @@ struct proc {
 	bool ended;
 	int status;               /* shell-style exit status once ended */
 	bool warm_started;        /* the program reached its entry point */
+	/* entry jumps of a warm-start batch, written together at its end
+	 * (patch/lazy.c) while the one thread is stopped */
+	struct { uint64_t at; uint8_t insn[5]; } *entries;
+	size_t nentries, capentries;
+	bool defer_entries;
 	uint32_t resumes;         /* times a thread was resumed (dates plt_unbound) */
 };
 
@@ -189,6 +195,7 @@ struct lazy_decoded {
 	uint64_t *interior;       /* run-time code pointers into it */
 	size_t ninterior;
 	struct x86_analysis *an;
+	bool cached;              /* INSNS came from the decode cache */
 	int err;                  /* its bytes unreadable, or the analysis refused it */
 	const char *reason;       /* why, then */
 };
@@ -201,6 +208,8 @@ bool lazy_has_code_pointers(const struct module *m, size_t k);
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */
 int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
+/* Writes the entry jumps deferred while P->defer_entries was set. */
+void lazy_flush_entries(struct proc *p);
 
 /* patch/warm.c: relocating what ran in earlier runs ahead of its first call */
 void warm_load(struct proc *p, struct module *m);
@@ -208,6 +217,22 @@ void warm_load(struct proc *p, struct module *m);
 void warm_trap(struct proc *p, struct module *m, uint64_t addr);
 /* Records in the cache what ran in P (at its end). */
 void warm_save(struct proc *p);
+/* PATH of M's file with SUFFIX in the warm-start cache (malloc'd), or NULL. */
+char *warm_cache_path(const struct proc *p, const struct module *m, const char *suffix);
+/* Writes the N PARTS to PATH through a temporary file renamed over it. */
+void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n);
+
+/* patch/decode_cache.c: the warm-start list's functions, decoded */
+void dcache_open(struct proc *p, struct module *m);
+/* The instructions of F (of M, whose bytes are CODE), when the cache has
+ * them (*OUT malloc'd, run-time addresses). Safe beside other threads. */
+bool dcache_get(const struct module *m, const rtl_function *f, const uint8_t *code,
+		struct x86_insn **out, size_t *n);
+/* Keeps the instructions of function K of M for the next run (takes INSNS). */
+void dcache_keep(struct module *m, size_t k, struct x86_insn *insns, size_t n);
+/* Writes M's cache for the functions of LIST (link-time entries & MASK). */
+void dcache_save(struct proc *p, struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
+void dcache_free(struct module *m);
 
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);

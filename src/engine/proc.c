@@ -45,11 +45,13 @@ void proc_free(struct proc *p)
 		free(m->fs);
 		free(m->path);
 		free(m->warm);
+		dcache_free(m);
 		unwind_module_free(m);
 	}
 	free(p->mods);
 	free(p->unw_pending);
 	free(p->patches);
+	free(p->entries);
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
@@ -339,6 +341,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		size_t n = rtl_binary_function_count(pm->bin);
 		*m = *pm;
 		m->unw = NULL;   /* reloaded when needed */
+		m->dcache = NULL;   /* the parent's; the child decodes anew */
 		m->path = strdup(pm->path);
 		m->fs = dup_array(pm->fs, n, sizeof(*m->fs));
 		m->warm = dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));

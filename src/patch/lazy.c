@@ -351,10 +351,48 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	if (!p->multithreaded) {   /* its one thread is stopped: one write */
 		uint8_t insn[PATCH_LEN] = { jmp };
 		memcpy(insn + 1, &rel, 4);
+		if (p->defer_entries &&
+		    !rtl_grow(&p->entries, &p->capentries, p->nentries + 1, sizeof(*p->entries))) {
+			p->entries[p->nentries].at = entry;
+			memcpy(p->entries[p->nentries++].insn, insn, PATCH_LEN);
+			return 0;
+		}
 		return os_mem_write(p->mem, entry, insn, PATCH_LEN);
 	}
 	int err = os_mem_write(p->mem, entry + 1, &rel, 4);
 	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
+}
+
+static int by_entry(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A write of /proc/PID/mem per entry jump costs more than copying the text
+ * around them (as for arming): spans of at most 256 KiB, one read and one
+ * write each, one write per jump where a span cannot be read. */
+void lazy_flush_entries(struct proc *p)
+{
+	enum { SPAN = 256 << 10 };
+	qsort(p->entries, p->nentries, sizeof(*p->entries), by_entry);
+	for (size_t from = 0, k = 1; k <= p->nentries; k++) {
+		if (k < p->nentries && p->entries[k].at + PATCH_LEN - p->entries[from].at <= SPAN)
+			continue;
+		uint64_t lo = p->entries[from].at, hi = p->entries[k - 1].at + PATCH_LEN;
+		uint8_t *buf = k - from > 1 ? malloc(hi - lo) : NULL;
+		if (buf && !os_mem_read(p->mem, lo, buf, hi - lo)) {
+			for (size_t i = from; i < k; i++)
+				memcpy(buf + (p->entries[i].at - lo), p->entries[i].insn, PATCH_LEN);
+			if (!os_mem_write(p->mem, lo, buf, hi - lo))
+				from = k;
+		}
+		for (size_t i = from; i < k; i++)
+			os_mem_write(p->mem, p->entries[i].at, p->entries[i].insn, PATCH_LEN);
+		free(buf);
+		from = k;
+	}
+	p->nentries = 0;
 }
 
 /* Remembers the branches of a new copy that lead to a function still
@@ -499,7 +537,9 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		d->reason = "cannot read its bytes";
 		return;
 	}
-	x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
+	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
+	if (!d->cached)
+		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
 	struct reloc_ctx ctx = { p, m, NULL };
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d->code,
@@ -582,6 +622,10 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		fs->code_len = (uint32_t)r.w.len;
 		if (patch)
 			err = patch_entry(p, f->addr + m->bias, dest);
+	}
+	if (!err && !d.cached && m->dcache) {   /* decoded once for the next run too */
+		dcache_keep(m, idx, d.insns, d.ninsns);
+		d.insns = NULL;
 	}
 	x86_reloc_free(&r);
 out:

@@ -34,16 +34,16 @@ struct warm_header {
 	uint32_t reserved;
 };
 
-static char *list_path(const struct proc *p, const struct module *m)
+char *warm_cache_path(const struct proc *p, const struct module *m, const char *suffix)
 {
 	const char *dir = session_warm_dir(p->s);
 	char id[160];
 	if (!dir || rtl_binary_identity(m->bin, id, sizeof(id)))
 		return NULL;
-	size_t len = strlen(dir) + strlen(id) + 8;
+	size_t len = strlen(dir) + strlen(id) + strlen(suffix) + 3;
 	char *path = malloc(len);
 	if (path)
-		snprintf(path, len, "%s/%s.warm", dir, id);
+		snprintf(path, len, "%s/%s.%s", dir, id, suffix);
 	return path;
 }
 
@@ -76,12 +76,13 @@ void warm_load(struct proc *p, struct module *m)
 {
 	if (m->win < 0)
 		return;
-	char *path = list_path(p, m);
+	char *path = warm_cache_path(p, m, "warm");
 	if (!path)
 		return;
 	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
 	m->warm_pending = m->nwarm > 0;
 	free(path);
+	dcache_open(p, m);
 }
 
 /* Decoding and analysis are most of relocating and read only the binaries
@@ -178,6 +179,8 @@ static void batch(struct proc *p, struct module *m)
 			idx[a.n++] = (uint32_t)k;
 		}
 	}
+	/* the one thread is stopped: the entry jumps go in together at the end */
+	p->defer_entries = !p->multithreaded;
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);
@@ -192,6 +195,8 @@ static void batch(struct proc *p, struct module *m)
 	}
 	if (helped)
 		pthread_join(helper, NULL);
+	lazy_flush_entries(p);
+	p->defer_entries = false;
 	session_count_warm(p->s, done);
 	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call%s", m->path,
 		  done, m->nwarm, helped ? " (decoded on two threads)" : "");
@@ -299,21 +304,20 @@ static int make_dirs(const char *dir)
 }
 
 /* Written under a temporary name and renamed: a reader never sees half a
- * list, and concurrent runs of one binary leave one of theirs whole. */
-static void write_list(const char *path, const uint64_t *v, size_t n)
+ * file, and concurrent runs of one binary leave one of theirs whole. */
+void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	struct warm_header h = { .count = (uint32_t)n };
-	memcpy(h.magic, magic, sizeof(magic));
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	bool ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-		  write(fd, v, n * sizeof(*v)) == (ssize_t)(n * sizeof(*v));
+	bool ok = true;
+	for (int i = 0; i < n && ok; i++)
+		ok = write(fd, parts[i], lens[i]) == (ssize_t)lens[i];
 	ok = !close(fd) && ok;
 	if (!ok || rename(tmp, path)) {
-		rtl_debug("%s: warm-start list not written: %s", path, strerror(errno));
+		rtl_debug("%s: not written: %s", path, strerror(errno));
 		unlink(tmp);
 	}
 }
@@ -327,12 +331,19 @@ void warm_save(struct proc *p)
 		struct module *m = &p->mods[i];
 		if (m->win < 0)
 			continue;
-		char *path = list_path(p, m);
+		char *path = warm_cache_path(p, m, "warm");
 		size_t n;
 		uint64_t *v = path ? merge(p, m, &n) : NULL;
 		/* the same run again leaves the same list: no write */
-		if (v && !(n == m->nwarm && !memcmp(v, m->warm, n * sizeof(*v))))
-			write_list(path, v, n);
+		if (v && !(n == m->nwarm && !memcmp(v, m->warm, n * sizeof(*v)))) {
+			struct warm_header h = { .count = (uint32_t)n };
+			memcpy(h.magic, magic, sizeof(magic));
+			const void *parts[] = { &h, v };
+			size_t lens[] = { sizeof(h), n * sizeof(*v) };
+			warm_write_file(path, parts, lens, 2);
+		}
+		if (v)
+			dcache_save(p, m, v, n, ADDR_MASK);
 		free(v);
 		free(path);
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The warm-start cache: a second run relocates what the first ran, with the
 same counts; a function that stops running leaves the list after four runs;
-a corrupt list is ignored and rewritten; --cold leaves no list; an unusable
+a corrupt list is ignored and rewritten, and so is a damaged file of
+decoded instructions; --cold leaves no list; an unusable
 cache directory does not stop the run.
 
 usage: warm_cache.py RETICLE WORKDIR PROGRAM (tests/run/programs/warm.c)"""
@@ -71,6 +72,21 @@ check(r.returncode == 7 and r.stdout == native.stdout, f"warm run: exit {r.retur
 check(warm and warm > 0, f"warm run relocated {warm} functions from the list")
 check(calls.get("only_with_arg") == 1 and calls.get("common") == 1,
       f"warm run counts: only_with_arg {calls.get('only_with_arg')}, common {calls.get('common')}")
+
+# the decoded instructions kept beside the list: damaged ones are decoded anew
+insns = [n for n in os.listdir(cache) if n.endswith(".insns")]
+check(len(insns) > 0, f"decoded instructions kept: {insns}")
+for name in insns:
+    path = os.path.join(cache, name)
+    data = bytearray(open(path, "rb").read())
+    for k in range(len(data) // 2, len(data)):
+        data[k] ^= 0x5a
+    open(path, "wb").write(bytes(data))
+r, warm, calls = run("x")
+check(r.returncode == 7 and r.stdout == native.stdout and warm and calls.get("only_with_arg") == 1
+      and calls.get("common") == 1,
+      f"damaged decode cache: exit {r.returncode}, {warm} from the list, only_with_arg "
+      f"{calls.get('only_with_arg')}, common {calls.get('common')}")
 
 for i in range(1, 5):
     r, warm, calls = run()

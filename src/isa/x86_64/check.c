@@ -36,7 +36,7 @@ int x86_is_padding(const uint8_t *code, size_t len)
 			off++;
 			continue;
 		}
-		if (x86_decode(code + off, len - off, 0, &in) || strcmp(in.mnemonic, "nop"))
+		if (x86_decode(code + off, len - off, 0, &in) || !in.is_nop)
 			return 0;
 		off += in.len;
 	}

@@ -131,7 +131,7 @@ int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *
 	*out = (struct x86_insn){ .addr = addr, .len = in.length, .dst_reg = -1,
 				  .mem = { .base = -1, .index = -1, .scale = 1 } };
 	out->kind = classify(&in);
-	out->mnemonic = ZydisMnemonicGetString(in.mnemonic);
+	out->is_nop = in.mnemonic == ZYDIS_MNEMONIC_NOP;
 	out->prefix_len = in.raw.prefix_count;
 	out->opcode = in.opcode;
 	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
@@ -237,4 +237,48 @@ int x86_jmp_register(const uint8_t *code, size_t len)
 		return -1;
 	int8_t r = gpr(ops[0].reg.value);
 	return r >= 0 && r < 16 ? r : -1;
+}
+
+enum {
+	P_RIP_REL = 1, P_HAS_MEM = 2, P_IS_LEA = 4, P_MOVSXD4 = 8, P_REP = 16, P_REP_PLAIN = 32,
+	P_REP_COND = 64, P_REPNE = 128,
+	P2_NOP = 1, P2_TARGET = 2,
+};
+
+bool x86_pack(const struct x86_insn *in, struct x86_packed *out)
+{
+	int64_t rel = (int64_t)(in->target - (in->addr + in->len));
+	if (in->mem.disp != (int32_t)in->mem.disp || (in->target && rel != (int32_t)rel))
+		return false;
+	*out = (struct x86_packed){
+		.len = in->len, .kind = in->kind, .opcode = in->opcode, .cc = in->cc,
+		.prefix_len = in->prefix_len, .flags_read = in->flags_read,
+		.flags_written = in->flags_written,
+		.bits = (uint8_t)((in->rip_rel ? P_RIP_REL : 0) | (in->has_mem ? P_HAS_MEM : 0) |
+				  (in->is_lea ? P_IS_LEA : 0) | (in->is_movsxd4 ? P_MOVSXD4 : 0) |
+				  (in->rep ? P_REP : 0) | (in->rep_plain ? P_REP_PLAIN : 0) |
+				  (in->rep_cond ? P_REP_COND : 0) | (in->repne ? P_REPNE : 0)),
+		.bits2 = (uint8_t)((in->is_nop ? P2_NOP : 0) | (in->target ? P2_TARGET : 0)),
+		.dst_reg = in->dst_reg, .base = in->mem.base, .index = in->mem.index,
+		.scale = in->mem.scale, .disp_off = in->disp_off, .disp_size = in->disp_size,
+		.disp = (int32_t)in->mem.disp, .target = in->target ? (int32_t)rel : 0,
+	};
+	return true;
+}
+
+void x86_unpack(const struct x86_packed *p, uint64_t addr, struct x86_insn *out)
+{
+	*out = (struct x86_insn){
+		.addr = addr, .len = p->len, .kind = p->kind, .opcode = p->opcode, .cc = p->cc,
+		.prefix_len = p->prefix_len, .flags_read = p->flags_read,
+		.flags_written = p->flags_written,
+		.rip_rel = p->bits & P_RIP_REL, .has_mem = p->bits & P_HAS_MEM,
+		.is_lea = p->bits & P_IS_LEA, .is_movsxd4 = p->bits & P_MOVSXD4,
+		.rep = p->bits & P_REP, .rep_plain = p->bits & P_REP_PLAIN,
+		.rep_cond = p->bits & P_REP_COND, .repne = p->bits & P_REPNE,
+		.dst_reg = p->dst_reg, .disp_off = p->disp_off, .disp_size = p->disp_size,
+		.target = (p->bits2 & P2_TARGET) ? addr + p->len + (uint64_t)(int64_t)p->target : 0,
+		.mem = { .base = p->base, .index = p->index, .scale = p->scale, .disp = p->disp },
+		.is_nop = p->bits2 & P2_NOP,
+	};
 }

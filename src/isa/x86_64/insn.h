@@ -53,8 +53,24 @@ struct x86_insn {
 	uint8_t disp_size;
 	uint64_t target;       /* branch target (direct branches) or rip-relative address */
 	struct x86_mem mem;
-	const char *mnemonic;  /* static string, for messages */
+	bool is_nop;
 };
+
+/* A decoded instruction in 24 bytes, without its address (the previous
+ * one's end): what warm start keeps on disk instead of decoding again. */
+struct x86_packed {
+	uint8_t len, kind, opcode, cc, prefix_len, flags_read, flags_written;
+	uint8_t bits;          /* the bools of struct x86_insn, and whether target is set */
+	uint8_t bits2;
+	int8_t dst_reg, base, index;
+	uint8_t scale, disp_off, disp_size, pad;
+	int32_t disp;          /* mem.disp */
+	int32_t target;        /* target - (addr + len), when set */
+};
+/* Whether IN fits the packed form (every decoded instruction does). */
+bool x86_pack(const struct x86_insn *in, struct x86_packed *out);
+/* The instruction P at run-time address ADDR. */
+void x86_unpack(const struct x86_packed *p, uint64_t addr, struct x86_insn *out);
 
 /* Decodes one instruction of at most LEN bytes at run-time address ADDR.
  * Returns 0 or -RTL_ERR_DECODE. */

@@ -766,7 +766,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		/* a block the compiler aligned after padding (a loop head) stays
 		 * aligned in the copy: misaligned hot loops cost more than the nops */
 		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
-		    !strcmp(a->insns[i - 1].mnemonic, "nop"))
+		    a->insns[i - 1].is_nop)
 			x86_align_nops(&out->w, 16);
 		if (a->leader[i]) {
 			e.label[i] = x86_writer_pc(&out->w);
