@@ -33,10 +33,11 @@ static void usage(FILE *f)
 	      "      --stats          print engine statistics at the end\n"
 	      "  -h, --help           this help\n"
 	      "\n"
-	      "Warm start: for each binary, reticle remembers which functions ran (in\n"
-	      "$RETICLE_CACHE_DIR, default $XDG_CACHE_HOME/reticle or ~/.cache/reticle) and\n"
-	      "relocates them at the program's entry point on the next run, instead of\n"
-	      "stopping the program at each one's first call. Counts are the same either way.\n", f);
+	      "Warm start: for each binary, reticle remembers which functions ran and their\n"
+	      "decoded instructions (in $RETICLE_CACHE_DIR, default $XDG_CACHE_HOME/reticle or\n"
+	      "~/.cache/reticle) and relocates them at the program's entry point on the next\n"
+	      "run, instead of stopping the program at each one's first call. Counts are the\n"
+	      "same either way.\n", f);
 }
 
 /* $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or $HOME/.cache/reticle

@@ -397,7 +397,9 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 static void finish_proc(struct rtl_session *s, struct proc *p)
 {
 	int err = proc_write_profile(p);
+	rtl_debug("pid %d: profile written", (int)p->pid);
 	warm_save(p);
+	rtl_debug("pid %d: warm-start cache written", (int)p->pid);
 	if (err) {
 		rtl_log(0, "%s: profile not written: %s", p->profile_path, rtl_strerror(err));
 	} else {
