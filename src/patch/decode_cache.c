@@ -121,17 +121,16 @@ out:
 	free(path);
 }
 
+/* entries and addresses compare by their first uint64_t */
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static const struct dc_entry *find(const struct decode_cache *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->ent[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->n && c->ent[lo].addr == addr ? &c->ent[lo] : NULL;
+	return c->n ? bsearch(&addr, c->ent, c->n, sizeof(*c->ent), by_addr) : NULL;
 }
 
 bool dcache_get(const struct module *m, const rtl_function *f, const uint8_t *code,
@@ -169,12 +168,6 @@ static int by_index(const void *a, const void *b)
 {
 	const struct dc_fresh *x = a, *y = b;
 	return (x->k > y->k) - (x->k < y->k);
-}
-
-static int by_addr(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
 }
 
 /* Appends function K's instructions (from this run, else from the file)
