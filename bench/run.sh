@@ -3,8 +3,9 @@
 # warm-start cache, and warm) against native runs and the peer tools
 # (valgrind callgrind, uftrace), measured in the same run.
 # usage: bench/run.sh [--quick] [--rounds N] [--no-peers] [RETICLE]
-#   --quick     one round instead of three (the best of N rounds is reported;
-#               a round runs native, fcount and bbcount one after the other)
+#   --quick     one round instead of three (a round runs native, fcount and
+#               bbcount one after the other; reticle's cells show the best and
+#               the median of the rounds as ratios, best/median)
 #   --rounds N  N rounds (more rounds, less noise from a shared machine)
 #   --no-peers  skip callgrind and uftrace (they take minutes)
 set -euo pipefail
@@ -36,14 +37,13 @@ best() {
 	echo "$b"
 }
 
-min() { python3 -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" "$@"; }
 
 # cold: an empty warm-start cache before every run; warm: a cache primed by
 # one untimed run (what a second run of the same binaries sees)
 cold() { rm -rf "$tmp/cold"; RETICLE_CACHE_DIR="$tmp/cold" "$@"; }
 warm() { RETICLE_CACHE_DIR="$tmp/warm-$key" "$@"; }
 
-printf '%-9s %8s %9s %9s %9s %9s %10s %10s\n' workload native fcount fc-warm bbcount bb-warm \
+printf '%-9s %8s %11s %11s %11s %11s %10s %10s\n' workload native fcount fc-warm bbcount bb-warm \
 	callgrind uftrace
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
@@ -55,11 +55,11 @@ for w in $WORKLOADS; do
 	n=; f=; fw=; b=; bw=
 	reps_saved=$reps; reps=1
 	for _ in $(seq "$reps_saved"); do
-		n=$(min "$n" "$(best "${!cmd}")")
-		f=$(min "$f" "$(best cold "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
-		key=$w-fcount; fw=$(min "$fw" "$(best warm "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")")
-		b=$(min "$b" "$(best cold "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
-		key=$w-bbcount; bw=$(min "$bw" "$(best warm "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")")
+		n="$n $(best "${!cmd}")"
+		f="$f $(best cold "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")"
+		key=$w-fcount; fw="$fw $(best warm "$RETICLE" run -c fcount -o "$tmp/f.db" -- "${!cmd}")"
+		b="$b $(best cold "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")"
+		key=$w-bbcount; bw="$bw $(best warm "$RETICLE" run -c bbcount -o "$tmp/b.db" -- "${!cmd}")"
 	done
 	reps=$reps_saved
 	cg=-; uf=-
@@ -70,11 +70,20 @@ for w in $WORKLOADS; do
 		reps=$reps_saved
 	fi
 	python3 - "$w" "$n" "$f" "$fw" "$b" "$bw" "$cg" "$uf" <<'PY'
-import sys
+import statistics, sys
+# reticle's cells: best / median of the rounds, each against native's best /
+# median (the median tells a lucky native run from a real difference)
 w, n, *rest = sys.argv[1:]
-n = float(n)
-c = [f"{float(x)/n:.2f}x" if x not in ("-", "") else "-" for x in rest]
-print(f"{w:<9} {n:7.2f}s {c[0]:>9} {c[1]:>9} {c[2]:>9} {c[3]:>9} {c[4]:>10} {c[5]:>10}")
+n = [float(x) for x in n.split()]
+def cell(x):
+    if x in ("-", ""):
+        return "-"
+    v = [float(t) for t in x.split()]
+    if len(v) == 1:
+        return f"{v[0] / min(n):.2f}x"
+    return f"{min(v) / min(n):.2f}/{statistics.median(v) / statistics.median(n):.2f}x"
+c = [cell(x) for x in rest]
+print(f"{w:<9} {min(n):7.2f}s {c[0]:>11} {c[1]:>11} {c[2]:>11} {c[3]:>11} {c[4]:>10} {c[5]:>10}")
 PY
 done
 
