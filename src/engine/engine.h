@@ -228,8 +228,9 @@ void dcache_open(struct proc *p, struct module *m);
  * them (*OUT malloc'd, run-time addresses). Safe beside other threads. */
 bool dcache_get(const struct module *m, const rtl_function *f, const uint8_t *code,
 		struct x86_insn **out, size_t *n);
-/* Keeps the instructions of function K of M for the next run (takes INSNS). */
-void dcache_keep(struct module *m, size_t k, struct x86_insn *insns, size_t n);
+/* Keeps the N instructions of function K of M (its bytes CODE) for the next run. */
+void dcache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_insn *insns,
+		 size_t n);
 /* Writes M's cache for the functions of LIST (link-time entries & MASK). */
 void dcache_save(struct proc *p, struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
 void dcache_free(struct module *m);

@@ -36,10 +36,11 @@ struct dc_entry {
 	uint64_t check;         /* of its packed instructions: a damaged file is not trusted */
 };
 
-/* decoded this run and not found in the file: kept for the next one */
+/* decoded this run and not found in the file: kept (packed) for the next one */
 struct dc_fresh {
 	uint32_t k, n;          /* function index, instructions */
-	struct x86_insn *insns; /* run-time addresses */
+	uint64_t hash;          /* of its bytes */
+	struct x86_packed *packed;
 };
 
 struct decode_cache {
@@ -154,14 +155,19 @@ bool dcache_get(const struct module *m, const rtl_function *f, const uint8_t *co
 	return true;
 }
 
-void dcache_keep(struct module *m, size_t k, struct x86_insn *insns, size_t n)
+void dcache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_insn *insns, size_t n)
 {
 	struct decode_cache *c = m->dcache;
-	if (!c || rtl_grow(&c->fresh, &c->capfresh, c->nfresh + 1, sizeof(*c->fresh))) {
-		free(insns);
+	struct x86_packed *v = malloc((n ? n : 1) * sizeof(*v));
+	bool ok = c && v && !rtl_grow(&c->fresh, &c->capfresh, c->nfresh + 1, sizeof(*c->fresh));
+	for (size_t i = 0; ok && i < n; i++)
+		ok = x86_pack(&insns[i], &v[i]);
+	if (!ok) {
+		free(v);
 		return;
 	}
-	c->fresh[c->nfresh++] = (struct dc_fresh){ (uint32_t)k, (uint32_t)n, insns };
+	c->fresh[c->nfresh++] = (struct dc_fresh){
+		(uint32_t)k, (uint32_t)n, hash_bytes(code, rtl_binary_function(m->bin, k)->size), v };
 }
 
 static int by_index(const void *a, const void *b)
@@ -185,20 +191,8 @@ static bool add_one(const struct module *m, size_t k, struct dc_entry **ent, siz
 	    rtl_grow(pk, cappk, *npk + n, sizeof(**pk)))
 		return false;
 	struct dc_entry e = { .addr = f->addr, .size = (uint32_t)f->size, .ninsns = (uint32_t)n, .first = *npk };
-	if (old) {
-		e.hash = old->hash;
-		memcpy(*pk + *npk, c->packed + old->first, n * sizeof(**pk));
-	} else {
-		uint8_t *code = malloc(f->size ? f->size : 1);
-		bool ok = code && !rtl_binary_read(m->bin, f->addr, code, f->size);
-		if (ok)
-			e.hash = hash_bytes(code, f->size);
-		free(code);
-		for (size_t i = 0; ok && i < n; i++)
-			ok = x86_pack(&fr->insns[i], *pk + *npk + i);
-		if (!ok)
-			return false;
-	}
+	e.hash = old ? old->hash : fr->hash;
+	memcpy(*pk + *npk, old ? c->packed + old->first : fr->packed, n * sizeof(**pk));
 	e.check = hash_packed(*pk + *npk, n);
 	*npk += n;
 	(*ent)[(*nent)++] = e;
@@ -263,7 +257,7 @@ void dcache_free(struct module *m)
 	if (c->map)
 		munmap(c->map, c->len);
 	for (size_t i = 0; i < c->nfresh; i++)
-		free(c->fresh[i].insns);
+		free(c->fresh[i].packed);
 	free(c->fresh);
 	free(c);
 	m->dcache = NULL;

@@ -623,10 +623,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		if (patch)
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
-	if (!err && !d.cached && m->dcache) {   /* decoded once for the next run too */
-		dcache_keep(m, idx, d.insns, d.ninsns);
-		d.insns = NULL;
-	}
+	if (!err && !d.cached && m->dcache)   /* decoded once for the next run too */
+		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:
 	session_count_instrumented(p->s, !err);
