@@ -5,6 +5,7 @@
  * These are computed-goto tables (lua's luaV_execute, python's eval loop)
  * and absolute switch tables: the relocator must keep their targets. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -148,7 +149,9 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin)
 		free(cv.v);
 		return err;
 	}
-	if (cv.n > 1)
+	/* by target, then by where */
+	if (rtl_radix_sort_u64(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where)) ||
+	    rtl_radix_sort_u64(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target)))
 		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	bin->cptrs = cv.v;
 	bin->ncptrs = cv.n;

@@ -2,11 +2,13 @@
  * the instrumentability check (which asks the relocator, src/isa/x86_64/). */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
 #include "isa/x86_64/check.h"
 #include "binary_internal.h"
+#include "util/array.h"
 
 /* Sort by address, then best name first: rank, then named before unnamed,
  * then the shortest name, then bytewise, so the choice is stable. */
@@ -136,8 +138,18 @@ static int name_unnamed(rtl_binary *bin)
 static int sort_cands(struct rtl_cands *c, size_t sorted)
 {
 	size_t n = c->n, tail = n - sorted;
-	if (tail > 1)
+	/* by address with a radix sort (tens of thousands of FDEs), then each
+	 * run of one address by the name order, by insertion (runs are short) */
+	if (tail > 1 && rtl_radix_sort_u64(c->v + sorted, tail, sizeof(*c->v),
+					   offsetof(struct rtl_candidate, addr)))
 		qsort(c->v + sorted, tail, sizeof(*c->v), cand_cmp);
+	for (size_t i = sorted + 1; i < n; i++)
+		for (size_t j = i; j > sorted && c->v[j - 1].addr == c->v[j].addr &&
+				   cand_cmp(&c->v[j - 1], &c->v[j]) > 0; j--) {
+			struct rtl_candidate t = c->v[j];
+			c->v[j] = c->v[j - 1];
+			c->v[j - 1] = t;
+		}
 	if (!sorted || !tail)
 		return 0;
 	struct rtl_candidate *out = malloc(n * sizeof(*out));

@@ -19,6 +19,14 @@ static inline int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 	return need <= *cap ? 0 : rtl_grow_to(arrp, cap, need, elem);
 }
 
+/* Sorts N elements of SIZE bytes (at most 64) at V by the uint64_t at byte
+ * offset KEY in each, keeping the order of equal keys (LSD radix sort over
+ * the bytes in which the keys differ: a few passes where qsort's
+ * comparisons cost tens of milliseconds for 200,000 code pointers).
+ * Sorting by a minor key, then by the major one, sorts by both. Returns 0
+ * or -ENOMEM (V unchanged). */
+int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key);
+
 /* The first index i in V[0..N) (sorted ascending) with V[i] >= KEY; N when
  * there is none. Inline: address maps are searched on hot paths. */
 static inline size_t rtl_lower_bound_u64(const uint64_t *v, size_t n, uint64_t key)

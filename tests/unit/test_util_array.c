@@ -2,7 +2,9 @@
  * across growth, capacity at least what was asked, and the lower bound
  * equal to a linear scan on random sorted arrays with duplicates. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include "util/array.h"
 #include "check.h"
@@ -67,9 +69,46 @@ static void lower_bound_matches_scan(void)
 	CHECK_EQ(rtl_lower_bound_u64(NULL, 0, 5), 0);
 }
 
+struct two_keys { uint64_t where, target; };
+
+static int two_keys_cmp(const void *a, const void *b)
+{
+	const struct two_keys *x = a, *y = b;
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return (x->where > y->where) - (x->where < y->where);
+}
+
+/* Two stable radix passes (minor key, then major) order pairs as qsort
+ * with a two-key comparison does; keys that differ in few bits, in many,
+ * and all equal. */
+static void radix_sort_matches_qsort(void)
+{
+	static const uint64_t spans[] = { 0, 0xff, 0x3ffffff, ~0ull };
+	uint64_t seed = 88172645463325252ull;
+	for (size_t s = 0; s < sizeof(spans) / sizeof(*spans); s++) {
+		size_t n = 50000;
+		struct two_keys *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+		for (size_t i = 0; i < n; i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			a[i].target = 0x400000 + (seed & spans[s]);
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			a[i].where = 0x600000 + (seed & 0xfffff);
+		}
+		memcpy(b, a, n * sizeof(*a));
+		CHECK_EQ(rtl_radix_sort_u64(a, n, sizeof(*a), offsetof(struct two_keys, where)), 0);
+		CHECK_EQ(rtl_radix_sort_u64(a, n, sizeof(*a), offsetof(struct two_keys, target)), 0);
+		qsort(b, n, sizeof(*b), two_keys_cmp);
+		CHECK(!memcmp(a, b, n * sizeof(*a)));
+		free(a);
+		free(b);
+	}
+}
+
 int main(void)
 {
 	grow_keeps_contents();
 	lower_bound_matches_scan();
+	radix_sort_matches_qsort();
 	return CHECK_DONE();
 }
