@@ -44,6 +44,9 @@ void rtl_binary_close(rtl_binary *bin);
 const char *rtl_binary_path(const rtl_binary *bin);
 enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin);
 int rtl_binary_is_static(const rtl_binary *bin);   /* no PT_INTERP and no PT_DYNAMIC */
+/* The loader writes into its text (DT_TEXTREL): the file's bytes are not
+ * the loaded text's. */
+int rtl_binary_has_textrel(const rtl_binary *bin);
 uint64_t rtl_binary_entry(const rtl_binary *bin);
 const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path or NULL */
 

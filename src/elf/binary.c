@@ -148,6 +148,27 @@ static enum rtl_binary_kind kind_of(rtl_binary *bin)
 	return bin->interp && !soname ? RTL_BIN_PIE : RTL_BIN_SHARED;
 }
 
+/* DT_TEXTREL (or DF_TEXTREL): the loader writes into the text, which then
+ * differs from the file's bytes. */
+static int textrel_of(rtl_binary *bin)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_TEXTREL || (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static int open_image(rtl_binary *bin)
 {
 	struct stat st;
@@ -172,6 +193,7 @@ static int open_image(rtl_binary *bin)
 	if ((err = load_segments(bin)) || (err = check_sections(bin)))
 		return err;
 	bin->kind = kind_of(bin);
+	bin->textrel = textrel_of(bin);
 	return 0;
 }
 
@@ -266,6 +288,7 @@ const char *rtl_binary_keep_string(rtl_binary *bin, char *s)
 const char *rtl_binary_path(const rtl_binary *bin) { return bin->path; }
 enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin) { return bin->kind; }
 int rtl_binary_is_static(const rtl_binary *bin) { return bin->is_static; }
+int rtl_binary_has_textrel(const rtl_binary *bin) { return bin->textrel; }
 uint64_t rtl_binary_entry(const rtl_binary *bin) { return bin->ehdr.e_entry; }
 const char *rtl_binary_interp(const rtl_binary *bin) { return bin->interp; }
 size_t rtl_binary_segment_count(const rtl_binary *bin) { return bin->nsegs; }

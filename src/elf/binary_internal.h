@@ -41,6 +41,7 @@ struct rtl_binary {
 	GElf_Ehdr ehdr;
 	enum rtl_binary_kind kind;
 	int is_static;
+	int textrel;        /* the loader relocates the text (DT_TEXTREL) */
 	const char *interp;         /* into image, NUL-checked */
 
 	rtl_segment *segs;

@@ -46,14 +46,18 @@ static uint64_t patch_room(const rtl_binary *bin, size_t i)
 }
 
 /* Writes the int3s of entries [FROM, TO) (armed, in address order) with one
- * read and one write of the text between them: a system call per function
- * costs more than copying the pages, which the int3s make private anyway. */
+ * write of the text between them: a system call per function costs more
+ * than copying the pages, which the int3s make private anyway. The text is
+ * the file's until reticle writes it (arming comes first), unless the
+ * loader relocates it (DT_TEXTREL): then it is read from the process. */
 static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size_t from, size_t to)
 {
 	uint64_t lo = rtl_binary_function(m->bin, idx[from])->addr + m->bias;
 	uint64_t hi = rtl_binary_function(m->bin, idx[to - 1])->addr + m->bias + 1;
 	uint8_t *buf = to - from > 1 ? malloc(hi - lo) : NULL;
-	if (!buf || os_mem_read(p->mem, lo, buf, hi - lo)) {
+	/* a span across two segments is not one piece of the file */
+	if (!buf || ((rtl_binary_has_textrel(m->bin) || rtl_binary_read(m->bin, lo - m->bias, buf, hi - lo)) &&
+		     os_mem_read(p->mem, lo, buf, hi - lo))) {
 		free(buf);   /* one at a time (the span may cross a hole) */
 		for (size_t k = from; k < to; k++) {
 			struct func_state *fs = &m->fs[idx[k]];
@@ -134,6 +138,10 @@ static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
 	struct module *m = proc_module_at(ctx->p, addr);
 	if (!m || addr + len > m->hi)
 		return -1;
+	/* DT_TEXTREL: the loader has written into the text, and maybe into
+	 * the tables beside it */
+	if (rtl_binary_has_textrel(m->bin))
+		return os_mem_read(ctx->p->mem, addr, buf, len);
 	return rtl_binary_read(m->bin, addr - m->bias, buf, len);
 }
 
@@ -524,6 +532,22 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 	}
 }
 
+/* The bytes of function K of M as the program would run them: the file's,
+ * or, where the loader relocates the text (DT_TEXTREL: absolute addresses in
+ * the code), the process's, with the entry's original byte under reticle's
+ * int3. Reads /proc/PID/mem with pread: safe beside other threads. */
+static int read_code(struct proc *p, struct module *m, size_t k, uint8_t *buf)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	if (!rtl_binary_has_textrel(m->bin))
+		return rtl_binary_read(m->bin, f->addr, buf, f->size);
+	int err = os_mem_read(p->mem, f->addr + m->bias, buf, f->size);
+	uint8_t st = m->fs[k].status;
+	if (!err && f->size && buf[0] == 0xcc && (st == FS_ARMED || st == FS_BUSY || st == FS_NOTIFY))
+		buf[0] = m->fs[k].orig;
+	return err;
+}
+
 void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
@@ -533,7 +557,7 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		d->err = -ENOMEM;
 		return;
 	}
-	if ((d->err = rtl_binary_read(m->bin, f->addr, d->code, f->size))) {
+	if ((d->err = read_code(p, m, k, d->code))) {
 		d->reason = "cannot read its bytes";
 		return;
 	}
@@ -623,7 +647,9 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		if (patch)
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
-	if (!err && !d.cached && m->dcache)   /* decoded once for the next run too */
+	/* decoded once for the next run too (not text the loader relocates:
+	 * its bytes change with the load address) */
+	if (!err && !d.cached && m->dcache && !rtl_binary_has_textrel(m->bin))
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:
