@@ -489,8 +489,11 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 		if (!entry && tm == m) {
 			tm->fs[k].companion_of = (uint32_t)(f - rtl_binary_function(m->bin, 0)) + 1;
 			/* relocated later in this warm-start batch: the branch is
-			 * noted and re-pointed then (note_branches) */
-			if (tm->fs[k].queued)
+			 * noted and re-pointed then (note_branches). Not with
+			 * threads: a field across two cache lines would keep
+			 * its original target, which the entry jump overwrites
+			 * when that lies in the entry's first five bytes. */
+			if (tm->fs[k].queued && !p->multithreaded)
 				continue;
 		}
 		if (entry && (tf->sources & RTL_SRC_PLT)) {
