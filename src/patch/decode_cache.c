@@ -104,7 +104,8 @@ void dcache_open(struct proc *p, struct module *m)
 	if (fd < 0)
 		goto out;
 	if (!fstat(fd, &st) && st.st_size > 0) {
-		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* every entry is of a listed function, relocated at start: all of it is read */
+		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (map != MAP_FAILED && valid(map, (size_t)st.st_size)) {
 			const struct dc_header *h = map;
 			c->map = map;
