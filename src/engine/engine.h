@@ -222,6 +222,23 @@ char *warm_cache_path(const struct proc *p, const struct module *m, const char *
 /* Writes the N PARTS to PATH through a temporary file renamed over it. */
 void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n);
 
+/* patch/predecode.c: decoding ahead of first calls on a helper thread */
+struct predecode;
+struct os_cpus;
+/* NULL when it cannot start; CPUS: where the helper may run (NULL: any). */
+struct predecode *predecode_new(const struct os_cpus *cpus);
+void predecode_free(struct predecode *pd);
+/* Function K of BIN is likely to be called soon (a copy calls it). */
+void predecode_want(struct predecode *pd, const rtl_binary *bin, size_t k);
+/* All of BIN's functions, in address order, when there is nothing else to do. */
+void predecode_sweep(struct predecode *pd, const rtl_binary *bin);
+/* Function K of BIN as decoded ahead, at run-time ADDR (*OUT malloc'd). */
+bool predecode_take(struct predecode *pd, const rtl_binary *bin, size_t k, uint64_t addr,
+		    struct x86_insn **out, size_t *n);
+/* session.c: the session's, started at launch; NULL with one CPU. Set
+ * before any helper thread runs: read from any thread. */
+struct predecode *session_predecode(const struct rtl_session *s);
+
 /* patch/decode_cache.c: the warm-start list's functions, decoded */
 void dcache_open(struct proc *p, struct module *m);
 /* The instructions of F (of M, whose bytes are CODE), when the cache has

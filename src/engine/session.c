@@ -48,6 +48,7 @@ struct rtl_session {
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
 	struct placement *placement;
+	struct predecode *predecode;   /* NULL with one CPU */
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
@@ -56,6 +57,8 @@ struct rtl_session {
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
 unsigned session_probes(const struct rtl_session *s) { return s->probes; }
+
+struct predecode *session_predecode(const struct rtl_session *s) { return s->predecode; }
 
 void session_count_instrumented(struct rtl_session *s, bool ok)
 {
@@ -162,6 +165,7 @@ void rtl_session_destroy(rtl_session *s)
 		kill(s->procs[i]->pid, SIGKILL);
 		proc_free(s->procs[i]);
 	}
+	predecode_free(s->predecode);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
 		rtl_binary_close(s->bins[i].bin);
 		free(s->bins[i].path);
@@ -336,6 +340,9 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	if ((err = os_launch(argv, &pid)))
 		return err;
 	s->placement = placement_new(pid);
+	/* decoding ahead needs a CPU of its own: with one, it would compete */
+	if (placement_all_cpus(s->placement) && !s->predecode)
+		s->predecode = predecode_new(placement_all_cpus(s->placement));
 	struct proc *p = proc_new(s, pid);
 	if (!p) {
 		kill(pid, SIGKILL);

@@ -421,6 +421,9 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 		if ((fs->status != FS_ARMED && fs->status != FS_BUSY) ||
 		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
 			continue;
+		/* a copy calls it: its first call is likely near */
+		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !rtl_binary_has_textrel(tm->bin))
+			predecode_want(session_predecode(p->s), tm->bin, (size_t)(fs - tm->fs));
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };
 		fs->patch_head = (uint32_t)++p->npatches;
@@ -565,7 +568,8 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		return;
 	}
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
-	if (!d->cached)
+	if (!d->cached && (rtl_binary_has_textrel(m->bin) ||
+			   !predecode_take(session_predecode(p->s), m->bin, k, f->addr + m->bias, &d->insns, &d->ninsns)))
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
 	struct reloc_ctx ctx = { p, m, NULL };
 	struct x86_reloc_env env = {
