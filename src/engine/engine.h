@@ -227,7 +227,9 @@ struct predecode;
 struct os_cpus;
 /* NULL when it cannot start; CPUS: where the helper may run (NULL: any). */
 struct predecode *predecode_new(const struct os_cpus *cpus);
-void predecode_free(struct predecode *pd);
+/* Stops the helper; false when it could not be waited for: then it still
+ * reads the binaries it was given, which must not be closed. */
+bool predecode_free(struct predecode *pd);
 /* Function K of BIN is likely to be called soon (a copy calls it). */
 void predecode_want(struct predecode *pd, const rtl_binary *bin, size_t k);
 /* All of BIN's functions, in address order, when there is nothing else to do. */

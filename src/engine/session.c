@@ -165,9 +165,10 @@ void rtl_session_destroy(rtl_session *s)
 		kill(s->procs[i]->pid, SIGKILL);
 		proc_free(s->procs[i]);
 	}
-	predecode_free(s->predecode);   /* it reads the binaries */
+	bool bins_free = predecode_free(s->predecode);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
-		rtl_binary_close(s->bins[i].bin);
+		if (bins_free)
+			rtl_binary_close(s->bins[i].bin);
 		free(s->bins[i].path);
 	}
 	for (size_t i = 0; i < s->nprofiles; i++)

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/relocate.h"
@@ -152,19 +153,29 @@ struct predecode *predecode_new(const struct os_cpus *cpus)
 	return pd;
 }
 
-void predecode_free(struct predecode *pd)
+bool predecode_free(struct predecode *pd)
 {
 	if (!pd)
-		return;
+		return true;
 	pthread_mutex_lock(&pd->lock);
 	pd->stop = true;
 	pthread_cond_signal(&pd->wake);
 	pthread_mutex_unlock(&pd->lock);
 	/* an idle-priority thread may wait long for a CPU on a busy machine:
-	 * normal priority to finish the function it is decoding */
+	 * normal priority to finish the function it is decoding (not allowed
+	 * to every user), and at worst it is left to finish alone, with its
+	 * memory and the binaries it reads (the caller's) never freed */
 	struct sched_param normal = { 0 };
 	pthread_setschedparam(pd->thread, SCHED_OTHER, &normal);
-	pthread_join(pd->thread, NULL);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 200 * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	if (pthread_timedjoin_np(pd->thread, NULL, &until)) {
+		rtl_debug("decoding thread still busy: left to finish");
+		return false;
+	}
 	rtl_debug("decoded ahead: %zu functions, %zu of them used, %zu while the helper was on them",
 		  atomic_load(&pd->decoded), atomic_load(&pd->used), atomic_load(&pd->raced));
 	for (size_t i = 0; i < pd->nbins; i++) {
@@ -182,6 +193,7 @@ void predecode_free(struct predecode *pd)
 	pthread_mutex_destroy(&pd->lock);
 	pthread_cond_destroy(&pd->wake);
 	free(pd);
+	return true;
 }
 
 /* BIN's record (with the lock held), made when first asked for. */
