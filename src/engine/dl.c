@@ -110,6 +110,7 @@ static void scan_link_map(struct proc *p, pid_t tid)
 		struct module *m = &p->mods[i];
 		if (!seen[i] && !m->is_main && m->lo != proc_ldso_lo(p)) {
 			m->unloaded = true;
+			proc_forget_functions(p);
 			rtl_debug("%s unloaded", m->path);
 		}
 	}

@@ -132,6 +132,9 @@ struct proc {
 	size_t nentries, capentries;
 	bool defer_entries;
 	uint32_t resumes;         /* times a thread was resumed (dates plt_unbound) */
+	/* proc_function_at's answers by address (NULL until first used; reset
+	 * when modules come or go) */
+	struct fn_memo *memo;
 };
 
 /* session.c */
@@ -156,6 +159,12 @@ struct thread *proc_thread(struct proc *p, pid_t tid);
 int proc_add_thread(struct proc *p, pid_t tid);
 void proc_remove_thread(struct proc *p, pid_t tid);
 struct module *proc_module_at(struct proc *p, uint64_t addr);
+/* The function holding run-time ADDR and its module (*MP), or NULL. The
+ * relocator asks the same addresses several times: answers are kept, so
+ * this is for the thread that changes P (not helper threads). */
+const rtl_function *proc_function_at(struct proc *p, uint64_t addr, struct module **mp);
+/* Modules came or went: proc_function_at's kept answers are void. */
+void proc_forget_functions(struct proc *p);
 /* Whether M is the dynamic loader (the module holding _r_debug). */
 bool proc_is_loader(const struct proc *p, const struct module *m);
 /* The state of the function whose entry is run-time ADDR (and its module

@@ -52,6 +52,7 @@ void proc_free(struct proc *p)
 	free(p->unw_pending);
 	free(p->patches);
 	free(p->entries);
+	free(p->memo);
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
@@ -93,11 +94,46 @@ void proc_remove_thread(struct proc *p, pid_t tid)
 		}
 }
 
+enum { MEMO_SIZE = 8192 };   /* a power of two */
+
+struct fn_memo {
+	uint64_t addr;            /* 0: empty */
+	int32_t mod, k;           /* -1: none */
+};
+
+void proc_forget_functions(struct proc *p)
+{
+	if (p->memo)
+		memset(p->memo, 0, MEMO_SIZE * sizeof(*p->memo));
+}
+
+const rtl_function *proc_function_at(struct proc *p, uint64_t addr, struct module **mp)
+{
+	if (!p->memo)
+		p->memo = calloc(MEMO_SIZE, sizeof(*p->memo));
+	struct fn_memo *e = p->memo ? &p->memo[(addr ^ addr >> 13) & (MEMO_SIZE - 1)] : NULL;
+	struct module *m;
+	const rtl_function *f;
+	if (e && addr && e->addr == addr) {
+		m = e->mod >= 0 ? &p->mods[e->mod] : NULL;
+		f = m && e->k >= 0 ? rtl_binary_function(m->bin, (size_t)e->k) : NULL;
+	} else {
+		m = proc_module_at(p, addr);
+		f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
+		if (e && addr)
+			*e = (struct fn_memo){ addr, m ? (int32_t)(m - p->mods) : -1,
+					       f ? (int32_t)(f - rtl_binary_function(m->bin, 0)) : -1 };
+	}
+	if (mp)
+		*mp = m;
+	return f;
+}
+
 struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **mp,
 				 const rtl_function **fp)
 {
-	struct module *m = proc_module_at(p, addr);
-	const rtl_function *f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, addr, &m);
 	if (!f || f->addr != addr - m->bias)
 		return NULL;
 	if (mp)
@@ -253,6 +289,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	}
 	m->lo &= ~(uint64_t)(PAGE - 1);
 	p->nmods++;
+	proc_forget_functions(p);
 	/* keep brk room after the main executable: the heap grows there */
 	uint64_t avoid_lo = is_main ? m->hi : 0, avoid_hi = is_main ? m->hi + (1ull << 30) : 0;
 	int err = add_window(p, tid, m, avoid_lo, avoid_hi);

@@ -182,10 +182,8 @@ static bool reachable(const struct window *w, uint64_t addr)
 static uint64_t ctx_redirect(void *c, uint64_t addr)
 {
 	struct reloc_ctx *ctx = c;
-	struct module *m = proc_module_at(ctx->p, addr);
-	if (!m)
-		return addr;
-	const rtl_function *f = rtl_binary_find_function(m->bin, addr - m->bias);
+	struct module *m;
+	const rtl_function *f = proc_function_at(ctx->p, addr, &m);
 	if (!f)
 		return addr;
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
@@ -413,8 +411,8 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 {
 	for (size_t i = 0; i < r->next; i++) {
 		uint64_t dest = r->ext[i].dest;
-		struct module *tm = proc_module_at(p, dest);
-		const rtl_function *f = tm && tm->fs ? rtl_binary_find_function(tm->bin, dest - tm->bias) : NULL;
+		struct module *tm;
+		const rtl_function *f = proc_function_at(p, dest, &tm);
 		if (!f || (f->addr + tm->bias != dest && tm != m))
 			continue;
 		struct func_state *fs = &tm->fs[f - rtl_binary_function(tm->bin, 0)];
@@ -481,11 +479,9 @@ static void instrument_branch_targets(struct proc *p, const struct x86_insn *ins
 	size_t n = x86_external_targets(insns, ninsns, f->addr + m->bias, f->size, targets, 256);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = targets[i];
-		struct module *tm = proc_module_at(p, t);
-		if (!tm || tm->win < 0)
-			continue;
-		const rtl_function *tf = rtl_binary_find_function(tm->bin, t - tm->bias);
-		if (!tf)
+		struct module *tm;
+		const rtl_function *tf = proc_function_at(p, t, &tm);
+		if (!tf || tm->win < 0)
 			continue;
 		size_t k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
 		bool entry = tf->addr == t - tm->bias;
