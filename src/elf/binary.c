@@ -121,52 +121,46 @@ static int check_sections(rtl_binary *bin)
 	return 0;
 }
 
+/* What the dynamic section says about the binary's kind and its text. */
+struct dyn_facts {
+	int pie;        /* DF_1_PIE */
+	int soname;     /* DT_SONAME */
+	int textrel;    /* DT_TEXTREL or DF_TEXTREL: the loader writes into the
+			 * text, which then differs from the file's bytes */
+};
+
+static struct dyn_facts dyn_facts(rtl_binary *bin)
+{
+	struct dyn_facts f = { 0 };
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			f.pie |= dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE);
+			f.soname |= dyn.d_tag == DT_SONAME;
+			f.textrel |= dyn.d_tag == DT_TEXTREL ||
+				     (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL));
+		}
+	}
+	return f;
+}
+
 /* ET_DYN is a PIE or a shared object: DF_1_PIE says so (binutils >= 2.31);
  * otherwise a PT_INTERP without a DT_SONAME is a PIE. libc.so.6 has an
  * interpreter and a soname: it is a shared object that can also run. */
-static enum rtl_binary_kind kind_of(rtl_binary *bin)
+static enum rtl_binary_kind kind_of(const rtl_binary *bin, struct dyn_facts f)
 {
-	int soname = 0;
-	Elf_Scn *scn = NULL;
-
 	if (bin->ehdr.e_type == ET_EXEC)
 		return RTL_BIN_EXEC;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
-				return RTL_BIN_PIE;
-			soname |= dyn.d_tag == DT_SONAME;
-		}
-	}
-	return bin->interp && !soname ? RTL_BIN_PIE : RTL_BIN_SHARED;
-}
-
-/* DT_TEXTREL (or DF_TEXTREL): the loader writes into the text, which then
- * differs from the file's bytes. */
-static int textrel_of(rtl_binary *bin)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag == DT_TEXTREL || (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL)))
-				return 1;
-		}
-	}
-	return 0;
+	if (f.pie)
+		return RTL_BIN_PIE;
+	return bin->interp && !f.soname ? RTL_BIN_PIE : RTL_BIN_SHARED;
 }
 
 static int open_image(rtl_binary *bin)
@@ -192,8 +186,9 @@ static int open_image(rtl_binary *bin)
 		return -RTL_ERR_BAD_ELF;
 	if ((err = load_segments(bin)) || (err = check_sections(bin)))
 		return err;
-	bin->kind = kind_of(bin);
-	bin->textrel = textrel_of(bin);
+	struct dyn_facts facts = dyn_facts(bin);
+	bin->kind = kind_of(bin, facts);
+	bin->textrel = facts.textrel;
 	return 0;
 }
 
