@@ -87,7 +87,8 @@ static bool valid(const struct dc_header *h, size_t len)
 		return false;
 	const struct dc_entry *e = (const void *)(h + 1);
 	for (uint32_t i = 0; i < h->count; i++)
-		if (e[i].first + e[i].ninsns > h->ninsns || (i && e[i].addr <= e[i - 1].addr))
+		if (e[i].first > h->ninsns || e[i].ninsns > h->ninsns - e[i].first ||
+		    (i && e[i].addr <= e[i - 1].addr))
 			return false;
 	return true;
 }
