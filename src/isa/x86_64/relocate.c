@@ -745,6 +745,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	int err = -ENOMEM;
 
 	x86_writer_init(&out->w, dest);
+	/* copies are larger than the original: counters, widened branches */
+	x86_writer_reserve(&out->w, 2 * env->size + 256);
 	e.label = calloc(a->n, sizeof(*e.label));
 	e.table_disp = malloc(a->n * sizeof(*e.table_disp));
 	e.table_disp_of = malloc(a->n * sizeof(*e.table_disp_of));

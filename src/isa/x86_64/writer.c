@@ -13,27 +13,22 @@ void x86_writer_free(struct x86_writer *w)
 	w->buf = NULL;
 }
 
-void x86_put(struct x86_writer *w, const void *bytes, size_t n)
+bool x86_writer_reserve(struct x86_writer *w, size_t n)
 {
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256;
-		while (cap < w->len + n)
-			cap *= 2;
-		uint8_t *nb = realloc(w->buf, cap);
-		if (!nb) {
-			w->failed = true;
-			return;
-		}
-		w->buf = nb;
-		w->cap = cap;
+	if (w->len + n <= w->cap)
+		return true;
+	size_t cap = w->cap ? w->cap * 2 : 256;
+	while (cap < w->len + n)
+		cap *= 2;
+	uint8_t *nb = realloc(w->buf, cap);
+	if (!nb) {
+		w->failed = true;
+		return false;
 	}
-	memcpy(w->buf + w->len, bytes, n);
-	w->len += n;
+	w->buf = nb;
+	w->cap = cap;
+	return true;
 }
-
-void x86_put_u8(struct x86_writer *w, uint8_t b) { x86_put(w, &b, 1); }
-void x86_put_u32(struct x86_writer *w, uint32_t v) { x86_put(w, &v, 4); }
-void x86_put_u64(struct x86_writer *w, uint64_t v) { x86_put(w, &v, 8); }
 
 void x86_align(struct x86_writer *w, size_t a, uint8_t fill)
 {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct x86_writer {
 	uint8_t *buf;
@@ -19,10 +20,20 @@ void x86_writer_init(struct x86_writer *w, uint64_t base);
 void x86_writer_free(struct x86_writer *w);
 static inline uint64_t x86_writer_pc(const struct x86_writer *w) { return w->base + w->len; }
 
-void x86_put(struct x86_writer *w, const void *bytes, size_t n);
-void x86_put_u8(struct x86_writer *w, uint8_t b);
-void x86_put_u32(struct x86_writer *w, uint32_t v);
-void x86_put_u64(struct x86_writer *w, uint64_t v);
+/* Room for N more bytes (false, and failed set, when out of memory). */
+bool x86_writer_reserve(struct x86_writer *w, size_t n);
+/* Inline: the relocator puts a few bytes at a time, hundreds of thousands
+ * of times at a program's start. */
+static inline void x86_put(struct x86_writer *w, const void *bytes, size_t n)
+{
+	if (w->len + n > w->cap && !x86_writer_reserve(w, n))
+		return;
+	memcpy(w->buf + w->len, bytes, n);
+	w->len += n;
+}
+static inline void x86_put_u8(struct x86_writer *w, uint8_t b) { x86_put(w, &b, 1); }
+static inline void x86_put_u32(struct x86_writer *w, uint32_t v) { x86_put(w, &v, 4); }
+static inline void x86_put_u64(struct x86_writer *w, uint64_t v) { x86_put(w, &v, 8); }
 void x86_align(struct x86_writer *w, size_t a, uint8_t fill);
 /* Pads to a multiple of A with the fewest multi-byte nops. */
 void x86_align_nops(struct x86_writer *w, size_t a);
