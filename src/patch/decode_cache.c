@@ -19,7 +19,7 @@
 #include "util/array.h"
 #include "util/log.h"
 
-static const char magic[8] = "RTLDEC02";
+static const char magic[8] = "RTLDEC03";
 
 struct dc_header {
 	char magic[8];

@@ -63,7 +63,8 @@ static size_t round_trip(const char *path)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	size_t n = round_trip("/lib/x86_64-linux-gnu/libc.so.6") + round_trip(argv[0]);
+	size_t n = round_trip("/lib/x86_64-linux-gnu/libc.so.6") + round_trip(argv[0]) +
+		   round_trip("/lib64/ld-linux-x86-64.so.2");
 	CHECK(n > 100000);
 	printf("%zu instructions packed and unpacked\n", n);
 	return CHECK_DONE();

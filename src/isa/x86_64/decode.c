@@ -242,13 +242,24 @@ int x86_jmp_register(const uint8_t *code, size_t len)
 enum {
 	P_RIP_REL = 1, P_HAS_MEM = 2, P_IS_LEA = 4, P_MOVSXD4 = 8, P_REP = 16, P_REP_PLAIN = 32,
 	P_REP_COND = 64, P_REPNE = 128,
-	P2_NOP = 1, P2_TARGET = 2,
+	P2_NOP = 1, P2_TARGET = 2,   /* target set: a branch or a rip-relative operand */
 };
+
+/* Whether the instruction's target field means something: a direct branch
+ * or a rip-relative operand (its target may be address 0, a binary's
+ * __ehdr_start at link time). */
+static bool has_target(const struct x86_insn *in)
+{
+	return in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_CALL ||
+	       in->kind == X86_LOOP || in->rip_rel;
+}
 
 bool x86_pack(const struct x86_insn *in, struct x86_packed *out)
 {
 	int64_t rel = (int64_t)(in->target - (in->addr + in->len));
-	if (in->mem.disp != (int32_t)in->mem.disp || (in->target && rel != (int32_t)rel))
+	bool target = has_target(in);
+	if (in->mem.disp != (int32_t)in->mem.disp || (target && rel != (int32_t)rel) ||
+	    (!target && in->target))
 		return false;
 	*out = (struct x86_packed){
 		.len = in->len, .kind = in->kind, .opcode = in->opcode, .cc = in->cc,
@@ -258,10 +269,10 @@ bool x86_pack(const struct x86_insn *in, struct x86_packed *out)
 				  (in->is_lea ? P_IS_LEA : 0) | (in->is_movsxd4 ? P_MOVSXD4 : 0) |
 				  (in->rep ? P_REP : 0) | (in->rep_plain ? P_REP_PLAIN : 0) |
 				  (in->rep_cond ? P_REP_COND : 0) | (in->repne ? P_REPNE : 0)),
-		.bits2 = (uint8_t)((in->is_nop ? P2_NOP : 0) | (in->target ? P2_TARGET : 0)),
+		.bits2 = (uint8_t)((in->is_nop ? P2_NOP : 0) | (target ? P2_TARGET : 0)),
 		.dst_reg = in->dst_reg, .base = in->mem.base, .index = in->mem.index,
 		.scale = in->mem.scale, .disp_off = in->disp_off, .disp_size = in->disp_size,
-		.disp = (int32_t)in->mem.disp, .target = in->target ? (int32_t)rel : 0,
+		.disp = (int32_t)in->mem.disp, .target = target ? (int32_t)rel : 0,
 	};
 	return true;
 }
