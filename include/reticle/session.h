@@ -8,6 +8,7 @@
 #define RETICLE_SESSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <reticle/collector.h>
 
 typedef struct rtl_session rtl_session;
@@ -24,6 +25,9 @@ struct rtl_session_opts {
 	 * they are relocated in one batch when the program reaches its entry
 	 * point rather than one trap each, and the list is updated at the end. */
 	const char *warm_cache;
+	/* Bytes the warm-start cache may hold (its least recently used files
+	 * go beyond), 0 for the default, 2 GiB. */
+	uint64_t warm_cache_max;
 };
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

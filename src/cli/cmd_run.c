@@ -37,11 +37,21 @@ static void usage(FILE *f)
 	      "decoded instructions (in $RETICLE_CACHE_DIR, default $XDG_CACHE_HOME/reticle or\n"
 	      "~/.cache/reticle) and relocates them at the program's entry point on the next\n"
 	      "run, instead of stopping the program at each one's first call. Counts are the\n"
-	      "same either way.\n", f);
+	      "same either way. The cache keeps to $RETICLE_CACHE_MAX_MB megabytes (default\n"
+	      "2048), dropping the files used longest ago.\n", f);
 }
 
 /* $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or $HOME/.cache/reticle
  * (malloc'd), NULL when none is set. */
+/* $RETICLE_CACHE_MAX_MB, 0 (the library's default) when unset or not a number. */
+static uint64_t cache_max_bytes(void)
+{
+	const char *v = getenv("RETICLE_CACHE_MAX_MB");
+	char *end;
+	unsigned long long mb = v ? strtoull(v, &end, 10) : 0;
+	return v && *v && !*end ? (uint64_t)mb << 20 : 0;
+}
+
 static char *warm_cache_dir(void)
 {
 	const char *dir = getenv("RETICLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
@@ -128,7 +138,8 @@ int cmd_run(int argc, char **argv)
 
 	char *warm = cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
-					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm };
+					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
+					 .warm_cache_max = cache_max_bytes() };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

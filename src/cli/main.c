@@ -58,8 +58,9 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'reticle COMMAND --help' describes each command.\n"
 	      "Environment: RETICLE_VERBOSE=0..3 sets how much reticle logs (default 1: warnings);\n"
-	      "RETICLE_CACHE_DIR moves the warm-start cache ('reticle run --help'); RETICLE_PIN=0\n"
-	      "stops 'reticle run' from sharing one CPU with a program that is starting up.\n", f);
+	      "RETICLE_CACHE_DIR moves the warm-start cache and RETICLE_CACHE_MAX_MB bounds it\n"
+	      "('reticle run --help'); RETICLE_PIN=0 stops 'reticle run' from sharing one CPU\n"
+	      "with a program that is starting up.\n", f);
 }
 
 int main(int argc, char **argv)

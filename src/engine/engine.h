@@ -146,6 +146,8 @@ void session_count_trap(struct rtl_session *s);
 void session_count_warm(struct rtl_session *s, size_t n);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
+/* Bytes the warm-start cache may hold. */
+uint64_t session_warm_max(const struct rtl_session *s);
 struct os_stop;
 /* A stop of another thread met while one thread runs an inferior call: the
  * event loop handles it next. */
@@ -230,6 +232,12 @@ void warm_save(struct proc *p);
 char *warm_cache_path(const struct proc *p, const struct module *m, const char *suffix);
 /* Writes the N PARTS to PATH through a temporary file renamed over it. */
 void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n);
+
+/* patch/cache_prune.c: the warm-start cache within its size */
+/* PATH (or open FD) served this run: its time says so (once a day). */
+void warm_touch(const char *path, int fd);
+/* Removes the least recently used files of DIR while it holds more than MAX. */
+void warm_prune(const char *dir, uint64_t max_bytes);
 
 /* patch/predecode.c: decoding ahead of first calls on a helper thread */
 struct predecode;

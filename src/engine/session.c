@@ -47,6 +47,7 @@ struct rtl_session {
 	unsigned images;
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
+	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
 	struct predecode *predecode;   /* NULL with one CPU */
 	/* stops met while one thread ran an inferior call, handled afterwards */
@@ -76,6 +77,7 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
@@ -144,6 +146,9 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	const char *warm = opts->sz >= offsetof(struct rtl_session_opts, warm_cache) + sizeof(opts->warm_cache)
 			   ? opts->warm_cache : NULL;
 	s->warm_dir = warm ? strdup(warm) : NULL;
+	uint64_t max = opts->sz >= offsetof(struct rtl_session_opts, warm_cache_max) + sizeof(opts->warm_cache_max)
+		       ? opts->warm_cache_max : 0;
+	s->warm_max = max ? max : 2ull << 30;
 	if (!s->colls || (opts->output && !s->output) || (warm && !s->warm_dir)) {
 		rtl_session_destroy(s);
 		return -ENOMEM;

@@ -114,6 +114,7 @@ void dcache_open(struct proc *p, struct module *m)
 			c->ent = (const void *)(h + 1);
 			c->n = h->count;
 			c->packed = (const void *)(c->ent + c->n);
+			warm_touch(NULL, fd);
 		} else if (map != MAP_FAILED) {
 			rtl_debug("%s: ignored (not a decode cache of this reticle)", path);
 			munmap(map, (size_t)st.st_size);

@@ -81,6 +81,8 @@ void warm_load(struct proc *p, struct module *m)
 		return;
 	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
 	m->warm_pending = m->nwarm > 0;
+	if (m->warm)
+		warm_touch(path, -1);
 	free(path);
 	dcache_open(p, m);
 }
@@ -347,4 +349,5 @@ void warm_save(struct proc *p)
 		free(v);
 		free(path);
 	}
+	warm_prune(dir, session_warm_max(p->s));
 }

@@ -2,7 +2,8 @@
 """The warm-start cache: a second run relocates what the first ran, with the
 same counts; a function that stops running leaves the list after four runs;
 a corrupt list is ignored and rewritten, and so is a damaged file of
-decoded instructions; --cold leaves no list; an unusable
+decoded instructions; a cache over its size loses its least recently used
+files; --cold leaves no list; an unusable
 cache directory does not stop the run.
 
 usage: warm_cache.py RETICLE WORKDIR PROGRAM (tests/run/programs/warm.c)"""
@@ -19,11 +20,11 @@ def check(cond, what):
         failures.append(what)
 
 
-def run(*args, cold=False, cache_dir=None):
+def run(*args, cold=False, cache_dir=None, env_extra=None):
     db = os.path.join(work, "p.db")
     cmd = [reticle, "run", "--stats", "-c", "fcount"] + (["--cold"] if cold else []) + \
           ["-o", db, "--", prog] + list(args)
-    env = dict(os.environ, RETICLE_CACHE_DIR=cache_dir or cache)
+    env = dict(os.environ, RETICLE_CACHE_DIR=cache_dir or cache, **(env_extra or {}))
     r = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
     err = r.stderr.decode(errors="replace")
     m = re.search(r"\((\d+) from the warm-start list\)", err)
@@ -103,6 +104,21 @@ r, warm, calls = run("x")
 check(r.returncode == 7 and warm == 0 and calls.get("only_with_arg") == 1,
       f"corrupt lists ignored: exit {r.returncode}, {warm} from a list")
 check(address("only_with_arg") in listed(), "corrupt lists rewritten")
+
+# a bounded cache: files of other binaries, used long ago, go first; the
+# program's own stay; a half-written file of a killed run goes
+big = os.path.join(cache, "b-" + "0" * 40 + ".insns")
+with open(big, "wb") as f:
+    f.write(b"\0" * (3 << 20))
+os.utime(big, (1e9, 1e9))
+stale_tmp = os.path.join(cache, "b-" + "1" * 40 + ".warm.123.tmp")
+open(stale_tmp, "wb").close()
+os.utime(stale_tmp, (1e9, 1e9))
+r, warm, calls = run("x", env_extra={"RETICLE_CACHE_MAX_MB": "2"})
+check(r.returncode == 7 and not os.path.exists(big) and not os.path.exists(stale_tmp)
+      and address("only_with_arg") in listed(),
+      f"cache over its bound: the least recently used file and a stale .tmp removed, "
+      f"the program's list kept ({sorted(os.listdir(cache))})")
 
 shutil.rmtree(cache)
 r, warm, calls = run("x", cold=True)
