@@ -41,8 +41,6 @@ static void usage(FILE *f)
 	      "2048), dropping the files used longest ago.\n", f);
 }
 
-/* $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or $HOME/.cache/reticle
- * (malloc'd), NULL when none is set. */
 /* $RETICLE_CACHE_MAX_MB, 0 (the library's default) when unset or not a number. */
 static uint64_t cache_max_bytes(void)
 {
@@ -52,6 +50,8 @@ static uint64_t cache_max_bytes(void)
 	return v && *v && !*end ? (uint64_t)mb << 20 : 0;
 }
 
+/* $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or $HOME/.cache/reticle
+ * (malloc'd), NULL when none is set. */
 static char *warm_cache_dir(void)
 {
 	const char *dir = getenv("RETICLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
