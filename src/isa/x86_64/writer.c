@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "isa/x86_64/writer.h"
+#include "util/array.h"
 
 void x86_writer_init(struct x86_writer *w, uint64_t base)
 {
@@ -15,18 +16,10 @@ void x86_writer_free(struct x86_writer *w)
 
 bool x86_writer_reserve(struct x86_writer *w, size_t n)
 {
-	if (w->len + n <= w->cap)
-		return true;
-	size_t cap = w->cap ? w->cap * 2 : 256;
-	while (cap < w->len + n)
-		cap *= 2;
-	uint8_t *nb = realloc(w->buf, cap);
-	if (!nb) {
+	if (rtl_grow(&w->buf, &w->cap, w->len + n, 1)) {
 		w->failed = true;
 		return false;
 	}
-	w->buf = nb;
-	w->cap = cap;
 	return true;
 }
 
