@@ -40,8 +40,8 @@ int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key)
 	if (n < 2)
 		return 0;
 	uint8_t *a = v, *b = malloc(n * size);
-	if (!b || size > 64)
-		return free(b), -ENOMEM;
+	if (!b)
+		return -ENOMEM;
 	uint64_t lo = key_at(a, key), diff = 0;
 	for (size_t i = 1; i < n; i++)
 		diff |= key_at(a + i * size, key) ^ lo;

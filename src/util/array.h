@@ -19,7 +19,7 @@ static inline int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 	return need <= *cap ? 0 : rtl_grow_to(arrp, cap, need, elem);
 }
 
-/* Sorts N elements of SIZE bytes (at most 64) at V by the uint64_t at byte
+/* Sorts N elements of SIZE bytes at V by the uint64_t at byte
  * offset KEY in each, keeping the order of equal keys (LSD radix sort over
  * the bytes in which the keys differ: a few passes where qsort's
  * comparisons cost tens of milliseconds for 200,000 code pointers).
