@@ -304,7 +304,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return err;
 	warm_load(p, m);
 	/* a cold module: its functions decoded ahead while the program runs */
-	if (!m->nwarm && m->win >= 0 && !rtl_binary_has_textrel(m->bin))
+	if (!m->nwarm && m->win >= 0)
 		predecode_sweep(session_predecode(p->s), m->bin);
 	return 0;
 }

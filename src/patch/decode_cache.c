@@ -95,6 +95,10 @@ static bool valid(const struct dc_header *h, size_t len)
 
 void dcache_open(struct proc *p, struct module *m)
 {
+	/* text the loader relocates (DT_TEXTREL) changes with the load
+	 * address: no cache for it */
+	if (rtl_binary_has_textrel(m->bin))
+		return;
 	struct decode_cache *c = calloc(1, sizeof(*c));
 	char *path = warm_cache_path(p, m, "insns");
 	m->dcache = c;

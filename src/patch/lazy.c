@@ -420,7 +420,7 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
 			continue;
 		/* a copy calls it: its first call is likely near */
-		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !rtl_binary_has_textrel(tm->bin))
+		if (fs->status == FS_ARMED && f->addr + tm->bias == dest)
 			predecode_want(session_predecode(p->s), tm->bin, (size_t)(fs - tm->fs));
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };
@@ -564,8 +564,8 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		return;
 	}
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
-	if (!d->cached && (rtl_binary_has_textrel(m->bin) ||
-			   !predecode_take(session_predecode(p->s), m->bin, k, f->addr + m->bias, &d->insns, &d->ninsns)))
+	if (!d->cached &&
+	    !predecode_take(session_predecode(p->s), m->bin, k, f->addr + m->bias, &d->insns, &d->ninsns))
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
 	struct reloc_ctx ctx = { p, m, NULL };
 	struct x86_reloc_env env = {
@@ -650,9 +650,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		if (patch)
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
-	/* decoded once for the next run too (not text the loader relocates:
-	 * its bytes change with the load address) */
-	if (!err && !d.cached && m->dcache && !rtl_binary_has_textrel(m->bin))
+	/* decoded once for the next run too */
+	if (!err && !d.cached && m->dcache)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:

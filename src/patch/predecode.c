@@ -202,7 +202,9 @@ static struct pre_bin *bin_of(struct predecode *pd, const rtl_binary *bin, bool 
 	for (size_t i = 0; i < pd->nbins; i++)
 		if (pd->bins[i]->bin == bin)
 			return pd->bins[i];
-	if (!make || rtl_grow(&pd->bins, &pd->capbins, pd->nbins + 1, sizeof(*pd->bins)))
+	/* the loader writes into such text: its bytes are not the file's */
+	if (!make || rtl_binary_has_textrel(bin) ||
+	    rtl_grow(&pd->bins, &pd->capbins, pd->nbins + 1, sizeof(*pd->bins)))
 		return NULL;
 	size_t n = rtl_binary_function_count(bin);
 	struct pre_bin *pb = malloc(sizeof(*pb));
