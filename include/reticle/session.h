@@ -50,6 +50,10 @@ struct rtl_session_stats {
 	size_t functions_instrumented, functions_skipped, traps, modules;
 	size_t functions_warm;   /* of functions_instrumented: from the warm-start list */
 	double instrument_seconds;
+	/* of functions_instrumented: copies saved by an earlier run and placed
+	 * anew, not emitted; with RETICLE_VERIFY_COPIES=1, how many of them
+	 * differed from a fresh copy (a bug in reticle) */
+	size_t copies_restored, copies_differing;
 };
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
 

@@ -168,9 +168,12 @@ int cmd_run(int argc, char **argv)
 		struct rtl_session_stats st;
 		rtl_session_stats(s, &st);
 		fprintf(stderr, "reticle: %zu modules, %zu functions instrumented (%zu from the warm-start "
-			"list), %zu skipped, %zu traps, %.3f s instrumenting\n", st.modules,
-			st.functions_instrumented, st.functions_warm, st.functions_skipped, st.traps,
-			st.instrument_seconds);
+			"list), %zu skipped, %zu traps, %zu saved copies placed, %.3f s instrumenting\n",
+			st.modules, st.functions_instrumented, st.functions_warm, st.functions_skipped,
+			st.traps, st.copies_restored, st.instrument_seconds);
+		if (st.copies_differing)
+			fprintf(stderr, "reticle: %zu saved copies differed from fresh ones\n",
+				st.copies_differing);
 	}
 	rtl_session_destroy(s);
 	return err ? CLI_EXIT_FAIL : status;

@@ -83,7 +83,9 @@ struct module {
 	uint64_t *warm;
 	size_t nwarm;
 	bool warm_pending;        /* still to be relocated in a batch */
-	struct decode_cache *dcache; /* patch/decode_cache.c, NULL without warm start */
+	/* the listed functions decoded (patch/decode_cache.c) and relocated
+	 * (patch/copy_cache.c) in earlier runs: NULL without warm start */
+	struct fn_cache *dcache, *ccache;
 };
 
 struct thread {
@@ -144,6 +146,7 @@ void session_count_instrumented(struct rtl_session *s, bool ok);
 void session_count_seconds(struct rtl_session *s, double seconds);
 void session_count_trap(struct rtl_session *s);
 void session_count_warm(struct rtl_session *s, size_t n);
+void session_count_restored(struct rtl_session *s, bool same);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
 /* Bytes the warm-start cache may hold. */
@@ -207,6 +210,9 @@ struct lazy_decoded {
 	size_t ninterior;
 	struct x86_analysis *an;
 	bool cached;              /* INSNS came from the decode cache */
+	/* a saved copy (patch/copy_cache.c): then nothing was decoded */
+	const void *copy;
+	size_t copy_len;
 	int err;                  /* its bytes unreadable, or the analysis refused it */
 	const char *reason;       /* why, then */
 };
@@ -270,6 +276,21 @@ void dcache_keep(struct module *m, size_t k, const uint8_t *code, const struct x
 /* Writes M's cache for the functions of LIST (link-time entries & MASK). */
 void dcache_save(struct proc *p, struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
 void dcache_free(struct module *m);
+
+/* patch/copy_cache.c: the warm-start list's functions, relocated */
+void ccache_open(struct proc *p, struct module *m);
+/* F's saved copy (a blob for isa/x86_64/persist.h) when its bytes are
+ * CODE, else NULL. Safe beside other threads. */
+const void *ccache_find(const struct module *m, const rtl_function *f, const uint8_t *code, size_t *len);
+/* Saves R, the copy of function K of M (its bytes CODE) just emitted with
+ * single-thread counters [CTR_LO, CTR_HI), which branches to TARGETS
+ * outside it, for the next run. */
+struct x86_reloc;
+void ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
+		 uint64_t ctr_lo, uint64_t ctr_hi, const uint64_t *targets, size_t ntargets);
+/* Writes M's file for the functions of LIST (link-time entries & MASK). */
+void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
+void ccache_free(struct module *m);
 
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);

@@ -46,6 +46,7 @@ void proc_free(struct proc *p)
 		free(m->path);
 		free(m->warm);
 		dcache_free(m);
+		ccache_free(m);
 		unwind_module_free(m);
 	}
 	free(p->mods);
@@ -381,7 +382,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		size_t n = rtl_binary_function_count(pm->bin);
 		*m = *pm;
 		m->unw = NULL;   /* reloaded when needed */
-		m->dcache = NULL;   /* the parent's; the child decodes anew */
+		m->dcache = m->ccache = NULL;   /* the parent's; the child decodes anew */
 		m->path = strdup(pm->path);
 		m->fs = dup_array(pm->fs, n, sizeof(*m->fs));
 		m->warm = dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));

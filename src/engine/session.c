@@ -76,6 +76,13 @@ void session_count_seconds(struct rtl_session *s, double seconds)
 
 void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
+
+void session_count_restored(struct rtl_session *s, bool same)
+{
+	s->stats.copies_restored++;
+	if (!same)
+		s->stats.copies_differing++;
+}
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
 uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }

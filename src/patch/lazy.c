@@ -10,12 +10,13 @@
 #include <reticle/error.h>
 #include "engine/engine.h"
 #include "isa/x86_64/check.h"
+#include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
 
-enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024 };
+enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024, MAX_TARGETS = 256 };
 static const char too_short[] = "shorter than a 5-byte jump";
 
 static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
@@ -472,11 +473,9 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
  * back, glibc's shared memmove tails) must reach that function's copy: the
  * original bytes after its entry are overwritten by the entry patch. So such
  * functions are instrumented first, and the branch is redirected to them. */
-static void instrument_branch_targets(struct proc *p, const struct x86_insn *insns, size_t ninsns,
+static void instrument_branch_targets(struct proc *p, const uint64_t *targets, size_t n,
 				      const rtl_function *f, struct module *m, int depth)
 {
-	uint64_t targets[256];
-	size_t n = x86_external_targets(insns, ninsns, f->addr + m->bias, f->size, targets, 256);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = targets[i];
 		struct module *tm;
@@ -550,19 +549,10 @@ static int read_code(struct proc *p, struct module *m, size_t k, uint8_t *buf)
 	return err;
 }
 
-void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
+/* Decodes and analyses function K of M, whose bytes D holds. */
+static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
-	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
-	d->interior = interior_pointers(m, f, &d->ninterior);
-	if (!d->code || !d->interior) {
-		d->err = -ENOMEM;
-		return;
-	}
-	if ((d->err = read_code(p, m, k, d->code))) {
-		d->reason = "cannot read its bytes";
-		return;
-	}
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
 	if (!d->cached &&
 	    !predecode_take(session_predecode(p->s), m->bin, k, f->addr + m->bias, &d->insns, &d->ninsns))
@@ -577,6 +567,25 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 	d->err = x86_analyze(&env, &d->an, &d->reason);
 }
 
+void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
+	d->interior = interior_pointers(m, f, &d->ninterior);
+	if (!d->code || !d->interior) {
+		d->err = -ENOMEM;
+		return;
+	}
+	if ((d->err = read_code(p, m, k, d->code))) {
+		d->reason = "cannot read its bytes";
+		return;
+	}
+	/* a saved copy needs no decoding (but a process with threads
+	 * cannot use it: instrument decodes then) */
+	if (!(d->copy = ccache_find(m, f, d->code, &d->copy_len)))
+		analyze_code(p, m, k, d);
+}
+
 void lazy_decoded_free(struct lazy_decoded *d)
 {
 	x86_analysis_free(d->an);
@@ -584,6 +593,49 @@ void lazy_decoded_free(struct lazy_decoded *d)
 	free(d->insns);
 	free(d->interior);
 	*d = (struct lazy_decoded){ 0 };
+}
+
+/* RETICLE_VERIFY_COPIES=1: every saved copy placed is compared with a
+ * fresh emission (a test of the fixups, which a missed one would make
+ * point into the previous run's address space). */
+static bool verify_copies(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *v = getenv("RETICLE_VERIFY_COPIES");
+		on = v && *v && strcmp(v, "0");
+	}
+	return on;
+}
+
+/* Whether R, restored from function IDX's saved copy (D) with counters from
+ * CTR_MARK on, is what emitting it afresh makes now. */
+static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct lazy_decoded *d,
+			  const struct x86_reloc_env *env, const struct x86_reloc *r, size_t ctr_mark)
+{
+	struct window *w = &p->shm.wins[m->win];
+	size_t used = w->ctr_used;
+	const char *reason = NULL, *why;
+	char buf[128];
+	struct x86_reloc fresh;
+	struct x86_reloc_env e = *env;
+	analyze_code(p, m, idx, d);
+	e.insns = d->insns;
+	e.ninsns = d->ninsns;
+	e.interior = d->interior;
+	e.ninterior = d->ninterior;
+	w->ctr_used = ctr_mark;   /* the same counters */
+	if (d->err || x86_emit(d->an, &e, r->w.base, &fresh, &reason))
+		why = reason ? reason : "no fresh copy";
+	else
+		why = x86_reloc_differs(r, &fresh, buf, sizeof(buf));
+	w->ctr_used = used;
+	if (!d->err)
+		x86_reloc_free(&fresh);
+	if (why)
+		rtl_warn("%s: %s: a saved copy differs from a fresh one: %s", m->path,
+			 rtl_binary_function(m->bin, idx)->name, why);
+	return !why;
 }
 
 /* Relocates function IDX of M (decoded already when PRE is given: its
@@ -604,14 +656,29 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	} else {
 		lazy_decode(p, m, idx, &d);
 	}
+	/* a saved copy holds single-thread counters */
+	bool restore = d.copy && !p->multithreaded;
+	if (!d.err && d.copy && !restore)
+		analyze_code(p, m, idx, &d);
 	int err = d.err;
 
 	fs->reason = d.reason;
 	if (err)
 		goto out;
 	fs->status = FS_BUSY;   /* a branch target's own pre-pass must not come back here */
+	uint64_t targets[MAX_TARGETS];
+	size_t ntargets = 0;
+	if (restore && x86_persisted_targets(d.copy, d.copy_len, m->bias, targets, MAX_TARGETS, &ntargets)) {
+		restore = false;
+		analyze_code(p, m, idx, &d);
+		if ((err = d.err))
+			goto out;
+	}
+	if (!restore)
+		ntargets = x86_external_targets(d.insns, d.ninsns, f->addr + m->bias, f->size, targets,
+						MAX_TARGETS);
 	if (depth < 8)
-		instrument_branch_targets(p, d.insns, d.ninsns, f, m, depth);
+		instrument_branch_targets(p, targets, ntargets, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
 	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
 	struct x86_reloc_env env = {
@@ -626,7 +693,23 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.atomic = p->multithreaded,
 		.insns = d.insns, .ninsns = d.ninsns,
 	};
-	err = x86_emit(d.an, &env, dest, &r, &fs->reason);
+	if (restore) {
+		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);
+		if (!err) {
+			bool same = !verify_copies() || same_as_fresh(p, m, idx, &d, &env, &r, ctr_mark);
+			session_count_restored(p->s, same);
+		} else {   /* emitted, then */
+			w->ctr_used = ctr_mark;
+			restore = false;
+			analyze_code(p, m, idx, &d);
+			if ((err = d.err))
+				goto out;
+			env.insns = d.insns;
+			env.ninsns = d.ninsns;
+		}
+	}
+	if (!restore)
+		err = x86_emit(d.an, &env, dest, &r, &fs->reason);
 	if (err) {
 		rtl_debug("%s: relocation failed (%d) at %#llx: code %zu/%zu counters %zu/%zu", f->name, err,
 			  (unsigned long long)dest, w->code_used, w->code_cap, w->ctr_used, w->ctr_cap);
@@ -641,6 +724,10 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		goto out;
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
+	if (!restore && !env.atomic && m->ccache) {
+		uint64_t ctrs = w->addr + w->code_cap;
+		ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
+	}
 	note_branches(p, m, &r);
 	patch_returns(p, m, f, &r);
 	rewrite_code_pointers(p, m, f, &r);
@@ -651,7 +738,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
 	/* decoded once for the next run too */
-	if (!err && !d.cached && m->dcache)
+	if (!err && d.insns && !d.cached && m->dcache)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:

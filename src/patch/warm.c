@@ -85,6 +85,7 @@ void warm_load(struct proc *p, struct module *m)
 		warm_touch(path, -1);
 	free(path);
 	dcache_open(p, m);
+	ccache_open(p, m);
 }
 
 /* Decoding and analysis are most of relocating and read only the binaries
@@ -344,8 +345,10 @@ void warm_save(struct proc *p)
 			size_t lens[] = { sizeof(h), n * sizeof(*v) };
 			warm_write_file(path, parts, lens, 2);
 		}
-		if (v)
+		if (v) {
 			dcache_save(p, m, v, n, ADDR_MASK);
+			ccache_save(m, v, n, ADDR_MASK);
+		}
 		free(v);
 		free(path);
 	}

@@ -567,7 +567,6 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 {
 	const struct x86_insn *in = &e->a->insns[i];
 	uint64_t ret = in->addr + in->len;
-	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
 	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
 	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
 	if (rtl_grow(&out->rets, &out->caprets, out->nrets + 1, sizeof(*out->rets)))
@@ -575,9 +574,9 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
 	x86_put(e->w, lea, sizeof(lea));
 	x86_put(e->w, mov0, sizeof(mov0));
-	x86_put(e->w, &lo, 4);
+	x86_put_half(e->w, ret, X86_FIX_LO32);
 	x86_put(e->w, mov4, sizeof(mov4));
-	x86_put(e->w, &hi, 4);
+	x86_put_half(e->w, ret, X86_FIX_HI32);
 	return branch_to(e, in->target, x86_jmp, 0, false);
 }
 
@@ -669,7 +668,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			e->table_disp_of[k] = t;
 			e->table_disp_end[k] = in->rip_rel ? end : 0;
 		} else {
-			x86_patch_u32(w, doff, (uint32_t)x86_rel32(w, end, in->target));
+			x86_patch_rel32(w, doff, end, in->target);
 		}
 	}
 	return 0;
@@ -721,10 +720,11 @@ static int emit_tables(struct emitter *e)
 			long idx = index_at(a, jt->targets[k]);
 			uint64_t target = idx >= 0 ? e->label[idx]
 					 : a->env->redirect(a->env->ctx, jt->targets[k]);
+			uint64_t orig = idx >= 0 ? 0 : jt->targets[k];
 			if (jt->abs64)
-				x86_put_u64(w, target);
+				x86_put_abs64(w, target, orig);
 			else
-				x86_put_u32(w, (uint32_t)x86_rel32(w, jt->new_base, target));
+				x86_put_rel32(w, jt->new_base, target, orig);
 		}
 	}
 	for (size_t k = 0; k < e->ntd; k++) {
@@ -733,7 +733,10 @@ static int emit_tables(struct emitter *e)
 						 : (int64_t)jt->new_base;
 		if (v != (int32_t)v)
 			return -RTL_ERR_UNSUPPORTED;
-		x86_patch_u32(w, e->table_disp[k], (uint32_t)v);
+		if (e->table_disp_end[k])
+			x86_patch_rel32(w, e->table_disp[k], e->table_disp_end[k], jt->new_base);
+		else
+			x86_patch_abs32(w, e->table_disp[k], jt->new_base);
 	}
 	return w->failed ? -RTL_ERR_NO_SPACE : 0;
 }
@@ -789,8 +792,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	for (size_t k = 0; k < e.nfix; k++) {
 		uint64_t field_end = dest + e.fix[k].off + 4;
-		x86_patch_u32(&out->w, e.fix[k].off,
-			      (uint32_t)x86_rel32(&out->w, field_end, e.label[e.fix[k].insn]));
+		x86_patch_rel32(&out->w, e.fix[k].off, field_end, e.label[e.fix[k].insn]);
 	}
 	if ((err = emit_tables(&e)))
 		goto out;

@@ -11,7 +11,20 @@ void x86_writer_init(struct x86_writer *w, uint64_t base)
 void x86_writer_free(struct x86_writer *w)
 {
 	free(w->buf);
+	free(w->fix);
 	w->buf = NULL;
+	w->fix = NULL;
+	w->nfix = w->capfix = 0;
+}
+
+static void log_fix(struct x86_writer *w, size_t off, enum x86_fix_kind kind, uint64_t base,
+		    uint64_t target, uint64_t orig)
+{
+	if (rtl_grow(&w->fix, &w->capfix, w->nfix + 1, sizeof(*w->fix))) {
+		w->failed = true;
+		return;
+	}
+	w->fix[w->nfix++] = (struct x86_fix){ (uint32_t)off, (uint8_t)kind, base, target, orig };
 }
 
 bool x86_writer_reserve(struct x86_writer *w, size_t n)
@@ -43,11 +56,51 @@ int32_t x86_rel32(struct x86_writer *w, uint64_t end, uint64_t target)
 	return (int32_t)d;
 }
 
+void x86_patch_rel32(struct x86_writer *w, size_t off, uint64_t base, uint64_t target)
+{
+	log_fix(w, off, X86_FIX_REL32, base, target, 0);
+	x86_patch_u32(w, off, (uint32_t)x86_rel32(w, base, target));
+}
+
+void x86_put_rel32(struct x86_writer *w, uint64_t base, uint64_t target, uint64_t orig)
+{
+	log_fix(w, w->len, X86_FIX_REL32, base, target, orig);
+	x86_put_u32(w, (uint32_t)x86_rel32(w, base, target));
+}
+
+void x86_put_abs64(struct x86_writer *w, uint64_t target, uint64_t orig)
+{
+	log_fix(w, w->len, X86_FIX_ABS64, 0, target, orig);
+	x86_put_u64(w, target);
+}
+
+void x86_patch_abs32(struct x86_writer *w, size_t off, uint64_t target)
+{
+	if ((int64_t)target != (int32_t)target)
+		w->failed = true;
+	log_fix(w, off, X86_FIX_ABS32, 0, target, 0);
+	x86_patch_u32(w, off, (uint32_t)target);
+}
+
+void x86_put_half(struct x86_writer *w, uint64_t target, enum x86_fix_kind kind)
+{
+	log_fix(w, w->len, kind, 0, target, 0);
+	x86_put_u32(w, (uint32_t)(kind == X86_FIX_HI32 ? target >> 32 : target));
+}
+
+/* rel32 to TARGET as the last field of an instruction */
+static void put_branch_rel32(struct x86_writer *w, uint64_t target)
+{
+	uint64_t end = x86_writer_pc(w) + 4;
+	log_fix(w, w->len, X86_FIX_REL32, end, target, 0);
+	x86_put_u32(w, (uint32_t)x86_rel32(w, end, target));
+}
+
 size_t x86_jmp(struct x86_writer *w, uint64_t target)
 {
 	x86_put_u8(w, 0xe9);
 	size_t off = w->len;
-	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	put_branch_rel32(w, target);
 	return off;
 }
 
@@ -65,7 +118,7 @@ size_t x86_jcc(struct x86_writer *w, unsigned cc, uint64_t target)
 	uint8_t op[2] = { 0x0f, 0x80 | (cc & 15) };
 	x86_put(w, op, 2);
 	size_t off = w->len;
-	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	put_branch_rel32(w, target);
 	return off;
 }
 
@@ -73,7 +126,7 @@ size_t x86_call(struct x86_writer *w, uint64_t target)
 {
 	x86_put_u8(w, 0xe8);
 	size_t off = w->len;
-	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4, target));
+	put_branch_rel32(w, target);
 	return off;
 }
 
@@ -84,7 +137,9 @@ static void rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t 
 {
 	x86_put(w, op, n);
 	x86_put_u8(w, (uint8_t)(0x05 | (reg << 3)));
-	x86_put_u32(w, x86_rel32(w, x86_writer_pc(w) + 4 + trail, addr));
+	uint64_t end = x86_writer_pc(w) + 4 + trail;
+	log_fix(w, w->len, X86_FIX_REL32, end, addr, 0);
+	x86_put_u32(w, (uint32_t)x86_rel32(w, end, addr));
 	x86_put(w, imm, trail);
 }
 

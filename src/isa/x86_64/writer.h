@@ -9,11 +9,36 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A field whose value depends on where the code, its counters or its
+ * targets are. Every such field the writer puts is logged, so that a copy
+ * can be saved and placed elsewhere in a later run (isa/x86_64/persist.c).
+ * A field written twice (a placeholder, then its fixup) is logged twice:
+ * the last entry holds. */
+enum x86_fix_kind {
+	X86_FIX_REL32,   /* int32 TARGET - BASE */
+	X86_FIX_ABS64,   /* TARGET */
+	X86_FIX_ABS32,   /* TARGET as a sign-extended int32 */
+	X86_FIX_LO32,    /* TARGET's low half */
+	X86_FIX_HI32,    /* TARGET's high half */
+};
+
+struct x86_fix {
+	uint32_t off;    /* of the field in the buffer */
+	uint8_t kind;
+	uint64_t base;   /* X86_FIX_REL32: the address the displacement counts from */
+	uint64_t target;
+	/* TARGET is where original address ORIG leads now (another
+	 * function's copy, or ORIG itself): 0 when it is not */
+	uint64_t orig;
+};
+
 struct x86_writer {
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t base;   /* run-time address of buf[0] */
 	bool failed;     /* out of memory or a displacement out of range */
+	struct x86_fix *fix;
+	size_t nfix, capfix;
 };
 
 void x86_writer_init(struct x86_writer *w, uint64_t base);
@@ -43,6 +68,16 @@ void x86_patch_u32(struct x86_writer *w, size_t off, uint32_t v);
 /* rel32 from the end of an instruction ending at END to TARGET; sets failed
  * when it does not fit. */
 int32_t x86_rel32(struct x86_writer *w, uint64_t end, uint64_t target);
+
+/* Position-dependent fields, logged (struct x86_fix). ORIG as there. */
+/* int32 TARGET - BASE at offset OFF (written earlier) / at the end. */
+void x86_patch_rel32(struct x86_writer *w, size_t off, uint64_t base, uint64_t target);
+void x86_put_rel32(struct x86_writer *w, uint64_t base, uint64_t target, uint64_t orig);
+void x86_put_abs64(struct x86_writer *w, uint64_t target, uint64_t orig);
+/* TARGET as a sign-extended int32 at offset OFF; sets failed when it does not fit. */
+void x86_patch_abs32(struct x86_writer *w, size_t off, uint64_t target);
+/* The low (KIND X86_FIX_LO32) or high (X86_FIX_HI32) half of TARGET. */
+void x86_put_half(struct x86_writer *w, uint64_t target, enum x86_fix_kind kind);
 
 /* Branches with 32-bit displacements; return the buffer offset of the rel32
  * field so that internal targets can be fixed up later. */

@@ -1,0 +1,244 @@
+/* Per-function blobs kept between runs (fn_cache.h).
+ *
+ * File: a header, entries sorted by link-time address, then the blobs,
+ * each at an 8-byte aligned offset. It is mapped whole (MAP_POPULATE):
+ * its functions are listed ones, relocated as the program starts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "engine/engine.h"
+#include "patch/fn_cache.h"
+#include "util/array.h"
+#include "util/log.h"
+
+struct fc_header {
+	char magic[8];
+	uint32_t count;         /* entries */
+	uint32_t zero;
+	uint64_t data_len;      /* bytes of blobs after the entries */
+	uint64_t reserved;
+};
+
+struct fc_entry {
+	uint64_t addr;          /* link-time entry */
+	uint32_t size;          /* of the function */
+	uint32_t len;           /* of its blob, a multiple of 8 */
+	uint64_t off;           /* of its blob in the data */
+	uint64_t hash;          /* of the function's bytes */
+	uint64_t check;         /* of the blob: a damaged file is not trusted */
+};
+
+/* made this run, not in the file */
+struct fc_fresh {
+	uint32_t k, len;        /* function index, blob bytes */
+	uint64_t hash;          /* of its bytes */
+	void *blob;
+};
+
+struct fn_cache {
+	char *path;
+	char magic[8];
+	void *map;
+	size_t maplen;
+	const struct fc_entry *ent;
+	size_t n;
+	const uint8_t *data;
+	struct fc_fresh *fresh;
+	size_t nfresh, capfresh;
+};
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Eight bytes at a time: this one runs over every blob used. */
+static uint64_t hash_words(const void *p, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull, w;
+	const uint8_t *b = p;
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static bool valid(const struct fn_cache *c, const struct fc_header *h, size_t len)
+{
+	if (len < sizeof(*h) || memcmp(h->magic, c->magic, sizeof(h->magic)) ||
+	    h->count > len / sizeof(struct fc_entry) || h->data_len > len ||
+	    sizeof(*h) + (uint64_t)h->count * sizeof(struct fc_entry) + h->data_len != len)
+		return false;
+	const struct fc_entry *e = (const void *)(h + 1);
+	for (uint32_t i = 0; i < h->count; i++)
+		if (e[i].off % 8 || e[i].len % 8 || e[i].off > h->data_len ||
+		    e[i].len > h->data_len - e[i].off || (i && e[i].addr <= e[i - 1].addr))
+			return false;
+	return true;
+}
+
+struct fn_cache *fncache_open(const char *path, const char magic[8])
+{
+	struct fn_cache *c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->magic, magic, sizeof(c->magic));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return c;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		if (map != MAP_FAILED && valid(c, map, (size_t)st.st_size)) {
+			const struct fc_header *h = map;
+			c->map = map;
+			c->maplen = (size_t)st.st_size;
+			c->ent = (const void *)(h + 1);
+			c->n = h->count;
+			c->data = (const uint8_t *)(c->ent + c->n);
+			warm_touch(NULL, fd);
+		} else if (map != MAP_FAILED) {
+			rtl_debug("%s: ignored (not a cache file of this reticle)", path);
+			munmap(map, (size_t)st.st_size);
+		}
+	}
+	close(fd);
+	return c;
+}
+
+void fncache_free(struct fn_cache *c)
+{
+	if (!c)
+		return;
+	if (c->map)
+		munmap(c->map, c->maplen);
+	for (size_t i = 0; i < c->nfresh; i++)
+		free(c->fresh[i].blob);
+	free(c->fresh);
+	free(c->path);
+	free(c);
+}
+
+/* entries and addresses compare by their first uint64_t */
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static const struct fc_entry *find(const struct fn_cache *c, uint64_t addr)
+{
+	return c->n ? bsearch(&addr, c->ent, c->n, sizeof(*c->ent), by_addr) : NULL;
+}
+
+const void *fncache_find(const struct fn_cache *c, const rtl_function *f, const uint8_t *code,
+			 size_t *len)
+{
+	const struct fc_entry *e = c ? find(c, f->addr) : NULL;
+	if (!e || e->size != f->size || e->hash != hash_bytes(code, f->size) ||
+	    e->check != hash_words(c->data + e->off, e->len))
+		return NULL;
+	*len = e->len;
+	return c->data + e->off;
+}
+
+void fncache_keep(struct fn_cache *c, const rtl_binary *bin, size_t k, const uint8_t *code,
+		  void *blob, size_t len)
+{
+	if (!c || len % 8 || len > UINT32_MAX ||
+	    rtl_grow(&c->fresh, &c->capfresh, c->nfresh + 1, sizeof(*c->fresh))) {
+		free(blob);
+		return;
+	}
+	c->fresh[c->nfresh++] = (struct fc_fresh){
+		(uint32_t)k, (uint32_t)len, hash_bytes(code, rtl_binary_function(bin, k)->size), blob };
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const struct fc_fresh *x = a, *y = b;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+static const struct fc_fresh *fresh_of(const struct fn_cache *c, size_t k)
+{
+	struct fc_fresh key = { .k = (uint32_t)k };
+	return c->nfresh ? bsearch(&key, c->fresh, c->nfresh, sizeof(key), by_index) : NULL;
+}
+
+/* Index of the function with link-time entry ADDR, or -1. */
+static long function_at(const rtl_binary *bin, uint64_t addr)
+{
+	const rtl_function *f = rtl_binary_find_function(bin, addr);
+	return f && f->addr == addr ? (long)(f - rtl_binary_function(bin, 0)) : -1;
+}
+
+void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *list, size_t n,
+		  uint64_t mask)
+{
+	if (!c)
+		return;
+	qsort(c->fresh, c->nfresh, sizeof(*c->fresh), by_index);
+	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
+	struct fc_entry *ent = malloc((n ? n : 1) * sizeof(*ent));
+	uint8_t *data = NULL;
+	size_t nent = 0, ndata = 0, capdata = 0;
+	if (!addrs || !ent)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = list[i] & mask;
+	qsort(addrs, n, sizeof(*addrs), by_addr);
+	/* nothing new, nothing dropped: the file stays (checked first: the
+	 * copy below is megabytes) */
+	size_t listed = 0, fresh = 0;
+	for (size_t i = 0; i < n; i++) {
+		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
+		if (k < 0)
+			continue;
+		if (fresh_of(c, (size_t)k))
+			fresh++, listed++;
+		else if (find(c, addrs[i]))
+			listed++;
+	}
+	if (!fresh && listed == c->n)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
+		if (k < 0)
+			continue;
+		const rtl_function *f = rtl_binary_function(bin, (size_t)k);
+		const struct fc_fresh *fr = fresh_of(c, (size_t)k);
+		const struct fc_entry *old = fr ? NULL : find(c, f->addr);
+		if (!fr && !old)
+			continue;
+		size_t len = fr ? fr->len : old->len;
+		if (rtl_grow(&data, &capdata, ndata + len, 1))
+			goto out;
+		memcpy(data + ndata, fr ? fr->blob : c->data + old->off, len);
+		ent[nent++] = (struct fc_entry){ .addr = f->addr, .size = (uint32_t)f->size,
+						 .len = (uint32_t)len, .off = ndata,
+						 .hash = fr ? fr->hash : old->hash,
+						 .check = hash_words(data + ndata, len) };
+		ndata += len;
+	}
+	struct fc_header h = { .count = (uint32_t)nent, .data_len = ndata };
+	memcpy(h.magic, c->magic, sizeof(h.magic));
+	const void *parts[] = { &h, ent, data };
+	size_t lens[] = { sizeof(h), nent * sizeof(*ent), ndata };
+	warm_write_file(c->path, parts, lens, 3);
+out:
+	free(addrs);
+	free(ent);
+	free(data);
+}

@@ -1,0 +1,19 @@
+"""Warm runs place the copies that the run before them saved. With
+RETICLE_VERIFY_COPIES=1, reticle also emits each of them afresh and says when
+the two differ (a field of a saved copy that was not rewritten for where
+things are now). The tests that run a program cold then warm use this."""
+import re
+
+ENV = {"RETICLE_VERIFY_COPIES": "1"}
+
+
+def problem(stderr):
+    """What is wrong with a verified warm run (its --stats stderr), or None."""
+    bad = [l for l in stderr.splitlines() if "differ" in l]
+    if bad:
+        return bad[0]
+    listed = re.search(r"\((\d+) from the warm-start list\)", stderr)
+    placed = re.search(r"(\d+) saved copies placed", stderr)
+    if listed and int(listed.group(1)) > 0 and not (placed and int(placed.group(1)) > 0):
+        return "functions came from the warm-start list, but no saved copy was placed"
+    return None
