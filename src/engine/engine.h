@@ -133,6 +133,7 @@ struct proc {
 	struct { uint64_t at; uint8_t insn[5]; } *entries;
 	size_t nentries, capentries;
 	bool defer_entries;
+	bool in_batch;            /* a warm-start batch is being relocated */
 	uint32_t resumes;         /* times a thread was resumed (dates plt_unbound) */
 	/* proc_function_at's answers by address (NULL until first used; reset
 	 * when modules come or go) */
@@ -284,9 +285,9 @@ void ccache_open(struct proc *p, struct module *m);
 const void *ccache_find(const struct module *m, const rtl_function *f, const uint8_t *code, size_t *len);
 /* Saves R, the copy of function K of M (its bytes CODE) just emitted with
  * single-thread counters [CTR_LO, CTR_HI), which branches to TARGETS
- * outside it, for the next run. */
+ * outside it, for the next run; false when it cannot. */
 struct x86_reloc;
-void ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
+bool ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
 		 uint64_t ctr_lo, uint64_t ctr_hi, const uint64_t *targets, size_t ntargets);
 /* Writes M's file for the functions of LIST (link-time entries & MASK). */
 void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);

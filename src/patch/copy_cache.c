@@ -36,11 +36,11 @@ const void *ccache_find(const struct module *m, const rtl_function *f, const uin
 	return fncache_find(m->ccache, f, code, len);
 }
 
-void ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
+bool ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
 		 uint64_t ctr_lo, uint64_t ctr_hi, const uint64_t *targets, size_t ntargets)
 {
 	if (!m->ccache)
-		return;
+		return false;
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	struct x86_persist_info in = { .fn = f->addr + m->bias, .bias = m->bias, .mod_lo = m->lo,
 				       .mod_hi = m->hi, .ctr_lo = ctr_lo, .ctr_hi = ctr_hi,
@@ -49,9 +49,10 @@ void ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x
 	size_t len;
 	if (x86_persist(r, &in, &blob, &len)) {
 		rtl_debug("%s: %s: its copy cannot be saved", m->path, f->name);
-		return;
+		return false;
 	}
 	fncache_keep(m->ccache, m->bin, k, code, blob, len);
+	return true;
 }
 
 void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask)

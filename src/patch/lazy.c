@@ -420,8 +420,10 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 		if ((fs->status != FS_ARMED && fs->status != FS_BUSY) ||
 		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
 			continue;
-		/* a copy calls it: its first call is likely near */
-		if (fs->status == FS_ARMED && f->addr + tm->bias == dest)
+		/* a copy calls it: its first call is likely near. Not for
+		 * the copies of a warm-start batch: what they call that is
+		 * not on the list did not run last time either */
+		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !p->in_batch)
 			predecode_want(session_predecode(p->s), tm->bin, (size_t)(fs - tm->fs));
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };
@@ -724,9 +726,10 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		goto out;
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
+	bool saved = false;
 	if (!restore && !env.atomic && m->ccache) {
 		uint64_t ctrs = w->addr + w->code_cap;
-		ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
+		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
 	}
 	note_branches(p, m, &r);
 	patch_returns(p, m, f, &r);
@@ -737,8 +740,8 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		if (patch)
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
-	/* decoded once for the next run too */
-	if (!err && d.insns && !d.cached && m->dcache)
+	/* decoded once for the next run too, when its copy is not saved */
+	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:

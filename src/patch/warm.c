@@ -184,8 +184,9 @@ static void batch(struct proc *p, struct module *m)
 	}
 	/* the one thread is stopped: the entry jumps go in together at the end */
 	p->defer_entries = !p->multithreaded;
+	p->in_batch = true;
 	pthread_t helper;
-	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 && !getenv("XX_NOAHEAD") &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);
 	for (size_t i = 0; i < a.n; i++) {
 		await_item(&a, i);
@@ -200,6 +201,7 @@ static void batch(struct proc *p, struct module *m)
 		pthread_join(helper, NULL);
 	lazy_flush_entries(p);
 	p->defer_entries = false;
+	p->in_batch = false;
 	session_count_warm(p->s, done);
 	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call%s", m->path,
 		  done, m->nwarm, helped ? " (decoded on two threads)" : "");

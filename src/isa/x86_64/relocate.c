@@ -733,8 +733,8 @@ static int emit_tables(struct emitter *e)
 						 : (int64_t)jt->new_base;
 		if (v != (int32_t)v)
 			return -RTL_ERR_UNSUPPORTED;
-		if (e->table_disp_end[k])
-			x86_patch_rel32(w, e->table_disp[k], e->table_disp_end[k], jt->new_base);
+		if (e->table_disp_end[k])   /* within the copy */
+			x86_patch_u32(w, e->table_disp[k], (uint32_t)v);
 		else
 			x86_patch_abs32(w, e->table_disp[k], jt->new_base);
 	}
@@ -792,7 +792,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	for (size_t k = 0; k < e.nfix; k++) {
 		uint64_t field_end = dest + e.fix[k].off + 4;
-		x86_patch_rel32(&out->w, e.fix[k].off, field_end, e.label[e.fix[k].insn]);
+		x86_patch_u32(&out->w, e.fix[k].off,
+			      (uint32_t)x86_rel32(&out->w, field_end, e.label[e.fix[k].insn]));
 	}
 	if ((err = emit_tables(&e)))
 		goto out;

@@ -88,12 +88,10 @@ void x86_put_half(struct x86_writer *w, uint64_t target, enum x86_fix_kind kind)
 	x86_put_u32(w, (uint32_t)(kind == X86_FIX_HI32 ? target >> 32 : target));
 }
 
-/* rel32 to TARGET as the last field of an instruction */
+/* rel32 to TARGET as the last field of an instruction (not logged: see writer.h) */
 static void put_branch_rel32(struct x86_writer *w, uint64_t target)
 {
-	uint64_t end = x86_writer_pc(w) + 4;
-	log_fix(w, w->len, X86_FIX_REL32, end, target, 0);
-	x86_put_u32(w, (uint32_t)x86_rel32(w, end, target));
+	x86_put_u32(w, (uint32_t)x86_rel32(w, x86_writer_pc(w) + 4, target));
 }
 
 size_t x86_jmp(struct x86_writer *w, uint64_t target)

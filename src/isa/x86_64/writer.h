@@ -9,11 +9,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A field whose value depends on where the code, its counters or its
- * targets are. Every such field the writer puts is logged, so that a copy
- * can be saved and placed elsewhere in a later run (isa/x86_64/persist.c).
- * A field written twice (a placeholder, then its fixup) is logged twice:
- * the last entry holds. */
+/* A field whose value depends on where the code, its counters or what it
+ * reaches are: the writer logs each one it puts, so that a copy can be
+ * saved and placed elsewhere in a later run (isa/x86_64/persist.c). The
+ * rel32 of x86_jmp, x86_jcc and x86_call are not logged: the relocator
+ * keeps those that leave the copy (x86_reloc.ext), and the others stay
+ * within it. */
 enum x86_fix_kind {
 	X86_FIX_REL32,   /* int32 TARGET - BASE */
 	X86_FIX_ABS64,   /* TARGET */
