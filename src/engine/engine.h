@@ -211,17 +211,16 @@ struct lazy_decoded {
 	size_t ninterior;
 	struct x86_analysis *an;
 	bool cached;              /* INSNS came from the decode cache */
-	/* a saved copy (patch/copy_cache.c): then nothing was decoded */
+	/* a copy saved by an earlier run (patch/copy_cache.c) or made ahead
+	 * (MADE, malloc'd: patch/ahead.c): then nothing was decoded */
 	const void *copy;
 	size_t copy_len;
+	void *made;
 	int err;                  /* its bytes unreadable, or the analysis refused it */
 	const char *reason;       /* why, then */
 };
 void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d);
 void lazy_decoded_free(struct lazy_decoded *d);
-/* Whether data words point inside function K of M (rewritten when it is
- * relocated: they must hold their run-time values by then). */
-bool lazy_has_code_pointers(const struct module *m, size_t k);
 /* Relocates armed function K of M before its first call (its callees keep
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */
@@ -246,24 +245,41 @@ void warm_touch(const char *path, int fd);
 /* Removes the least recently used files of DIR while it holds more than MAX. */
 void warm_prune(const char *dir, uint64_t max_bytes);
 
-/* patch/predecode.c: decoding ahead of first calls on a helper thread */
-struct predecode;
+/* patch/prepare.c: what relocating needs of a binary alone, and copies
+ * made for no process */
+bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len);
+/* Whether data words point inside F (rewritten when it is relocated: they
+ * must hold their run-time values by then). */
+bool fn_has_code_pointers(const rtl_binary *bin, const rtl_function *f);
+/* Those words: the slice [*LO, *HI) of the binary's code pointers. */
+void fn_code_pointer_slice(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi);
+/* Their targets, at run time for BIAS (malloc'd, *N of them), or NULL. */
+uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uint64_t bias, size_t *n);
+/* Whether F identifies its caller by the return address (dlopen, dlsym):
+ * copies call it with the original return address. */
+bool fn_keeps_caller(const rtl_function *f);
+/* A position-free copy (isa/x86_64/persist.h) of function K of BIN for the
+ * probes PROBES, made from the binary alone: *BLOB malloc'd. */
+int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, size_t *len);
+
+/* patch/ahead.c: copies made ahead of first calls on a helper thread */
+struct ahead;
 struct os_cpus;
-/* NULL when it cannot start; CPUS: where the helper may run (NULL: any). */
-struct predecode *predecode_new(const struct os_cpus *cpus);
+/* NULL when it cannot start; CPUS: where the helper may run (NULL: any);
+ * PROBES: the session's. */
+struct ahead *ahead_new(const struct os_cpus *cpus, unsigned probes);
 /* Stops the helper; false when it could not be waited for: then it still
  * reads the binaries it was given, which must not be closed. */
-bool predecode_free(struct predecode *pd);
+bool ahead_free(struct ahead *pd);
 /* Function K of BIN is likely to be called soon (a copy calls it). */
-void predecode_want(struct predecode *pd, const rtl_binary *bin, size_t k);
+void ahead_want(struct ahead *pd, const rtl_binary *bin, size_t k);
 /* All of BIN's functions, in address order, when there is nothing else to do. */
-void predecode_sweep(struct predecode *pd, const rtl_binary *bin);
-/* Function K of BIN as decoded ahead, at run-time ADDR (*OUT malloc'd). */
-bool predecode_take(struct predecode *pd, const rtl_binary *bin, size_t k, uint64_t addr,
-		    struct x86_insn **out, size_t *n);
+void ahead_sweep(struct ahead *pd, const rtl_binary *bin);
+/* Function K of BIN's copy made ahead (prepare_copy's blob, *BLOB malloc'd). */
+bool ahead_take(struct ahead *pd, const rtl_binary *bin, size_t k, void **blob, size_t *len);
 /* session.c: the session's, started at launch; NULL with one CPU. Set
  * before any helper thread runs: read from any thread. */
-struct predecode *session_predecode(const struct rtl_session *s);
+struct ahead *session_ahead(const struct rtl_session *s);
 
 /* patch/decode_cache.c: the warm-start list's functions, decoded */
 void dcache_open(struct proc *p, struct module *m);
@@ -289,6 +305,9 @@ const void *ccache_find(const struct module *m, const rtl_function *f, const uin
 struct x86_reloc;
 bool ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x86_reloc *r,
 		 uint64_t ctr_lo, uint64_t ctr_hi, const uint64_t *targets, size_t ntargets);
+/* Saves BLOB (malloc'd, taken over), a copy of function K of M made from
+ * its bytes CODE (prepare_copy), for the next run. */
+void ccache_keep_blob(struct module *m, size_t k, const uint8_t *code, void *blob, size_t len);
 /* Writes M's file for the functions of LIST (link-time entries & MASK). */
 void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
 void ccache_free(struct module *m);

@@ -306,7 +306,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	warm_load(p, m);
 	/* a cold module: its functions decoded ahead while the program runs */
 	if (!m->nwarm && m->win >= 0)
-		predecode_sweep(session_predecode(p->s), m->bin);
+		ahead_sweep(session_ahead(p->s), m->bin);
 	return 0;
 }
 
@@ -467,11 +467,7 @@ void proc_go_multithreaded(struct proc *p)
 			struct window *w = &p->shm.wins[k];
 			if (a < w->addr || a >= w->addr + w->code_cap)
 				continue;
-			uint8_t *c = window_local(w, a);
-			if (p->sites[i].keep_flags)
-				memcpy(c, x86_switch_keep_flags, 2);
-			else
-				c[0] = X86_SWITCH_LOCK;
+			x86_switch_atomic(window_local(w, a), p->sites[i].keep_flags);
 			break;
 		}
 	}

@@ -49,7 +49,7 @@ struct rtl_session {
 	char *warm_dir;           /* warm-start cache, NULL when off */
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
-	struct predecode *predecode;   /* NULL with one CPU */
+	struct ahead *ahead;      /* copies made ahead; NULL with one CPU */
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
@@ -59,7 +59,7 @@ size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
 unsigned session_probes(const struct rtl_session *s) { return s->probes; }
 
-struct predecode *session_predecode(const struct rtl_session *s) { return s->predecode; }
+struct ahead *session_ahead(const struct rtl_session *s) { return s->ahead; }
 
 void session_count_instrumented(struct rtl_session *s, bool ok)
 {
@@ -177,7 +177,7 @@ void rtl_session_destroy(rtl_session *s)
 		kill(s->procs[i]->pid, SIGKILL);
 		proc_free(s->procs[i]);
 	}
-	bool bins_free = predecode_free(s->predecode);   /* it reads the binaries */
+	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
 		if (bins_free)
 			rtl_binary_close(s->bins[i].bin);
@@ -354,8 +354,8 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 		return err;
 	s->placement = placement_new(pid);
 	/* decoding ahead needs a CPU of its own: with one, it would compete */
-	if (placement_all_cpus(s->placement) && !s->predecode)
-		s->predecode = predecode_new(placement_all_cpus(s->placement));
+	if (placement_all_cpus(s->placement) && !s->ahead)
+		s->ahead = ahead_new(placement_all_cpus(s->placement), s->probes);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {
 		kill(pid, SIGKILL);

@@ -1,16 +1,16 @@
-/* Decoding ahead in a cold run: while the program runs between traps, a
- * helper thread decodes the functions it is likely to call next, so that a
- * trap finds its function's instructions ready (decoding is two thirds of
- * relocating, and the second CPU is idle while reticle and the program
- * take turns on the first).
+/* Copies made ahead in a cold run: while the program runs between traps, a
+ * helper thread makes the copies of the functions it is likely to call
+ * next, so that a trap only places one (decoding, analysing and emitting
+ * are nearly all of relocating, and the second CPU is idle while reticle
+ * and the program take turns on the first).
  *
- * Decoding depends on a binary's bytes only: the helper works on the
- * session's binaries (which live as long as the session), never on a
- * process, and keeps its results per binary and function, packed without
- * addresses (x86_pack); a trap takes them with one atomic exchange. First
- * come the callees that new copies call (a copy's branches to functions
- * still waiting for their first call), then every function of the modules
- * with no warm-start list, in address order, up to a memory bound. */
+ * Such a copy depends on a binary's bytes only (prepare.c): the helper
+ * works on the session's binaries (which live as long as the session),
+ * never on a process, and keeps its results per binary and function; a
+ * trap takes one with an atomic exchange. First come the callees that new
+ * copies call (a copy's branches to functions still waiting for their first
+ * call), then every function of the modules with no warm-start list, in
+ * address order, up to a memory bound. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,22 +19,20 @@
 #include <string.h>
 #include <time.h>
 #include "engine/engine.h"
-#include "isa/x86_64/insn.h"
-#include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/thread.h"
 
-enum { MAX_BYTES = 32 << 20 };   /* decoded and not taken yet */
+enum { MAX_BYTES = 32 << 20 };   /* made and not taken yet */
 
 struct pre_fn {
-	uint32_t n;
-	struct x86_packed v[];
+	size_t len;
+	void *blob;
 };
 
 /* slot values besides a result */
-#define CLAIMED ((struct pre_fn *)1)   /* the helper is decoding it */
+#define CLAIMED ((struct pre_fn *)1)   /* the helper is making it */
 #define TAKEN ((struct pre_fn *)2)     /* a trap came first: never again */
 
 struct pre_bin {
@@ -44,7 +42,7 @@ struct pre_bin {
 	size_t next;              /* the sweep's next function; n when not sweeping */
 };
 
-struct predecode {
+struct ahead {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -54,56 +52,43 @@ struct predecode {
 	struct { struct pre_bin *pb; uint32_t k; } *want;   /* a stack: newest first */
 	size_t nwant, capwant;
 	atomic_size_t bytes;      /* held by results not taken */
-	atomic_size_t decoded, used, raced;   /* for the debug log */
+	atomic_size_t made, used, raced;   /* for the debug log */
 	const struct os_cpus *cpus;
+	unsigned probes;
 };
 
-static struct pre_fn *decode(const rtl_binary *bin, size_t k)
+static struct pre_fn *make(const struct ahead *pd, const rtl_binary *bin, size_t k)
 {
-	const rtl_function *f = rtl_binary_function(bin, k);
-	uint8_t *code = f->size ? malloc(f->size) : NULL;
-	struct x86_insn *v = NULL;
-	size_t n = 0;
-	struct pre_fn *r = NULL;
-	if (code && !rtl_binary_read(bin, f->addr, code, f->size)) {
-		x86_decode_function(code, f->size, f->addr, &v, &n);
-		r = malloc(sizeof(*r) + (n ? n : 1) * sizeof(r->v[0]));
-		bool ok = r != NULL;
-		for (size_t i = 0; ok && i < n; i++)
-			ok = x86_pack(&v[i], &r->v[i]);
-		if (ok)
-			r->n = (uint32_t)n;
-		else
-			free(r), r = NULL;
-	}
-	free(code);
-	free(v);
+	struct pre_fn *r = malloc(sizeof(*r));
+	if (r && prepare_copy(bin, k, pd->probes, &r->blob, &r->len))
+		free(r), r = NULL;
 	return r;
 }
 
-static void run_item(struct predecode *pd, struct pre_bin *pb, size_t k)
+static void run_item(struct ahead *pd, struct pre_bin *pb, size_t k)
 {
 	struct pre_fn *expect = NULL;
 	if (!atomic_compare_exchange_strong(&pb->slot[k], &expect, CLAIMED))
 		return;
-	struct pre_fn *r = decode(pb->bin, k);
+	struct pre_fn *r = make(pd, pb->bin, k);
 	expect = CLAIMED;
 	if (!r) {
 		atomic_compare_exchange_strong(&pb->slot[k], &expect, TAKEN);
 		return;
 	}
-	size_t bytes = sizeof(*r) + r->n * sizeof(r->v[0]);
+	size_t bytes = sizeof(*r) + r->len;
 	atomic_fetch_add(&pd->bytes, bytes);
-	atomic_fetch_add(&pd->decoded, 1);
+	atomic_fetch_add(&pd->made, 1);
 	if (!atomic_compare_exchange_strong(&pb->slot[k], &expect, r)) {
 		atomic_fetch_sub(&pd->bytes, bytes);   /* its trap came meanwhile */
+		free(r->blob);
 		free(r);
 	}
 }
 
 static void *helper(void *arg)
 {
-	struct predecode *pd = arg;
+	struct ahead *pd = arg;
 	if (pd->cpus)
 		os_cpus_set(0, pd->cpus);
 	/* only on an idle CPU: the program's own threads come first */
@@ -136,12 +121,13 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-struct predecode *predecode_new(const struct os_cpus *cpus)
+struct ahead *ahead_new(const struct os_cpus *cpus, unsigned probes)
 {
-	struct predecode *pd = calloc(1, sizeof(*pd));
+	struct ahead *pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
 	pd->cpus = cpus;
+	pd->probes = probes;
 	pthread_mutex_init(&pd->lock, NULL);
 	pthread_cond_init(&pd->wake, NULL);
 	if (rtl_thread_start(&pd->thread, helper, pd)) {
@@ -153,7 +139,7 @@ struct predecode *predecode_new(const struct os_cpus *cpus)
 	return pd;
 }
 
-bool predecode_free(struct predecode *pd)
+bool ahead_free(struct ahead *pd)
 {
 	if (!pd)
 		return true;
@@ -162,7 +148,7 @@ bool predecode_free(struct predecode *pd)
 	pthread_cond_signal(&pd->wake);
 	pthread_mutex_unlock(&pd->lock);
 	/* an idle-priority thread may wait long for a CPU on a busy machine:
-	 * normal priority to finish the function it is decoding (not allowed
+	 * normal priority to finish the copy it is making (not allowed
 	 * to every user), and at worst it is left to finish alone, with its
 	 * memory and the binaries it reads (the caller's) never freed */
 	struct sched_param normal = { 0 };
@@ -173,17 +159,19 @@ bool predecode_free(struct predecode *pd)
 	if (until.tv_nsec >= 1000000000L)
 		until.tv_sec++, until.tv_nsec -= 1000000000L;
 	if (pthread_timedjoin_np(pd->thread, NULL, &until)) {
-		rtl_debug("decoding thread still busy: left to finish");
+		rtl_debug("copying thread still busy: left to finish");
 		return false;
 	}
-	rtl_debug("decoded ahead: %zu functions, %zu of them used, %zu while the helper was on them",
-		  atomic_load(&pd->decoded), atomic_load(&pd->used), atomic_load(&pd->raced));
+	rtl_debug("copies made ahead: %zu, %zu of them used, %zu while the helper was on them",
+		  atomic_load(&pd->made), atomic_load(&pd->used), atomic_load(&pd->raced));
 	for (size_t i = 0; i < pd->nbins; i++) {
 		struct pre_bin *pb = pd->bins[i];
 		for (size_t k = 0; k < pb->n; k++) {
 			struct pre_fn *r = atomic_load(&pb->slot[k]);
-			if (r != CLAIMED && r != TAKEN)
+			if (r && r != CLAIMED && r != TAKEN) {
+				free(r->blob);
 				free(r);
+			}
 		}
 		free(pb->slot);
 		free(pb);
@@ -197,7 +185,7 @@ bool predecode_free(struct predecode *pd)
 }
 
 /* BIN's record (with the lock held), made when first asked for. */
-static struct pre_bin *bin_of(struct predecode *pd, const rtl_binary *bin, bool make)
+static struct pre_bin *bin_of(struct ahead *pd, const rtl_binary *bin, bool make)
 {
 	for (size_t i = 0; i < pd->nbins; i++)
 		if (pd->bins[i]->bin == bin)
@@ -219,7 +207,7 @@ static struct pre_bin *bin_of(struct predecode *pd, const rtl_binary *bin, bool 
 	return pb;
 }
 
-void predecode_want(struct predecode *pd, const rtl_binary *bin, size_t k)
+void ahead_want(struct ahead *pd, const rtl_binary *bin, size_t k)
 {
 	if (!pd)
 		return;
@@ -234,7 +222,7 @@ void predecode_want(struct predecode *pd, const rtl_binary *bin, size_t k)
 	pthread_mutex_unlock(&pd->lock);
 }
 
-void predecode_sweep(struct predecode *pd, const rtl_binary *bin)
+void ahead_sweep(struct ahead *pd, const rtl_binary *bin)
 {
 	if (!pd)
 		return;
@@ -247,8 +235,7 @@ void predecode_sweep(struct predecode *pd, const rtl_binary *bin)
 	pthread_mutex_unlock(&pd->lock);
 }
 
-bool predecode_take(struct predecode *pd, const rtl_binary *bin, size_t k, uint64_t addr,
-		    struct x86_insn **out, size_t *n)
+bool ahead_take(struct ahead *pd, const rtl_binary *bin, size_t k, void **blob, size_t *len)
 {
 	if (!pd)
 		return false;
@@ -263,16 +250,9 @@ bool predecode_take(struct predecode *pd, const rtl_binary *bin, size_t k, uint6
 	if (!r || r == CLAIMED || r == TAKEN)
 		return false;
 	atomic_fetch_add(&pd->used, 1);
-	atomic_fetch_sub(&pd->bytes, sizeof(*r) + r->n * sizeof(r->v[0]));
-	struct x86_insn *v = malloc((r->n ? r->n : 1) * sizeof(*v));
-	if (v) {
-		for (uint32_t i = 0; i < r->n; i++) {
-			x86_unpack(&r->v[i], addr, &v[i]);
-			addr += v[i].len;
-		}
-		*out = v;
-		*n = r->n;
-	}
+	atomic_fetch_sub(&pd->bytes, sizeof(*r) + r->len);
+	*blob = r->blob;
+	*len = r->len;
 	free(r);
-	return v != NULL;
+	return true;
 }

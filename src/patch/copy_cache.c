@@ -55,6 +55,14 @@ bool ccache_keep(struct module *m, size_t k, const uint8_t *code, const struct x
 	return true;
 }
 
+void ccache_keep_blob(struct module *m, size_t k, const uint8_t *code, void *blob, size_t len)
+{
+	if (m->ccache)
+		fncache_keep(m->ccache, m->bin, k, code, blob, len);
+	else
+		free(blob);
+}
+
 void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask)
 {
 	fncache_save(m->ccache, m->bin, list, nlist, mask);

@@ -19,16 +19,6 @@
 enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024, MAX_TARGETS = 256 };
 static const char too_short[] = "shorter than a 5-byte jump";
 
-static bool in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
-{
-	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
-		const rtl_segment *s = rtl_binary_segment(bin, i);
-		if ((s->flags & PF_X) && addr >= s->vaddr && addr + len <= s->vaddr + s->filesz)
-			return true;
-	}
-	return false;
-}
-
 /* Bytes that may be overwritten at the entry: the function itself, or the
  * padding after it up to the next function. */
 static uint64_t patch_room(const rtl_binary *bin, size_t i)
@@ -95,7 +85,7 @@ int lazy_arm_module(struct proc *p, struct module *m)
 			fs->reason = "PLT stub";
 			continue;
 		}
-		if (!in_exec_segment(m->bin, f->addr, f->size ? f->size : 1)) {
+		if (!fn_in_exec_segment(m->bin, f->addr, f->size ? f->size : 1)) {
 			fs->reason = "not in an executable segment";
 			continue;
 		}
@@ -205,19 +195,9 @@ static uint64_t ctx_redirect(void *c, uint64_t addr)
  * dlopen would miss the caller's RUNPATH and $ORIGIN). */
 static bool ctx_keeps_caller(void *c, uint64_t addr)
 {
-	static const char *const names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym",
-					     "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlvsym" };
 	struct reloc_ctx *ctx = c;
-	struct module *m;
 	const rtl_function *f;
-	struct func_state *fs = proc_entry_at(ctx->p, addr, &m, &f);
-	if (!fs || !f->name)
-		return false;
-	size_t len = strcspn(f->name, "@");   /* dlsym@plt, dlsym@@GLIBC_2.34 */
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		if (strlen(names[i]) == len && !strncmp(f->name, names[i], len))
-			return true;
-	return false;
+	return proc_entry_at(ctx->p, addr, NULL, &f) && fn_keeps_caller(f);
 }
 
 /* Such a call returns into F's original code: a jump there leads back
@@ -243,7 +223,7 @@ static bool ctx_is_code(void *c, uint64_t addr)
 {
 	struct reloc_ctx *ctx = c;
 	struct module *m = proc_module_at(ctx->p, addr);
-	return m && in_exec_segment(m->bin, addr - m->bias, 1);
+	return m && fn_in_exec_segment(m->bin, addr - m->bias, 1);
 }
 
 static bool ctx_is_readonly(void *c, uint64_t addr, size_t len)
@@ -259,47 +239,6 @@ static uint64_t ctx_counter(void *c)
 	return window_alloc_counter(ctx->w);
 }
 
-/* The slice [*lo, *hi) of the binary's code pointers (sorted by target)
- * that point strictly inside F. */
-static void code_pointers_into(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi)
-{
-	size_t count = rtl_binary_code_pointer_count(bin), a = 0, b = count;
-	while (a < b) {
-		size_t mid = (a + b) / 2;
-		if (rtl_binary_code_pointer(bin, mid)->target <= f->addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	*lo = a;
-	while (a < count && rtl_binary_code_pointer(bin, a)->target < f->addr + f->size)
-		a++;
-	*hi = a;
-}
-
-bool lazy_has_code_pointers(const struct module *m, size_t k)
-{
-	size_t lo, hi;
-	code_pointers_into(m->bin, rtl_binary_function(m->bin, k), &lo, &hi);
-	return hi > lo;
-}
-
-/* Run-time interior code pointers of function F (computed-goto targets). */
-static uint64_t *interior_pointers(struct module *m, const rtl_function *f, size_t *n)
-{
-	size_t lo, hi, k = 0;
-	code_pointers_into(m->bin, f, &lo, &hi);
-	uint64_t *out = malloc((hi - lo + 1) * sizeof(*out));
-	if (!out) {
-		*n = 0;
-		return NULL;
-	}
-	for (size_t i = lo; i < hi; i++)
-		out[k++] = rtl_binary_code_pointer(m->bin, i)->target + m->bias;
-	*n = k;
-	return out;
-}
-
 /* Points every data word that held an interior address of F at the copy.
  * Only words known from relocations are rewritten: in a non-PIE executable
  * code pointers are guessed from data values, and a guess may be an integer
@@ -310,7 +249,7 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC)
 		return;
 	size_t lo, hi;
-	code_pointers_into(m->bin, f, &lo, &hi);
+	fn_code_pointer_slice(m->bin, f, &lo, &hi);
 	for (size_t i = lo; i < hi; i++) {
 		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
 		uint64_t to = x86_reloc_lookup(r, cp->target + m->bias);
@@ -424,7 +363,7 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 		 * the copies of a warm-start batch: what they call that is
 		 * not on the list did not run last time either */
 		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !p->in_batch)
-			predecode_want(session_predecode(p->s), tm->bin, (size_t)(fs - tm->fs));
+			ahead_want(session_ahead(p->s), tm->bin, (size_t)(fs - tm->fs));
 		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };
 		fs->patch_head = (uint32_t)++p->npatches;
@@ -556,8 +495,7 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
-	if (!d->cached &&
-	    !predecode_take(session_predecode(p->s), m->bin, k, f->addr + m->bias, &d->insns, &d->ninsns))
+	if (!d->cached)
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
 	struct reloc_ctx ctx = { p, m, NULL };
 	struct x86_reloc_env env = {
@@ -573,7 +511,7 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
-	d->interior = interior_pointers(m, f, &d->ninterior);
+	d->interior = fn_interior_pointers(m->bin, f, m->bias, &d->ninterior);
 	if (!d->code || !d->interior) {
 		d->err = -ENOMEM;
 		return;
@@ -582,9 +520,13 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		d->reason = "cannot read its bytes";
 		return;
 	}
-	/* a saved copy needs no decoding (but a process with threads
-	 * cannot use it: instrument decodes then) */
-	if (!(d->copy = ccache_find(m, f, d->code, &d->copy_len)))
+	/* a copy saved by an earlier run, or made ahead, needs no decoding */
+	if ((d->copy = ccache_find(m, f, d->code, &d->copy_len)))
+		return;
+	void *blob;
+	if (ahead_take(session_ahead(p->s), m->bin, k, &blob, &d->copy_len))
+		d->copy = d->made = blob;
+	else
 		analyze_code(p, m, k, d);
 }
 
@@ -594,6 +536,7 @@ void lazy_decoded_free(struct lazy_decoded *d)
 	free(d->code);
 	free(d->insns);
 	free(d->interior);
+	free(d->made);
 	*d = (struct lazy_decoded){ 0 };
 }
 
@@ -621,6 +564,7 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	char buf[128];
 	struct x86_reloc fresh;
 	struct x86_reloc_env e = *env;
+	e.atomic = false;   /* as the copy was saved */
 	analyze_code(p, m, idx, d);
 	e.insns = d->insns;
 	e.ninsns = d->ninsns;
@@ -658,10 +602,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	} else {
 		lazy_decode(p, m, idx, &d);
 	}
-	/* a saved copy holds single-thread counters */
-	bool restore = d.copy && !p->multithreaded;
-	if (!d.err && d.copy && !restore)
-		analyze_code(p, m, idx, &d);
+	bool restore = d.copy != NULL;
 	int err = d.err;
 
 	fs->reason = d.reason;
@@ -700,6 +641,17 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		if (!err) {
 			bool same = !verify_copies() || same_as_fresh(p, m, idx, &d, &env, &r, ctr_mark);
 			session_count_restored(p->s, same);
+			/* saved with single-thread counters */
+			if (p->multithreaded) {
+				for (size_t i = 0; i < r.nsites; i++)
+					x86_switch_atomic(r.w.buf + r.sites[i].off, r.sites[i].keep_flags);
+				r.nsites = 0;
+			}
+			if (d.made) {   /* made ahead: saved for the next run too */
+				ccache_keep_blob(m, idx, d.code, d.made, d.copy_len);
+				d.made = NULL;
+				d.copy = NULL;
+			}
 		} else {   /* emitted, then */
 			w->ctr_used = ctr_mark;
 			restore = false;

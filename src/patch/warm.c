@@ -175,7 +175,7 @@ static void batch(struct proc *p, struct module *m)
 			continue;
 		size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
 		if ((r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15)) ||
-		    (self_relocating && lazy_has_code_pointers(m, k)))
+		    (self_relocating && fn_has_code_pointers(m->bin, f)))
 			continue;
 		if (m->fs[k].status == FS_ARMED && !m->fs[k].queued) {
 			m->fs[k].queued = true;

@@ -9,8 +9,8 @@ executable libc runs different code under valgrind's virtual CPU (other
 ifunc choices, cpuid-driven paths), so its counts are not comparable.
 Exits 0 when every function of the main executable that callgrind saw has
 exactly the same calls and Ir under reticle, in a cold run (empty warm-start
-cache) and in the warm run after it, whose saved copies are checked against
-fresh ones (verify_copies.py)."""
+cache) and in the warm run after it; the copies placed in both (made ahead,
+or saved) are checked against fresh ones (verify_copies.py)."""
 import bisect, json, os, re, shutil, subprocess, sys
 import verify_copies
 
@@ -191,11 +191,11 @@ def main():
     cache = os.path.join(work, "cache")
     shutil.rmtree(cache, ignore_errors=True)
     for tag in ("cold", "warm"):
-        env = dict(os.environ, RETICLE_CACHE_DIR=cache, **(verify_copies.ENV if tag == "warm" else {}))
+        env = dict(os.environ, RETICLE_CACHE_DIR=cache, **verify_copies.ENV)
         db = os.path.join(work, f"oracle-{tag}.db")
         rt = subprocess.run([reticle, "run", "--stats", "-c", "fcount,bbcount", "-o", db, "--"] + prog,
                             capture_output=True, env=env)
-        why = verify_copies.problem(rt.stderr.decode(errors="replace")) if tag == "warm" else None
+        why = verify_copies.problem(rt.stderr.decode(errors="replace"), tag == "warm")
         if why:
             print(f"FAIL [{tag}]: {why}")
             ok = False

@@ -4,7 +4,8 @@ and checks that stdout and the exit status are identical (the native run is
 the oracle), that a profile was written, and optionally that call counts of
 named functions equal what the program itself reports. Each collector set
 runs twice: with an empty warm-start cache, then with what that run left,
-checking the saved copies placed then against fresh ones (verify_copies.py).
+checking the copies placed (made ahead, or saved) against fresh ones
+(verify_copies.py).
 
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
                       [--collectors LIST ...] -- PROGRAM ARGS..."""
@@ -54,7 +55,7 @@ def main():
         cache = os.path.join(work, "cache-" + cs.replace(",", "_"))
         if not warm:
             shutil.rmtree(cache, ignore_errors=True)
-        env = dict(os.environ, RETICLE_CACHE_DIR=cache, **(verify_copies.ENV if warm else {}))
+        env = dict(os.environ, RETICLE_CACHE_DIR=cache, **verify_copies.ENV)
         db = os.path.join(work, cs.replace(",", "_") + ".db")
         # later images (exec) write STEM.PID.N.db beside it
         later = lambda: glob.glob(os.path.join(work, cs.replace(",", "_") + ".*.db"))
@@ -70,7 +71,7 @@ def main():
             print(f"FAIL [{tag}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
-        why = verify_copies.problem(r.stderr.decode(errors="replace")) if warm else None
+        why = verify_copies.problem(r.stderr.decode(errors="replace"), warm)
         if why:
             print(f"FAIL [{tag}]: {why}")
             ok = False

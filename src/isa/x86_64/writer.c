@@ -143,6 +143,14 @@ static void rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t 
 
 const uint8_t x86_switch_keep_flags[2] = { 0xeb, 0x23 };   /* jmp +35: the atomic path */
 
+void x86_switch_atomic(uint8_t *site, bool keep_flags)
+{
+	if (keep_flags)
+		memcpy(site, x86_switch_keep_flags, 2);
+	else
+		site[0] = X86_SWITCH_LOCK;
+}
+
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 {
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;

@@ -100,6 +100,9 @@ size_t x86_lea_rip(struct x86_writer *w, int reg);
 enum { X86_SWITCH_LOCK = 0xf0 };
 extern const uint8_t x86_switch_keep_flags[2];
 
+/* Switches the increment whose first byte is at SITE to its atomic form. */
+void x86_switch_atomic(uint8_t *site, bool keep_flags);
+
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic);
 /* add [rip+X], rcx inside pushfq/popfq below the red zone: the iterations a
