@@ -105,6 +105,9 @@ size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
 int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted);
 /* Gives unnamed functions their sub_<hex> name; once, after the last build. */
 int rtl_elf_name_functions(rtl_binary *bin);
+/* rtl_binary_find_function's answer for ADDR, given NEXT: the index of the
+ * first record that starts after ADDR. */
+const rtl_function *rtl_elf_function_before(const rtl_binary *bin, size_t next, uint64_t addr);
 /* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
 int rtl_elf_collect_code_pointers(rtl_binary *bin);
 

@@ -270,11 +270,16 @@ const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t add
 		else
 			hi = mid;
 	}
+	return rtl_elf_function_before(bin, lo, addr);
+}
+
+const rtl_function *rtl_elf_function_before(const rtl_binary *bin, size_t next, uint64_t addr)
+{
 	/* Usually the record just before; when functions nest (hand-written
 	 * asm with entries inside others), walk back while an earlier function
 	 * can still reach ADDR: cover[k] is the furthest end among 0..k. */
-	for (; lo > 0 && bin->cover[lo - 1] > addr; lo--) {
-		const rtl_function *f = &bin->funcs[lo - 1];
+	for (; next > 0 && bin->cover[next - 1] > addr; next--) {
+		const rtl_function *f = &bin->funcs[next - 1];
 		if (addr - f->addr < f->size)
 			return f;
 	}
