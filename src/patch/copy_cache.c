@@ -16,7 +16,7 @@
 #include "patch/fn_cache.h"
 #include "util/log.h"
 
-static const char magic[8] = "RTLCOPY1";
+static const char magic[8] = "RTLCOPY2";
 
 void ccache_open(struct proc *p, struct module *m)
 {

@@ -9,7 +9,7 @@
 #include "isa/x86_64/insn.h"
 #include "patch/fn_cache.h"
 
-static const char magic[8] = "RTLDEC04";
+static const char magic[8] = "RTLDEC05";
 
 void dcache_open(struct proc *p, struct module *m)
 {
