@@ -51,6 +51,7 @@ struct rtl_binary {
 	size_t nsecs;
 
 	rtl_function *funcs;
+	size_t capfuncs;
 	uint64_t *cover;            /* cover[i]: furthest end among funcs[0..i] */
 	uint32_t *page_first;       /* per 4 KiB page from funcs[0]: first record at or after it */
 	size_t npages;

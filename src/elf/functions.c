@@ -47,25 +47,26 @@ static uint64_t group_size(const struct rtl_candidate *v, size_t n)
 	return sym ? sym : plt ? plt : fde;
 }
 
+/* One record per address into bin->funcs, whose room a second build
+ * reuses (fresh pages cost more than the work done in them). */
 static int merge(rtl_binary *bin, struct rtl_cands *c)
 {
-	bin->funcs = calloc(c->n ? c->n : 1, sizeof(*bin->funcs));
-	if (!bin->funcs)
+	if (rtl_grow(&bin->funcs, &bin->capfuncs, c->n ? c->n : 1, sizeof(*bin->funcs)))
 		return -ENOMEM;
+	bin->nfuncs = 0;
 	for (size_t i = 0, j; i < c->n; i = j) {
-		rtl_function *f = &bin->funcs[bin->nfuncs];
+		unsigned sources = 0;
 		for (j = i; j < c->n && c->v[j].addr == c->v[i].addr; j++)
-			f->sources |= c->v[j].source;
-		if (!in_segment(bin, c->v[i].addr)) {
-			f->sources = 0;
+			sources |= c->v[j].source;
+		if (!in_segment(bin, c->v[i].addr))
 			continue;
-		}
-		f->addr = c->v[i].addr;
-		f->name = c->v[i].name;  /* best first after sorting */
-		f->size = group_size(c->v + i, j - i);
-		f->instrumentable = 0;
-		f->reason = "not checked yet";
-		bin->nfuncs++;
+		bin->funcs[bin->nfuncs++] = (rtl_function){
+			.name = c->v[i].name,   /* best first after sorting */
+			.addr = c->v[i].addr,
+			.size = group_size(c->v + i, j - i),
+			.sources = sources,
+			.reason = "not checked yet",
+		};
 	}
 	return 0;
 }
@@ -156,7 +157,8 @@ static int name_unnamed(rtl_binary *bin)
 }
 
 /* Sorts the candidates whose first SORTED are sorted already (the second
- * build only adds gaps): sort the tail, then merge the two runs. */
+ * build only adds gaps): sort the tail, then merge it in from the back, in
+ * place, the first run's candidate first among equals. */
 static int sort_cands(struct rtl_cands *c, size_t sorted)
 {
 	size_t n = c->n, tail = n - sorted;
@@ -174,13 +176,13 @@ static int sort_cands(struct rtl_cands *c, size_t sorted)
 		}
 	if (!sorted || !tail)
 		return 0;
-	struct rtl_candidate *out = malloc(n * sizeof(*out));
-	if (!out)
+	struct rtl_candidate *t = malloc(tail * sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0, j = sorted, k = 0; k < n; k++)
-		out[k] = j >= n || (i < sorted && cand_cmp(&c->v[i], &c->v[j]) <= 0) ? c->v[i++] : c->v[j++];
-	memcpy(c->v, out, n * sizeof(*out));
-	free(out);
+	memcpy(t, c->v + sorted, tail * sizeof(*t));
+	for (size_t i = sorted, j = tail, k = n; j > 0; )
+		c->v[--k] = i > 0 && cand_cmp(&c->v[i - 1], &t[j - 1]) > 0 ? c->v[--i] : t[--j];
+	free(t);
 	return 0;
 }
 
@@ -189,8 +191,6 @@ static int sort_cands(struct rtl_cands *c, size_t sorted)
 static int build_page_index(rtl_binary *bin)
 {
 	enum { MAX_PAGES = 1 << 20 };
-	free(bin->page_first);
-	bin->page_first = NULL;
 	bin->npages = 0;
 	if (!bin->nfuncs)
 		return 0;
@@ -198,8 +198,10 @@ static int build_page_index(rtl_binary *bin)
 	size_t n = (size_t)(span >> 12) + 2;
 	if (span >> 12 >= MAX_PAGES)
 		return 0;   /* functions spread too far apart: plain binary search */
-	if (!(bin->page_first = malloc(n * sizeof(*bin->page_first))))
+	uint32_t *v = realloc(bin->page_first, n * sizeof(*bin->page_first));
+	if (!v)
 		return -ENOMEM;
+	bin->page_first = v;
 	for (size_t pg = 0, i = 0; pg < n; pg++) {
 		while (i < bin->nfuncs && bin->funcs[i].addr < lo + ((uint64_t)pg << 12))
 			i++;
@@ -211,9 +213,10 @@ static int build_page_index(rtl_binary *bin)
 
 static int build_cover(rtl_binary *bin)
 {
-	free(bin->cover);
-	if (!(bin->cover = malloc((bin->nfuncs ? bin->nfuncs : 1) * sizeof(*bin->cover))))
+	uint64_t *v = realloc(bin->cover, (bin->nfuncs ? bin->nfuncs : 1) * sizeof(*bin->cover));
+	if (!v)
 		return -ENOMEM;
+	bin->cover = v;
 	for (size_t i = 0; i < bin->nfuncs; i++) {
 		uint64_t end = bin->funcs[i].addr + bin->funcs[i].size;
 		if (end < bin->funcs[i].addr)
@@ -228,9 +231,6 @@ int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted)
 	int err;
 	if ((err = sort_cands(c, sorted)))
 		return err;
-	free(bin->funcs);
-	bin->funcs = NULL;
-	bin->nfuncs = 0;
 	if ((err = merge(bin, c)))
 		return err;
 	fix_sizes(bin);
