@@ -1,7 +1,8 @@
 /* Per-function blobs kept between runs (fn_cache.h).
  *
- * File: a header, entries sorted by link-time address, then the blobs,
- * each at an 8-byte aligned offset. It is mapped whole (MAP_POPULATE):
+ * File: a header (with the build of reticle that wrote it: another build
+ * ignores it), entries sorted by link-time address, then the blobs, each
+ * at an 8-byte aligned offset. It is mapped whole (MAP_POPULATE):
  * its functions are listed ones, relocated as the program starts. */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,13 +15,16 @@
 #include "patch/fn_cache.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/self_id.h"
 
 struct fc_header {
 	char magic[8];
 	uint32_t count;         /* entries */
 	uint32_t zero;
 	uint64_t data_len;      /* bytes of blobs after the entries */
-	uint64_t reserved;
+	/* the reticle build that wrote it (rtl_self_id): another build may
+	 * relocate differently, or fix what this one got wrong */
+	uint64_t producer;
 };
 
 struct fc_entry {
@@ -84,6 +88,7 @@ static uint64_t hash_mem(const void *p, size_t n)
 static bool valid(const struct fn_cache *c, const struct fc_header *h, size_t len)
 {
 	if (len < sizeof(*h) || memcmp(h->magic, c->magic, sizeof(h->magic)) ||
+	    h->producer != rtl_self_id() ||
 	    h->count > len / sizeof(struct fc_entry) || h->data_len > len ||
 	    sizeof(*h) + (uint64_t)h->count * sizeof(struct fc_entry) + h->data_len != len)
 		return false;
@@ -118,7 +123,7 @@ struct fn_cache *fncache_open(const char *path, const char magic[8])
 			c->data = (const uint8_t *)(c->ent + c->n);
 			warm_touch(NULL, fd);
 		} else if (map != MAP_FAILED) {
-			rtl_debug("%s: ignored (not a cache file of this reticle)", path);
+			rtl_debug("%s: ignored (not a cache file of this build of reticle)", path);
 			munmap(map, (size_t)st.st_size);
 		}
 	}
@@ -241,7 +246,7 @@ void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *lis
 						 .check = hash_mem(data + ndata, len) };
 		ndata += len;
 	}
-	struct fc_header h = { .count = (uint32_t)nent, .data_len = ndata };
+	struct fc_header h = { .count = (uint32_t)nent, .data_len = ndata, .producer = rtl_self_id() };
 	memcpy(h.magic, c->magic, sizeof(h.magic));
 	const void *parts[] = { &h, ent, data };
 	size_t lens[] = { sizeof(h), nent * sizeof(*ent), ndata };

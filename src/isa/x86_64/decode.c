@@ -239,6 +239,49 @@ int x86_jmp_register(const uint8_t *code, size_t len)
 	return r >= 0 && r < 16 ? r : -1;
 }
 
+bool x86_cmp_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops) || in.mnemonic != ZYDIS_MNEMONIC_CMP ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+	    (ops[0].size != 32 && ops[0].size != 64))
+		return false;
+	int8_t r = gpr(ops[0].reg.value);
+	if (r < 0 || r > 15 || (ops[0].size == 64 && ops[1].imm.value.s < 0))
+		return false;
+	*reg = r;
+	*imm = ops[0].size == 32 ? (uint32_t)ops[1].imm.value.u : ops[1].imm.value.u;
+	return true;
+}
+
+uint16_t x86_regs_written(const uint8_t *code, size_t len)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops))
+		return 0xffff;
+	uint16_t w = 0;
+	for (int i = 0; i < in.operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (ops[i].actions & (ZYDIS_OPERAND_ACTION_MASK_WRITE)))
+			w |= (uint16_t)bit(ops[i].reg.value);
+	return w;
+}
+
+bool x86_movzx_byte(const uint8_t *code, size_t len, int *reg)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops) || in.mnemonic != ZYDIS_MNEMONIC_MOVZX ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[1].size != 8 ||
+	    (ops[0].size != 32 && ops[0].size != 64))
+		return false;
+	int8_t r = gpr(ops[0].reg.value);
+	*reg = r;
+	return r >= 0 && r < 16;
+}
+
 enum {
 	P_RIP_REL = 1, P_HAS_MEM = 2, P_IS_LEA = 4, P_MOVSXD4 = 8, P_REP = 16, P_REP_PLAIN = 32,
 	P_REP_COND = 64, P_REPNE = 128,

@@ -85,5 +85,15 @@ void x86_regs_rw(const uint8_t *code, size_t len, uint16_t *read, uint16_t *kill
 bool x86_mov_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm);
 /* N when the instruction at CODE is 'jmp rN' (a register, not memory), else -1. */
 int x86_jmp_register(const uint8_t *code, size_t len);
+/* Whether the instruction at CODE is 'cmp rREG, IMM' with a 32- or 64-bit
+ * register (*IMM as the comparison sees it, unsigned; false for a 64-bit
+ * comparison with a negative immediate). */
+bool x86_cmp_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm);
+/* Registers the instruction at CODE writes, whole or in part, or may
+ * write (bit N: register N); all of them when it does not decode. */
+uint16_t x86_regs_written(const uint8_t *code, size_t len);
+/* Whether the instruction at CODE zero-extends a byte into a 32- or 64-bit
+ * register (movzx), and which. */
+bool x86_movzx_byte(const uint8_t *code, size_t len, int *reg);
 
 #endif

@@ -13,6 +13,7 @@ enum { MAX_TABLE_ENTRIES = 4096 };
 struct jump_table {
 	uint64_t base;       /* original run-time address */
 	bool abs64;          /* 8-byte absolute entries; else int32 relative to base */
+	size_t limit;        /* entries the dispatches may read, at most */
 	size_t n;
 	uint64_t *targets;   /* original target of each entry */
 	uint64_t new_base;   /* address of the copy */
@@ -110,11 +111,11 @@ static int decode_all(struct x86_analysis *a, const char **reason)
 	return 0;
 }
 
-/* Reads entries of a candidate jump table at BASE while they land on
- * instruction starts of this function. */
-/* Entries may also leave the function: gcc sends cases to a .cold part. */
+/* Reads at most LIMIT entries of a candidate jump table at BASE while they
+ * land on instruction starts of this function. Entries may also leave the
+ * function (gcc sends cases to a .cold part): then they must be code. */
 static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool inside_only,
-			 uint64_t **out)
+			 size_t limit, uint64_t **out)
 {
 	const struct x86_reloc_env *env = a->env;
 	uint64_t *t = NULL;
@@ -122,7 +123,7 @@ static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool
 
 	if (inside(a, base))
 		return 0;
-	while (n < MAX_TABLE_ENTRIES) {
+	while (n < limit) {
 		uint64_t target;
 		if (abs64) {
 			if (env->read(env->ctx, base + 8 * n, &target, 8))
@@ -144,29 +145,96 @@ static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool
 	return n;
 }
 
-static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only)
+/* The table at BASE, of which instruction INSN reads at most LIMIT
+ * entries. A table two dispatches read keeps the larger limit. */
+static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only,
+		     size_t limit)
 {
-	for (size_t i = 0; i < a->ntables; i++)
-		if (a->tables[i].base == base && a->tables[i].abs64 == abs64) {
-			a->table_of[insn] = (int32_t)i;
-			return 0;
-		}
+	size_t at = 0;
+	while (at < a->ntables && !(a->tables[at].base == base && a->tables[at].abs64 == abs64))
+		at++;
+	if (at < a->ntables && a->tables[at].limit >= limit) {
+		a->table_of[insn] = (int32_t)at;
+		return 0;
+	}
 	uint64_t *targets = NULL;
-	size_t n = scan_table(a, base, abs64, inside_only, &targets);
+	size_t n = scan_table(a, base, abs64, inside_only, limit, &targets);
 	if (n < 2) {
 		free(targets);
 		return 0;
 	}
-	struct jump_table *nt = realloc(a->tables, (a->ntables + 1) * sizeof(*nt));
-	if (!nt) {
-		free(targets);
-		return -ENOMEM;
+	if (at == a->ntables) {
+		struct jump_table *nt = realloc(a->tables, (a->ntables + 1) * sizeof(*nt));
+		if (!nt) {
+			free(targets);
+			return -ENOMEM;
+		}
+		a->tables = nt;
+		a->ntables++;
+	} else {
+		free(a->tables[at].targets);
 	}
-	a->tables = nt;
-	a->tables[a->ntables] = (struct jump_table){ .base = base, .abs64 = abs64, .n = n,
-						     .targets = targets };
-	a->table_of[insn] = (int32_t)a->ntables++;
+	a->tables[at] = (struct jump_table){ .base = base, .abs64 = abs64, .limit = limit, .n = n,
+					     .targets = targets };
+	a->table_of[insn] = (int32_t)at;
 	return 0;
+}
+
+/* Instructions a branch of this function or a code pointer enters: a
+ * bounds check before them need not run on the way to them. */
+static bool *entered_insns(const struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	bool *e = calloc(a->n + 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		long t = in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+				 in->kind == X86_CALL ? index_at(a, in->target) : -1;
+		if (t >= 0)
+			e[t] = true;
+	}
+	for (size_t i = 0; i < env->ninterior; i++) {
+		long t = index_at(a, env->interior[i]);
+		if (t >= 0)
+			e[t] = true;
+	}
+	return e;
+}
+
+/* Entries the load at instruction L reads at most, its index in register
+ * IDX, when the straight-line code before it bounds the index: 'cmp IDX,
+ * N; ja elsewhere' (N + 1 entries; 'jae': N), or a byte zero-extended into
+ * IDX (256), with no way into that code between the bound and the load.
+ * Without a bound, a scan of consecutive tables of one function, all of
+ * whose entries are its code, would read on to MAX_TABLE_ENTRIES (cc1:
+ * copies of 2 MB for 21 KB functions). */
+static size_t index_bound(const struct x86_analysis *a, const bool *entered, size_t l, int idx)
+{
+	const struct x86_reloc_env *env = a->env;
+	for (size_t k = l; k-- > 0 && l - k <= 16;) {
+		if (entered[k + 1])
+			break;
+		const struct x86_insn *in = &a->insns[k];
+		const uint8_t *bytes = env->code + (in->addr - env->addr);
+		int reg;
+		if (in->kind == X86_JCC) {
+			const struct x86_insn *cmp = k ? &a->insns[k - 1] : NULL;
+			uint64_t n;
+			bool away = in->target <= in->addr || in->target > a->insns[l].addr;
+			if ((in->cc == 7 || in->cc == 3) && away && cmp && !entered[k] &&
+			    x86_cmp_imm(env->code + (cmp->addr - env->addr), cmp->len, &reg, &n) &&
+			    reg == idx && n < MAX_TABLE_ENTRIES)
+				return in->cc == 7 ? n + 1 : n;
+			break;
+		}
+		if (in->kind != X86_OTHER)
+			break;
+		if (x86_regs_written(bytes, in->len) & (1u << idx))
+			return x86_movzx_byte(bytes, in->len, &reg) && reg == idx ? 256 : MAX_TABLE_ENTRIES;
+	}
+	return MAX_TABLE_ENTRIES;
 }
 
 /* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX.
@@ -188,21 +256,29 @@ static int find_jump_tables(struct x86_analysis *a)
 		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
 				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
 	}
+	bool *entered = NULL;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
 		int err = 0;
-		if (in->is_lea && in->rip_rel && a->has_movsxd4)
-			err = add_table(a, i, in->target, false, false);
-		else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
-			 in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4)
-			err = add_table(a, i, (uint64_t)in->mem.disp, true, false);
+		if (in->is_lea && in->rip_rel && a->has_movsxd4) {
+			err = add_table(a, i, in->target, false, false, MAX_TABLE_ENTRIES);
+		} else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
+			   in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4) {
+			if (!entered && !(entered = entered_insns(a)))
+				return -ENOMEM;
+			err = add_table(a, i, (uint64_t)in->mem.disp, true, false,
+					index_bound(a, entered, i, in->mem.index));
+		}
 		if (!err && a->table_of[i] < 0 && in->is_lea && in->rip_rel && a->has_index8 &&
 		    !inside(a, in->target) && env->is_readonly &&
 		    env->is_readonly(env->ctx, in->target, 16))
-			err = add_table(a, i, in->target, true, true);
-		if (err)
+			err = add_table(a, i, in->target, true, true, MAX_TABLE_ENTRIES);
+		if (err) {
+			free(entered);
 			return err;
+		}
 	}
+	free(entered);
 	return 0;
 }
 
