@@ -192,26 +192,44 @@ static int open_image(rtl_binary *bin)
 	return 0;
 }
 
+void *rtl_scratch_get(struct rtl_scratch *s, size_t size)
+{
+	if (size > s->size) {
+		void *p = realloc(s->p, size);
+		if (!p)
+			return NULL;
+		s->p = p;
+		s->size = size;
+	}
+	return s->p;
+}
+
 static int discover(rtl_binary *bin)
 {
 	struct rtl_cands c = { 0 };
+	struct rtl_scratch s = { 0 };
 	int err;
 
 	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
 	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)) ||
-	    (err = rtl_elf_build_functions(bin, &c, 0)))
+	    (err = rtl_elf_build_functions(bin, &c, 0, &s)))
 		goto out;
 	/* A second build with the gaps the first one left uncovered. */
 	size_t before = c.n;
 	if ((err = rtl_elf_collect_gaps(bin, &c)))
 		goto out;
-	if (c.n != before && (err = rtl_elf_build_functions(bin, &c, before)))
+	if (c.n != before && (err = rtl_elf_build_functions(bin, &c, before, &s)))
 		goto out;
 	if ((err = rtl_elf_name_functions(bin)))
 		goto out;
-	err = rtl_elf_collect_code_pointers(bin);
+	/* the candidates' pages, done with, hold the code pointers' words */
+	struct rtl_scratch room = { c.v, c.cap * sizeof(*c.v) };
+	c.v = NULL;
+	err = rtl_elf_collect_code_pointers(bin, &room, &s);
+	free(room.p);
 out:
 	free(c.v);
+	free(s.p);
 	return err;
 }
 

@@ -26,6 +26,16 @@ struct rtl_cands {
 	size_t n, cap;
 };
 
+/* The second buffer of the sorts of one discovery, shared by them: a fresh
+ * page costs more than sorting what it holds (about 1.5 us to fault in on
+ * the development VM; cc1's sorts need 6 MB). */
+struct rtl_scratch {
+	void *p;
+	size_t size;
+};
+/* Room for SIZE bytes in S (grown, contents not kept), or NULL. */
+void *rtl_scratch_get(struct rtl_scratch *s, size_t size);
+
 /* An allocated section, for address lookups (sorted by addr in bin->secs). */
 struct rtl_section {
 	uint64_t addr, size, flags;
@@ -103,14 +113,16 @@ int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr);
 size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
 /* Merges candidates into bin->funcs (replacing any earlier build); the
  * first SORTED candidates are known to be sorted. */
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted);
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted,
+			    struct rtl_scratch *s);
 /* Gives unnamed functions their sub_<hex> name; once, after the last build. */
 int rtl_elf_name_functions(rtl_binary *bin);
 /* rtl_binary_find_function's answer for ADDR, given NEXT: the index of the
  * first record that starts after ADDR. */
 const rtl_function *rtl_elf_function_before(const rtl_binary *bin, size_t next, uint64_t addr);
-/* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC). */
-int rtl_elf_collect_code_pointers(rtl_binary *bin);
+/* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC),
+ * its array grown from ROOM's block (taken: ROOM is left empty). */
+int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, struct rtl_scratch *s);
 
 /* Name ranks: lower is preferred. */
 enum {

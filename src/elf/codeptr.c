@@ -108,8 +108,6 @@ static int scan_relr(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 static int scan_data(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 {
 	enum { CHUNK = 4096 };
-	if (sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_ALLOC) || (sh->sh_flags & SHF_EXECINSTR))
-		return 0;
 	uint64_t first = (sh->sh_addr + 7) & ~(uint64_t)7, end = sh->sh_addr + sh->sh_size;
 	if (first < sh->sh_addr || end < first || end - first < 8)
 		return 0;
@@ -156,18 +154,49 @@ static int cp_cmp(const void *a, const void *b)
 	return x->where < y->where ? -1 : x->where > y->where;
 }
 
-int rtl_elf_collect_code_pointers(rtl_binary *bin)
+static int scans_data(const rtl_binary *bin, const GElf_Shdr *sh)
 {
-	struct cp_vec cv = { 0 };
+	return bin->ehdr.e_type == ET_EXEC && sh->sh_type == SHT_PROGBITS && (sh->sh_flags & SHF_ALLOC) &&
+	       !(sh->sh_flags & SHF_EXECINSTR);
+}
+
+/* Room for as many words as the relocations and data sections hold (DT_RELR
+ * bitmaps aside): the array never moves while it fills, and the pages past
+ * what it keeps are never touched. */
+static void reserve(rtl_binary *bin, struct cp_vec *cv)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC) && sh.sh_entsize)
+			n += sh.sh_size / sh.sh_entsize;
+		else if (scans_data(bin, &sh))
+			n += sh.sh_size / 8;
+	}
+	/* without it (no memory for as much), the array grows as it fills */
+	(void)rtl_grow(&cv->v, &cv->cap, n < bin->image_size / 8 ? n : bin->image_size / 8,
+		       sizeof(*cv->v));
+}
+
+int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, struct rtl_scratch *s)
+{
+	struct cp_vec cv = { .v = room->p, .cap = room->size / sizeof(rtl_code_pointer) };
 	Elf_Scn *scn = NULL;
 	int err = 0;
 
-	if (!bin->nfuncs)
+	*room = (struct rtl_scratch){ 0 };
+	if (!bin->nfuncs) {
+		free(cv.v);
 		return 0;
+	}
 	/* most data words are nowhere near code: only those strictly after
 	 * the first entry and before the furthest end can be kept */
 	cv.lo = bin->funcs[0].addr + 1;
 	cv.span = bin->cover[bin->nfuncs - 1] > cv.lo ? bin->cover[bin->nfuncs - 1] - cv.lo : 0;
+	reserve(bin, &cv);
 	while (!err && (scn = elf_nextscn(bin->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -176,19 +205,26 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin)
 			err = scan_rela(bin, scn, &sh, &cv);
 		else if (sh.sh_type == SHT_RELR)
 			err = scan_relr(bin, &sh, &cv);
-		else if (bin->ehdr.e_type == ET_EXEC)
+		else if (scans_data(bin, &sh))
 			err = scan_data(bin, &sh, &cv);
 	}
 	/* by target, then by where (a data scan finds them by where already) */
-	if (!err && (rtl_radix_sort_u64(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where)) ||
-		     rtl_radix_sort_u64(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target))))
+	void *tmp = err ? NULL : rtl_scratch_get(s, (cv.n ? cv.n : 1) * sizeof(*cv.v));
+	if (!err && (!tmp ||
+		     rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where), tmp) ||
+		     rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target), tmp)))
 		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	if (err) {
 		free(cv.v);
 		return err;
 	}
-	bin->cptrs = cv.v;
-	bin->ncptrs = keep_interior(bin, cv.v, cv.n);
+	/* the room for words not kept goes back */
+	if (!(bin->ncptrs = keep_interior(bin, cv.v, cv.n))) {
+		free(cv.v);
+		return 0;
+	}
+	rtl_code_pointer *v = realloc(cv.v, bin->ncptrs * sizeof(*v));
+	bin->cptrs = v ? v : cv.v;
 	return 0;
 }
 

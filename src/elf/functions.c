@@ -159,13 +159,16 @@ static int name_unnamed(rtl_binary *bin)
 /* Sorts the candidates whose first SORTED are sorted already (the second
  * build only adds gaps): sort the tail, then merge it in from the back, in
  * place, the first run's candidate first among equals. */
-static int sort_cands(struct rtl_cands *c, size_t sorted)
+static int sort_cands(struct rtl_cands *c, size_t sorted, struct rtl_scratch *s)
 {
 	size_t n = c->n, tail = n - sorted;
+	struct rtl_candidate *t = rtl_scratch_get(s, (tail ? tail : 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
 	/* by address with a radix sort (tens of thousands of FDEs), then each
 	 * run of one address by the name order, by insertion (runs are short) */
-	if (tail > 1 && rtl_radix_sort_u64(c->v + sorted, tail, sizeof(*c->v),
-					   offsetof(struct rtl_candidate, addr)))
+	if (tail > 1 && rtl_radix_sort_u64_tmp(c->v + sorted, tail, sizeof(*c->v),
+					       offsetof(struct rtl_candidate, addr), t))
 		qsort(c->v + sorted, tail, sizeof(*c->v), cand_cmp);
 	for (size_t i = sorted + 1; i < n; i++)
 		for (size_t j = i; j > sorted && c->v[j - 1].addr == c->v[j].addr &&
@@ -176,13 +179,9 @@ static int sort_cands(struct rtl_cands *c, size_t sorted)
 		}
 	if (!sorted || !tail)
 		return 0;
-	struct rtl_candidate *t = malloc(tail * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
 	memcpy(t, c->v + sorted, tail * sizeof(*t));
 	for (size_t i = sorted, j = tail, k = n; j > 0; )
 		c->v[--k] = i > 0 && cand_cmp(&c->v[i - 1], &t[j - 1]) > 0 ? c->v[--i] : t[--j];
-	free(t);
 	return 0;
 }
 
@@ -226,10 +225,11 @@ static int build_cover(rtl_binary *bin)
 	return build_page_index(bin);
 }
 
-int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted)
+int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted,
+			    struct rtl_scratch *s)
 {
 	int err;
-	if ((err = sort_cands(c, sorted)))
+	if ((err = sort_cands(c, sorted, s)))
 		return err;
 	if ((err = merge(bin, c)))
 		return err;

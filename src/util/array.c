@@ -52,7 +52,17 @@ int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key)
 {
 	if (n < 2)
 		return 0;
-	uint8_t *a = v;
+	void *tmp = malloc(n * size);
+	int err = tmp ? rtl_radix_sort_u64_tmp(v, n, size, key, tmp) : -ENOMEM;
+	free(tmp);
+	return err;
+}
+
+int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp)
+{
+	if (n < 2)
+		return 0;
+	uint8_t *a = v, *b = tmp;
 	uint64_t lo = key_at(a, key), hi = lo, prev = lo;
 	int sorted = 1;
 	for (size_t i = 1; i < n; i++) {
@@ -70,12 +80,8 @@ int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key)
 	unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS, width = (bits + passes - 1) / passes;
 	uint64_t mask = ((uint64_t)1 << width) - 1;
 	size_t (*count)[(1 << RADIX_BITS) + 1] = calloc(passes, sizeof(*count));
-	uint8_t *b = malloc(n * size);
-	if (!b || !count) {
-		free(b);
-		free(count);
+	if (!count)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {   /* every pass's histogram in one read */
 		uint64_t k = key_at(a + i * size, key) - lo;
 		for (unsigned p = 0; p < passes; p++)
@@ -98,7 +104,6 @@ int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key)
 	}
 	if (src != a)
 		memcpy(a, src, n * size);
-	free(b);
 	free(count);
 	return 0;
 }

@@ -27,6 +27,10 @@ static inline int rtl_grow(void *arrp, size_t *cap, size_t need, size_t elem)
  * Sorting by a minor key, then by the major one, sorts by both. Returns 0
  * or -ENOMEM (V unchanged). */
 int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key);
+/* The same with TMP, room for N elements, as the second buffer: for a
+ * caller that sorts several arrays and would rather reuse its pages than
+ * have each sort fault in fresh ones. */
+int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp);
 
 /* The first index i in V[0..N) (sorted ascending) with V[i] >= KEY; N when
  * there is none. Inline: address maps are searched on hot paths. */
