@@ -1,5 +1,6 @@
 /* Profile store lifecycle: create (temporary file, one transaction), commit
- * (indexes, COMMIT, rename), open (read-only, with identity checks), close.
+ * (the rows still in memory, indexes, COMMIT, rename), open (read-only,
+ * with identity checks), close.
  * The schema below is documented for users in docs/profile-schema.md. */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,8 +67,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SET_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
 	[ST_GET_META] = "SELECT value FROM meta WHERE key = ?1",
 	[ST_ADD_MODULE] = "INSERT INTO modules(path, load_bias) VALUES (?1, ?2)",
-	[ST_ADD_FUNCTION] = "INSERT INTO functions(module, name, addr, size, instrumented, reason)"
-			    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_ADD_FUNCTION] = "INSERT INTO functions(id, module, name, addr, size, instrumented,"
+			    " reason, have, calls, instrs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",
@@ -188,7 +189,8 @@ int rtl_profile_commit(rtl_profile *p)
 
 	if (!p->tmp || p->committed)
 		return -EINVAL;
-	if ((err = store_exec(p, index_sql)) || (err = store_exec(p, "COMMIT")))
+	if ((err = store_flush(p)) || (err = store_exec(p, index_sql)) ||
+	    (err = store_exec(p, "COMMIT")))
 		return err;
 	if (rename(p->tmp, p->path) < 0) {
 		err = -errno;
@@ -209,6 +211,8 @@ void rtl_profile_close(rtl_profile *p)
 	sqlite3_close(p->db);
 	if (p->tmp && !p->committed)
 		unlink(p->tmp);
+	free(p->fns);
+	free(p->text);
 	free(p->tmp);
 	free(p->path);
 	free(p->meta_value);

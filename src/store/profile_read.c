@@ -50,6 +50,8 @@ static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
 	sqlite3_stmt *s;
 	int rc, ret = 0;
 
+	if (p->tmp && !p->committed && (ret = store_flush(p)))
+		return ret;
 	if ((rc = sqlite3_prepare_v2(p->db, sql, -1, &s, NULL)) != SQLITE_OK)
 		return read_fail(p, rc, "prepare query");
 	if (has_arg)

@@ -18,12 +18,30 @@ enum store_stmt {
 	ST_SET_COUNTS, ST_ADD_BLOCK, ST_ADD_CALL, ST_COUNT
 };
 
+/* A function row not yet in the table. Each collector sets its counts
+ * after the row is added; kept here, the row is written once, complete,
+ * instead of an INSERT and an UPDATE per collector. */
+struct store_function {
+	int64_t module;
+	uint64_t addr, size, calls, instrs;
+	size_t name, reason;   /* offset + 1 in the writer's text, 0 for NULL */
+	unsigned have;
+	int instrumented;
+};
+
 struct rtl_profile {
 	sqlite3 *db;
 	char *path;        /* the profile's final name */
 	char *tmp;         /* writer: the temporary file; NULL for a reader */
 	int committed;
 	int64_t nmodules, nfunctions;  /* writer: ids run from 1 to these */
+	/* writer: functions 1 to nstored are in the table, the others in fns
+	 * (id nstored + 1 first), their strings in text */
+	int64_t nstored;
+	struct store_function *fns;
+	size_t fns_cap;
+	char *text;
+	size_t ntext, text_cap;
 	char *meta_value;  /* last rtl_profile_get_meta() result */
 	sqlite3_stmt *st[ST_COUNT];
 };
@@ -33,6 +51,11 @@ int store_fail(rtl_profile *p, const char *what);
 
 /* The prepared statement ID, reset, or NULL. Callers bind every parameter. */
 sqlite3_stmt *store_stmt(rtl_profile *p, enum store_stmt id);
+
+/* Writes the rows the writer P still holds in memory (nothing for a
+ * reader): at commit, and before a query, so that a writer reads its own
+ * rows. */
+int store_flush(rtl_profile *p);
 
 /* Runs one statement that returns no rows. */
 int store_exec(rtl_profile *p, const char *sql);
