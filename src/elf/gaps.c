@@ -89,6 +89,21 @@ static int sweep(const unsigned char *p, size_t avail, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
+/* Each gap is a cache miss (cc1: 37,000 of them, nearly all padding): the
+ * gap a few functions ahead is prefetched while this one is read. Where
+ * it starts in P, or NULL. (The prefetch itself stays in the loop: GCC
+ * drops calls to a function whose only effect is one.) */
+static const unsigned char *gap_ahead(const rtl_binary *bin, const unsigned char *p,
+				      const GElf_Shdr *sh, size_t i)
+{
+	enum { AHEAD = 8 };
+	if (i + AHEAD >= bin->nfuncs)
+		return NULL;
+	const rtl_function *f = &bin->funcs[i + AHEAD];
+	uint64_t gap = f->addr + f->size;
+	return gap >= sh->sh_addr && gap - sh->sh_addr < sh->sh_size ? p + (gap - sh->sh_addr) : NULL;
+}
+
 static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands *c)
 {
 	const unsigned char *p = rtl_binary_ptr(bin, sh->sh_addr, sh->sh_size);
@@ -96,6 +111,9 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 	if (!p)
 		return 0;
 	for (size_t i = 0; i <= bin->nfuncs; i++) {
+		const unsigned char *ahead = gap_ahead(bin, p, sh, i);
+		if (ahead)
+			__builtin_prefetch(ahead);
 		uint64_t next = i < bin->nfuncs ? bin->funcs[i].addr : end;
 		if (next > end)
 			next = end;
