@@ -7,6 +7,8 @@
  * The rtl_profile is owned by the caller and freed by rtl_profile_close();
  * it is not safe to use from several threads at once. Ids passed to the
  * write functions must come from the same profile (-ENOENT otherwise).
+ * Rows reach the file in groups, some only at commit: an error writing
+ * them is returned by a later write or by the commit, which then fails.
  * The schema is documented in docs/profile-schema.md. */
 #ifndef RETICLE_PROFILE_H
 #define RETICLE_PROFILE_H

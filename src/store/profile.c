@@ -67,32 +67,64 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SET_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
 	[ST_GET_META] = "SELECT value FROM meta WHERE key = ?1",
 	[ST_ADD_MODULE] = "INSERT INTO modules(path, load_bias) VALUES (?1, ?2)",
-	[ST_ADD_FUNCTION] = "INSERT INTO functions(id, module, name, addr, size, instrumented,"
-			    " reason, have, calls, instrs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",
-	/* A block or call site added twice adds up its counts. */
-	[ST_ADD_BLOCK] = "INSERT INTO blocks(function, addr, ninstrs, count) VALUES (?1, ?2, ?3, ?4)"
-			 " ON CONFLICT DO UPDATE SET count = count + excluded.count",
-	[ST_ADD_CALL] = "INSERT INTO call_sites(caller, site, callee, count) VALUES (?1, ?2, ?3, ?4)"
-			" ON CONFLICT DO UPDATE SET count = count + excluded.count",
 };
+
+/* Inserts: HEAD, then ROW once per row, then TAIL. */
+static const struct { const char *head, *row, *tail; } insert_sql[TB_COUNT] = {
+	[TB_FUNCTIONS] = { "INSERT INTO functions(id, module, name, addr, size, instrumented,"
+			   " reason, have, calls, instrs) VALUES ", "(?,?,?,?,?,?,?,?,?,?)", "" },
+	/* A block or call site added twice adds up its counts, also when
+	 * both are in one statement (its rows go in one after the other). */
+	[TB_BLOCKS] = { "INSERT INTO blocks(function, addr, ninstrs, count) VALUES ", "(?,?,?,?)",
+			" ON CONFLICT DO UPDATE SET count = count + excluded.count" },
+	[TB_CALLS] = { "INSERT INTO call_sites(caller, site, callee, count) VALUES ", "(?,?,?,?)",
+		       " ON CONFLICT DO UPDATE SET count = count + excluded.count" },
+};
+
+static sqlite3_stmt *prepare(rtl_profile *p, sqlite3_stmt **slot, const char *sql)
+{
+	if (sqlite3_prepare_v3(p->db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK) {
+		store_fail(p, "prepare");
+		*slot = NULL;
+	}
+	return *slot;
+}
 
 sqlite3_stmt *store_stmt(rtl_profile *p, enum store_stmt id)
 {
 	sqlite3_stmt *s = p->st[id];
 
-	if (!s) {
-		if (sqlite3_prepare_v3(p->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-				       &s, NULL) != SQLITE_OK) {
-			store_fail(p, "prepare");
-			return NULL;
-		}
-		p->st[id] = s;
+	if (!s)
+		return prepare(p, &p->st[id], stmt_sql[id]);
+	sqlite3_reset(s);     /* every caller binds every parameter anew */
+	return s;
+}
+
+sqlite3_stmt *store_insert(rtl_profile *p, enum store_table t, int many)
+{
+	const char *head = insert_sql[t].head, *row = insert_sql[t].row, *tail = insert_sql[t].tail;
+	int rows = many ? STORE_BATCH : 1;
+	sqlite3_stmt *s = p->insert[t][many];
+	char *sql, *end;
+
+	if (s) {
+		sqlite3_reset(s);
 		return s;
 	}
-	sqlite3_reset(s);     /* every caller binds every parameter anew */
+	/* a comma after each row but the last, a NUL after the tail */
+	if (!(sql = malloc(strlen(head) + rows * (strlen(row) + 1) + strlen(tail)))) {
+		rtl_warn("profile store: out of memory");
+		return NULL;
+	}
+	end = stpcpy(sql, head);
+	for (int i = 0; i < rows; i++)
+		end = stpcpy(stpcpy(end, i ? "," : ""), row);
+	strcpy(end, tail);
+	s = prepare(p, &p->insert[t][many], sql);
+	free(sql);
 	return s;
 }
 
@@ -189,6 +221,8 @@ int rtl_profile_commit(rtl_profile *p)
 
 	if (!p->tmp || p->committed)
 		return -EINVAL;
+	if (p->failed)
+		return p->failed;      /* rows are missing: no profile */
 	if ((err = store_flush(p)) || (err = store_exec(p, index_sql)) ||
 	    (err = store_exec(p, "COMMIT")))
 		return err;
@@ -208,6 +242,10 @@ void rtl_profile_close(rtl_profile *p)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(p->st[i]);
+	for (int t = 0; t < TB_COUNT; t++) {
+		sqlite3_finalize(p->insert[t][0]);
+		sqlite3_finalize(p->insert[t][1]);
+	}
 	sqlite3_close(p->db);
 	if (p->tmp && !p->committed)
 		unlink(p->tmp);

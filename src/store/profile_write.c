@@ -1,7 +1,8 @@
-/* Profile store, write side: one prepared statement per row kind, reused
- * for every row inside the writer's single transaction; function rows wait
- * in memory for their counts. Unsigned 64-bit values are stored as
- * SQLite's signed INTEGER (same bits). */
+/* Profile store, write side: the checks of every write. Meta and module
+ * rows are inserted at once; function, block and call-site rows go to
+ * profile_rows.c, which inserts them later, several to a statement. All
+ * inside the writer's single transaction. Unsigned 64-bit values are
+ * stored as SQLite's signed INTEGER (same bits). */
 #include <errno.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -31,14 +32,6 @@ static int known(int64_t id, int64_t last)
 	return id >= 1 && id <= last;
 }
 
-static void bind_text(sqlite3_stmt *s, int i, const char *text)
-{
-	if (text)
-		sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
 int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value)
 {
 	sqlite3_stmt *s;
@@ -48,7 +41,7 @@ int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value)
 	if (!(s = store_stmt(p, ST_SET_META)))
 		return -RTL_ERR_STORE;
 	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	bind_text(s, 2, value);
+	store_bind_text(s, 2, value);
 	return step_insert(p, s, NULL, "set meta");
 }
 
@@ -154,79 +147,36 @@ int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned h
 	return 0;
 }
 
-static void bind_u64_or_null(sqlite3_stmt *s, int i, int have, uint64_t v)
+/* Adds a row of four integers to the batch of T, written when full. */
+static int batch_add(rtl_profile *p, enum store_table t, int64_t a, int64_t b,
+		     int64_t c, int64_t d)
 {
-	if (have)
-		sqlite3_bind_int64(s, i, (sqlite3_int64)v);
-	else
-		sqlite3_bind_null(s, i);
-}
+	struct store_batch *q = store_batch_of(p, t);
+	int64_t *row = q->row[q->n++];
 
-/* The functions held in memory, one INSERT each; a count that was never
- * set is NULL, as the UPDATE left it. */
-int store_flush(rtl_profile *p)
-{
-	size_t n = (size_t)(p->nfunctions - p->nstored);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct store_function *f = &p->fns[i];
-		sqlite3_stmt *s;
-		int err;
-
-		if (!(s = store_stmt(p, ST_ADD_FUNCTION)))
-			return -RTL_ERR_STORE;
-		sqlite3_bind_int64(s, 1, p->nstored + 1);
-		sqlite3_bind_int64(s, 2, f->module);
-		bind_text(s, 3, f->name ? p->text + f->name - 1 : NULL);
-		sqlite3_bind_int64(s, 4, (sqlite3_int64)f->addr);
-		sqlite3_bind_int64(s, 5, (sqlite3_int64)f->size);
-		sqlite3_bind_int(s, 6, f->instrumented);
-		bind_text(s, 7, f->reason ? p->text + f->reason - 1 : NULL);
-		sqlite3_bind_int(s, 8, (int)f->have);
-		bind_u64_or_null(s, 9, f->have & RTL_HAVE_CALLS, f->calls);
-		bind_u64_or_null(s, 10, f->have & RTL_HAVE_INSTRS, f->instrs);
-		if ((err = step_insert(p, s, NULL, "add function"))) {
-			memmove(p->fns, f, (n - i) * sizeof(*f));   /* keep fns[0] at nstored + 1 */
-			return err;
-		}
-		p->nstored++;
-	}
-	p->ntext = 0;
-	return 0;
+	row[0] = a;
+	row[1] = b;
+	row[2] = c;
+	row[3] = d;
+	return q->n == STORE_BATCH ? store_write_batch(p, t) : 0;
 }
 
 int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 			  uint32_t ninstrs, uint64_t count)
 {
-	sqlite3_stmt *s;
-
 	if (!writable(p))
 		return -EINVAL;
 	if (!known(function, p->nfunctions))
 		return -ENOENT;
-	if (!(s = store_stmt(p, ST_ADD_BLOCK)))
-		return -RTL_ERR_STORE;
-	sqlite3_bind_int64(s, 1, function);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)addr);
-	sqlite3_bind_int64(s, 3, ninstrs);
-	sqlite3_bind_int64(s, 4, (sqlite3_int64)count);
-	return step_insert(p, s, NULL, "add block");
+	return batch_add(p, TB_BLOCKS, function, (int64_t)addr, ninstrs, (int64_t)count);
 }
 
 int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 			 int64_t callee, uint64_t count)
 {
-	sqlite3_stmt *s;
-
 	if (!writable(p))
 		return -EINVAL;
 	if (!known(caller, p->nfunctions) || !known(callee, p->nfunctions))
 		return -ENOENT;
-	if (!(s = store_stmt(p, ST_ADD_CALL)))
-		return -RTL_ERR_STORE;
-	sqlite3_bind_int64(s, 1, caller);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)site);
-	sqlite3_bind_int64(s, 3, callee);
-	sqlite3_bind_int64(s, 4, (sqlite3_int64)count);
-	return step_insert(p, s, NULL, "add call");
+	return batch_add(p, TB_CALLS, caller, (int64_t)site, callee, (int64_t)count);
 }

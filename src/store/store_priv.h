@@ -14,9 +14,13 @@
 
 /* Write statements, prepared once on first use and reused. */
 enum store_stmt {
-	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_ADD_FUNCTION,
-	ST_SET_COUNTS, ST_ADD_BLOCK, ST_ADD_CALL, ST_COUNT
+	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_SET_COUNTS, ST_COUNT
 };
+
+/* Tables whose rows are inserted STORE_BATCH to a statement: SQLite's cost
+ * per statement (cursors, statement journal, halt) was half of a row's. */
+enum store_table { TB_FUNCTIONS, TB_BLOCKS, TB_CALLS, TB_COUNT };
+#define STORE_BATCH 64
 
 /* A function row not yet in the table. Each collector sets its counts
  * after the row is added; kept here, the row is written once, complete,
@@ -29,11 +33,19 @@ struct store_function {
 	int instrumented;
 };
 
+/* Blocks or call sites waiting for a full statement: four integer columns
+ * in the order of the table's. */
+struct store_batch {
+	int64_t row[STORE_BATCH][4];
+	int n;
+};
+
 struct rtl_profile {
 	sqlite3 *db;
 	char *path;        /* the profile's final name */
 	char *tmp;         /* writer: the temporary file; NULL for a reader */
 	int committed;
+	int failed;        /* writer: the error that lost rows, kept for commit */
 	int64_t nmodules, nfunctions;  /* writer: ids run from 1 to these */
 	/* writer: functions 1 to nstored are in the table, the others in fns
 	 * (id nstored + 1 first), their strings in text */
@@ -42,8 +54,10 @@ struct rtl_profile {
 	size_t fns_cap;
 	char *text;
 	size_t ntext, text_cap;
+	struct store_batch blocks, calls;
 	char *meta_value;  /* last rtl_profile_get_meta() result */
 	sqlite3_stmt *st[ST_COUNT];
+	sqlite3_stmt *insert[TB_COUNT][2];   /* one row, STORE_BATCH rows */
 };
 
 /* Logs the SQLite error of P's connection with WHAT and returns -RTL_ERR_STORE. */
@@ -51,11 +65,31 @@ int store_fail(rtl_profile *p, const char *what);
 
 /* The prepared statement ID, reset, or NULL. Callers bind every parameter. */
 sqlite3_stmt *store_stmt(rtl_profile *p, enum store_stmt id);
+/* The same for the INSERT of one row (MANY 0) or STORE_BATCH rows into T. */
+sqlite3_stmt *store_insert(rtl_profile *p, enum store_table t, int many);
+
+static inline struct store_batch *store_batch_of(rtl_profile *p, enum store_table t)
+{
+	return t == TB_BLOCKS ? &p->blocks : &p->calls;
+}
+
+/* Inserts the rows waiting in P's batch of T (blocks or calls) and
+ * empties it. */
+int store_write_batch(rtl_profile *p, enum store_table t);
 
 /* Writes the rows the writer P still holds in memory (nothing for a
  * reader): at commit, and before a query, so that a writer reads its own
  * rows. */
 int store_flush(rtl_profile *p);
+
+/* Binds TEXT, or NULL, to parameter I of S; TEXT must outlive the step. */
+static inline void store_bind_text(sqlite3_stmt *s, int i, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
 
 /* Runs one statement that returns no rows. */
 int store_exec(rtl_profile *p, const char *sql);

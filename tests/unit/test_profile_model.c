@@ -112,10 +112,14 @@ static void set_counts(rtl_profile *p)
 						 (uint64_t)instrs), changed ? 0 : -ENOENT);
 }
 
-/* Addresses from a small range, so that blocks and call sites repeat. */
+/* Runs of the same function, addresses from a small range: blocks and
+ * call sites repeat, also within one statement of the store's. */
+static int64_t last_function = 1;
+
 static void add_block(rtl_profile *p)
 {
-	int64_t f = some_function(), addr = 0x1000 + (int64_t)rnd(64) * 4;
+	int64_t f = rnd(4) ? last_function : (last_function = some_function());
+	int64_t addr = 0x1000 + (int64_t)rnd(32) * 4;
 	int64_t ninstrs = 1 + (int64_t)rnd(30), count = (int64_t)rnd(1ull << 50);
 
 	CHECK_EQ(rtl_profile_add_block(p, f, (uint64_t)addr, (uint32_t)ninstrs, (uint64_t)count),
@@ -128,7 +132,8 @@ static void add_block(rtl_profile *p)
 
 static void add_call(rtl_profile *p)
 {
-	int64_t caller = some_function(), callee = some_function();
+	int64_t caller = rnd(4) ? last_function : (last_function = some_function());
+	int64_t callee = some_function();
 	int64_t site = 0x1000 + (int64_t)rnd(16), count = 1 + (int64_t)rnd(1000);
 	int ok = known(caller) && known(callee);
 
