@@ -33,11 +33,15 @@ static const char *const schema_sql =
 	" FROM functions f JOIN modules m ON m.id = f.module"
 	" ORDER BY coalesce(f.instrs, 0) DESC, coalesce(f.calls, 0) DESC;";
 
-/* Secondary indexes are built once at commit: cheaper than maintaining
- * them on every insert. Blocks and call sites need none for the common
+/* Secondary indexes. Function rows are all inserted at commit, in the
+ * engine's order of module and address, so their index grows at its end:
+ * cheaper than a CREATE INDEX after them (its sort, its schema change).
+ * Call sites come in any order of callee, and their index is built once
+ * at commit. Blocks and call sites need no other index for the common
  * queries: their primary keys (WITHOUT ROWID) order them by function. */
-static const char *const index_sql =
-	"CREATE INDEX functions_module ON functions(module, addr);"
+static const char *const early_index_sql =
+	"CREATE INDEX functions_module ON functions(module, addr);";
+static const char *const commit_index_sql =
 	"CREATE INDEX call_sites_callee ON call_sites(callee);";
 
 /* The temporary file is private: nobody reads it before the rename, and a
@@ -74,8 +78,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 
 /* Inserts: HEAD, then ROW once per row, then TAIL. */
 static const struct { const char *head, *row, *tail; } insert_sql[TB_COUNT] = {
-	[TB_FUNCTIONS] = { "INSERT INTO functions(id, module, name, addr, size, instrumented,"
-			   " reason, have, calls, instrs) VALUES ", "(?,?,?,?,?,?,?,?,?,?)", "" },
+	[TB_FUNCTIONS] = { "INSERT INTO functions(module, name, addr, size, instrumented,"
+			   " reason, have, calls, instrs) VALUES ", "(?,?,?,?,?,?,?,?,?)", "" },
 	/* A block or call site added twice adds up its counts, also when
 	 * both are in one statement (its rows go in one after the other). */
 	[TB_BLOCKS] = { "INSERT INTO blocks(function, addr, ninstrs, count) VALUES ", "(?,?,?,?)",
@@ -190,7 +194,8 @@ static int init_writer(rtl_profile *p)
 		return store_fail(p, p->tmp);
 	snprintf(sql, sizeof(sql), "PRAGMA application_id=%d;", RTL_PROFILE_APP_ID);
 	if ((err = store_exec(p, writer_pragmas)) || (err = store_exec(p, sql)) ||
-	    (err = store_exec(p, "BEGIN")) || (err = store_exec(p, schema_sql)))
+	    (err = store_exec(p, "BEGIN")) || (err = store_exec(p, schema_sql)) ||
+	    (err = store_exec(p, early_index_sql)))
 		return err;
 	snprintf(sql, sizeof(sql), "INSERT INTO meta VALUES ('schema_version', '%d');",
 		 RTL_PROFILE_SCHEMA_VERSION);
@@ -223,7 +228,7 @@ int rtl_profile_commit(rtl_profile *p)
 		return -EINVAL;
 	if (p->failed)
 		return p->failed;      /* rows are missing: no profile */
-	if ((err = store_flush(p)) || (err = store_exec(p, index_sql)) ||
+	if ((err = store_flush(p)) || (err = store_exec(p, commit_index_sql)) ||
 	    (err = store_exec(p, "COMMIT")))
 		return err;
 	if (rename(p->tmp, p->path) < 0) {

@@ -3,6 +3,7 @@
  * call sites until STORE_BATCH of them fill an INSERT. */
 #include <reticle/error.h>
 #include "store/store_priv.h"
+#include "util/log.h"
 
 static void bind_u64_or_null(sqlite3_stmt *s, int i, int have, uint64_t v)
 {
@@ -12,22 +13,21 @@ static void bind_u64_or_null(sqlite3_stmt *s, int i, int have, uint64_t v)
 		sqlite3_bind_null(s, i);
 }
 
-/* Function row I of those in memory, from parameter AT on. Its id follows
- * those in the table; a count never set is NULL, as an UPDATE left it. */
+/* Function row I of those in memory, from parameter AT on. A count never
+ * set is NULL, as an UPDATE left it. */
 static void bind_function(rtl_profile *p, sqlite3_stmt *s, int at, size_t i)
 {
 	const struct store_function *f = &p->fns[i];
 
-	sqlite3_bind_int64(s, at, p->nstored + 1 + (int64_t)i);
-	sqlite3_bind_int64(s, at + 1, f->module);
-	store_bind_text(s, at + 2, f->name ? p->text + f->name - 1 : NULL);
-	sqlite3_bind_int64(s, at + 3, (sqlite3_int64)f->addr);
-	sqlite3_bind_int64(s, at + 4, (sqlite3_int64)f->size);
-	sqlite3_bind_int(s, at + 5, f->instrumented);
-	store_bind_text(s, at + 6, f->reason ? p->text + f->reason - 1 : NULL);
-	sqlite3_bind_int(s, at + 7, (int)f->have);
-	bind_u64_or_null(s, at + 8, f->have & RTL_HAVE_CALLS, f->calls);
-	bind_u64_or_null(s, at + 9, f->have & RTL_HAVE_INSTRS, f->instrs);
+	sqlite3_bind_int64(s, at, f->module);
+	store_bind_text(s, at + 1, f->name ? p->text + f->name - 1 : NULL);
+	sqlite3_bind_int64(s, at + 2, (sqlite3_int64)f->addr);
+	sqlite3_bind_int64(s, at + 3, (sqlite3_int64)f->size);
+	sqlite3_bind_int(s, at + 4, f->instrumented);
+	store_bind_text(s, at + 5, f->reason ? p->text + f->reason - 1 : NULL);
+	sqlite3_bind_int(s, at + 6, (int)f->have);
+	bind_u64_or_null(s, at + 7, f->have & RTL_HAVE_CALLS, f->calls);
+	bind_u64_or_null(s, at + 8, f->have & RTL_HAVE_INSTRS, f->instrs);
 }
 
 /* Inserts rows 0 to N - 1 held for table T: STORE_BATCH to a statement,
@@ -36,7 +36,7 @@ static void bind_function(rtl_profile *p, sqlite3_stmt *s, int at, size_t i)
 static int insert_rows(rtl_profile *p, enum store_table t, size_t n)
 {
 	static const char *const what[TB_COUNT] = { "add functions", "add blocks", "add call sites" };
-	const int ncols = t == TB_FUNCTIONS ? 10 : 4;
+	const int ncols = t == TB_FUNCTIONS ? 9 : 4;
 
 	for (size_t i = 0; i < n;) {
 		int many = n - i >= STORE_BATCH;
@@ -53,6 +53,12 @@ static int insert_rows(rtl_profile *p, enum store_table t, size_t n)
 		}
 		if (sqlite3_step(s) != SQLITE_DONE)
 			return store_fail(p, what[t]);
+		/* SQLite numbers function rows (max + 1, cheaper than checking
+		 * given ids), so the ids handed out must be what it chose */
+		if (t == TB_FUNCTIONS && sqlite3_last_insert_rowid(p->db) != p->nstored + (int64_t)i) {
+			rtl_warn("profile store: function ids out of step");
+			return -RTL_ERR_STORE;
+		}
 	}
 	return 0;
 }
