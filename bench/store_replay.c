@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <reticle/error.h>
 #include <reticle/profile.h>
 
@@ -167,18 +168,36 @@ __attribute__((noinline)) int write_profile(const char *path, const struct rows 
 	return err;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	struct rows r = { 0 };
+	double t0, t1;
 	int err;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: bench_store_replay IN.db OUT.db\n");
 		return 2;
 	}
-	if ((err = read_rows(argv[1], &r)) || (err = write_profile(argv[2], &r)))
-		fprintf(stderr, "bench_store_replay: %s\n", rtl_strerror(err));
-	printf("replayed %zu modules, %zu functions, %zu blocks, %zu call sites\n",
-	       r.nmods, r.nfns, r.nblocks, r.ncalls);
-	return err != 0;
+	if ((err = read_rows(argv[1], &r))) {
+		fprintf(stderr, "bench_store_replay: %s: %s\n", argv[1], rtl_strerror(err));
+		return 1;
+	}
+	t0 = now();
+	err = write_profile(argv[2], &r);
+	t1 = now();
+	if (err) {
+		fprintf(stderr, "bench_store_replay: %s: %s\n", argv[2], rtl_strerror(err));
+		return 1;
+	}
+	printf("wrote %zu modules, %zu functions, %zu blocks, %zu call sites in %.2f ms\n",
+	       r.nmods, r.nfns, r.nblocks, r.ncalls, (t1 - t0) * 1e3);
+	return 0;
 }
