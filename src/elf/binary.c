@@ -211,8 +211,14 @@ static int discover(rtl_binary *bin)
 	int err;
 
 	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
-	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)) ||
-	    (err = rtl_elf_build_functions(bin, &c, 0, &s)))
+	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)))
+		goto out;
+	/* The scratch block for every sort at once, as large as the last (the
+	 * code pointers') may need: growing it would copy what it holds. Its
+	 * pages are touched only as the sorts use them. */
+	size_t most = rtl_elf_code_pointer_bound(bin) * sizeof(rtl_code_pointer);
+	(void)rtl_scratch_get(&s, most > c.n * sizeof(*c.v) ? most : c.n * sizeof(*c.v));
+	if ((err = rtl_elf_build_functions(bin, &c, 0, &s)))
 		goto out;
 	/* A second build with the gaps the first one left uncovered. */
 	size_t before = c.n;

@@ -120,6 +120,8 @@ int rtl_elf_name_functions(rtl_binary *bin);
 /* rtl_binary_find_function's answer for ADDR, given NEXT: the index of the
  * first record that starts after ADDR. */
 const rtl_function *rtl_elf_function_before(const rtl_binary *bin, size_t next, uint64_t addr);
+/* How many words the code pointers' scan may keep (DT_RELR bitmaps aside). */
+size_t rtl_elf_code_pointer_bound(rtl_binary *bin);
 /* Fills bin->cptrs from dynamic relocations (and data words for ET_EXEC),
  * its array grown from ROOM's block (taken: ROOM is left empty). */
 int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, struct rtl_scratch *s);

@@ -160,10 +160,7 @@ static int scans_data(const rtl_binary *bin, const GElf_Shdr *sh)
 	       !(sh->sh_flags & SHF_EXECINSTR);
 }
 
-/* Room for as many words as the relocations and data sections hold (DT_RELR
- * bitmaps aside): the array never moves while it fills, and the pages past
- * what it keeps are never touched. */
-static void reserve(rtl_binary *bin, struct cp_vec *cv)
+size_t rtl_elf_code_pointer_bound(rtl_binary *bin)
 {
 	Elf_Scn *scn = NULL;
 	size_t n = 0;
@@ -176,9 +173,7 @@ static void reserve(rtl_binary *bin, struct cp_vec *cv)
 		else if (scans_data(bin, &sh))
 			n += sh.sh_size / 8;
 	}
-	/* without it (no memory for as much), the array grows as it fills */
-	(void)rtl_grow(&cv->v, &cv->cap, n < bin->image_size / 8 ? n : bin->image_size / 8,
-		       sizeof(*cv->v));
+	return n < bin->image_size / 8 ? n : bin->image_size / 8;
 }
 
 int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, struct rtl_scratch *s)
@@ -196,7 +191,6 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, str
 	 * the first entry and before the furthest end can be kept */
 	cv.lo = bin->funcs[0].addr + 1;
 	cv.span = bin->cover[bin->nfuncs - 1] > cv.lo ? bin->cover[bin->nfuncs - 1] - cv.lo : 0;
-	reserve(bin, &cv);
 	while (!err && (scn = elf_nextscn(bin->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -208,18 +202,19 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, str
 		else if (scans_data(bin, &sh))
 			err = scan_data(bin, &sh, &cv);
 	}
-	/* by target, then by where (a data scan finds them by where already) */
-	void *tmp = err ? NULL : rtl_scratch_get(s, (cv.n ? cv.n : 1) * sizeof(*cv.v));
-	if (!err && (!tmp ||
-		     rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where), tmp) ||
-		     rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target), tmp)))
-		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	if (err) {
 		free(cv.v);
 		return err;
 	}
+	/* by target, then by where (a data scan finds them by where already) */
+	rtl_code_pointer *tmp = rtl_scratch_get(s, (cv.n ? cv.n : 1) * sizeof(*cv.v));
+	if (cv.n > 1 && (!tmp ||
+			 rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where), tmp) ||
+			 rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target), tmp)))
+		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
+	bin->ncptrs = keep_interior(bin, cv.v, cv.n);
 	/* the room for words not kept goes back */
-	if (!(bin->ncptrs = keep_interior(bin, cv.v, cv.n))) {
+	if (!bin->ncptrs) {
 		free(cv.v);
 		return 0;
 	}
