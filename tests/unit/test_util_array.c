@@ -81,17 +81,18 @@ static int two_keys_cmp(const void *a, const void *b)
 
 /* Two stable radix passes (minor key, then major) order pairs as qsort
  * with a two-key comparison does; keys that differ in few bits, in many,
- * and all equal. */
+ * and all equal; small sorts (8-bit digits) and large ones (13-bit). */
 static void radix_sort_matches_qsort(void)
 {
 	static const uint64_t spans[] = { 0, 0xff, 0x3ffffff, ~0ull };
+	static const size_t sizes[] = { 1000, 50000 };
 	uint64_t seed = 88172645463325252ull;
-	for (size_t s = 0; s < sizeof(spans) / sizeof(*spans); s++) {
-		size_t n = 50000;
+	for (size_t s = 0; s < 2 * sizeof(spans) / sizeof(*spans); s++) {
+		size_t n = sizes[s & 1];
 		struct two_keys *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
 		for (size_t i = 0; i < n; i++) {
 			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-			a[i].target = 0x400000 + (seed & spans[s]);
+			a[i].target = 0x400000 + (seed & spans[s / 2]);
 			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
 			a[i].where = 0x600000 + (seed & 0xfffff);
 		}
