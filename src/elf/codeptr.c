@@ -135,13 +135,20 @@ static int scan_data(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 static size_t keep_interior(const rtl_binary *bin, rtl_code_pointer *v, size_t n)
 {
 	size_t out = 0, next = 0;   /* next: the first function past the target */
+	const rtl_function *last = NULL;   /* funcs[next - 1] when no earlier one reaches further */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = v[i].target;
-		while (next < bin->nfuncs && bin->funcs[next].addr <= t)
-			next++;
-		const rtl_function *f = rtl_elf_function_before(bin, next, t);
-		if (f && f->addr != t && !(f->sources & RTL_SRC_PLT))
-			v[out++] = v[i];
+		if (next < bin->nfuncs && bin->funcs[next].addr <= t) {
+			while (next < bin->nfuncs && bin->funcs[next].addr <= t)
+				next++;
+			last = &bin->funcs[next - 1];
+			if (bin->cover[next - 1] != last->addr + last->size)
+				last = NULL;   /* nested, or the end wraps: the full walk */
+		}
+		const rtl_function *f = last ? (t - last->addr < last->size ? last : NULL) :
+					rtl_elf_function_before(bin, next, t);
+		v[out] = v[i];   /* kept or not, without a branch */
+		out += f && f->addr != t && !(f->sources & RTL_SRC_PLT);
 	}
 	return out;
 }
