@@ -220,11 +220,14 @@ static int discover(rtl_binary *bin)
 	(void)rtl_scratch_get(&s, most > c.n * sizeof(*c.v) ? most : c.n * sizeof(*c.v));
 	if ((err = rtl_elf_build_functions(bin, &c, 0, &s)))
 		goto out;
-	/* A second build with the gaps the first one left uncovered. */
+	/* The gaps the first build left uncovered: added in place, or else
+	 * (split at call targets) by a second build. */
 	size_t before = c.n;
 	if ((err = rtl_elf_collect_gaps(bin, &c)))
 		goto out;
-	if (c.n != before && (err = rtl_elf_build_functions(bin, &c, before, &s)))
+	if (c.n != before && (err = rtl_elf_add_gaps(bin, &c, before, &s)) > 0)
+		err = rtl_elf_build_functions(bin, &c, before, &s);
+	if (err)
 		goto out;
 	if ((err = rtl_elf_name_functions(bin)))
 		goto out;

@@ -115,6 +115,12 @@ size_t rtl_elf_skip_padding(const unsigned char *p, size_t n, int zeros);
  * first SORTED candidates are known to be sorted. */
 int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted,
 			    struct rtl_scratch *s);
+/* Adds the gap candidates c->v[FIRST..] to bin->funcs as a second build
+ * would, when it can without one: each gap (sized: the sweep did not split
+ * them) starts past every function before it and ends before the next, so
+ * no other record changes. Returns 0, 1 when a build is needed (nothing
+ * changed but the order of the gap candidates), or -ENOMEM. */
+int rtl_elf_add_gaps(rtl_binary *bin, struct rtl_cands *c, size_t first, struct rtl_scratch *s);
 /* Gives unnamed functions their sub_<hex> name; once, after the last build. */
 int rtl_elf_name_functions(rtl_binary *bin);
 /* rtl_binary_find_function's answer for ADDR, given NEXT: the index of the

@@ -91,9 +91,15 @@ static uint64_t segment_end(const rtl_binary *bin, uint64_t addr)
 	return addr;
 }
 
+/* No size runs past the end of its segment (corrupt or hostile files). */
+static uint64_t clamp_size(const rtl_binary *bin, uint64_t addr, uint64_t size)
+{
+	uint64_t seg_end = segment_end(bin, addr);
+	return size > seg_end - addr ? seg_end - addr : size;
+}
+
 /* Zero-size symbols inside a sized function are labels, not functions;
- * the others extend to the next function or the end of their section.
- * No size runs past the end of its segment (corrupt or hostile files). */
+ * the others extend to the next function or the end of their section. */
 static void fix_sizes(rtl_binary *bin)
 {
 	size_t out = 0;
@@ -108,10 +114,7 @@ static void fix_sizes(rtl_binary *bin)
 				end = bin->funcs[i + 1].addr;
 			f.size = end - f.addr;
 		}
-		uint64_t seg_end = segment_end(bin, f.addr);
-		if (f.size > seg_end - f.addr)
-			f.size = seg_end - f.addr;
-		if (f.size == 0)
+		if ((f.size = clamp_size(bin, f.addr, f.size)) == 0)
 			continue;
 		if (f.addr + f.size > covered)
 			covered = f.addr + f.size;
@@ -234,6 +237,66 @@ int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted,
 	if ((err = merge(bin, c)))
 		return err;
 	fix_sizes(bin);
+	return build_cover(bin);
+}
+
+/* Where the gap G would go among the functions, if it can go there without
+ * a second build: it starts past every function before it and ends before
+ * the next, so that no size changes. Else -1. */
+static long gap_slot(const rtl_binary *bin, const struct rtl_candidate *g)
+{
+	size_t lo = 0, hi = bin->nfuncs;
+	while (lo < hi) {  /* first record with addr > G */
+		size_t mid = lo + (hi - lo) / 2;
+		if (bin->funcs[mid].addr <= g->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (g->size == 0 || (lo > 0 && bin->cover[lo - 1] > g->addr) ||
+	    (lo < bin->nfuncs && g->size > bin->funcs[lo].addr - g->addr))
+		return -1;
+	return (long)lo;
+}
+
+int rtl_elf_add_gaps(rtl_binary *bin, struct rtl_cands *c, size_t first, struct rtl_scratch *s)
+{
+	size_t n = c->n - first, ngroups = 0;
+	struct rtl_candidate *g = c->v + first;
+	/* by address, as a second build would order them (its name order
+	 * sees no difference between gaps) */
+	void *tmp = rtl_scratch_get(s, (n ? n : 1) * (sizeof(*g) > sizeof(size_t) ? sizeof(*g) : sizeof(size_t)));
+	if (!tmp || rtl_radix_sort_u64_tmp(g, n, sizeof(*g), offsetof(struct rtl_candidate, addr), tmp))
+		return -ENOMEM;
+	size_t *slot = tmp;   /* each group's: how many functions come before it */
+	for (size_t i = 0; i < n; i++) {   /* all gaps go in, or none */
+		long at = gap_slot(bin, &g[i]);
+		if (at < 0 || !in_segment(bin, g[i].addr))
+			return 1;
+		if (i == 0 || g[i].addr != g[i - 1].addr)
+			slot[ngroups++] = (size_t)at;
+	}
+	if (rtl_grow(&bin->funcs, &bin->capfuncs, bin->nfuncs + ngroups, sizeof(*bin->funcs)))
+		return -ENOMEM;
+	/* from the back: the functions after a group move up by the groups
+	 * still to place, then the group's record goes before them */
+	size_t moved = bin->nfuncs;
+	for (size_t i = n, k = ngroups; k > 0; k--) {
+		size_t j = i - 1;
+		while (j > 0 && g[j - 1].addr == g[j].addr)
+			j--;
+		memmove(&bin->funcs[slot[k - 1] + k], &bin->funcs[slot[k - 1]],
+			(moved - slot[k - 1]) * sizeof(*bin->funcs));
+		moved = slot[k - 1];
+		bin->funcs[moved + k - 1] = (rtl_function){
+			.addr = g[j].addr,
+			.size = clamp_size(bin, g[j].addr, group_size(g + j, i - j)),
+			.sources = RTL_SRC_GAP,
+			.reason = "not checked yet",
+		};
+		i = j;
+	}
+	bin->nfuncs += ngroups;
 	return build_cover(bin);
 }
 
