@@ -307,6 +307,23 @@ const char *rtl_binary_keep_string(rtl_binary *bin, char *s)
 	return s;
 }
 
+char *rtl_binary_name_room(rtl_binary *bin, size_t len)
+{
+	enum { BLOCK = 16384 };
+	if (len > bin->room_left) {
+		size_t size = len > BLOCK ? len : BLOCK;
+		char *block = (char *)rtl_binary_keep_string(bin, malloc(size));
+		if (!block)
+			return NULL;
+		bin->room = block;
+		bin->room_left = size;
+	}
+	char *p = bin->room;
+	bin->room += len;
+	bin->room_left -= len;
+	return p;
+}
+
 const char *rtl_binary_path(const rtl_binary *bin) { return bin->path; }
 enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin) { return bin->kind; }
 int rtl_binary_is_static(const rtl_binary *bin) { return bin->is_static; }

@@ -75,6 +75,8 @@ struct rtl_binary {
 
 	char **strings;             /* synthesized names, freed at close */
 	size_t nstrings, capstrings;
+	char *room;                 /* the rest of the last block of names */
+	size_t room_left;
 
 	Dwarf *dwarf;               /* lazily opened by rtl_binary_source_line */
 	int dwarf_tried;
@@ -84,6 +86,9 @@ int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,
 		   const char *name, unsigned source, int rank);
 /* Keeps a malloc'd string until rtl_binary_close; returns it or NULL. */
 const char *rtl_binary_keep_string(rtl_binary *bin, char *s);
+/* LEN bytes for a synthesized name, kept until rtl_binary_close (blocks
+ * of many names: a malloc each cost more than writing them), or NULL. */
+char *rtl_binary_name_room(rtl_binary *bin, size_t len);
 
 /* The allocated section containing link-time ADDR, or NULL. */
 const struct rtl_section *rtl_elf_section_at(const rtl_binary *bin, uint64_t addr);

@@ -59,8 +59,9 @@ static const char *reloc_name(rtl_binary *bin, Elf_Data *symd, size_t strndx,
 
 	if (type == R_X86_64_IRELATIVE) {
 		/* objdump's spelling for an ifunc slot with no symbol */
-		snprintf(buf, sizeof(buf), "*ABS*+0x%llx", (unsigned long long)r->r_addend);
-		return rtl_binary_keep_string(bin, strdup(buf));
+		int len = snprintf(buf, sizeof(buf), "*ABS*+0x%llx", (unsigned long long)r->r_addend);
+		char *name = rtl_binary_name_room(bin, (size_t)len + 1);
+		return name ? memcpy(name, buf, (size_t)len + 1) : NULL;
 	}
 	if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 		return NULL;
@@ -138,6 +139,20 @@ static size_t count_stubs(const unsigned char *p, const GElf_Shdr *sh, uint64_t 
 	return n;
 }
 
+/* "target@plt", at most 511 characters (longer C++ names are cut). */
+static const char *plt_name(rtl_binary *bin, const char *target)
+{
+	enum { MAX = 511 };
+	size_t len = strnlen(target, MAX), all = len + 4 < MAX ? len + 4 : MAX;
+	char *name = rtl_binary_name_room(bin, all + 1);
+	if (!name)
+		return NULL;
+	memcpy(name, target, len);
+	memcpy(name + len, "@plt", all - len);
+	name[all] = 0;
+	return name;
+}
+
 /* Entries are 16 bytes (lazy .plt, .plt.sec, IBT .plt.got) or 8 bytes
  * (.plt.got, the ifunc .plt of a static executable); sh_entsize is often
  * 0, so take the stride under which more entries decode as stubs. */
@@ -151,12 +166,9 @@ static int scan_section(rtl_binary *bin, const char *name, const GElf_Shdr *sh,
 	for (uint64_t off = 0; off + es <= sh->sh_size; off += es) {
 		uint64_t a = sh->sh_addr + off, slot;
 		const char *target;
-		char buf[512];
 		int err = 0;
 		if (stub_slot(p + off, es, a, &slot) && (target = slot_find(s, slot))) {
-			snprintf(buf, sizeof(buf), "%s@plt", target);
-			err = rtl_cands_push(c, a, es, rtl_binary_keep_string(bin, strdup(buf)),
-					     RTL_SRC_PLT, RANK_PLT);
+			err = rtl_cands_push(c, a, es, plt_name(bin, target), RTL_SRC_PLT, RANK_PLT);
 		} else if (off == 0 && !strcmp(name, ".plt") && p[0] == 0xff && p[1] == 0x35) {
 			err = rtl_cands_push(c, a, es, "PLT0", RTL_SRC_PLT, RANK_PLT);
 		}
