@@ -100,6 +100,13 @@ static inline size_t rtl_eh_enc_size(unsigned enc)
 /* The value part of a pointer in encoding ENC, no base applied. */
 static inline uint64_t rtl_eh_value(struct rtl_eh_rd *r, unsigned enc)
 {
+	if ((enc & 0x0f) == DW_EH_PE_sdata4 && r->end - r->p >= 4) {
+		/* what GCC and ld emit, first: the compiler makes it one load */
+		uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
+			     (uint32_t)r->p[3] << 24;
+		r->p += 4;
+		return (uint64_t)(int64_t)(int32_t)v;
+	}
 	switch (enc & 0x0f) {
 	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: return rtl_eh_u(r, 8);
 	case DW_EH_PE_uleb128: return rtl_eh_uleb(r);
