@@ -86,7 +86,12 @@ int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp
 	size_t digits = (size_t)mask + 2, *count = calloc(passes * digits, sizeof(*count));
 	if (!count)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {   /* every pass's histogram in one read */
+	for (size_t i = 0; i < n && passes == 2; i++) {   /* the common case, unrolled */
+		uint64_t k = key_at(a + i * size, key) - lo;
+		count[(k & mask) + 1]++;
+		count[digits + ((k >> width) & mask) + 1]++;
+	}
+	for (size_t i = 0; i < n && passes != 2; i++) {   /* every pass's histogram in one read */
 		uint64_t k = key_at(a + i * size, key) - lo;
 		for (unsigned p = 0; p < passes; p++)
 			count[p * digits + ((k >> (p * width)) & mask) + 1]++;
