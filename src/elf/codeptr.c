@@ -5,6 +5,7 @@
  * These are computed-goto tables (lua's luaV_execute, python's eval loop)
  * and absolute switch tables: the relocator must keep their targets. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ struct cp_vec {
 	rtl_code_pointer *v;
 	size_t n, cap;
 	uint64_t lo, span;   /* kept: lo <= target < lo + span */
+	uint64_t last;       /* where the last word kept is */
+	bool unsorted;       /* a word was kept after one at a higher address */
 };
 
 static int cp_add(struct cp_vec *cv, uint64_t where, uint64_t target)
@@ -32,6 +35,8 @@ static int cp_add(struct cp_vec *cv, uint64_t where, uint64_t target)
 		return 0;
 	if (rtl_grow(&cv->v, &cv->cap, cv->n + 1, sizeof(*cv->v)))
 		return -ENOMEM;
+	cv->unsorted |= cv->n > 0 && where < cv->last;
+	cv->last = where;
 	cv->v[cv->n++] = (rtl_code_pointer){ where, target };
 	return 0;
 }
@@ -122,6 +127,10 @@ static int scan_data(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 			memcpy(&word, p + 8 * (done + i), 8);
 			cv->v[k] = (rtl_code_pointer){ where, word };
 			k += word - cv->lo < cv->span;
+		}
+		if (k > cv->n) {   /* a section's words come in order */
+			cv->unsorted |= cv->n > 0 && cv->v[cv->n].where < cv->last;
+			cv->last = cv->v[k - 1].where;
 		}
 		cv->n = k;
 	}
@@ -216,7 +225,8 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, str
 	/* by target, then by where (a data scan finds them by where already) */
 	rtl_code_pointer *tmp = rtl_scratch_get(s, (cv.n ? cv.n : 1) * sizeof(*cv.v));
 	if (cv.n > 1 && (!tmp ||
-			 rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, where), tmp) ||
+			 (cv.unsorted && rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v),
+								offsetof(rtl_code_pointer, where), tmp)) ||
 			 rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target), tmp)))
 		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	bin->ncptrs = keep_interior(bin, cv.v, cv.n);
