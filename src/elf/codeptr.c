@@ -108,8 +108,10 @@ static int scan_relr(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 
 /* Non-PIE executables have no relocations for their tables: look at the
  * aligned words of every allocated, non-executable data section (1.3
- * million in cc1), a chunk at a time with room for all of its words, so
- * that keeping one is a store and an add, not a branch. */
+ * million in cc1), a chunk at a time with room for all of its words. Most
+ * runs of 4 words hold no value near code (3 in 4 in cc1, 9 in 10 in
+ * python3.11) and cost a few operations; in the others, keeping a word is
+ * a store and an add, not a branch. */
 static int scan_data(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 {
 	enum { CHUNK = 4096 };
@@ -117,16 +119,33 @@ static int scan_data(rtl_binary *bin, const GElf_Shdr *sh, struct cp_vec *cv)
 	if (first < sh->sh_addr || end < first || end - first < 8)
 		return 0;
 	const unsigned char *p = bin->image + sh->sh_offset + (first - sh->sh_addr);
-	uint64_t nwords = (end - first) / 8;
+	uint64_t nwords = (end - first) / 8, lo = cv->lo, span = cv->span;
 	for (uint64_t done = 0; done < nwords; done += CHUNK) {
-		size_t m = nwords - done < CHUNK ? (size_t)(nwords - done) : CHUNK, k = cv->n;
+		size_t m = nwords - done < CHUNK ? (size_t)(nwords - done) : CHUNK, k = cv->n, i = 0;
 		if (rtl_grow(&cv->v, &cv->cap, k + m, sizeof(*cv->v)))
 			return -ENOMEM;
-		for (size_t i = 0; i < m; i++) {
-			uint64_t word, where = first + 8 * (done + i);
-			memcpy(&word, p + 8 * (done + i), 8);
-			cv->v[k] = (rtl_code_pointer){ where, word };
-			k += word - cv->lo < cv->span;
+		const unsigned char *q = p + 8 * done;
+		uint64_t where = first + 8 * done, w0, w1, w2, w3;
+		for (; i + 4 <= m; i += 4) {
+			memcpy(&w0, q + 8 * i, 8);
+			memcpy(&w1, q + 8 * i + 8, 8);
+			memcpy(&w2, q + 8 * i + 16, 8);
+			memcpy(&w3, q + 8 * i + 24, 8);
+			if (!((w0 - lo < span) | (w1 - lo < span) | (w2 - lo < span) | (w3 - lo < span)))
+				continue;
+			cv->v[k] = (rtl_code_pointer){ where + 8 * i, w0 };
+			k += w0 - lo < span;
+			cv->v[k] = (rtl_code_pointer){ where + 8 * i + 8, w1 };
+			k += w1 - lo < span;
+			cv->v[k] = (rtl_code_pointer){ where + 8 * i + 16, w2 };
+			k += w2 - lo < span;
+			cv->v[k] = (rtl_code_pointer){ where + 8 * i + 24, w3 };
+			k += w3 - lo < span;
+		}
+		for (; i < m; i++) {
+			memcpy(&w0, q + 8 * i, 8);
+			cv->v[k] = (rtl_code_pointer){ where + 8 * i, w0 };
+			k += w0 - lo < span;
 		}
 		if (k > cv->n) {   /* a section's words come in order */
 			cv->unsorted |= cv->n > 0 && cv->v[cv->n].where < cv->last;
