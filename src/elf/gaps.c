@@ -110,7 +110,19 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 	uint64_t cur = sh->sh_addr, end = sh->sh_addr + sh->sh_size;
 	if (!p)
 		return 0;
-	for (size_t i = 0; i <= bin->nfuncs; i++) {
+	/* from the first function in the section, past what those before it
+	 * cover (cover[i]: the furthest end among 0..i; no size wraps) */
+	size_t i = 0, hi = bin->nfuncs;
+	while (i < hi) {
+		size_t mid = i + (hi - i) / 2;
+		if (bin->funcs[mid].addr < cur)
+			i = mid + 1;
+		else
+			hi = mid;
+	}
+	if (i > 0 && bin->cover[i - 1] > cur)
+		cur = bin->cover[i - 1];
+	for (; i <= bin->nfuncs && cur < end; i++) {
 		const unsigned char *ahead = gap_ahead(bin, p, sh, i);
 		if (ahead)
 			__builtin_prefetch(ahead);
@@ -124,8 +136,6 @@ static int sweep_section(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands 
 		}
 		if (i < bin->nfuncs && bin->funcs[i].addr + bin->funcs[i].size > cur)
 			cur = bin->funcs[i].addr + bin->funcs[i].size;
-		if (cur >= end)
-			break;
 	}
 	return 0;
 }
