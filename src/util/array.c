@@ -65,7 +65,7 @@ int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp
 {
 	if (n < 2)
 		return 0;
-	uint8_t *a = v, *b = tmp;
+	const uint8_t *a = v;
 	uint64_t lo = key_at(a, key), hi = lo, prev = lo;
 	int sorted = 1;
 	for (size_t i = 1; i < n; i++) {
@@ -77,6 +77,15 @@ int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp
 	}
 	if (sorted)
 		return 0;   /* a stable sort would leave it as it is */
+	return rtl_radix_sort_u64_within(v, n, size, key, tmp, lo, hi);
+}
+
+int rtl_radix_sort_u64_within(void *v, size_t n, size_t size, size_t key, void *tmp,
+			      uint64_t lo, uint64_t hi)
+{
+	if (n < 2 || hi == lo)
+		return 0;
+	uint8_t *a = v, *b = tmp;
 	/* digits of the offsets from the smallest key: as few passes as the
 	 * span needs (cc1's code pointers: 25 bits, 2 passes of 13 bits) */
 	unsigned bits = 64 - (unsigned)__builtin_clzll(hi - lo);

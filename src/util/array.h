@@ -31,6 +31,10 @@ int rtl_radix_sort_u64(void *v, size_t n, size_t size, size_t key);
  * caller that sorts several arrays and would rather reuse its pages than
  * have each sort fault in fresh ones. */
 int rtl_radix_sort_u64_tmp(void *v, size_t n, size_t size, size_t key, void *tmp);
+/* The same for keys known to lie in [LO, HI]: no read to find their range
+ * (nor to see that they are sorted already). */
+int rtl_radix_sort_u64_within(void *v, size_t n, size_t size, size_t key, void *tmp,
+			      uint64_t lo, uint64_t hi);
 
 /* The first index i in V[0..N) (sorted ascending) with V[i] >= KEY; N when
  * there is none. Inline: address maps are searched on hot paths. */

@@ -98,7 +98,15 @@ static void radix_sort_matches_qsort(void)
 		}
 		memcpy(b, a, n * sizeof(*a));
 		CHECK_EQ(rtl_radix_sort_u64(a, n, sizeof(*a), offsetof(struct two_keys, where)), 0);
-		CHECK_EQ(rtl_radix_sort_u64(a, n, sizeof(*a), offsetof(struct two_keys, target)), 0);
+		if (s & 1) {   /* bounds given, wider than the keys' */
+			struct two_keys *t = malloc(n * sizeof(*t));
+			int all = spans[s / 2] == ~0ull;
+			CHECK_EQ(rtl_radix_sort_u64_within(a, n, sizeof(*a), offsetof(struct two_keys, target), t,
+							   all ? 0 : 0x3fff00, all ? ~0ull : 0x400005 + spans[s / 2]), 0);
+			free(t);
+		} else {
+			CHECK_EQ(rtl_radix_sort_u64(a, n, sizeof(*a), offsetof(struct two_keys, target)), 0);
+		}
 		qsort(b, n, sizeof(*b), two_keys_cmp);
 		CHECK(!memcmp(a, b, n * sizeof(*a)));
 		free(a);
