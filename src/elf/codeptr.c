@@ -246,7 +246,8 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, str
 	if (cv.n > 1 && (!tmp ||
 			 (cv.unsorted && rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v),
 								offsetof(rtl_code_pointer, where), tmp)) ||
-			 rtl_radix_sort_u64_tmp(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target), tmp)))
+			 rtl_radix_sort_u64_within(cv.v, cv.n, sizeof(*cv.v), offsetof(rtl_code_pointer, target),
+						   tmp, cv.lo, cv.lo + cv.span - 1)))
 		qsort(cv.v, cv.n, sizeof(*cv.v), cp_cmp);
 	bin->ncptrs = keep_interior(bin, cv.v, cv.n);
 	/* the room for words not kept goes back */
