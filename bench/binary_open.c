@@ -1,6 +1,10 @@
 /* Times rtl_binary_open and rtl_binary_check_functions on each argument
- * (best of 5 runs). Built and run by bench/binary-open.sh. */
+ * (best of 5 runs, or of N with -n N: -n 1 and one argument time a first
+ * open, where all memory is fresh as in `reticle run`). Built and run by
+ * bench/binary-open.sh. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <reticle/binary.h>
 #include <reticle/error.h>
@@ -14,10 +18,15 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	int reps = 5, first = 1;
+	if (argc > 2 && !strcmp(argv[1], "-n")) {
+		reps = atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+		first = 3;
+	}
+	for (int i = first; i < argc; i++) {
 		double best_open = 1e9, best_check = 1e9;
 		size_t nf = 0, ncp = 0;
-		for (int rep = 0; rep < 5; rep++) {
+		for (int rep = 0; rep < reps; rep++) {
 			rtl_binary *b;
 			double t0 = now();
 			int err = rtl_binary_open(argv[i], &b);
