@@ -28,7 +28,7 @@ struct rtl_cands {
 
 /* The second buffer of the sorts of one discovery, shared by them: a fresh
  * page costs more than sorting what it holds (about 1.5 us to fault in on
- * the development VM; cc1's sorts need 6 MB). */
+ * the development VM; cc1's largest sort needs 4 MB). */
 struct rtl_scratch {
 	void *p;
 	size_t size;

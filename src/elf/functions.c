@@ -132,7 +132,8 @@ static size_t hex_digits(uint64_t v)
 }
 
 /* sub_<hex address> for every unnamed function, all in one block (stripped
- * cc1 has 19,000 of them: one snprintf and strdup each cost a millisecond). */
+ * cc1 has 19,000 of them: a snprintf and a strdup each took a millisecond
+ * in all). */
 static int name_unnamed(rtl_binary *bin)
 {
 	size_t total = 0;
