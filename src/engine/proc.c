@@ -304,7 +304,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	if ((err = lazy_arm_module(p, m)))
 		return err;
 	warm_load(p, m);
-	/* a cold module: its functions decoded ahead while the program runs */
+	/* a cold module: copies of its functions made ahead while the program runs */
 	if (!m->nwarm && m->win >= 0)
 		ahead_sweep(session_ahead(p->s), m->bin);
 	return 0;

@@ -353,7 +353,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	if ((err = os_launch(argv, &pid)))
 		return err;
 	s->placement = placement_new(pid);
-	/* decoding ahead needs a CPU of its own: with one, it would compete */
+	/* copies made ahead need a CPU of their own: with one, they would compete */
 	if (placement_all_cpus(s->placement) && !s->ahead)
 		s->ahead = ahead_new(placement_all_cpus(s->placement), s->probes);
 	struct proc *p = proc_new(s, pid);
