@@ -387,20 +387,6 @@ int x86_persisted_targets(const void *blob, size_t len, uint64_t bias, uint64_t 
 	return 0;
 }
 
-static void put32(struct x86_writer *w, uint32_t off, uint32_t v)
-{
-	memcpy(w->buf + off, &v, 4);
-}
-
-/* int32 TARGET - BASE at OFF; failed when out of reach */
-static void put_rel32(struct x86_writer *w, uint32_t off, uint64_t base, uint64_t target)
-{
-	int64_t d = (int64_t)(target - base);
-	if (d != (int32_t)d)
-		w->failed = true;
-	put32(w, off, (uint32_t)d);
-}
-
 static void apply_fix(struct x86_writer *w, const struct rec_fix *f, const struct x86_reloc_env *env,
 		      const uint64_t *ctr, uint64_t bias)
 {
@@ -413,7 +399,7 @@ static void apply_fix(struct x86_writer *w, const struct rec_fix *f, const struc
 	}
 	switch (f->kind) {
 	case X86_FIX_REL32:
-		put_rel32(w, f->off, dest + f->base, v);
+		x86_patch_u32(w, f->off, (uint32_t)x86_rel32(w, dest + f->base, v));
 		break;
 	case X86_FIX_ABS64:
 		memcpy(w->buf + f->off, &v, 8);
@@ -421,13 +407,13 @@ static void apply_fix(struct x86_writer *w, const struct rec_fix *f, const struc
 	case X86_FIX_ABS32:
 		if ((int64_t)v != (int32_t)v)
 			w->failed = true;
-		put32(w, f->off, (uint32_t)v);
+		x86_patch_u32(w, f->off, (uint32_t)v);
 		break;
 	case X86_FIX_LO32:
-		put32(w, f->off, (uint32_t)v);
+		x86_patch_u32(w, f->off, (uint32_t)v);
 		break;
 	default:
-		put32(w, f->off, (uint32_t)(v >> 32));
+		x86_patch_u32(w, f->off, (uint32_t)(v >> 32));
 		break;
 	}
 }
@@ -489,7 +475,7 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 		apply_fix(&out->w, &rc.fix[i], env, ctr, bias);
 	for (uint32_t i = 0; i < h->next; i++) {
 		uint64_t orig = rc.ext[i].orig + bias, to = env->redirect(env->ctx, orig);
-		put_rel32(&out->w, rc.ext[i].off, dest + rc.ext[i].off + 4, to);
+		x86_patch_u32(&out->w, rc.ext[i].off, (uint32_t)x86_rel32(&out->w, dest + rc.ext[i].off + 4, to));
 		out->ext[i] = (struct x86_ext_branch){ rc.ext[i].off, orig, to };
 	}
 	if (out->w.failed)
