@@ -248,6 +248,9 @@ void warm_prune(const char *dir, uint64_t max_bytes);
 /* patch/prepare.c: what relocating needs of a binary alone, and copies
  * made for no process */
 bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len);
+/* The link-time extent of BIN's loadable segments, [*LO, *HI), *LO down to
+ * its page. */
+void fn_link_extent(const rtl_binary *bin, uint64_t *lo, uint64_t *hi);
 /* Whether data words point inside F (rewritten when it is relocated: they
  * must hold their run-time values by then). */
 bool fn_has_code_pointers(const rtl_binary *bin, const rtl_function *f);

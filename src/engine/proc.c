@@ -273,7 +273,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	p->mods = nm;
 	struct module *m = &p->mods[p->nmods];
 	*m = (struct module){ .path = strdup(path), .bias = bias, .bin = bin, .win = -1,
-			      .is_main = is_main, .lo = UINT64_MAX };
+			      .is_main = is_main };
 	size_t n = rtl_binary_function_count(bin);
 	m->fs = calloc(n ? n : 1, sizeof(*m->fs));
 	if (!m->path || !m->fs) {
@@ -281,14 +281,9 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		free(m->fs);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
-		const rtl_segment *s = rtl_binary_segment(bin, i);
-		if (s->vaddr + bias < m->lo)
-			m->lo = s->vaddr + bias;
-		if (s->vaddr + s->memsz + bias > m->hi)
-			m->hi = s->vaddr + s->memsz + bias;
-	}
-	m->lo &= ~(uint64_t)(PAGE - 1);
+	fn_link_extent(bin, &m->lo, &m->hi);   /* an opened binary has a segment */
+	m->lo += bias;
+	m->hi += bias;
 	p->nmods++;
 	proc_forget_functions(p);
 	/* keep brk room after the main executable: the heap grows there */

@@ -23,6 +23,20 @@ bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
 	return false;
 }
 
+void fn_link_extent(const rtl_binary *bin, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
+		const rtl_segment *s = rtl_binary_segment(bin, i);
+		if (s->vaddr < *lo)
+			*lo = s->vaddr;
+		if (s->vaddr + s->memsz > *hi)
+			*hi = s->vaddr + s->memsz;
+	}
+	*lo &= ~(uint64_t)4095;
+}
+
 /* The slice [*lo, *hi) of the binary's code pointers (sorted by target)
  * that point strictly inside F. */
 static void code_pointers_into(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi)
@@ -139,16 +153,9 @@ int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, 
 	 * link-time addresses, as what they are then: not addresses of the
 	 * code), an executable at its link-time addresses. The copy and its
 	 * counters just after it, within reach of all of it. */
-	uint64_t bias = rtl_binary_kind(bin) == RTL_BIN_EXEC ? 0 : 0x7e0000000000ull;
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < rtl_binary_segment_count(bin); i++) {
-		const rtl_segment *s = rtl_binary_segment(bin, i);
-		if (s->vaddr < lo)
-			lo = s->vaddr;
-		if (s->vaddr + s->memsz > hi)
-			hi = s->vaddr + s->memsz;
-	}
-	lo = (lo & ~(uint64_t)4095) + bias;
+	uint64_t bias = rtl_binary_kind(bin) == RTL_BIN_EXEC ? 0 : 0x7e0000000000ull, lo, hi;
+	fn_link_extent(bin, &lo, &hi);
+	lo += bias;
 	hi += bias;
 	uint64_t dest = (hi + (2 << 20)) & ~(uint64_t)0xfffff, counters = dest + (256 << 20);
 	struct made made = { bin, bias, counters };
