@@ -13,6 +13,7 @@
 #include <reticle/binary.h>
 #include <reticle/error.h>
 #include "check.h"
+#include "engine/engine.h"
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
 
@@ -81,31 +82,6 @@ static uint64_t counter(void *ctx)
 	return c;
 }
 
-/* Code pointers into F's interior, at run time (sorted by target). */
-static uint64_t *interior(const rtl_function *f, uint64_t bias, size_t *n)
-{
-	size_t lo = 0, hi = rtl_binary_code_pointer_count(bin);
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rtl_binary_code_pointer(bin, mid)->target <= f->addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	uint64_t *v = malloc(sizeof(*v) * 64);
-	size_t cap = 64;
-	*n = 0;
-	for (size_t i = lo; i < rtl_binary_code_pointer_count(bin); i++) {
-		uint64_t t = rtl_binary_code_pointer(bin, i)->target;
-		if (t >= f->addr + f->size)
-			break;
-		if (*n == cap)
-			v = realloc(v, sizeof(*v) * (cap *= 2));
-		v[(*n)++] = t + bias;
-	}
-	return v;
-}
-
 static struct x86_reloc_env env_for(const rtl_function *f, const uint8_t *code, struct place *p,
 				    const uint64_t *in, size_t nin)
 {
@@ -131,7 +107,8 @@ static void one(const rtl_function *f, struct place *a, struct place *b, struct 
 		return;
 	}
 	size_t nin_a, nin_b;
-	uint64_t *in_a = interior(f, a->bias, &nin_a), *in_b = interior(f, b->bias, &nin_b);
+	uint64_t *in_a = fn_interior_pointers(bin, f, a->bias, &nin_a);
+	uint64_t *in_b = fn_interior_pointers(bin, f, b->bias, &nin_b);
 	struct x86_reloc_env ea = env_for(f, code, a, in_a, nin_a);
 	uint64_t ctr_lo = a->next;
 	if (x86_relocate(&ea, a->dest, &ra, &reason))
