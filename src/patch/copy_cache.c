@@ -6,9 +6,10 @@
  * (isa/x86_64/persist.h), one blob per function (fn_cache.h); a copy is
  * placed at its new address with its fields rewritten, which takes a few
  * microseconds. Copies are saved as they are emitted, while the process has
- * one thread (they hold single-thread counters); they serve processes that
- * have one thread too. RETICLE_VERIFY_COPIES=1 emits each loaded copy again
- * and compares the two (patch/lazy.c). */
+ * one thread (they hold single-thread counters); a process with threads
+ * gets them switched to atomic counters as they are placed.
+ * RETICLE_VERIFY_COPIES=1 emits each placed copy again and compares the two
+ * (patch/lazy.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include "engine/engine.h"
