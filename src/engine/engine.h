@@ -118,6 +118,8 @@ struct proc {
 	struct { uint32_t mod, fn; } *unw_pending;
 	size_t nunw_pending, capunw_pending;
 	uint64_t register_frame;  /* __register_frame_info in the target, 0 if none yet */
+	bool unwinder_relocated;  /* the loader has relocated its module */
+	bool unwind_off;          /* a registration call failed: none made any more */
 	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;

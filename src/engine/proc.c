@@ -354,6 +354,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->command = parent->command ? strdup(parent->command) : NULL;
 	p->multithreaded = parent->multithreaded;
 	p->register_frame = parent->register_frame;
+	p->unwinder_relocated = parent->unwinder_relocated;
+	p->unwind_off = parent->unwind_off;
 	p->warm_started = parent->warm_started;
 	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
 	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));

@@ -22,7 +22,7 @@ enum { OBJECT_SIZE = 64 };   /* libgcc's struct object is 6 or 7 words */
 void unwind_module_added(struct proc *p, struct module *m)
 {
 	uint64_t a;
-	if (!p->register_frame && !elf_symbol_lookup(m->path, "__register_frame_info", &a) && a)
+	if (!p->register_frame && !p->unwind_off && !elf_symbol_lookup(m->path, "__register_frame_info", &a) && a)
 		p->register_frame = a + m->bias;
 }
 
@@ -77,14 +77,41 @@ static void other_stop(struct proc *p, const struct os_stop *st)
 	session_defer_stop(p->s, st);
 }
 
+enum { CALL_SECONDS = 5 };   /* an inferior call still running then is abandoned */
+
+/* Ends TID's part in an abandoned call: stops it if it runs, keeping a
+ * signal met meanwhile for later delivery. */
+static void stop_abandoned(struct proc *p, pid_t tid)
+{
+	struct os_stop st;
+	if (os_interrupt(tid))
+		return;
+	while (!os_wait_tid(tid, &st)) {
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+			return;
+		struct thread *t = proc_thread(p, tid);
+		if (st.kind == OS_SIGNAL && t)
+			t->pending_sig = st.sig;
+		if (st.kind == OS_OTHER || st.kind == OS_GROUP_STOP || st.kind == OS_SIGNAL ||
+		    st.kind == OS_BREAKPOINT)
+			return;   /* stopped: its registers can be put back */
+		os_resume(tid, 0);
+	}
+}
+
 /* Calls FUNC(A0, A1) in stopped thread TID and waits for it to return to
  * the int3 after the first window's syscall gadget. Breakpoints met on the
  * way are reticle's own (functions seen for the first time) and handled as
- * usual; a signal is kept for later delivery. */
-static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, long *ret)
+ * usual; a signal is kept for later delivery. The outcome is bounded: a
+ * fault in the call (-EFAULT), a trap that is not reticle's, or a call
+ * still running after CALL_SECONDS (-ETIMEDOUT) abandon it, and the thread
+ * gets its registers back as if it had never been made. */
+static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, long *ret,
+		     uint64_t *fault_pc)
 {
 	struct os_saved_regs saved;
 	uint64_t back = p->gadget + 2;
+	uint64_t deadline = os_now_ns() + CALL_SECONDS * 1000000000ull;
 	int err = os_call_begin(tid, func, a0, a1, back, p->mem, &saved);
 	if (err)
 		return err;
@@ -96,8 +123,11 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		if (!running && (err = os_resume(tid, 0)))
 			break;
 		running = true;
-		if ((err = os_wait(&st, NULL, NULL)))
+		if ((err = os_wait_until(&st, deadline))) {
+			if (err == -ETIMEDOUT)
+				stop_abandoned(p, tid);
 			break;
+		}
 		if (st.tid != tid) {
 			other_stop(p, &st);
 			continue;
@@ -105,6 +135,11 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		running = false;
 		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
 			err = -ESRCH;
+			break;
+		}
+		if (st.kind == OS_SIGNAL && st.fault) {
+			os_get_pc(tid, fault_pc);
+			err = -EFAULT;   /* resumed, it would fault again: give the call up */
 			break;
 		}
 		if (st.kind == OS_SIGNAL) {
@@ -118,11 +153,14 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		if (pc == back + 1)
 			break;
 		if (!lazy_breakpoint(p, tid, pc)) {
+			*fault_pc = pc - 1;
 			err = -EFAULT;   /* a trap that is not reticle's: give up the call */
 			break;
 		}
 	}
 	p->in_call = false;
+	if (err == -ESRCH)
+		return err;
 	int e2 = os_call_end(tid, &saved, ret);
 	return err ? err : e2;
 }
@@ -150,7 +188,8 @@ static struct unw_image *module_unwind(struct proc *p, struct module *m)
 
 /* Registers the pending functions of module M (indexes FNS) with one blob
  * and one inferior call. */
-static int register_batch(struct proc *p, pid_t tid, struct module *m, const uint32_t *fns, size_t n)
+static int register_batch(struct proc *p, pid_t tid, struct module *m, const uint32_t *fns, size_t n,
+			  uint64_t *fault_pc)
 {
 	struct window *w = &p->shm.wins[m->win];
 	struct unw_map *maps = calloc(n, sizeof(*maps));
@@ -186,7 +225,7 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 	memcpy(window_local(w, at), blob, len);
 	free(blob);
 	long ret;
-	return proc_call(p, tid, p->register_frame, at, obj, &ret);
+	return proc_call(p, tid, p->register_frame, at, obj, &ret, fault_pc);
 }
 
 /* Registration takes the unwinder's lock: a thread stopped inside the
@@ -208,11 +247,53 @@ static bool inside_unwinder(struct proc *p, pid_t tid)
 	return false;
 }
 
+/* Whether the loader has relocated the unwinder's module: it maps a
+ * dlopen'd object and tells r_brk (RT_CONSISTENT) before it relocates it,
+ * and a call into it then jumps through its unrelocated GOT. The loader
+ * fills the PLT's GOT slots last: a slot that no longer holds its
+ * link-time value (an address in the module's link-time extent; a shared
+ * object's bias is never 0) tells that it is done. */
+static bool unwinder_relocated(struct proc *p)
+{
+	if (p->unwinder_relocated)
+		return true;
+	struct module *m = proc_module_at(p, p->register_frame);
+	if (!m)
+		return false;
+	uint64_t lo, hi, slot = 0;
+	fn_link_extent(m->bin, &lo, &hi);
+	for (size_t i = rtl_binary_function_count(m->bin); i-- > 0 && !slot;) {
+		const rtl_function *f = rtl_binary_function(m->bin, i);
+		if (f->sources & RTL_SRC_PLT)
+			slot = rtl_binary_plt_slot(m->bin, f);
+	}
+	uint64_t word;
+	if (!slot || !m->bias)
+		return p->unwinder_relocated = true;   /* nothing to tell by: trust it */
+	if (os_mem_read(p->mem, slot + m->bias, &word, 8))
+		return false;
+	return p->unwinder_relocated = word < lo || word >= hi;
+}
+
+/* The registration call failed in a way that would fail again: no more
+ * calls in this process (exceptions through copies may then terminate). */
+static void give_up(struct proc *p, int err, uint64_t fault_pc)
+{
+	char where[256] = "";
+	if (fault_pc)
+		proc_describe_pc(p, fault_pc, where, sizeof(where));
+	rtl_warn("unwind information for relocated code not registered (%s%s%s): exceptions and "
+		 "backtraces through instrumented functions may fail in process %d", strerror(-err),
+		 *where ? " at " : "", where, (int)p->pid);
+	p->register_frame = 0;
+	p->unwind_off = true;
+}
+
 void unwind_flush(struct proc *p, pid_t tid)
 {
 	if (!p->register_frame || p->in_call || !p->gadget || !p->nunw_pending)
 		return;
-	if (inside_unwinder(p, tid))
+	if (!unwinder_relocated(p) || inside_unwinder(p, tid))
 		return;
 	/* take the list: functions relocated during the calls below (met on
 	 * the way through the unwinder) queue up for the next flush */
@@ -235,12 +316,16 @@ void unwind_flush(struct proc *p, pid_t tid)
 		struct module *m = &p->mods[mod];
 		if (m->win < 0 || !module_unwind(p, m))
 			continue;
-		int err = register_batch(p, tid, m, fns, n);
-		if (err) {
-			rtl_warn("unwind information not registered: %s", strerror(-err));
-			if (err == -ESRCH || err == -EFAULT)
-				break;
+		uint64_t fault_pc = 0;
+		int err = register_batch(p, tid, m, fns, n, &fault_pc);
+		if (err == -ESRCH)
+			break;
+		if (err == -EFAULT || err == -ETIMEDOUT) {
+			give_up(p, err, fault_pc);
+			break;
 		}
+		if (err)
+			rtl_warn("unwind information not registered: %s", strerror(-err));
 	}
 	free(fns);
 	free(list);

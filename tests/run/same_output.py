@@ -8,16 +8,23 @@ checking the copies placed (made ahead, or saved) against fresh ones
 (verify_copies.py).
 
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
-                      [--collectors LIST ...] -- PROGRAM ARGS..."""
+                      [--collectors LIST ...] [--repeat N] [--timeout S]
+                      -- PROGRAM ARGS...
+--repeat N runs each cold and warm pair N times (races show up in some runs
+only); a run still going after --timeout S seconds (default 600) is a hang."""
 import glob
 import json, os, shutil, subprocess, sys
 import verify_copies
 
 
-def run(cmd, stdin_path, env=None):
+def run(cmd, stdin_path, env=None, timeout=600):
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
-        return subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=600, env=env)
+        return subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        print(f"FAIL: still running after {timeout} s (a hang): {' '.join(cmd)}")
+        print((e.stderr or b"").decode(errors="replace")[-2000:])
+        sys.exit(1)
     finally:
         if stdin_path:
             stdin.close()
@@ -33,7 +40,7 @@ def main():
     reticle, work = args[0], args[1]
     sep = args.index("--")
     opts, prog = args[2:sep], args[sep + 1:]
-    stdin_path, calls, sets = None, {}, []
+    stdin_path, calls, sets, repeat, timeout = None, {}, [], 1, 600
     i = 0
     while i < len(opts):
         if opts[i] == "--stdin":
@@ -43,12 +50,16 @@ def main():
             calls[name] = int(n)
         elif opts[i] == "--collectors":
             sets.append(opts[i + 1])
+        elif opts[i] == "--repeat":
+            repeat = int(opts[i + 1])
+        elif opts[i] == "--timeout":
+            timeout = float(opts[i + 1])
         i += 2
     sets = sets or ["fcount", "bbcount", "fcount,bbcount"]
     os.makedirs(work, exist_ok=True)
     native = run(prog, stdin_path)
     ok = True
-    for cs, warm in [(cs, warm) for cs in sets for warm in (False, True)]:
+    for cs, warm in [(cs, warm) for _ in range(repeat) for cs in sets for warm in (False, True)]:
         # each set runs twice: cold (an empty warm-start cache), then warm
         # (what the first run recorded relocated at the entry point)
         tag = f"{cs} {'warm' if warm else 'cold'}"
@@ -62,7 +73,7 @@ def main():
         for old in [db] + later():
             if os.path.exists(old):
                 os.unlink(old)
-        r = run([reticle, "run", "--stats", "-c", cs, "-o", db, "--"] + prog, stdin_path, env)
+        r = run([reticle, "run", "--stats", "-c", cs, "-o", db, "--"] + prog, stdin_path, env, timeout)
         if r.stdout != native.stdout:
             print(f"FAIL [{tag}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
             print(r.stderr.decode(errors="replace")[-2000:])

@@ -34,6 +34,7 @@ struct os_stop {
 	int sig;          /* OS_SIGNAL, OS_SIGNALED */
 	int code;         /* OS_EXITED exit code */
 	unsigned long msg;/* PTRACE_GETEVENTMSG for events (new tid, former tid) */
+	bool fault;       /* OS_SIGNAL raised by the thread's own instruction (SIGSEGV...) */
 };
 
 /* Waits for any traced thread. Returns 0, or -ECHILD when none is left.
@@ -41,6 +42,11 @@ struct os_stop {
  * an int3 of the caller's: then the stop is OS_BREAKPOINT without the
  * siginfo request (one ptrace request fewer per breakpoint). */
 int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx);
+/* os_wait without OURS that gives up with -ETIMEDOUT at DEADLINE (a
+ * CLOCK_MONOTONIC time in ns): for waits that must end, inferior calls. */
+int os_wait_until(struct os_stop *stop, uint64_t deadline);
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t os_now_ns(void);
 /* Waits for one thread (used right after events, e.g. a new child). */
 int os_wait_tid(pid_t tid, struct os_stop *stop);
 int os_resume(pid_t tid, int sig);

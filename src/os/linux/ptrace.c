@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <reticle/error.h>
 #include "os/linux/os.h"
@@ -198,6 +199,9 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 	}
 	stop->kind = OS_SIGNAL;
 	stop->sig = sig;
+	/* si_code > 0: the kernel raised it for an instruction (not kill()) */
+	stop->fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+		      si.si_code > 0;
 }
 
 int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx)
@@ -218,6 +222,35 @@ int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc
 	}
 	decode_stop(tid, status, stop);
 	return 0;
+}
+
+uint64_t os_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int os_wait_until(struct os_stop *stop, uint64_t deadline)
+{
+	/* waitpid has no time limit: poll, sleeping a little longer each time
+	 * (an inferior call usually ends within microseconds) */
+	long nap = 2000;
+	for (;;) {
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid < 0 && errno != EINTR)
+			return -errno;
+		if (tid > 0) {
+			decode_stop(tid, status, stop);
+			return 0;
+		}
+		if (os_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){ 0, nap }, NULL);
+		if (nap < 1000000)
+			nap *= 2;
+	}
 }
 
 int os_wait_tid(pid_t want, struct os_stop *stop)
