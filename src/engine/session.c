@@ -663,6 +663,10 @@ int rtl_session_run(rtl_session *s, int *status)
 		dispatch(s, &st);
 	}
 	os_jobctl_end();
+	/* once a session, not per process: a run of hundreds of processes
+	 * read the cache directory hundreds of times */
+	if (session_warm_dir(s))
+		warm_prune(session_warm_dir(s), session_warm_max(s));
 	placement_free(s->placement);   /* every CPU back to reticle */
 	s->placement = NULL;
 	*status = s->main_status;

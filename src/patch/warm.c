@@ -271,8 +271,13 @@ static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 			v[count++] = rtl_binary_function(m->bin, k)->addr;
 		}
 	size_t fresh = count;   /* sorted: functions are in address order */
+	/* an image that ran to its end ages what it did not run; one that
+	 * exec'd (a shell's forked child, say) ran a sliver of the program and
+	 * tells nothing about the rest: without this, each of a shell's
+	 * fork-and-exec children rewrote the shell's list */
+	uint64_t older = p->status != -1;
 	for (size_t i = 0; i < m->nwarm; i++) {
-		uint64_t addr = m->warm[i] & ADDR_MASK, age = (m->warm[i] >> AGE_SHIFT) + 1;
+		uint64_t addr = m->warm[i] & ADDR_MASK, age = (m->warm[i] >> AGE_SHIFT) + older;
 		size_t at = rtl_lower_bound_u64(v, fresh, addr);
 		if (age >= MAX_AGE || (at < fresh && v[at] == addr))
 			continue;
@@ -354,5 +359,4 @@ void warm_save(struct proc *p)
 		free(v);
 		free(path);
 	}
-	warm_prune(dir, session_warm_max(p->s));
 }
