@@ -5,6 +5,8 @@
 # Prints best and median seconds and the ratios to native of the medians.
 # The goals (issue "every real program"): gcc -O2 -c and python3 -c pass
 # under 3x native warm and under 8x cold.
+# Programs by absolute path: a python3.11 on PATH may be a pyenv shim (a
+# shell script that runs 70 processes).
 # usage: bench/startup.sh [--rounds N] [--no-peers] [RETICLE]
 set -euo pipefail
 rounds=7 peers=1
@@ -22,8 +24,8 @@ printf 'static int sq(int x) { return x * x; }\nint main(void) { return sq(3) - 
 warm="$tmp/warm"
 # workload name -> command
 names=(gcc python3 "sh x100")
-cmds=("gcc -O2 -c $tmp/x.c -o $tmp/x.o"
-      "python3.11 -c pass"
+cmds=("/usr/bin/gcc -O2 -c $tmp/x.c -o $tmp/x.o"
+      "/usr/bin/python3.11 -c pass"
       "sh -c 'for i in \$(seq 100); do /bin/true; done'")
 now() { date +%s.%N; }
 time_of() {   # seconds of one run of "$@" (bash -c), output discarded
