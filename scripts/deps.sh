@@ -8,7 +8,8 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config
   libzydis-dev libzycore-dev libelf-dev libdw-dev libsqlite3-dev liblua5.4-dev
-  valgrind sqlite3 bzip2 lua5.4 python3 g++ uftrace dpkg-dev
+  valgrind sqlite3 bzip2 lua5.4 python3 libpython3.11-testsuite g++ uftrace dpkg-dev
+  openjdk-17-jre-headless
   qemu-user gcc-riscv64-linux-gnu gcc-mipsel-linux-gnu
 )
 SUDO=""

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A foreign test suite under reticle: CPython's own regression tests
+(Debian's libpython3.11-testsuite) give the same results natively and under
+`reticle run` with each collector. The native run is the oracle: the same
+modules must pass, fail or be skipped, and the run's verdict must match.
+
+usage: cpython_regrtest.py RETICLE WORKDIR PYTHON MODULE..."""
+import os, re, shutil, subprocess, sys
+
+RESULT = re.compile(r"\b(test_\w+) (passed|failed|skipped|resource denied|"
+                    r"crashed|timed out|interrupted)")
+VERDICT = re.compile(r"^Tests result: (\w+)", re.M)
+
+
+def outcome(text):
+    """Per-module outcomes and the run's verdict, from regrtest's output."""
+    mods = {}
+    for mod, what in RESULT.findall(text):
+        mods[mod] = what
+    m = VERDICT.search(text)
+    return mods, m.group(1) if m else None
+
+
+def regrtest(cmd, env):
+    # -j2: each module in a worker process (the workers are traced too);
+    # --timeout: a hung module ends the worker rather than the test
+    r = subprocess.run(cmd + ["-m", "test", "-j2", "--timeout", "600"] + MODULES,
+                       capture_output=True, env=env, timeout=1800)
+    return r.returncode, r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+
+
+reticle, work, python = sys.argv[1:4]
+MODULES = sys.argv[4:]
+if not os.path.exists(os.path.join("/usr/lib/python3.11/test", "regrtest.py")):
+    print("SKIP: libpython3.11-testsuite is not installed")
+    sys.exit(77)
+os.makedirs(work, exist_ok=True)
+env = dict(os.environ, PYTHONHASHSEED="0")
+code, text = regrtest([python], env)
+native, verdict = outcome(text)
+if len(native) != len(MODULES) or verdict is None:
+    print(f"FAIL: the native run reported {len(native)} of {len(MODULES)} modules")
+    print(text[-3000:])
+    sys.exit(1)
+ok = True
+for cs in ("fcount", "bbcount"):
+    prof = os.path.join(work, cs)
+    shutil.rmtree(prof, ignore_errors=True)
+    os.makedirs(prof)
+    cenv = dict(env, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+    rc, out = regrtest([reticle, "run", "-c", cs, "-o", os.path.join(prof, "p.db"), "--", python],
+                       cenv)
+    got, v = outcome(out)
+    diff = {m: (native[m], got.get(m)) for m in MODULES if got.get(m) != native.get(m)}
+    if diff or v != verdict or rc != code:
+        ok = False
+        print(f"FAIL [{cs}]: exit {rc} (native {code}), verdict {v} (native {verdict})")
+        for m, (n, g) in sorted(diff.items()):
+            print(f"  {m}: native {n}, under reticle {g}")
+        print(out[-3000:])
+    else:
+        print(f"ok [{cs}]: {len(got)} modules as natively ({verdict})")
+    shutil.rmtree(prof, ignore_errors=True)
+sys.exit(0 if ok else 1)
