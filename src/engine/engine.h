@@ -75,6 +75,8 @@ struct module {
 	struct func_state *fs;    /* one per rtl_binary function */
 	int win;                  /* window index in proc->shm, -1 if none */
 	bool is_main;
+	uint64_t go_deferreturn;  /* Go's runtime.deferreturn (run-time), 0 if none */
+	bool go_deferreturn_known;
 	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
 	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
 	bool unw_failed;
@@ -119,6 +121,13 @@ struct proc {
 	size_t nunw_pending, capunw_pending;
 	uint64_t register_frame;  /* __register_frame_info in the target, 0 if none yet */
 	bool unwinder_relocated;  /* the loader has relocated its module */
+	/* copies push original return addresses (patch/lazy.c): the program
+	 * walks its own stack (Go, V8) or calls backtrace() */
+	bool original_returns;
+	/* original return addresses with an int3 (no room for a jump back into
+	 * the copy there), sorted by AT: a trap there goes on at TO */
+	struct ret_trap { uint64_t at, to; } *ret_traps;
+	size_t nret_traps, capret_traps;
 	bool unwind_off;          /* a registration call failed: none made any more */
 	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
@@ -227,6 +236,10 @@ void lazy_decoded_free(struct lazy_decoded *d);
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */
 int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
+/* Whether P's program needs original return addresses (decided once its
+ * executable is known: Go, V8, backtrace(); RETICLE_ORIGINAL_RETURNS=0|1
+ * forces it). */
+bool lazy_wants_original_returns(const rtl_binary *exe);
 /* Writes the entry jumps deferred while P->defer_entries was set. */
 void lazy_flush_entries(struct proc *p);
 

@@ -53,6 +53,7 @@ void proc_free(struct proc *p)
 	free(p->unw_pending);
 	free(p->patches);
 	free(p->entries);
+	free(p->ret_traps);
 	free(p->memo);
 	free(p->threads);
 	free(p->blocks);
@@ -317,6 +318,7 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	if (!bin)
 		return -RTL_ERR_BAD_ELF;
 	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
+	p->original_returns = lazy_wants_original_returns(bin);
 	int err = proc_add_module(p, tid, exe, bias, true);
 	if (err)
 		return err;
@@ -356,6 +358,13 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->register_frame = parent->register_frame;
 	p->unwinder_relocated = parent->unwinder_relocated;
 	p->unwind_off = parent->unwind_off;
+	p->original_returns = parent->original_returns;
+	if (parent->nret_traps) {
+		p->ret_traps = dup_array(parent->ret_traps, parent->nret_traps, sizeof(*p->ret_traps));
+		if (!p->ret_traps)
+			goto fail;
+		p->nret_traps = p->capret_traps = parent->nret_traps;
+	}
 	p->warm_started = parent->warm_started;
 	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
 	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));

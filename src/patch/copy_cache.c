@@ -25,7 +25,8 @@ void ccache_open(struct proc *p, struct module *m)
 	if (rtl_binary_has_textrel(m->bin))
 		return;
 	char suffix[16];
-	snprintf(suffix, sizeof(suffix), "code%u", session_probes(p->s));
+	/* copies with original return addresses are kept apart */
+	snprintf(suffix, sizeof(suffix), "code%u%s", session_probes(p->s), p->original_returns ? "r" : "");
 	char *path = warm_cache_path(p, m, suffix);
 	if (path)
 		m->ccache = fncache_open(path, magic);

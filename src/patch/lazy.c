@@ -200,23 +200,169 @@ static bool ctx_keeps_caller(void *c, uint64_t addr)
 	return proc_entry_at(ctx->p, addr, NULL, &f) && fn_keeps_caller(f);
 }
 
-/* Such a call returns into F's original code: a jump there leads back
- * into the copy. The original body never runs otherwise (its entry jumps
- * to the copy), so its bytes can be overwritten, but not the entry patch
- * nor past the function's end. Where that does not fit, the rest of that
- * call's caller runs uninstrumented, still correctly. */
+/* The link-time address of BIN's first function entry after ADDR, or
+ * UINT64_MAX (functions are in address order). */
+static uint64_t next_entry_after(const rtl_binary *bin, uint64_t addr)
+{
+	size_t lo = 0, hi = rtl_binary_function_count(bin);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rtl_binary_function(bin, mid)->addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rtl_binary_function_count(bin) ? rtl_binary_function(bin, lo)->addr : UINT64_MAX;
+}
+
+static int add_ret_trap(struct proc *p, uint64_t at, uint64_t to)
+{
+	size_t k = p->nret_traps;
+	if (rtl_grow(&p->ret_traps, &p->capret_traps, k + 1, sizeof(*p->ret_traps)))
+		return -ENOMEM;
+	while (k && p->ret_traps[k - 1].at > at) {
+		p->ret_traps[k] = p->ret_traps[k - 1];
+		k--;
+	}
+	p->ret_traps[k] = (struct ret_trap){ at, to };
+	p->nret_traps++;
+	return 0;
+}
+
+static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at)
+{
+	size_t lo = 0, hi = p->nret_traps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->ret_traps[mid].at < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nret_traps && p->ret_traps[lo].at == at ? &p->ret_traps[lo] : NULL;
+}
+
+static int by_orig(const void *a, const void *b)
+{
+	const struct x86_ret_patch *x = a, *y = b;
+	return x->orig < y->orig ? -1 : x->orig > y->orig;
+}
+
+/* The copy of R's instruction at original address AT, or 0. */
+static uint64_t copy_of(const struct x86_reloc *r, uint64_t at)
+{
+	size_t lo = 0, hi = r->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->map_from[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nmap && r->map_from[lo] == at ? r->map_to[lo] : 0;
+}
+
+/* Go's runtime.deferreturn in M (run-time), 0 if none: a panic that is
+ * recovered resumes its function at its 'call runtime.deferreturn', in the
+ * original code. */
+static uint64_t go_deferreturn(const struct module *m)
+{
+	for (size_t i = 0; i < rtl_binary_function_count(m->bin); i++) {
+		const rtl_function *f = rtl_binary_function(m->bin, i);
+		if (f->name && !strcmp(f->name, "runtime.deferreturn"))
+			return f->addr + m->bias;
+	}
+	return 0;
+}
+
+/* Where the program may resume F's original code, and where that goes on
+ * in the copy: the return addresses of calls that push their original one
+ * (x86_reloc_env's original_returns, dlopen and dlsym), and with original
+ * returns, Go's deferreturn calls. Sorted by address, *N of them. */
+static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, const struct x86_reloc *r,
+					   size_t *n)
+{
+	struct x86_ret_patch *v = malloc((r->nrets + r->ncalls + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	memcpy(v, r->rets, r->nrets * sizeof(*v));
+	*n = r->nrets;
+	if (p->original_returns && r->ncalls) {
+		if (!m->go_deferreturn_known) {
+			m->go_deferreturn = go_deferreturn(m);
+			m->go_deferreturn_known = true;
+		}
+		for (size_t i = 0; i < r->ncalls && m->go_deferreturn; i++) {
+			uint64_t to = r->calls[i].target == m->go_deferreturn ? copy_of(r, r->calls[i].site) : 0;
+			if (to)
+				v[(*n)++] = (struct x86_ret_patch){ r->calls[i].site, to };
+		}
+	}
+	qsort(v, *n, sizeof(*v), by_orig);
+	return v;
+}
+
+/* The program resumes F's original code at some points (resume_points): a
+ * jump there leads back into the copy. The original body never runs
+ * otherwise (its entry jumps to the copy), so its bytes can be
+ * overwritten, but not the entry patch, another function's entry (glibc
+ * has entries inside other functions), another resume point, nor an
+ * address that a code pointer the copy does not rewrite may reach. Where
+ * 5 bytes do not fit (the next point is closer, say), an int3 does: a
+ * trap there continues in the copy (slower, rarely met). */
 static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r)
 {
-	uint64_t lo = f->addr + m->bias + PATCH_LEN, hi = f->addr + m->bias + f->size;
-	for (size_t k = 0; k < r->nrets; k++) {
-		uint64_t at = r->rets[k].orig;
-		if (at < lo || at + PATCH_LEN > hi)
+	if (!r->nrets && !p->original_returns)
+		return;
+	uint64_t lo = f->addr + m->bias + PATCH_LEN;
+	size_t n = 0, nint = 0;
+	struct x86_ret_patch *pts = resume_points(p, m, r, &n);
+	uint64_t *interior = pts && n ? fn_interior_pointers(m->bin, f, m->bias, &nint) : NULL;
+	if (!pts || !interior)
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t at = pts[k].orig, lim = next_entry_after(m->bin, at - m->bias);
+		lim = lim == UINT64_MAX ? m->hi : lim + m->bias;
+		if (k + 1 < n && pts[k + 1].orig < lim)
+			lim = pts[k + 1].orig;
+		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		uint8_t jmp[PATCH_LEN] = { 0xe9 };
-		int32_t rel = (int32_t)(r->rets[k].copy - (at + PATCH_LEN));
-		memcpy(jmp + 1, &rel, 4);
-		os_mem_write(p->mem, at, jmp, PATCH_LEN);
+		bool fits = at + PATCH_LEN <= lim;
+		for (size_t j = 0; j < nint && fits; j++)
+			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
+		if (fits) {
+			uint8_t jmp[PATCH_LEN] = { 0xe9 };
+			int32_t rel = (int32_t)(pts[k].copy - (at + PATCH_LEN));
+			memcpy(jmp + 1, &rel, 4);
+			os_mem_write(p->mem, at, jmp, PATCH_LEN);
+		} else if (!find_ret_trap(p, at) && !add_ret_trap(p, at, pts[k].copy)) {
+			static const uint8_t int3 = 0xcc;
+			os_mem_write(p->mem, at, &int3, 1);
+		}
 	}
+out:
+	free(pts);
+	free(interior);
+}
+
+bool lazy_wants_original_returns(const rtl_binary *exe)
+{
+	const char *force = getenv("RETICLE_ORIGINAL_RETURNS");
+	if (force && *force)
+		return atoi(force) != 0;
+	/* Go's runtime looks up every return address when it grows or scans a
+	 * stack; V8 (node) walks its frames; backtrace() reports them */
+	static const char *const names[] = {
+		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
+		"backtrace@plt", "backtrace", "_Unwind_Backtrace@plt",
+	};
+	for (size_t i = 0; i < rtl_binary_function_count(exe); i++) {
+		const rtl_function *f = rtl_binary_function(exe, i);
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++)
+			if (f->name && !strcmp(f->name, names[j]))
+				return true;
+	}
+	return false;
 }
 
 static bool ctx_is_code(void *c, uint64_t addr)
@@ -524,7 +670,8 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 	if ((d->copy = ccache_find(m, f, d->code, &d->copy_len)))
 		return;
 	void *blob;
-	if (ahead_take(session_ahead(p->s), m->bin, k, &blob, &d->copy_len))
+	/* copies made ahead are made for calls with the copy's return address */
+	if (!p->original_returns && ahead_take(session_ahead(p->s), m->bin, k, &blob, &d->copy_len))
 		d->copy = d->made = blob;
 	else
 		analyze_code(p, m, k, d);
@@ -634,6 +781,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
 		.block_counters = probes & RTL_PROBE_BLOCK,
 		.atomic = p->multithreaded,
+		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,
 	};
 	if (restore) {
@@ -737,6 +885,11 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 	uint64_t addr = pc - 1;
 	struct module *m;
 	const rtl_function *f;
+	const struct ret_trap *rt = p->nret_traps ? find_ret_trap(p, addr) : NULL;
+	if (rt) {   /* a return into the original code where no jump fitted */
+		session_count_trap(p->s);
+		return os_set_pc(tid, rt->to) ? 0 : 1;
+	}
 	struct func_state *fs = proc_entry_at(p, addr, &m, &f);
 
 	if (!fs)
@@ -795,6 +948,8 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
 {
+	if (p->nret_traps && find_ret_trap(p, addr))
+		return true;
 	struct func_state *fs = proc_entry_at(p, addr, NULL, NULL);
 	if (!fs)
 		return false;

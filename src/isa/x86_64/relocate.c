@@ -636,10 +636,10 @@ static int emit_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
 	return env->atomic ? 0 : add_site(out, at, false);
 }
 
-/* 'call T' as 'lea rsp,[rsp-8]; mov [rsp],lo; mov [rsp+4],hi; jmp T' with
- * the original return address (no flags touched, as with a call). The
- * return point is filled in once labels are known (see emit). */
-static int call_with_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
+/* 'lea rsp,[rsp-8]; mov [rsp],lo; mov [rsp+4],hi': pushes call I's
+ * original return address (no flags touched, as with a call). The return
+ * point is filled in once labels are known (see emit). */
+static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
 	uint64_t ret = in->addr + in->len;
@@ -653,7 +653,40 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	x86_put_half(e->w, ret, X86_FIX_LO32);
 	x86_put(e->w, mov4, sizeof(mov4));
 	x86_put_half(e->w, ret, X86_FIX_HI32);
-	return branch_to(e, in->target, x86_jmp, 0, false);
+	return 0;
+}
+
+/* 'call T' with the original return address: pushed, then 'jmp T'. */
+static int call_with_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	int err = push_original_return(e, i, out);
+	if (err)
+		return err;
+	if (e->a->insns[i].target == e->a->env->addr) {
+		x86_jmp(e->w, e->w->base);   /* recursion: through the entry stub, as a call */
+		return 0;
+	}
+	return branch_to(e, e->a->insns[i].target, x86_jmp, 0, false);
+}
+
+/* Whether call I can return through the original code: its return address
+ * gets a patch there (a jump back into the copy), which must not touch the
+ * entry's own patch, and something must follow the call in the function. */
+static bool returns_through_original(const struct emitter *e, size_t i)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	return i + 1 < e->a->n && in->addr + in->len >= e->a->env->addr + 5;
+}
+
+/* The ModRM byte of 'call r/m64' (ff /2) in BYTES, or -1 for another form. */
+static int icall_modrm(const struct x86_insn *in, const uint8_t *bytes)
+{
+	size_t p = in->prefix_len;
+	if (p < in->len && (bytes[p] & 0xf0) == 0x40)
+		p++;   /* REX */
+	if (p + 1 >= in->len || bytes[p] != 0xff || ((bytes[p + 1] >> 3) & 7) != 2)
+		return -1;
+	return (int)(p + 1);
 }
 
 /* After a repe/repne cmps/scas (emit_rep_count ran before it): takes back
@@ -697,7 +730,8 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			return -ENOMEM;
 		out->calls[out->ncalls++] = cs;
 		const struct x86_reloc_env *env = e->a->env;
-		if (env->keeps_caller && i + 1 < e->a->n && env->keeps_caller(env->ctx, in->target))
+		if (returns_through_original(e, i) &&
+		    (env->original_returns || (env->keeps_caller && env->keeps_caller(env->ctx, in->target))))
 			return call_with_original_return(e, i, out);
 		return branch_to(e, in->target, x86_call, 0, false);
 	}
@@ -711,6 +745,21 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	}
 	default:
 		break;
+	}
+	/* an indirect call with the original return address: pushed, then the
+	 * same operand as 'jmp r/m64' (ff /4); an operand based on rsp, which
+	 * the push moves, keeps the plain call */
+	uint8_t as_jmp[16];
+	int modrm = -1;
+	if (in->kind == X86_ICALL && e->a->env->original_returns && returns_through_original(e, i) &&
+	    !(in->has_mem && in->mem.base == 4) && e->a->table_of[i] < 0 &&
+	    (modrm = icall_modrm(in, bytes)) >= 0 && in->len <= sizeof(as_jmp)) {
+		memcpy(as_jmp, bytes, in->len);
+		as_jmp[modrm] = (uint8_t)((as_jmp[modrm] & ~0x38) | (4 << 3));
+		bytes = as_jmp;
+		int err = push_original_return(e, i, out);
+		if (err)
+			return err;
 	}
 	const struct goto_src *g = e->a->ngotos ? goto_at(e->a, i) : NULL;
 	if (g)   /* the label's copy, in the register the jump reads */

@@ -43,6 +43,9 @@ struct x86_reloc_env {
 	bool entry_counter;     /* count entries (fcount) */
 	bool block_counters;    /* count block executions (bbcount) */
 	bool atomic;            /* the process has threads: atomic increments */
+	/* Every call pushes the original return address (runtimes that walk
+	 * their own stacks: Go, V8; backtrace()): see x86_ret_patch. */
+	bool original_returns;
 	/* The function's first NINSNS instructions, when the caller decoded
 	 * them already (x86_decode_function): not decoded twice. */
 	const struct x86_insn *insns;

@@ -1,0 +1,3 @@
+module reticletest
+
+go 1.19
