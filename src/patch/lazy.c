@@ -365,11 +365,13 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	return false;
 }
 
+/* Code of the function's own module: what lies beyond it depends on where
+ * the loader put the next library (a jump table's end would too). */
 static bool ctx_is_code(void *c, uint64_t addr)
 {
 	struct reloc_ctx *ctx = c;
 	struct module *m = proc_module_at(ctx->p, addr);
-	return m && fn_in_exec_segment(m->bin, addr - m->bias, 1);
+	return m && m == ctx->m && fn_in_exec_segment(m->bin, addr - m->bias, 1);
 }
 
 static bool ctx_is_readonly(void *c, uint64_t addr, size_t len)

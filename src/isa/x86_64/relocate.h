@@ -26,8 +26,9 @@ struct x86_reloc_env {
 	/* Where a branch to ADDR outside the function should go: ADDR itself, or
 	 * the relocated copy of another function's interior. */
 	uint64_t (*redirect)(void *ctx, uint64_t addr);
-	/* Whether ADDR is executable code (jump-table entries may leave the
-	 * function); NULL means only the function's own bytes are. */
+	/* Whether ADDR is executable code of the function's own binary
+	 * (jump-table entries may leave the function, for its .cold part);
+	 * NULL means only the function's own bytes are. */
 	bool (*is_code)(void *ctx, uint64_t addr);
 	/* Whether the LEN bytes at ADDR stay as they are while the program
 	 * runs (read-only, or RELRO): a table of label addresses there may be

@@ -83,7 +83,10 @@ func outer() string { return inner() }
 //go:noinline
 func inner() string { return callers() }
 
+var cgoSum = 42 // set through C when built with cgo
+
 func main() {
+	fmt.Println("cgo:", cgoSum)
 	fmt.Println("depth:", depth(20000))
 	var wg sync.WaitGroup
 	results := make(chan int, 64)
