@@ -374,6 +374,12 @@ static bool ctx_is_code(void *c, uint64_t addr)
 	return m && m == ctx->m && fn_in_exec_segment(m->bin, addr - m->bias, 1);
 }
 
+static bool ctx_in_function(void *c, uint64_t addr)
+{
+	struct reloc_ctx *ctx = c;
+	return rtl_binary_find_function(ctx->m->bin, addr - ctx->m->bias) != NULL;
+}
+
 static bool ctx_is_readonly(void *c, uint64_t addr, size_t len)
 {
 	struct reloc_ctx *ctx = c;
@@ -649,7 +655,8 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d->code,
 		.interior = d->interior, .ninterior = d->ninterior,
-		.read = ctx_read, .is_code = ctx_is_code, .is_readonly = ctx_is_readonly, .ctx = &ctx,
+		.read = ctx_read, .is_code = ctx_is_code, .in_function = ctx_in_function,
+		.is_readonly = ctx_is_readonly, .ctx = &ctx,
 		.insns = d->insns, .ninsns = d->ninsns,
 	};
 	d->err = x86_analyze(&env, &d->an, &d->reason);
@@ -777,6 +784,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.addr = f->addr + m->bias, .size = f->size, .code = d.code,
 		.interior = d.interior, .ninterior = d.ninterior,
 		.read = ctx_read, .redirect = ctx_redirect, .is_code = ctx_is_code,
+		.in_function = ctx_in_function,
 		.is_readonly = ctx_is_readonly,
 		.keeps_caller = ctx_keeps_caller,
 		.new_counter = ctx_counter, .ctx = &ctx,

@@ -122,6 +122,12 @@ static bool made_is_code(void *c, uint64_t addr)
 	return fn_in_exec_segment(m->bin, addr - m->bias, 1);
 }
 
+static bool made_in_function(void *c, uint64_t addr)
+{
+	struct made *m = c;
+	return rtl_binary_find_function(m->bin, addr - m->bias) != NULL;
+}
+
 static bool made_is_readonly(void *c, uint64_t addr, size_t len)
 {
 	struct made *m = c;
@@ -170,6 +176,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, 
 	struct x86_reloc_env env = {
 		.addr = f->addr + bias, .size = f->size, .code = code, .interior = interior, .ninterior = ninterior,
 		.read = made_read, .redirect = made_redirect, .is_code = made_is_code,
+		.in_function = made_in_function,
 		.is_readonly = made_is_readonly, .keeps_caller = made_keeps_caller,
 		.new_counter = made_counter, .ctx = &made,
 		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY, .block_counters = probes & RTL_PROBE_BLOCK,

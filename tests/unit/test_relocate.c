@@ -57,6 +57,26 @@ op_end:
 	return acc;
 }
 
+/* A function whose bytes, read as a table of 32-bit offsets from its own
+ * address, land in code: taking its address must not look like loading a
+ * jump table (HotSpot's C1 takes SharedRuntime::lrem's so). Never run. */
+__asm__(".text\n.p2align 4\nlure:\n.long 16, 32, 48, 0\n.long 0, 0, 0, 0\n.long 0, 0, 0, 0\n.long 0, 0, 0, 0\n");
+extern char lure[];
+
+__attribute__((noinline)) const void *pick(int x)
+{
+	volatile int v = x;
+	switch (x) {
+	case 0: return (const void *)(long)(v + 3);
+	case 1: return lure;
+	case 2: return (const void *)(long)(v << 4);
+	case 3: return (const void *)(long)(v * 7);
+	case 4: return (const void *)(long)(v - 9);
+	case 5: return lure + v;
+	default: return NULL;
+	}
+}
+
 static uint8_t *area;
 static size_t counters_used;
 enum { AREA = 1 << 20, CODE = AREA / 2 };
@@ -67,6 +87,11 @@ static int read_mem(void *ctx, const uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 static uint64_t same(void *ctx, uint64_t addr) { return addr; }
+extern char __executable_start, etext;
+static bool in_text(void *ctx, uint64_t addr)
+{
+	return addr >= (uint64_t)&__executable_start && addr < (uint64_t)&etext;
+}
 static uint64_t new_counter(void *ctx)
 {
 	if (counters_used + 8 > AREA - CODE)
@@ -83,6 +108,7 @@ static void *relocate(void *fn, size_t size, struct x86_reloc *r, uint64_t *dest
 {
 	struct x86_reloc_env env = { .addr = (uint64_t)fn, .size = size, .code = fn,
 				     .read = read_mem, .redirect = same, .new_counter = new_counter,
+				     .is_code = in_text,
 				     .entry_counter = true, .block_counters = true };
 	const char *reason;
 	int err = x86_relocate(&env, *dest, r, &reason);
@@ -98,14 +124,14 @@ static void *relocate(void *fn, size_t size, struct x86_reloc *r, uint64_t *dest
 
 static uint64_t ctr(uint64_t addr) { return *(uint64_t *)addr; }
 
-extern char __executable_start;
 int main(void);
 
 static size_t fn_size(void *fn)
 {
 	/* the symbol sizes come from the ELF symtab via nm at build time would be
 	 * better; use the next function's address from a sorted list instead */
-	void *fns[] = { (void *)sw, (void *)loop_sum, (void *)fib, (void *)computed, (void *)main };
+	void *fns[] = { (void *)sw, (void *)loop_sum, (void *)fib, (void *)computed, (void *)main,
+			(void *)pick, (void *)lure };
 	uintptr_t best = (uintptr_t)-1;
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if ((uintptr_t)fns[i] > (uintptr_t)fn && (uintptr_t)fns[i] < best)
@@ -182,6 +208,15 @@ int main(void)
 	if (comp2)
 		CHECK_EQ(comp2(prog), computed(prog));
 	x86_reloc_free(&r4);
+	struct x86_reloc r5;
+	const void *(*pick2)(int) = relocate((void *)pick, fn_size((void *)pick), &r5, &dest);
+	CHECK(pick2 != NULL);
+	if (pick2) {
+		CHECK(r5.njump_tables == 1);
+		for (int x = -1; x < 8; x++)
+			CHECK(pick2(x) == pick(x));
+		x86_reloc_free(&r5);
+	}
 	const char *reason;
 	CHECK(rtl_x86_check_function((const uint8_t *)sw, fn_size((void *)sw), (uint64_t)sw, &reason));
 	static const uint8_t tiny[] = { 0x31, 0xc0, 0xc3 };

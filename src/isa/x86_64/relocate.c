@@ -237,6 +237,17 @@ static size_t index_bound(const struct x86_analysis *a, const bool *entered, siz
 	return MAX_TABLE_ENTRIES;
 }
 
+/* Whether a rip-relative lea of ADDR may load a jump table's base: not
+ * when ADDR is code (a function's address taken, as HotSpot's C1 takes
+ * SharedRuntime::lrem's: its bytes read as offsets may well land in code,
+ * and the lea would then be sent to a copy of that "table"). */
+static bool may_hold_table(const struct x86_reloc_env *env, uint64_t addr)
+{
+	if (env->in_function)
+		return !env->in_function(env->ctx, addr);
+	return !(env->is_code && env->is_code(env->ctx, addr));
+}
+
 /* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX.
  * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
  * but linked without relocations (a static or non-PIE executable): lea
@@ -260,7 +271,7 @@ static int find_jump_tables(struct x86_analysis *a)
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
 		int err = 0;
-		if (in->is_lea && in->rip_rel && a->has_movsxd4) {
+		if (in->is_lea && in->rip_rel && a->has_movsxd4 && may_hold_table(env, in->target)) {
 			err = add_table(a, i, in->target, false, false, MAX_TABLE_ENTRIES);
 		} else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
 			   in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4) {

@@ -30,6 +30,10 @@ struct x86_reloc_env {
 	 * (jump-table entries may leave the function, for its .cold part);
 	 * NULL means only the function's own bytes are. */
 	bool (*is_code)(void *ctx, uint64_t addr);
+	/* Whether ADDR lies in a function of the binary (where no jump table
+	 * is: in old layouts .rodata shares the code's segment); NULL: is_code
+	 * decides. */
+	bool (*in_function)(void *ctx, uint64_t addr);
 	/* Whether the LEN bytes at ADDR stay as they are while the program
 	 * runs (read-only, or RELRO): a table of label addresses there may be
 	 * copied. NULL means none is. */
@@ -111,7 +115,7 @@ int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_relo
 		 const char **reason);
 /* x86_relocate in two halves. The analysis (decoding, jump tables,
  * computed gotos, blocks, flag liveness) reads only ENV's addr, size, code,
- * insns, interior, read, is_code and is_readonly, so another thread may run
+ * insns, interior, read, is_code, in_function and is_readonly, so another thread may run
  * it while the emitting one goes on; it keeps pointers to ENV's code, insns
  * and interior, which must outlive it. x86_emit takes an ENV with the same
  * ones and the rest (redirect, counters, ...); DEST as for x86_relocate. */
