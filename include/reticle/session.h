@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <reticle/collector.h>
 
 typedef struct rtl_session rtl_session;
@@ -41,6 +42,9 @@ int rtl_session_launch(rtl_session *s, char *const argv[]);
  * process's exit status as a shell reports it (128+signal when killed). */
 int rtl_session_run(rtl_session *s, int *status);
 
+/* The first process's pid, once launched (0 before). */
+pid_t rtl_session_pid(const rtl_session *s);
+
 /* Profiles written so far, in order. */
 size_t rtl_session_profile_count(const rtl_session *s);
 const char *rtl_session_profile_path(const rtl_session *s, size_t i);
@@ -54,6 +58,7 @@ struct rtl_session_stats {
 	 * anew, not emitted; with RETICLE_VERIFY_COPIES=1, how many of them
 	 * differed from a fresh copy (a bug in reticle) */
 	size_t copies_restored, copies_differing;
+	size_t profiles_failed;  /* processes whose profile could not be written */
 };
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
 

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
 #include "cli.h"
 
-static pid_t forward_to;
+static volatile pid_t forward_to;
 
 static void usage(FILE *f)
 {
@@ -22,7 +24,11 @@ static void usage(FILE *f)
 	      "PROFILE's stem with .PID.N for forked children and exec'd programs.\n"
 	      "PROGRAM's stdin, stdout, stderr and exit status pass through; reticle's own\n"
 	      "messages go to stderr. A target killed by a signal makes reticle exit with\n"
-	      "128+signal, as shells do.\n"
+	      "128+signal, as shells do; 127 when PROGRAM is not found, 126 when it cannot\n"
+	      "be run (not executable, or not x86-64), 1 when the profile cannot be written\n"
+	      "(checked before PROGRAM starts) or reticle fails. An executable file that is\n"
+	      "neither ELF nor a #! script runs under /bin/sh, as execvp runs it. Signals\n"
+	      "sent to reticle itself (TERM, HUP, INT, QUIT, USR1, USR2) go on to PROGRAM.\n"
 	      "\n"
 	      "  -c, --collect LIST   comma-separated collectors (default fcount):\n", f);
 	for (size_t i = 0; i < rtl_collector_count(); i++)
@@ -89,12 +95,50 @@ static int parse_collectors(const char *list, const struct rtl_collector **out, 
 			out[(*n)++] = c;
 	}
 	free(copy);
-	return *n ? 0 : -RTL_ERR_UNKNOWN_COLLECTOR;
+	if (!*n) {
+		cli_error("run: no collector given (-c takes a comma-separated list: fcount, bbcount)");
+		return -RTL_ERR_UNKNOWN_COLLECTOR;
+	}
+	return 0;
 }
 
-static void forward_signal(int sig)
+/* Whether the profile can be written where asked (PATH, or reticle.PID.db
+ * in the current directory): found out before the program runs, not
+ * after. Prints why not. */
+static bool output_writable(const char *path)
 {
-	if (forward_to > 0)
+	char *copy = strdup(path ? path : "reticle.db");
+	if (!copy)
+		return false;
+	char *slash = strrchr(copy, '/');
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
+	struct stat st;
+	bool ok = false;
+	if (stat(dir, &st))
+		cli_error("run: cannot write the profile %s%s: %s", path ? path : "in ", path ? "" : dir,
+			  strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		cli_error("run: cannot write the profile %s: %s is not a directory", path, dir);
+	else if (access(dir, W_OK | X_OK))
+		cli_error("run: cannot write the profile %s%s: %s", path ? path : "in ", path ? "" : dir,
+			  strerror(errno));
+	else if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
+		cli_error("run: cannot write the profile %s: it is a directory", path);
+	else if (path && !stat(path, &st) && access(path, W_OK))
+		cli_error("run: cannot write the profile %s: %s", path, strerror(errno));
+	else
+		ok = true;
+	free(copy);
+	return ok;
+}
+
+/* A signal some process sent to reticle (kill, sigqueue) goes on to the
+ * target. One the kernel sent (a terminal's ^C, ^\\ or hang-up) went to
+ * the whole foreground job, the target included: not twice. */
+static void forward_signal(int sig, siginfo_t *info, void *uc)
+{
+	(void)uc;
+	if (forward_to > 0 && info->si_code <= 0)
 		kill(forward_to, sig);
 }
 
@@ -135,6 +179,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (parse_collectors(collect, colls, &ncolls))
 		return CLI_EXIT_USAGE;
+	if (!output_writable(output))
+		return CLI_EXIT_FAIL;
 
 	char *warm = cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
@@ -148,25 +194,38 @@ int cmd_run(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	if ((err = rtl_session_launch(s, argv + optind))) {
-		cli_error("%s: %s", argv[optind], rtl_strerror(err));
+		if (err == -RTL_ERR_WRONG_ARCH)
+			cli_error("%s: %s (reticle run takes x86-64 programs; reticle sim runs RISC-V "
+				  "RV64 and MIPS32 ones)", argv[optind], rtl_strerror(err));
+		else
+			cli_error("%s: %s", argv[optind], rtl_strerror(err));
 		rtl_session_destroy(s);
-		/* as shells do: 127 not found, 126 found but not executable */
-		return err == -ENOENT ? 127 : err == -EACCES || err == -EISDIR ? 126 : CLI_EXIT_FAIL;
+		/* as shells do: 127 not found, 126 found but cannot be run */
+		bool cannot_run = err == -EACCES || err == -EISDIR || err == -ENOEXEC ||
+				  err == -RTL_ERR_NOT_ELF || err == -RTL_ERR_WRONG_ARCH ||
+				  err == -RTL_ERR_TRUNCATED || err == -RTL_ERR_BAD_ELF;
+		return err == -ENOENT ? 127 : cannot_run ? 126 : CLI_EXIT_FAIL;
 	}
 	/* Like a shell waiting for a job: terminal signals are the target's to
 	 * handle; termination requests sent to reticle alone are passed on. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGTERM, forward_signal);
-	signal(SIGHUP, forward_signal);
+	forward_to = rtl_session_pid(s);
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
 	err = rtl_session_run(s, &status);
 	if (err)
 		cli_error("run: %s", rtl_strerror(err));
 	for (size_t i = 0; i < rtl_session_profile_count(s); i++)
 		fprintf(stderr, "reticle: profile written to %s\n", rtl_session_profile_path(s, i));
+	struct rtl_session_stats st;
+	rtl_session_stats(s, &st);
+	/* the program's own status passes through, unless it succeeded and
+	 * reticle did not */
+	if (st.profiles_failed && !err && status == 0)
+		err = -RTL_ERR_STORE;
 	if (stats) {
-		struct rtl_session_stats st;
-		rtl_session_stats(s, &st);
 		fprintf(stderr, "reticle: %zu modules, %zu functions instrumented (%zu from the warm-start "
 			"list), %zu skipped, %zu traps, %zu saved copies placed, %.3f s instrumenting\n",
 			st.modules, st.functions_instrumented, st.functions_warm, st.functions_skipped,

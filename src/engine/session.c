@@ -199,6 +199,7 @@ void rtl_session_destroy(rtl_session *s)
 }
 
 size_t rtl_session_profile_count(const rtl_session *s) { return s->nprofiles; }
+pid_t rtl_session_pid(const rtl_session *s) { return s->main_pid; }
 const char *rtl_session_profile_path(const rtl_session *s, size_t i) { return s->profiles[i]; }
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st) { *st = s->stats; }
 
@@ -292,8 +293,9 @@ static void remove_proc(struct rtl_session *s, struct proc *p)
 	proc_free(p);
 }
 
-/* Checks that PROGRAM can be run: it exists, and is an x86-64 ELF (or a
- * script, which the kernel hands to its interpreter). */
+/* Checks that PROGRAM can be run as execvp would run it: it exists, is
+ * executable, and is an x86-64 ELF, a '#!' script (the kernel hands it to
+ * its interpreter) or another file, which execvp hands to /bin/sh. */
 static int check_program(struct rtl_session *s, const char *prog)
 {
 	char path[PATH_MAX];
@@ -317,23 +319,20 @@ static int check_program(struct rtl_session *s, const char *prog)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (access(found, X_OK))
+		return -errno;
 	FILE *f = fopen(found, "rb");
-	char magic[2] = { 0 };
+	char magic[4] = { 0 };
 	if (!f)
 		return -errno;
-	size_t n = fread(magic, 1, 2, f);
+	size_t n = fread(magic, 1, sizeof(magic), f);
 	fclose(f);
-	if (n == 2 && magic[0] == '#' && magic[1] == '!')
-		return access(found, X_OK) ? -errno : 0;
+	if (n < 4 || memcmp(magic, "\177ELF", 4))
+		return 0;   /* a script, with '#!' or for /bin/sh */
 	rtl_binary *bin;
 	int err = rtl_binary_open(found, &bin);
 	if (err)
 		return err;
-	if (access(found, X_OK)) {
-		err = -errno;
-		rtl_binary_close(bin);
-		return err;
-	}
 	/* kept under the name /proc/PID/exe will give, so it is read once */
 	char *real = realpath(found, NULL);
 	if (real)
@@ -422,6 +421,7 @@ static void finish_proc(struct rtl_session *s, struct proc *p)
 	rtl_debug("pid %d: warm-start cache written", (int)p->pid);
 	if (err) {
 		rtl_log(0, "%s: profile not written: %s", p->profile_path, rtl_strerror(err));
+		s->stats.profiles_failed++;
 	} else {
 		char **np = realloc(s->profiles, (s->nprofiles + 1) * sizeof(*np));
 		if (np) {

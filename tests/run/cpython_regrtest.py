@@ -21,10 +21,10 @@ def outcome(text):
     return mods, m.group(1) if m else None
 
 
-def regrtest(cmd, env):
+def regrtest(cmd, env, modules):
     # -j2: each module in a worker process (the workers are traced too);
     # --timeout: a hung module ends the worker rather than the test
-    r = subprocess.run(cmd + ["-m", "test", "-j2", "--timeout", "600"] + MODULES,
+    r = subprocess.run(cmd + ["-m", "test", "-j2", "--timeout", "600"] + modules,
                        capture_output=True, env=env, timeout=1800)
     return r.returncode, r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
 
@@ -36,7 +36,7 @@ if not os.path.exists(os.path.join("/usr/lib/python3.11/test", "regrtest.py")):
     sys.exit(77)
 os.makedirs(work, exist_ok=True)
 env = dict(os.environ, PYTHONHASHSEED="0")
-code, text = regrtest([python], env)
+code, text = regrtest([python], env, MODULES)
 native, verdict = outcome(text)
 if len(native) != len(MODULES) or verdict is None:
     print(f"FAIL: the native run reported {len(native)} of {len(MODULES)} modules")
@@ -48,10 +48,25 @@ for cs in ("fcount", "bbcount"):
     shutil.rmtree(prof, ignore_errors=True)
     os.makedirs(prof)
     cenv = dict(env, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
-    rc, out = regrtest([reticle, "run", "-c", cs, "-o", os.path.join(prof, "p.db"), "--", python],
-                       cenv)
+    cmd = [reticle, "run", "-c", cs, "-o", os.path.join(prof, "p.db"), "--", python]
+    rc, out = regrtest(cmd, cenv, MODULES)
     got, v = outcome(out)
     diff = {m: (native[m], got.get(m)) for m in MODULES if got.get(m) != native.get(m)}
+    if diff:
+        # timing tests (test_threading, test_time...) can fail once on a
+        # loaded machine: a module that differs is run again alone, and
+        # must then give its native result
+        rc2, out2 = regrtest(cmd, cenv, sorted(diff))
+        again, _ = outcome(out2)
+        for m in sorted(diff):
+            if again.get(m) == native[m]:
+                print(f"note [{cs}]: {m} {diff[m][1]} under reticle, then {native[m]} as natively")
+                got[m] = native[m]
+                del diff[m]
+        if not diff:
+            v, rc = verdict, code
+        else:
+            out = out2
     if diff or v != verdict or rc != code:
         ok = False
         print(f"FAIL [{cs}]: exit {rc} (native {code}), verdict {v} (native {verdict})")

@@ -12,17 +12,36 @@ expect() {  # expect STATUS PATTERN -- ARGS...
 		echo "ok: reticle $*: $(head -1 "$W/err")"
 	fi
 }
+rm -f "$W/ran"
 printf 'just text\n' >"$W/text"; chmod +x "$W/text"
 head -c 3000 /bin/true >"$W/truncated"; chmod +x "$W/truncated"
 printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\002\000\363\000' >"$W/riscv"
 head -c 64 /bin/true | tail -c 44 >>"$W/riscv"; chmod +x "$W/riscv"
+printf 'echo from a script without #!\n' >"$W/noshebang"; chmod +x "$W/noshebang"
+printf 'echo not executable\n' >"$W/noexec"; chmod -x "$W/noexec"
 expect 127 "No such file" -- run -- "$W/does-not-exist"
-expect 1 "not an ELF file" -- run -- "$W/text"
-expect 1 "truncated ELF" -- run -- "$W/truncated"
-expect 1 "another architecture" -- run -- "$W/riscv"
+# an executable file that is neither ELF nor '#!': /bin/sh runs it, as
+# execvp has it run (here 'just: not found', status 127, as natively)
+expect 127 "just: not found" -- run -o "$W/p.db" -- "$W/text"
+expect 126 "Permission denied" -- run -o "$W/p.db" -- "$W/noexec"
+expect 126 "truncated ELF" -- run -- "$W/truncated"
+expect 126 "another architecture.*reticle sim" -- run -- "$W/riscv"
 expect 2 "unknown collector 'nope'" -- run -c nope -- /bin/true
+expect 2 "no collector given" -- run -c '' -- /bin/true
 expect 2 "no program" -- run
 expect 2 "unknown option" -- run --bogus -- /bin/true
 expect 126 "Permission denied\|is a directory\|Is a directory" -- run -- "$W"
+# a profile that cannot be written: said before the program runs (it
+# would write "ran" into the work directory)
+expect 1 "cannot write the profile.*No such file" -- run -o "$W/no/such/dir/p.db" -- sh -c "echo ran >$W/ran"
+[ ! -e "$W/ran" ] || { echo "FAIL: the program ran although its profile could not be written"; fails=$((fails+1)); }
+expect 1 "cannot write the profile.*directory" -- run -o "$W" -- /bin/true
+# a profile that could not be written at the end (its directory gone):
+# the program succeeded, reticle did not
+mkdir -p "$W/gone"
+expect 1 "profile not written" -- run -o "$W/gone/p.db" -- rmdir "$W/gone"
+# the script without '#!' runs, and its output passes through
+"$R" run -o "$W/p.db" -- "$W/noshebang" >"$W/out" 2>/dev/null
+grep -q "from a script without" "$W/out" || { echo "FAIL: a script without #! did not run"; fails=$((fails+1)); }
 [ $fails -eq 0 ] && echo "all bad-input cases passed"
 exit $fails
