@@ -77,6 +77,14 @@ __attribute__((noinline)) const void *pick(int x)
 	}
 }
 
+/* int lockskip(int *p, int threads): sets *P to 1 if it was 0 (returns 1),
+ * with the lock prefix jumped over when THREADS is 0, as glibc's malloc
+ * does in a process with one thread. */
+__asm__(".text\n.p2align 4\nlockskip:\n"
+	"\txor %eax, %eax\n\tmov $1, %edx\n\ttest %esi, %esi\n\tje 1f\n\tlock\n"
+	"1:\tcmpxchg %edx, (%rdi)\n\tsete %al\n\tmovzbl %al, %eax\n\tret\n\tint3\n");
+int lockskip(int *p, int threads);
+
 static uint8_t *area;
 static size_t counters_used;
 enum { AREA = 1 << 20, CODE = AREA / 2 };
@@ -131,7 +139,7 @@ static size_t fn_size(void *fn)
 	/* the symbol sizes come from the ELF symtab via nm at build time would be
 	 * better; use the next function's address from a sorted list instead */
 	void *fns[] = { (void *)sw, (void *)loop_sum, (void *)fib, (void *)computed, (void *)main,
-			(void *)pick, (void *)lure };
+			(void *)pick, (void *)lure, (void *)lockskip };
 	uintptr_t best = (uintptr_t)-1;
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if ((uintptr_t)fns[i] > (uintptr_t)fn && (uintptr_t)fns[i] < best)
@@ -216,6 +224,25 @@ int main(void)
 		for (int x = -1; x < 8; x++)
 			CHECK(pick2(x) == pick(x));
 		x86_reloc_free(&r5);
+	}
+	struct x86_reloc r6;
+	int (*lockskip2)(int *, int) = relocate((void *)lockskip, 23, &r6, &dest);
+	CHECK(lockskip2 != NULL);   /* was: a branch into the middle of an instruction */
+	if (lockskip2) {
+		for (int threads = 0; threads < 2; threads++) {
+			int x = 0, y = 0;
+			CHECK_EQ(lockskip2(&x, threads), lockskip(&y, threads));
+			CHECK_EQ(x, y);
+			CHECK_EQ(lockskip2(&x, threads), lockskip(&y, threads));
+		}
+		CHECK_EQ(ctr(r6.entry_counter), 4);
+		/* instructions run, by blocks: 4 calls, each runs all 8 but the
+		 * lock prefix's own (it has none): 8 per call */
+		uint64_t instrs = 0;
+		for (size_t b = 0; b < r6.nblocks; b++)
+			instrs += ctr(r6.blocks[b].counter) * r6.blocks[b].ninstrs;
+		CHECK_EQ(instrs, 4 * 8);
+		x86_reloc_free(&r6);
 	}
 	const char *reason;
 	CHECK(rtl_x86_check_function((const uint8_t *)sw, fn_size((void *)sw), (uint64_t)sw, &reason));

@@ -46,12 +46,20 @@ static bool inside(const struct x86_analysis *a, uint64_t addr)
 	return addr >= a->env->addr && addr < a->env->addr + a->env->size;
 }
 
-/* Instruction index at ADDR, or -1 when ADDR is not an instruction start. */
+/* Instruction index at ADDR, or -1 when ADDR is not an instruction start.
+ * glibc jumps over a lock prefix when the process has one thread ('je 1f;
+ * lock; 1: cmpxchg'): ADDR just past the lock prefixes of an instruction
+ * is that instruction, which does the same, atomically. */
 static long index_at(const struct x86_analysis *a, uint64_t addr)
 {
 	if (!inside(a, addr))
 		return -1;
-	return (long)a->at[addr - a->env->addr] - 1;
+	size_t off = addr - a->env->addr, k = off;
+	if (a->at[off])
+		return (long)a->at[off] - 1;
+	while (k > 0 && off - k < 4 && !a->at[k] && a->env->code[k - 1] == 0xf0)
+		k--;
+	return k < off && a->at[k] && a->env->code[k] == 0xf0 ? (long)a->at[k] - 1 : -1;
 }
 
 static void analysis_free(struct x86_analysis *a)
