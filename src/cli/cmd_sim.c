@@ -1,11 +1,13 @@
 /* reticle sim: run a static Linux program on a simulator generated from a
  * Sim-nML description, with built-in or user tools; or disassemble it. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <elf.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <reticle/error.h>
 #include <reticle/sim.h>
 #include "cli.h"
@@ -164,6 +166,14 @@ int cmd_sim(int argc, char **argv)
 	if (dis)
 		return disasm(isa, argv[optind]);
 
+	/* the guest may close or replace its fds 0-2 ('uniq FILE' closes 0 to
+	 * open FILE there): reticle's own messages keep to the stderr it got */
+	int own_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10);
+	FILE *own = own_fd >= 0 ? fdopen(own_fd, "w") : NULL;
+	if (own) {
+		setvbuf(own, NULL, _IONBF, 0);
+		stderr = own;
+	}
 	struct rtl_sim *sim;
 	const char *path = argv[optind];
 	if (argv0)

@@ -4,6 +4,7 @@
  * from the host's; file descriptors are the host's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sched.h>
@@ -391,7 +392,7 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 	case G_readv: return do_iov(m, 0, a);
 	case G_writev: return do_iov(m, 1, a);
 	case G_openat: return R(openat((int)a[0], G(a[1]), (int)a[2], (mode_t)a[3]));
-	case G_close: return (int)a[0] <= 2 ? 0 : R(close((int)a[0]));
+	case G_close: return R(close((int)a[0]));
 	case G_lseek: return R(lseek((int)a[0], (off_t)a[1], (int)a[2]));
 	case G_fstat: case G_newfstatat: return do_stat(m, nr, a);
 	case G_faccessat: return R(faccessat((int)a[0], G(a[1]), (int)a[2], 0));
@@ -404,9 +405,13 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 	case G_readlinkat: {
 		const char *p = G(a[1]);
 		if (!strcmp(p, "/proc/self/exe")) {
-			size_t n = strlen(m->path) < a[3] ? strlen(m->path) : a[3];
+			/* the guest program's absolute path, as the kernel gives
+			 * (glibc's static start-up asserts it starts with '/') */
+			char real[PATH_MAX];
+			const char *exe = realpath(m->path, real) ? real : m->path;
+			size_t n = strlen(exe) < a[3] ? strlen(exe) : a[3];
 			CHECK(a[2], n);
-			memcpy(G(a[2]), m->path, n);
+			memcpy(G(a[2]), exe, n);
 			return (int64_t)n;
 		}
 		return R(readlinkat((int)a[0], p, G(a[2]), a[3]));
@@ -418,6 +423,21 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 	case 24: return R(dup3((int)a[0], (int)a[1], (int)a[2]));           /* dup3 */
 	case 34: return R(mkdirat((int)a[0], G(a[1]), (mode_t)a[2]));       /* mkdirat */
 	case 35: return R(unlinkat((int)a[0], G(a[1]), (int)a[2]));         /* unlinkat */
+	case 36: return R(symlinkat(G(a[0]), (int)a[1], G(a[2])));          /* symlinkat */
+	case 37: return R(linkat((int)a[0], G(a[1]), (int)a[2], G(a[3]), (int)a[4]));   /* linkat */
+	case 38: return R(renameat((int)a[0], G(a[1]), (int)a[2], G(a[3])));            /* renameat */
+	case 276: return R(syscall(SYS_renameat2, (int)a[0], G(a[1]), (int)a[2], G(a[3]),
+				   (unsigned)a[4]));                          /* renameat2 */
+	case 45: return R(truncate(G(a[0]), (off_t)a[1]));                   /* truncate */
+	case 46: return R(ftruncate((int)a[0], (off_t)a[1]));                /* ftruncate */
+	case 52: return R(fchmod((int)a[0], (mode_t)a[1]));                  /* fchmod */
+	case 54: return R(fchownat((int)a[0], G(a[1]), (uid_t)a[2], (gid_t)a[3], (int)a[4]));
+	case 55: return R(fchown((int)a[0], (uid_t)a[1], (gid_t)a[2]));      /* fchown */
+	case 82: return R(fsync((int)a[0]));                                 /* fsync */
+	case 83: return R(fdatasync((int)a[0]));                             /* fdatasync */
+	case 88: return R(syscall(SYS_utimensat, (int)a[0], a[1] ? G(a[1]) : NULL,   /* utimensat: */
+				  a[2] ? G(a[2]) : NULL, (int)a[3]));     /* 64-bit timespecs */
+	case 439: return R(syscall(SYS_faccessat2, (int)a[0], G(a[1]), (int)a[2], (int)a[3]));
 	case 49: return R(chdir(G(a[0])));                                   /* chdir */
 	case 50: return R(fchdir((int)a[0]));                                /* fchdir */
 	case 53: return R(fchmodat((int)a[0], G(a[1]), (mode_t)a[2], 0));   /* fchmodat */

@@ -27,7 +27,8 @@ static const struct { short o32, gen; } same[] = {
 	{ 246, 94 }, { 252, 96 }, { 266, 131 }, { 298, 78 }, { 300, 48 }, { 309, 99 },
 	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
 	{ 41, 23 }, { 327, 24 }, { 328, 59 }, { 219, 61 }, { 237, 71 }, { 12, 49 }, { 133, 50 },
-	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
+	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 94, 52 }, { 95, 55 }, { 291, 54 }, { 295, 38 },
+	{ 296, 37 }, { 297, 36 }, { 439, 439 }, { 118, 82 }, { 152, 83 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
 };
 
 /* MIPS open flags that differ from the host's (x86-64). */
@@ -138,6 +139,16 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 	case 2:      /* fork */
 		b[0] = 17 /* SIGCHLD */, b[1] = b[2] = b[3] = b[4] = b[5] = 0;
 		return generic(m, pc, 220, b);
+	case 38:     /* rename */
+		return err(rename(G(a[0]), G(a[1])));
+	case 9:      /* link */
+		return err(link(G(a[0]), G(a[1])));
+	case 83:     /* symlink */
+		return err(symlink(G(a[0]), G(a[1])));
+	case 92:     /* truncate, 32-bit length */
+		return err(truncate(G(a[0]), (off_t)(int32_t)a[1]));
+	case 93:     /* ftruncate, 32-bit length */
+		return err(ftruncate((int)a[0], (off_t)(int32_t)a[1]));
 	case 10:     /* unlink */
 		return err(unlink(G(a[0])));
 	case 39:     /* mkdir */
