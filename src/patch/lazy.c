@@ -18,6 +18,7 @@
 
 enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024, MAX_TARGETS = 256 };
 static const char too_short[] = "shorter than a 5-byte jump";
+static const char guessed[] = "no symbol or FDE: boundaries guessed, and no relocated caller called it";
 
 /* Bytes that may be overwritten at the entry: the function itself, or the
  * padding after it up to the next function. */
@@ -91,6 +92,14 @@ int lazy_arm_module(struct proc *p, struct module *m)
 		}
 		if (patch_room(m->bin, i) < PATCH_LEN) {
 			fs->reason = too_short;
+			continue;
+		}
+		if (f->sources == RTL_SRC_GAP) {
+			/* bytes between known functions: code without unwind
+			 * information, or data (OpenSSL keeps its SHA-256
+			 * constants in .text), which an int3 would change.
+			 * Copied once a relocated caller's call shows it is code. */
+			fs->reason = guessed;
 			continue;
 		}
 		fs->status = FS_ARMED;
@@ -596,9 +605,11 @@ static void instrument_branch_targets(struct proc *p, const uint64_t *targets, s
 				continue;
 			k = (size_t)(tf - rtl_binary_function(tm->bin, 0));
 		}
-		if (entry && tm->fs[k].status == FS_NONE && tm->fs[k].reason == too_short) {
-			/* too short for an entry patch: a copy that relocated callers
-			 * branch to still counts every call they make */
+		if (entry && tm->fs[k].status == FS_NONE &&
+		    (tm->fs[k].reason == too_short || tm->fs[k].reason == guessed)) {
+			/* too short for an entry patch, or not known to be code
+			 * until now: a copy that relocated callers branch to still
+			 * counts every call they make */
 			if (!instrument(p, tm, k, depth + 1, false, NULL)) {
 				relocated(p, tm, k);
 			} else {
