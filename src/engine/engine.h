@@ -330,6 +330,10 @@ void ccache_keep_blob(struct module *m, size_t k, const uint8_t *code, void *blo
 void ccache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask);
 void ccache_free(struct module *m);
 
+/* engine/sigpc.c: a signal about to be delivered in a thread inside a copy
+ * of a process with original return addresses: the handler sees the
+ * original PC */
+void sigpc_to_original(struct proc *p, const struct os_stop *stop);
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);
 void sigtrap_repair(struct proc *p, pid_t tid);

@@ -619,6 +619,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
 			report_fault(p, st);
+		if (st->sig != SIGTRAP)
+			sigpc_to_original(p, st);
 		resume(p, st->tid, st->sig);
 		break;
 	case OS_EVENT_CLONE: case OS_EVENT_FORK: case OS_EVENT_VFORK:

@@ -85,6 +85,7 @@ int os_detach_stopped(pid_t tid);
 int os_get_pc(pid_t tid, uint64_t *pc);
 int os_set_pc(pid_t tid, uint64_t pc);
 int os_get_sp(pid_t tid, uint64_t *sp);
+int os_set_sp(pid_t tid, uint64_t sp);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
 /* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */

@@ -38,6 +38,12 @@ int os_set_pc(pid_t tid, uint64_t pc)
 		      (void *)pc) ? -errno : 0;
 }
 
+int os_set_sp(pid_t tid, uint64_t sp)
+{
+	return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, rsp),
+		      (void *)sp) ? -errno : 0;
+}
+
 int os_get_sp(pid_t tid, uint64_t *sp)
 {
 	struct user_regs_struct r;

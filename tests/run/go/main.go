@@ -1,7 +1,10 @@
 // A Go program that exercises what Go's runtime does with return
 // addresses: goroutines and channels, garbage collection, deep recursion
 // that grows stacks (each growth copies the stack and walks its frames),
-// panic and recover, a deferred call, and runtime.Callers.
+// panic and recover, a deferred call, runtime.Callers, a nil-pointer
+// dereference recovered (SIGSEGV: the handler looks its PC up), and loops
+// with no calls that the GC must preempt with a signal (SIGURG: the handler
+// reads the interrupted PC).
 package main
 
 import (
@@ -83,6 +86,28 @@ func outer() string { return inner() }
 //go:noinline
 func inner() string { return callers() }
 
+//go:noinline
+func nilDeref(p *node) (v int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("recovered: %v", r)
+		}
+	}()
+	return p.val, nil
+}
+
+// spin loops with no function call: only an asynchronous preemption
+// (a signal) stops it for the GC's stop-the-world.
+//
+//go:noinline
+func spin(n int) int {
+	x := 1
+	for i := 0; i < n; i++ {
+		x = x*1103515245 + 12345 + i
+	}
+	return x & 1
+}
+
 var cgoSum = 42 // set through C when built with cgo
 
 func main() {
@@ -116,6 +141,20 @@ func main() {
 	}
 	fmt.Println("risky:", strings.Join(msgs, "; "))
 	fmt.Println("callers:", outer())
+	_, nerr := nilDeref(nil)
+	fmt.Println("nil:", nerr)
+	var sw sync.WaitGroup
+	spins := make([]int, 2)
+	for g := 0; g < 2; g++ {
+		sw.Add(1)
+		go func(g int) { defer sw.Done(); spins[g] = spin(300_000_000) }(g)
+	}
+	for i := 0; i < 20; i++ {
+		_ = tree(12) // allocates: the GC runs and must stop the spinning goroutines
+		runtime.GC()
+	}
+	sw.Wait()
+	fmt.Println("spins:", spins[0]+spins[1] >= 0)
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	fmt.Println("gc ran:", m.NumGC > 0)

@@ -1,0 +1,119 @@
+/* Signal handlers that read the interrupted PC. In a process that runs with
+ * original return addresses (Go, node, backtrace(): lazy.c) the program
+ * also looks up the PC its signal handlers find in their ucontext: Go's
+ * asynchronous preemption (SIGURG) and its nil-pointer panics (SIGSEGV) take
+ * it for a return address, and a code-cache address is an "unknown pc", a
+ * fatal error. Before such a signal is delivered to a thread in a copy, its
+ * PC is moved to the original instruction when that is exact: a fault
+ * stops at the faulting instruction's own bytes; an asynchronous signal
+ * only at an instruction boundary of the copy (not inside counter code,
+ * which may have moved rsp, nor inside the pushes of an original return
+ * address: Go then tries again later). After the handler the thread runs
+ * the original code, uncounted, until a call or a patched return point
+ * leads it back into the copies; so the original instruction must be
+ * intact, not under an entry or return-point patch. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include "engine/engine.h"
+#include "os/linux/os.h"
+#include "util/array.h"
+#include "util/log.h"
+
+/* Whether the thread's process has a handler for SIG (SigCgt). */
+static bool caught(pid_t tid, int sig)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	unsigned long long mask = 0;
+	bool found = false;
+	if (!f)
+		return true;   /* cannot tell: as if it had */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return !found || (sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1));
+}
+
+/* The copy holding PC: its function state (and *MP its module), or NULL. */
+static struct func_state *copy_at(struct proc *p, uint64_t pc, struct module **mp)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
+		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
+			continue;
+		size_t n = rtl_binary_function_count(m->bin);
+		for (size_t k = 0; k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			if (fs->status == FS_DONE && fs->nmap && pc >= fs->entry &&
+			    pc < fs->entry + fs->code_len) {
+				*mp = m;
+				return fs;
+			}
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Whether instruction I of FS's function is in the process as in the file
+ * (no patch of reticle's over it): a thread may resume there. */
+static bool intact(struct proc *p, const struct module *m, const struct func_state *fs, size_t i)
+{
+	uint64_t a = fs->map_from[i];
+	size_t len = i + 1 < fs->nmap ? (size_t)(fs->map_from[i + 1] - a) : 15;
+	uint8_t mem[16], file[16];
+	if (len > sizeof(mem))
+		len = sizeof(mem);
+	if (os_mem_read(p->mem, a, mem, len))
+		return false;
+	if (rtl_binary_has_textrel(m->bin) || rtl_binary_read(m->bin, a - m->bias, file, len))
+		return false;
+	return !memcmp(mem, file, len);
+}
+
+/* Moves TID's PC from PC, in FS's copy, to original instruction I. */
+static void move_to(struct proc *p, pid_t tid, const struct module *m, const struct func_state *fs,
+		    size_t i, uint64_t pc, int sig)
+{
+	if (intact(p, m, fs, i) && !os_set_pc(tid, fs->map_from[i]))
+		rtl_debug("tid %d: signal %d: pc %#llx in a copy moved to %#llx", (int)tid, sig,
+			  (unsigned long long)pc, (unsigned long long)fs->map_from[i]);
+}
+
+void sigpc_to_original(struct proc *p, const struct os_stop *stop)
+{
+	pid_t tid = stop->tid;
+	int sig = stop->sig;
+	uint64_t pc, sp;
+	struct func_state *fs;
+	struct module *m;
+	if (!p->original_returns || os_is_stop_signal(sig) || sig == SIGCONT || os_get_pc(tid, &pc) ||
+	    !(fs = copy_at(p, pc, &m)) || !caught(tid, sig))
+		return;
+	/* map_to is in emission order: ascending; labels are where each
+	 * instruction's code starts (its block's counter code first) */
+	size_t i = rtl_lower_bound_u64(fs->map_to, fs->nmap, pc);
+	if (i < fs->nmap && fs->map_to[i] == pc) {
+		move_to(p, tid, m, fs, i, pc, sig);   /* an instruction boundary */
+		return;
+	}
+	if (!stop->fault || !i)
+		return;
+	/* a fault: PC is the faulting instruction's own bytes, past its
+	 * label; when those are the 'jmp' of a call rewritten to push the
+	 * original return address, the push is undone */
+	static const uint8_t push_head[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8, 0xc7, 0x04, 0x24 };
+	uint8_t before[20];
+	if (pc - 20 >= fs->map_to[i - 1] && !os_mem_read(p->mem, pc - 20, before, sizeof(before)) &&
+	    !memcmp(before, push_head, sizeof(push_head)) && before[12] == 0xc7) {
+		if (!intact(p, m, fs, i - 1) || os_get_sp(tid, &sp) || os_set_sp(tid, sp + 8))
+			return;
+	}
+	move_to(p, tid, m, fs, i - 1, pc, sig);
+}
