@@ -29,9 +29,10 @@ static const char usage_text[] =
 static void sources_str(unsigned s, char *buf, size_t len, int json)
 {
 	const char *sep = json ? ", " : ",", *q = json ? "\"" : "";
-	static const char *const names[] = { "symtab", "dynsym", "plt", "eh_frame", "entry", "gap" };
+	static const char *const names[] = { "symtab", "dynsym", "plt", "eh_frame", "entry", "gap",
+					     "debugfile" };
 	buf[0] = 0;
-	for (unsigned i = 0; i < 6; i++)
+	for (unsigned i = 0; i < 7; i++)
 		if (s & (1u << i))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s%s%s",
 				 buf[0] ? sep : "", q, names[i], q);

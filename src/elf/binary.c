@@ -253,6 +253,7 @@ int rtl_binary_open(const char *path, rtl_binary **out)
 	bin = calloc(1, sizeof(*bin));
 	if (!bin)
 		return -ENOMEM;
+	bin->debug_fd = -1;
 	bin->fd = open(path, O_RDONLY | O_CLOEXEC);
 	bin->path = strdup(path);
 	if (bin->fd < 0) {
@@ -278,6 +279,10 @@ void rtl_binary_close(rtl_binary *bin)
 		return;
 	if (bin->dwarf)
 		dwarf_end(bin->dwarf);
+	if (bin->debug_elf)
+		elf_end(bin->debug_elf);
+	if (bin->debug_fd >= 0)
+		close(bin->debug_fd);
 	if (bin->elf)
 		elf_end(bin->elf);
 	if (bin->fd >= 0)

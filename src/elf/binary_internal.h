@@ -79,6 +79,10 @@ struct rtl_binary {
 	size_t room_left;
 
 	Dwarf *dwarf;               /* lazily opened by rtl_binary_source_line */
+	Elf *debug_elf;             /* the separate debug file (debugfile.c), or NULL */
+	int debug_fd;
+	const unsigned char *debug_image;
+	size_t debug_image_size;
 	int dwarf_tried;
 };
 
@@ -100,6 +104,11 @@ Elf_Scn *rtl_binary_find_section(const rtl_binary *bin, const char *name, GElf_S
 
 /* Discovery passes, each appends candidates. */
 int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c);
+/* The GNU build-id of ELF (*LEN bytes), or NULL (identity.c). */
+const unsigned char *rtl_elf_build_id(Elf *elf, size_t *len);
+/* Opens BIN's separate debug file into bin->debug_elf: 0, or -1 when there
+ * is none (debugfile.c). */
+int rtl_elf_open_debug_file(rtl_binary *bin);
 int rtl_elf_collect_plt(rtl_binary *bin, struct rtl_cands *c);
 int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c);
 /* .eh_frame parsing, apart from the binary so tests can feed it bytes:

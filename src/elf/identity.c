@@ -6,22 +6,40 @@
 #include <sys/stat.h>
 #include "binary_internal.h"
 
-/* The NT_GNU_BUILD_ID descriptor of a PT_NOTE segment, or NULL. */
-static const unsigned char *build_id(const rtl_binary *bin, size_t *len)
+static const unsigned char *note_build_id(Elf_Data *d, size_t *len)
 {
-	for (size_t i = 0; i < bin->ehdr.e_phnum; i++) {
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz &&
+		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
+			*len = nh.n_descsz;
+			return (const unsigned char *)d->d_buf + desc_off;
+		}
+	return NULL;
+}
+
+const unsigned char *rtl_elf_build_id(Elf *elf, size_t *len)
+{
+	const unsigned char *id;
+	Elf_Scn *scn = NULL;
+	/* a note section (a debug file keeps it), else a PT_NOTE segment */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    (id = note_build_id(elf_getdata(scn, NULL), len)))
+			return id;
+	}
+	size_t n;
+	if (elf_getphdrnum(elf, &n))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
-		if (!gelf_getphdr(bin->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		Elf_Data *d = elf_getdata_rawchunk(bin->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz &&
-			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
-				*len = nh.n_descsz;
-				return (const unsigned char *)d->d_buf + desc_off;
-			}
+		if ((id = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+							     ELF_T_NHDR), len)))
+			return id;
 	}
 	return NULL;
 }
@@ -29,7 +47,7 @@ static const unsigned char *build_id(const rtl_binary *bin, size_t *len)
 int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len)
 {
 	size_t n;
-	const unsigned char *id = build_id(bin, &n);
+	const unsigned char *id = rtl_elf_build_id(bin->elf, &n);
 	if (id && len >= 2 * n + 3) {
 		int at = snprintf(buf, len, "b-");
 		for (size_t i = 0; i < n; i++)

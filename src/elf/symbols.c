@@ -1,6 +1,7 @@
 /* Function candidates from .symtab and .dynsym: STT_FUNC and STT_GNU_IFUNC
  * symbols defined in this file (SHN_UNDEF imports are the PLT's business). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -35,22 +36,23 @@ struct strtab {
 	size_t size;
 };
 
-static struct strtab plain_strtab(const rtl_binary *bin, size_t link)
+static struct strtab plain_strtab(Elf *elf, const unsigned char *image, size_t image_size, size_t link)
 {
-	Elf_Scn *scn = elf_getscn(bin->elf, link);
+	Elf_Scn *scn = elf_getscn(elf, link);
 	GElf_Shdr sh;
 	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB || (sh.sh_flags & SHF_COMPRESSED) ||
-	    !sh.sh_size || bin->image[sh.sh_offset + sh.sh_size - 1])
+	    !sh.sh_size || sh.sh_offset > image_size || sh.sh_size > image_size - sh.sh_offset ||
+	    image[sh.sh_offset + sh.sh_size - 1])
 		return (struct strtab){ NULL, 0 };
-	return (struct strtab){ (const char *)bin->image + sh.sh_offset, sh.sh_size };
+	return (struct strtab){ (const char *)image + sh.sh_offset, sh.sh_size };
 }
 
 /* The symbols are read in place (gelf_getsym's copy and checks per symbol,
  * and elf_strptr's, cost more than the rest); a name is first touched when
  * its symbol is checked, so the names a few symbols ahead are prefetched
  * (cc1's 29,000 dynamic symbols point all over 1.3 MB of strings). */
-static int collect_table(rtl_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
-			 unsigned source, struct rtl_cands *c)
+static int collect_table(Elf *elf, const unsigned char *image, size_t image_size, Elf_Scn *scn,
+			 const GElf_Shdr *sh, unsigned source, struct rtl_cands *c)
 {
 	enum { AHEAD = 16 };
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -60,7 +62,7 @@ static int collect_table(rtl_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 	if (n > have)
 		n = have;   /* where gelf_getsym would fail */
 	const Elf64_Sym *v = d->d_buf;
-	struct strtab str = plain_strtab(bin, sh->sh_link);
+	struct strtab str = plain_strtab(elf, image, image_size, sh->sh_link);
 	if (n > 1 && rtl_grow(&c->v, &c->cap, c->n + n - 1, sizeof(*c->v)))
 		return -ENOMEM;
 	for (size_t i = 1; i < n; i++) {
@@ -73,30 +75,46 @@ static int collect_table(rtl_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || sym.st_value == 0)
 			continue;
-		const char *name = !str.s ? elf_strptr(bin->elf, sh->sh_link, sym.st_name) :
+		const char *name = !str.s ? elf_strptr(elf, sh->sh_link, sym.st_name) :
 				   sym.st_name < str.size ? str.s + sym.st_name : NULL;
 		if (name && !*name)
 			name = NULL;
 		c->v[c->n++] = (struct rtl_candidate){ sym.st_value, sym.st_size, name, source,
-						       rank_of(&sym, source) };
+						       rank_of(&sym, source & ~RTL_SRC_DEBUG) };
+	}
+	return 0;
+}
+
+/* The symbol tables of ELF of SOURCE kinds (SHT_SYMTAB, and SHT_DYNSYM
+ * unless SYMTAB_ONLY); *HAD_SYMTAB says whether it had a .symtab. */
+static int collect_file(Elf *elf, const unsigned char *image, size_t image_size, unsigned extra,
+			bool symtab_only, bool *had_symtab, struct rtl_cands *c)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		int err = 0;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			*had_symtab = true;
+			err = collect_table(elf, image, image_size, scn, &sh, RTL_SRC_SYMTAB | extra, c);
+		} else if (sh.sh_type == SHT_DYNSYM && !symtab_only) {
+			err = collect_table(elf, image, image_size, scn, &sh, RTL_SRC_DYNSYM, c);
+		}
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		int err = 0;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			err = collect_table(bin, scn, &sh, RTL_SRC_SYMTAB, c);
-		else if (sh.sh_type == SHT_DYNSYM)
-			err = collect_table(bin, scn, &sh, RTL_SRC_DYNSYM, c);
-		if (err)
-			return err;
-	}
-	return 0;
+	bool had = false, debug_had = false;
+	int err = collect_file(bin->elf, bin->image, bin->image_size, 0, false, &had, c);
+	/* stripped: the names the separate debug file has */
+	if (!err && !had && !rtl_elf_open_debug_file(bin))
+		err = collect_file(bin->debug_elf, bin->debug_image, bin->debug_image_size, RTL_SRC_DEBUG,
+				   true, &debug_had, c);
+	return err;
 }
