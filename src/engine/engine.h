@@ -334,6 +334,10 @@ void ccache_free(struct module *m);
  * of a process with original return addresses: the handler sees the
  * original PC */
 void sigpc_to_original(struct proc *p, const struct os_stop *stop);
+/* patch/lazy.c: an int3 at original address AT that sends a thread coming
+ * there to TO in a copy (kept for the process's life) */
+int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to);
+bool lazy_has_return_trap(const struct proc *p, uint64_t at);
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);
 void sigtrap_repair(struct proc *p, pid_t tid);

@@ -8,10 +8,10 @@
  * stops at the faulting instruction's own bytes; an asynchronous signal
  * only at an instruction boundary of the copy (not inside counter code,
  * which may have moved rsp, nor inside the pushes of an original return
- * address: Go then tries again later). After the handler the thread runs
- * the original code, uncounted, until a call or a patched return point
- * leads it back into the copies; so the original instruction must be
- * intact, not under an entry or return-point patch. */
+ * address: Go then tries again later). That instruction must be intact
+ * (not under an entry or return-point patch); it gets an int3 that sends
+ * a thread coming back there (the handler's return, or Go's injected call
+ * returning) to the copy, as a return point where no jump fits does. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +56,6 @@ static struct func_state *copy_at(struct proc *p, uint64_t pc, struct module **m
 				return fs;
 			}
 		}
-		return NULL;
 	}
 	return NULL;
 }
@@ -77,11 +76,15 @@ static bool intact(struct proc *p, const struct module *m, const struct func_sta
 	return !memcmp(mem, file, len);
 }
 
-/* Moves TID's PC from PC, in FS's copy, to original instruction I. */
+/* Moves TID's PC from PC, in FS's copy, to original instruction I, where
+ * an int3 sends it back to the copy once the handler returns there (the
+ * original code after it may be under patches). */
 static void move_to(struct proc *p, pid_t tid, const struct module *m, const struct func_state *fs,
 		    size_t i, uint64_t pc, int sig)
 {
-	if (intact(p, m, fs, i) && !os_set_pc(tid, fs->map_from[i]))
+	uint64_t at = fs->map_from[i];
+	if ((lazy_has_return_trap(p, at) || (intact(p, m, fs, i) && !lazy_return_trap(p, at, fs->map_to[i]))) &&
+	    !os_set_pc(tid, at))
 		rtl_debug("tid %d: signal %d: pc %#llx in a copy moved to %#llx", (int)tid, sig,
 			  (unsigned long long)pc, (unsigned long long)fs->map_from[i]);
 }
@@ -112,7 +115,8 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 	uint8_t before[20];
 	if (pc - 20 >= fs->map_to[i - 1] && !os_mem_read(p->mem, pc - 20, before, sizeof(before)) &&
 	    !memcmp(before, push_head, sizeof(push_head)) && before[12] == 0xc7) {
-		if (!intact(p, m, fs, i - 1) || os_get_sp(tid, &sp) || os_set_sp(tid, sp + 8))
+		if ((!lazy_has_return_trap(p, fs->map_from[i - 1]) && !intact(p, m, fs, i - 1)) ||
+		    os_get_sp(tid, &sp) || os_set_sp(tid, sp + 8))
 			return;
 	}
 	move_to(p, tid, m, fs, i - 1, pc, sig);

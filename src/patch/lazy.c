@@ -238,6 +238,22 @@ static int add_ret_trap(struct proc *p, uint64_t at, uint64_t to)
 	return 0;
 }
 
+static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at);
+
+bool lazy_has_return_trap(const struct proc *p, uint64_t at)
+{
+	return p->nret_traps && find_ret_trap(p, at);
+}
+
+int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to)
+{
+	static const uint8_t int3 = 0xcc;
+	if (find_ret_trap(p, at))
+		return 0;
+	int err = add_ret_trap(p, at, to);
+	return err ? err : os_mem_write(p->mem, at, &int3, 1);
+}
+
 static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at)
 {
 	size_t lo = 0, hi = p->nret_traps;
