@@ -22,7 +22,8 @@ struct rows {
 	rtl_profile_block *blocks;
 	rtl_profile_call *calls;
 	char **meta;                 /* key, value, key, value, ... */
-	size_t nmods, nfns, nblocks, ncalls, nmeta;
+	rtl_profile_process *procs;
+	size_t nmods, nfns, nblocks, ncalls, nmeta, nprocs;
 };
 
 static void *grow(void *v, size_t n, size_t size)
@@ -49,6 +50,17 @@ static int read_meta(const char *key, const char *value, void *user)
 	r->meta = grow(r->meta, r->nmeta, 2 * sizeof(*r->meta));
 	r->meta[2 * r->nmeta] = dup(key);
 	r->meta[2 * r->nmeta++ + 1] = dup(value);
+	return 0;
+}
+
+static int read_process(const rtl_profile_process *pr, void *user)
+{
+	struct rows *r = user;
+
+	r->procs = grow(r->procs, r->nprocs, sizeof(*pr));
+	r->procs[r->nprocs] = *pr;
+	r->procs[r->nprocs].kind = dup(pr->kind);
+	r->procs[r->nprocs++].command = dup(pr->command);
 	return 0;
 }
 
@@ -107,7 +119,9 @@ static int read_rows(const char *path, struct rows *r)
 
 	if (err)
 		return err;
+	/* a profile of one process image (several would read merged) */
 	if (!(err = rtl_profile_foreach_meta(p, read_meta, r)) &&
+	    !(err = rtl_profile_foreach_process(p, read_process, r)) &&
 	    !(err = rtl_profile_foreach_module(p, read_module, r)) &&
 	    !(err = rtl_profile_foreach_function_by_addr(p, 1, read_function, r)) &&
 	    !(err = rtl_profile_foreach_block(p, -1, read_block, r)))
@@ -126,8 +140,11 @@ static int write_rows(rtl_profile *p, const struct rows *r)
 
 	for (size_t i = 0; i < r->nmeta && !err; i++)
 		err = rtl_profile_set_meta(p, r->meta[2 * i], r->meta[2 * i + 1]);
+	for (size_t i = 0; i < r->nprocs && !err; i++)
+		err = rtl_profile_add_process(p, &r->procs[i]);
 	for (size_t i = 0; i < r->nmods && !err; i++)
-		if (!(err = rtl_profile_add_module(p, r->mods[i].path, r->mods[i].load_bias, &id)) &&
+		if (!(err = rtl_profile_add_process_module(p, r->mods[i].process, r->mods[i].path,
+							   r->mods[i].load_bias, &id)) &&
 		    id != r->mods[i].id)
 			return -RTL_ERR_STORE;
 	for (size_t i = 0; i < r->nfns && !err; i++) {

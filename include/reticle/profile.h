@@ -1,4 +1,5 @@
-/* Profile store: one SQLite file per measured process image.
+/* Profile store: one SQLite file per measured session, every process image
+ * of it inside (a tree of processes, each with its modules and functions).
  *
  * Writing: rtl_profile_create() opens a temporary file beside PATH inside one
  * transaction; rtl_profile_commit() ends the transaction and renames it to
@@ -30,8 +31,30 @@ int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value);
  * Returns a string owned by P (valid until the next call) or NULL. */
 const char *rtl_profile_get_meta(rtl_profile *p, const char *key);
 
-/* A module: the executable or a shared object, with its run-time load bias. */
+/* A process image of the session (a process between two exec calls). ID
+ * is the caller's (1 for the first image; unique); PARENT the image that
+ * forked it or that it replaced by exec (KIND "fork" or "exec"), 0 for the
+ * first ("launch"). EXIT_STATUS as a shell reports it, -1 when the image
+ * was replaced by exec. Times in ns since the session started. Writing a
+ * process first writes the rows still held in memory for earlier ones. */
+typedef struct rtl_profile_process {
+	int64_t id, parent;
+	int pid;
+	const char *kind;
+	const char *command;
+	int exit_status;
+	uint64_t start_ns, end_ns;
+	/* read side only: sums over the image's functions */
+	uint64_t calls, instrs;
+} rtl_profile_process;
+
+int rtl_profile_add_process(rtl_profile *p, const rtl_profile_process *proc);
+
+/* A module: the executable or a shared object, with its run-time load bias,
+ * of process image PROCESS (rtl_profile_add_module: of image 1). */
 int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id);
+int rtl_profile_add_process_module(rtl_profile *p, int64_t process, const char *path,
+				   uint64_t load_bias, int64_t *id);
 
 /* Which counts a function row carries. */
 enum { RTL_HAVE_CALLS = 1, RTL_HAVE_INSTRS = 2 };
@@ -84,7 +107,7 @@ int rtl_profile_foreach_function(rtl_profile *p, int all,
  * value when it is non-zero; it returns 0 or a negative error otherwise. */
 
 /* The schema version this build writes and the newest it reads. */
-#define RTL_PROFILE_SCHEMA_VERSION 1
+#define RTL_PROFILE_SCHEMA_VERSION 2
 
 /* Functions of any order, by module then address (exporters that need a
  * stable order use this one). */
@@ -101,6 +124,7 @@ typedef struct rtl_profile_module {
 	int64_t id;
 	const char *path;
 	uint64_t load_bias;
+	int64_t process;      /* its process image; 0 in a merged view */
 } rtl_profile_module;
 
 int rtl_profile_foreach_module(rtl_profile *p,
@@ -141,8 +165,22 @@ typedef struct rtl_profile_totals {
 	uint64_t counted;          /* functions with a non-zero count */
 	uint64_t uninstrumented;   /* functions the relocator skipped */
 	uint64_t modules, blocks, call_sites;
+	uint64_t processes;        /* process images in the current scope */
 } rtl_profile_totals;
 
 int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t);
+
+/* Process images by id, with their sums (a profile of schema 1, or one
+ * written without processes, reads as one image made from its meta). */
+int rtl_profile_foreach_process(rtl_profile *p,
+				int (*fn)(const rtl_profile_process *proc, void *user),
+				void *user);
+
+/* Reader: what every other read sees. PROCESS 0 (the default) merges all
+ * images: a function, block or call site of the same module path and
+ * address is one row with the counts added (ids are the lowest of the
+ * merged rows). PROCESS > 0 keeps one image. -ENOENT for an unknown id. */
+int rtl_profile_select_process(rtl_profile *p, int64_t process);
+int64_t rtl_profile_selected_process(const rtl_profile *p);
 
 #endif

@@ -39,4 +39,9 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
  * a call graph needs every function. */
 int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
+/* The process tree: every process image of the session under the one that
+ * forked it or that it replaced by exec, with pid, exit status, wall time
+ * and counts. */
+int rtl_report_tree(rtl_profile *p, FILE *out);
+
 #endif

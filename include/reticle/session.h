@@ -38,14 +38,15 @@ void rtl_session_destroy(rtl_session *s);
  * Returns 0, -ENOENT, -EACCES, -RTL_ERR_NOT_ELF, -RTL_ERR_WRONG_ARCH, ... */
 int rtl_session_launch(rtl_session *s, char *const argv[]);
 
-/* Runs the target to its end and writes the profiles. *STATUS is the first
+/* Runs the target to its end and writes the profile. *STATUS is the first
  * process's exit status as a shell reports it (128+signal when killed). */
 int rtl_session_run(rtl_session *s, int *status);
 
 /* The first process's pid, once launched (0 before). */
 pid_t rtl_session_pid(const rtl_session *s);
 
-/* Profiles written so far, in order. */
+/* The profile written (one for the whole session, every process image in
+ * it), once the session has ended: count 1, or 0 when none was written. */
 size_t rtl_session_profile_count(const rtl_session *s);
 const char *rtl_session_profile_path(const rtl_session *s, size_t i);
 
@@ -58,7 +59,8 @@ struct rtl_session_stats {
 	 * anew, not emitted; with RETICLE_VERIFY_COPIES=1, how many of them
 	 * differed from a fresh copy (a bug in reticle) */
 	size_t copies_restored, copies_differing;
-	size_t profiles_failed;  /* processes whose profile could not be written */
+	size_t profiles_failed;  /* 1 when the profile could not be written */
+	size_t processes;        /* process images measured (the profile's tree) */
 };
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
 

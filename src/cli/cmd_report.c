@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fputs("usage: reticle report [--format text|json|callgrind] [--top N] [--all]\n"
-	      "                      [-o OUT] PROFILE\n"
+	      "                      [--process ID | --tree] [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
 	      "module, address, name, calls and instructions executed (Ir).\n"
@@ -29,6 +29,12 @@ static void report_usage(FILE *f)
 	      "                  0: no limit; callgrind always writes every function)\n"
 	      "      --all       also functions that never ran or were not instrumented\n"
 	      "                  (and no row limit unless --top is given)\n"
+	      "  -p, --process ID  only process image ID (see --tree); by default the\n"
+	      "                  counts of every process of the run are added up, per\n"
+	      "                  module path and address\n"
+	      "      --tree      print the run's process tree: every image (a process\n"
+	      "                  between exec calls) under the one that forked or\n"
+	      "                  exec'd it, with pid, exit status, time and counts\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
 	      "  -h, --help      show this help\n", f);
 }
@@ -46,7 +52,8 @@ static int parse_top(const char *s, unsigned long *top)
 }
 
 struct report_args {
-	int format, all, top_given;
+	int format, all, top_given, tree;
+	long long process;
 	rtl_report_options opt;
 	const char *out, *profile;
 };
@@ -58,6 +65,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "top", required_argument, NULL, 'n' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "process", required_argument, NULL, 'p' },
+		{ "tree", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -65,7 +74,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:n:o:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if ((a->format = rtl_report_format_parse(optarg)) < 0) {
@@ -82,6 +91,17 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->top_given = 1;
 			break;
 		case 'a': a->opt.all = 1; break;
+		case 'p': {
+			char *end;
+			errno = 0;
+			a->process = strtoll(optarg, &end, 10);
+			if (errno || *end || !*optarg || a->process < 1) {
+				cli_error("report: --process expects an image id from --tree, not '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		}
+		case 't': a->tree = 1; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;
 		case ':':
@@ -92,6 +112,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				  argv[optind - 1]);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	if (a->tree && a->process) {
+		cli_error("report: --tree lists every process; it takes no --process");
+		return CLI_EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		cli_error(optind == argc ? "report: no PROFILE given (try 'reticle report --help')"
@@ -170,7 +194,7 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 		cli_error("report: cannot write '%s': %s", a->out, rtl_strerror(err));
 		return CLI_EXIT_FAIL;
 	}
-	err = rtl_report_write(p, a->format, &a->opt, o.f);
+	err = a->tree ? rtl_report_tree(p, o.f) : rtl_report_write(p, a->format, &a->opt, o.f);
 	if (err == -EIO)
 		err = -(errno ? errno : EIO);
 	else if (err) {
@@ -196,6 +220,12 @@ int cmd_report(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if ((err = rtl_profile_open(a.profile, &p))) {
 		cli_error("report: cannot read profile '%s': %s", a.profile, rtl_strerror(err));
+		return CLI_EXIT_FAIL;
+	}
+	if (a.process && (err = rtl_profile_select_process(p, a.process))) {
+		cli_error("report: '%s' has no process image %lld%s", a.profile, a.process,
+			  err == -ENOENT ? " (reticle report --tree lists them)" : "");
+		rtl_profile_close(p);
 		return CLI_EXIT_FAIL;
 	}
 	rc = write_report(p, &a);

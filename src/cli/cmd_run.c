@@ -217,10 +217,14 @@ int cmd_run(int argc, char **argv)
 	err = rtl_session_run(s, &status);
 	if (err)
 		cli_error("run: %s", rtl_strerror(err));
-	for (size_t i = 0; i < rtl_session_profile_count(s); i++)
-		fprintf(stderr, "reticle: profile written to %s\n", rtl_session_profile_path(s, i));
 	struct rtl_session_stats st;
 	rtl_session_stats(s, &st);
+	for (size_t i = 0; i < rtl_session_profile_count(s); i++) {
+		fprintf(stderr, "reticle: profile written to %s", rtl_session_profile_path(s, i));
+		if (st.processes > 1)
+			fprintf(stderr, " (%zu processes: reticle report --tree)", st.processes);
+		fputc('\n', stderr);
+	}
 	/* the program's own status passes through, unless it succeeded and
 	 * reticle did not */
 	if (st.profiles_failed && !err && status == 0)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <reticle/binary.h>
+#include <reticle/profile.h>
 #include <reticle/session.h>
 #include "runtime/window.h"
 
@@ -134,8 +135,11 @@ struct proc {
 	uint64_t r_brk;
 	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
 	uint64_t trap_act[4];     /* its SIGTRAP disposition (kernel struct sigaction) */
-	char *command;            /* for the profile's meta table */
-	char *profile_path;
+	char *command;            /* its command line, for the profile */
+	/* its place in the session's process tree (the profile's processes) */
+	int64_t image, parent_image;
+	const char *kind;         /* "launch", "fork" or "exec" */
+	uint64_t start_ns;        /* since the session started */
 	bool ended;
 	int status;               /* shell-style exit status once ended */
 	bool warm_started;        /* the program reached its entry point */
@@ -366,7 +370,10 @@ const struct os_cpus *placement_all_cpus(const struct placement *pl);
 void placement_free(struct placement *pl);
 struct placement *session_placement(const struct rtl_session *s);
 
-/* engine/finish.c: writes the profile of a process image */
-int proc_write_profile(struct proc *p);
+/* engine/finish.c: writes a process image into the session's profile, and
+ * the session's own facts (meta) once at its end */
+int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns);
+int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid,
+		       const char *command, int status);
 
 #endif

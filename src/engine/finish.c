@@ -1,5 +1,6 @@
-/* Writing the profile of a process image: modules, functions, and each
- * collector's measurements, read from the counters in shared memory. */
+/* Writing a process image into the session's profile: its row in the
+ * process tree, its modules, functions, and each collector's measurements,
+ * read from the counters in shared memory. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 			if (fs->status != FS_DONE && !skipped)
 				continue;
 			int err;
-			if (mid < 0 && (err = rtl_profile_add_module(prof, m->path, m->bias, &mid)))
+			if (mid < 0 && (err = rtl_profile_add_process_module(prof, p->image, m->path, m->bias, &mid)))
 				return err;
 			err = rtl_profile_add_function(prof, mid, f->name, f->addr, f->size,
 						       fs->status == FS_DONE,
@@ -90,38 +91,40 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	return 0;
 }
 
-static int write_meta(struct proc *p, rtl_profile *prof)
+int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid,
+		       const char *command, int status)
 {
 	char buf[64], names[256] = "";
-	for (size_t c = 0; c < session_ncollectors(p->s); c++) {
+	for (size_t c = 0; c < session_ncollectors(s); c++) {
 		if (c)
 			strncat(names, ",", sizeof(names) - strlen(names) - 1);
-		strncat(names, session_collector(p->s, c)->name, sizeof(names) - strlen(names) - 1);
+		strncat(names, session_collector(s, c)->name, sizeof(names) - strlen(names) - 1);
 	}
 	int err = rtl_profile_set_meta(prof, "collectors", names);
-	snprintf(buf, sizeof(buf), "%d", (int)p->pid);
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "pid", buf);
-	snprintf(buf, sizeof(buf), "%d", p->status);
+	snprintf(buf, sizeof(buf), "%d", status);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "exit_status", buf);
-	if (!err && p->command)
-		err = rtl_profile_set_meta(prof, "command", p->command);
+	if (!err && command)
+		err = rtl_profile_set_meta(prof, "command", command);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "tool", "reticle 0.1.0");
 	return err;
 }
 
-int proc_write_profile(struct proc *p)
+int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 {
-	rtl_profile *prof;
 	struct rtl_block_view *bv = NULL;
 	struct rtl_call_view *cv = NULL;
 	size_t bcap = 0, ccap = 0;
-	int err = rtl_profile_create(p->profile_path, &prof);
-	if (err)
-		return err;
-	err = write_meta(p, prof);
+	rtl_profile_process row = {
+		.id = p->image, .parent = p->parent_image, .pid = p->pid, .kind = p->kind,
+		.command = p->command, .exit_status = p->status, .start_ns = p->start_ns,
+		.end_ns = end_ns,
+	};
+	int err = rtl_profile_add_process(prof, &row);
 	if (!err)
 		err = add_functions(p, prof);
 	for (size_t i = 0; !err && i < p->nmods; i++) {
@@ -133,8 +136,5 @@ int proc_write_profile(struct proc *p)
 	}
 	free(bv);
 	free(cv);
-	if (!err)
-		err = rtl_profile_commit(prof);
-	rtl_profile_close(prof);
 	return err;
 }

@@ -60,7 +60,6 @@ void proc_free(struct proc *p)
 	free(p->calls);
 	free(p->sites);
 	free(p->command);
-	free(p->profile_path);
 	shm_free(&p->shm);
 	if (p->mem >= 0)
 		close(p->mem);

@@ -40,7 +40,14 @@ struct rtl_session {
 	size_t nearly;
 	char **profiles;
 	size_t nprofiles;
+	/* one profile for the whole session: every process image is written
+	 * into it as it ends, committed when the session ends */
+	rtl_profile *profile;
+	char *profile_path;
+	bool profile_failed;
+	uint64_t t0;              /* CLOCK_MONOTONIC at creation, ns */
 	pid_t main_pid;
+	char *main_command;
 	int main_status;
 	struct stopped_proc *stopped;
 	size_t nstopped;
@@ -165,6 +172,7 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->probes |= opts->collectors[i]->probes;
 	}
 	s->ncolls = opts->ncollectors;
+	s->t0 = os_now_ns();
 	*out = s;
 	return 0;
 }
@@ -192,6 +200,9 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->stopped);
 	free(s->deferred);
 	free(s->colls);
+	rtl_profile_close(s->profile);   /* not committed: nothing is left */
+	free(s->profile_path);
+	free(s->main_command);
 	free(s->output);
 	free(s->warm_dir);
 	placement_free(s->placement);
@@ -203,26 +214,44 @@ pid_t rtl_session_pid(const rtl_session *s) { return s->main_pid; }
 const char *rtl_session_profile_path(const rtl_session *s, size_t i) { return s->profiles[i]; }
 void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st) { *st = s->stats; }
 
-/* The first image of the first process writes OUTPUT (default
- * reticle.PID.db); every later image writes STEM.PID[.N].SUFFIX. */
-static char *profile_name(struct rtl_session *s, pid_t pid)
+/* The session's profile, created when the first image ends: OUTPUT, or
+ * reticle.PID.db for the first process's pid. */
+static rtl_profile *session_profile(struct rtl_session *s)
 {
-	char buf[PATH_MAX];
-	unsigned n = s->images++;
-	if (!s->output) {
-		if (n == 0)
-			snprintf(buf, sizeof(buf), "reticle.%d.db", (int)pid);
-		else
-			snprintf(buf, sizeof(buf), "reticle.%d.%u.db", (int)pid, n);
-		return strdup(buf);
+	if (s->profile || s->profile_failed)
+		return s->profile;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "reticle.%d.db", (int)s->main_pid);
+	s->profile_path = strdup(s->output ? s->output : buf);
+	int err = s->profile_path ? rtl_profile_create(s->profile_path, &s->profile) : -ENOMEM;
+	if (err) {
+		rtl_log(0, "%s: profile not written: %s", s->profile_path ? s->profile_path : buf,
+			rtl_strerror(err));
+		s->profile_failed = true;
+		s->stats.profiles_failed++;
 	}
-	if (n == 0)
-		return strdup(s->output);
-	const char *dot = strrchr(s->output, '.'), *slash = strrchr(s->output, '/');
-	if (!dot || (slash && dot < slash))
-		dot = s->output + strlen(s->output);
-	snprintf(buf, sizeof(buf), "%.*s.%d.%u%s", (int)(dot - s->output), s->output, (int)pid, n, dot);
-	return strdup(buf);
+	return s->profile;
+}
+
+/* Writes the session's facts and commits its profile (at the end). */
+static void commit_profile(struct rtl_session *s)
+{
+	if (!s->profile)
+		return;
+	int err = s->profile_failed ? -RTL_ERR_STORE
+		  : session_write_meta(s, s->profile, s->main_pid, s->main_command, s->main_status);
+	if (!err)
+		err = rtl_profile_commit(s->profile);
+	if (!err) {
+		s->profiles = malloc(sizeof(*s->profiles));
+		if (s->profiles && (s->profiles[0] = strdup(s->profile_path)))
+			s->nprofiles = 1;
+	} else {
+		rtl_log(0, "%s: profile not written: %s", s->profile_path, rtl_strerror(err));
+		s->stats.profiles_failed++;
+	}
+	rtl_profile_close(s->profile);
+	s->profile = NULL;
 }
 
 static char *read_cmdline(pid_t pid)
@@ -241,17 +270,23 @@ static char *read_cmdline(pid_t pid)
 	return strdup(buf);
 }
 
-static int add_proc(struct rtl_session *s, struct proc *p)
+/* P joins the session's process tree: a child of image PARENT (0 for the
+ * first), made by KIND ("launch", "fork" or "exec"). */
+static int add_proc(struct rtl_session *s, struct proc *p, int64_t parent, const char *kind)
 {
 	struct proc **np = realloc(s->procs, (s->nprocs + 1) * sizeof(*np));
 	if (!np)
 		return -ENOMEM;
 	s->procs = np;
 	s->procs[s->nprocs++] = p;
-	p->profile_path = profile_name(s, p->pid);
+	p->image = ++s->images;
+	p->parent_image = parent;
+	p->kind = kind;
+	p->start_ns = os_now_ns() - s->t0;
+	s->stats.processes = s->images;
 	if (!p->command)
 		p->command = read_cmdline(p->pid);
-	return p->profile_path ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Process PID is in a group-stop by SIG, or (SIG 0) no longer. */
@@ -360,12 +395,13 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 		kill(pid, SIGKILL);
 		return -ENOMEM;
 	}
-	if ((err = add_proc(s, p)) || (err = proc_setup_image(p, pid))) {
+	if ((err = add_proc(s, p, 0, "launch")) || (err = proc_setup_image(p, pid))) {
 		kill(pid, SIGKILL);
 		remove_proc(s, p);
 		return err;
 	}
 	s->main_pid = pid;
+	s->main_command = p->command ? strdup(p->command) : NULL;
 	return 0;
 }
 
@@ -415,19 +451,15 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 
 static void finish_proc(struct rtl_session *s, struct proc *p)
 {
-	int err = proc_write_profile(p);
-	rtl_debug("pid %d: profile written", (int)p->pid);
+	rtl_profile *prof = session_profile(s);
+	int err = prof ? proc_write_profile(p, prof, os_now_ns() - s->t0) : 0;
+	rtl_debug("pid %d: written into the profile", (int)p->pid);
 	warm_save(p);
 	rtl_debug("pid %d: warm-start cache written", (int)p->pid);
-	if (err) {
-		rtl_log(0, "%s: profile not written: %s", p->profile_path, rtl_strerror(err));
-		s->stats.profiles_failed++;
-	} else {
-		char **np = realloc(s->profiles, (s->nprofiles + 1) * sizeof(*np));
-		if (np) {
-			s->profiles = np;
-			s->profiles[s->nprofiles++] = strdup(p->profile_path);
-		}
+	if (err && !s->profile_failed) {
+		/* rows are missing: the commit would fail; say why now */
+		rtl_log(0, "pid %d: cannot write into the profile: %s", (int)p->pid, rtl_strerror(err));
+		s->profile_failed = true;
 	}
 }
 
@@ -448,7 +480,7 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 			proc_go_multithreaded(p);
 	} else {
 		struct proc *c = proc_fork(p, child);
-		if (!c || add_proc(s, c)) {
+		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)
 				remove_proc(s, c);
@@ -471,6 +503,8 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 {
 	pid_t pid = st->tid;
+	int64_t parent = p->image;
+	const char *kind = pid == p->pid ? "exec" : "fork";   /* a vfork child's exec */
 	if (pid == p->pid) {
 		p->status = -1;
 		finish_proc(s, p);
@@ -480,7 +514,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		proc_remove_thread(p, (pid_t)st->msg);
 	}
 	struct proc *q = proc_new(s, pid);
-	if (!q || add_proc(s, q) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
+	if (!q || add_proc(s, q, parent, kind) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
 	resume(NULL, pid, 0);
 }
@@ -671,6 +705,7 @@ int rtl_session_run(rtl_session *s, int *status)
 		warm_prune(session_warm_dir(s), session_warm_max(s));
 	placement_free(s->placement);   /* every CPU back to reticle */
 	s->placement = NULL;
+	commit_profile(s);
 	*status = s->main_status;
 	return err;
 }

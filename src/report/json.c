@@ -63,6 +63,27 @@ static int meta_item(const char *key, const char *value, void *user)
 	return 0;
 }
 
+static int process_item(const rtl_profile_process *pr, void *user)
+{
+	struct list *l = user;
+	sep(l);
+	fprintf(l->out, "\n    {\"id\": %" PRId64 ", \"parent\": %" PRId64 ", \"pid\": %d, \"kind\": ",
+		pr->id, pr->parent, pr->pid);
+	rpt_json_string(l->out, pr->kind);
+	fputs(", \"command\": ", l->out);
+	if (pr->command)
+		rpt_json_string(l->out, pr->command);
+	else
+		fputs("null", l->out);
+	if (pr->exit_status >= 0)
+		fprintf(l->out, ", \"exit_status\": %d", pr->exit_status);
+	else
+		fputs(", \"exit_status\": null", l->out);
+	fprintf(l->out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 ", \"calls\": %" PRIu64
+		", \"instrs\": %" PRIu64 "}", pr->start_ns, pr->end_ns, pr->calls, pr->instrs);
+	return 0;
+}
+
 static int module_item(const rtl_profile_module *m, void *user)
 {
 	struct list *l = user;
@@ -121,13 +142,12 @@ static void write_totals(FILE *out, const rtl_profile_totals *t)
 
 int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
+	if (!o)
+		o = &rpt_default_options;
 	struct rpt_rows rows = { .limit = o->top };
 	struct list l = { out, 0 };
 	rtl_profile_totals t;
 	int err;
-
-	if (!o)
-		o = &rpt_default_options;
 
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = rpt_rows_load(p, o->all, 0, &rows)))
 		goto out;
@@ -136,7 +156,11 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		goto out;
 	fputs("\n  },\n", out);
 	write_totals(out, &t);
-	fputs("  \"modules\": [", out);
+	fputs("  \"processes\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_process(p, process_item, &l)))
+		goto out;
+	fputs("\n  ],\n  \"modules\": [", out);
 	l.n = 0;
 	if ((err = rtl_profile_foreach_module(p, module_item, &l)))
 		goto out;

@@ -33,6 +33,11 @@ const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 /* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
 void rpt_json_string(FILE *out, const char *s);
 
+/* The process tree (report/tree.c): at most LIMIT lines (0: all), with the
+ * counts HAVE names; and the one line that describes image ID. */
+int rpt_tree(rtl_profile *p, unsigned have, unsigned long limit, FILE *out);
+int rpt_process_line(rtl_profile *p, int64_t id, FILE *out);
+
 /* 0, or -EIO when OUT has failed. */
 int rpt_out_status(FILE *out);
 

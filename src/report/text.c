@@ -40,6 +40,16 @@ static int write_header(rtl_profile *p, const rtl_profile_totals *t, FILE *out)
 	int err = rtl_profile_foreach_meta(p, other_meta, out);
 	if (err)
 		return err;
+	if (rtl_profile_selected_process(p)) {
+		if ((err = rpt_process_line(p, rtl_profile_selected_process(p), out)))
+			return err;
+	} else if (t->processes > 1) {
+		fprintf(out, "%-13s %" PRIu64 " images, counts added up below (--process ID for one)\n\n",
+			"processes", t->processes);
+		if ((err = rpt_tree(p, t->have, 20, out)))
+			return err;
+		fputc('\n', out);
+	}
 	fprintf(out, "%-13s %" PRIu64 " with counts, %" PRIu64 " in %" PRIu64 " module%s",
 		"functions", t->counted, t->functions, t->modules, t->modules == 1 ? "" : "s");
 	if (t->uninstrumented)
@@ -141,13 +151,12 @@ static void write_table(FILE *out, const struct rpt_rows *rows, const rtl_profil
 
 int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
+	if (!o)
+		o = &rpt_default_options;
 	struct rpt_rows rows = { .limit = o->top };
 	rtl_profile_totals t;
 	uint64_t avail;
 	int err;
-
-	if (!o)
-		o = &rpt_default_options;
 
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = write_header(p, &t, out)) ||
 	    (err = rpt_rows_load(p, o->all, 0, &rows)))

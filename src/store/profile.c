@@ -15,8 +15,10 @@
 
 static const char *const schema_sql =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT) WITHOUT ROWID;"
+	"CREATE TABLE processes(id INTEGER PRIMARY KEY, parent INTEGER, pid INTEGER NOT NULL,"
+	" kind TEXT NOT NULL, command TEXT, exit_status INTEGER, start_ns INTEGER, end_ns INTEGER);"
 	"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
-	" load_bias INTEGER NOT NULL);"
+	" load_bias INTEGER NOT NULL, process INTEGER NOT NULL DEFAULT 1);"
 	"CREATE TABLE functions(id INTEGER PRIMARY KEY,"
 	" module INTEGER NOT NULL REFERENCES modules(id), name TEXT,"
 	" addr INTEGER NOT NULL, size INTEGER NOT NULL,"
@@ -70,7 +72,9 @@ int store_exec(rtl_profile *p, const char *sql)
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SET_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
 	[ST_GET_META] = "SELECT value FROM meta WHERE key = ?1",
-	[ST_ADD_MODULE] = "INSERT INTO modules(path, load_bias) VALUES (?1, ?2)",
+	[ST_ADD_MODULE] = "INSERT INTO modules(path, load_bias, process) VALUES (?1, ?2, ?3)",
+	[ST_ADD_PROCESS] = "INSERT INTO processes(id, parent, pid, kind, command, exit_status,"
+			   " start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",
@@ -300,6 +304,7 @@ static int check_version(rtl_profile *p)
 		return -RTL_ERR_PROFILE_CORRUPT;    /* our id, unreadable pages */
 	if (version <= 0)
 		return -RTL_ERR_NOT_PROFILE;        /* our id, no meta table */
+	p->version = version;
 	if (version > RTL_PROFILE_SCHEMA_VERSION) {
 		rtl_info("profile %s has schema version %d; this reticle reads up to %d",
 			 p->path, version, RTL_PROFILE_SCHEMA_VERSION);

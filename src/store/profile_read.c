@@ -2,6 +2,7 @@
  * the caller's callback and finalizes. Works on a reader and on a writer
  * (a writer sees its own uncommitted rows). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -42,10 +43,13 @@ static int read_fail(rtl_profile *p, int rc, const char *what)
 	return store_fail(p, what);
 }
 
+static int ensure_scope(rtl_profile *p);
+static int64_t image_count(rtl_profile *p);
+
 /* Prepares SQL (with ?1 bound to ARG when HAS_ARG), then calls ROW for
- * each row until it returns non-zero. */
-static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
-		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+ * each row until it returns non-zero. SQL names only main.* tables. */
+static int query_file(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
+		      int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
 {
 	sqlite3_stmt *s;
 	int rc, ret = 0;
@@ -63,6 +67,15 @@ static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
 		ret = read_fail(p, rc, "query");
 	sqlite3_finalize(s);
 	return ret;
+}
+
+/* The same in the selected scope: unqualified names find its tables. */
+static int query(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
+		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+{
+	int err = p->tmp ? 0 : ensure_scope(p);
+
+	return err ? err : query_file(p, sql, has_arg, arg, row, ctx);
 }
 
 struct fn_ctx {
@@ -152,6 +165,7 @@ static int module_row(sqlite3_stmt *s, void *ctx)
 		.id = sqlite3_column_int64(s, 0),
 		.path = text_or_null(s, 1),
 		.load_bias = u64(s, 2),
+		.process = sqlite3_column_int64(s, 3),
 	};
 	return c->fn(&m, c->user);
 }
@@ -162,7 +176,10 @@ int rtl_profile_foreach_module(rtl_profile *p,
 {
 	struct module_ctx c = { fn, user };
 
-	return query(p, "SELECT id, path, load_bias FROM modules ORDER BY id",
+	if (!p->tmp && p->version < 2)
+		return query(p, "SELECT id, path, load_bias, 1 FROM modules ORDER BY id",
+			     0, 0, module_row, &c);
+	return query(p, "SELECT id, path, load_bias, process FROM modules ORDER BY id",
 		     0, 0, module_row, &c);
 }
 
@@ -239,9 +256,36 @@ static int totals_row(sqlite3_stmt *s, void *ctx)
 	return 0;
 }
 
+/* Process rows in the file (0 for schema 1, or none written). */
+static int64_t process_rows(rtl_profile *p)
+{
+	sqlite3_stmt *s;
+	int64_t n = 0;
+
+	if (p->version < 2 && !p->tmp)
+		return 0;
+	if (p->tmp && !p->committed && store_flush(p))
+		return 0;
+	if (sqlite3_prepare_v2(p->db, "SELECT count(*) FROM main.processes", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* Process images: a profile without process rows holds one. */
+static int64_t image_count(rtl_profile *p)
+{
+	int64_t n = process_rows(p);
+
+	return n ? n : 1;
+}
+
 int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->processes = p->process ? 1 : (uint64_t)image_count(p);
 	return query(p, "SELECT (SELECT coalesce(max(have & 1), 0) | coalesce(max(have & 2), 0)"
 		     " FROM functions),"
 		     " (SELECT coalesce(sum(calls), 0) FROM functions),"
@@ -253,4 +297,167 @@ int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t)
 		     " (SELECT count(*) FROM call_sites),"
 		     " (SELECT count(*) FROM functions WHERE instrumented = 0)",
 		     0, 0, totals_row, t);
+}
+
+struct process_ctx {
+	int (*fn)(const rtl_profile_process *proc, void *user);
+	void *user;
+};
+
+static int process_row(sqlite3_stmt *s, void *ctx)
+{
+	struct process_ctx *c = ctx;
+	rtl_profile_process proc = {
+		.id = sqlite3_column_int64(s, 0),
+		.parent = sqlite3_column_int64(s, 1),
+		.pid = sqlite3_column_int(s, 2),
+		.kind = text_or_null(s, 3),
+		.command = text_or_null(s, 4),
+		.exit_status = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 5),
+		.start_ns = u64(s, 6),
+		.end_ns = u64(s, 7),
+		.calls = u64(s, 8),
+		.instrs = u64(s, 9),
+	};
+	return c->fn(&proc, c->user);
+}
+
+int rtl_profile_foreach_process(rtl_profile *p,
+				int (*fn)(const rtl_profile_process *proc, void *user),
+				void *user)
+{
+	struct process_ctx c = { fn, user };
+
+	if (process_rows(p))
+		return query_file(p, "SELECT pr.id, coalesce(pr.parent, 0), pr.pid, pr.kind, pr.command,"
+			     " pr.exit_status, pr.start_ns, pr.end_ns, coalesce(t.calls, 0),"
+			     " coalesce(t.instrs, 0) FROM main.processes pr LEFT JOIN"
+			     " (SELECT m.process AS image, sum(f.calls) AS calls, sum(f.instrs) AS instrs"
+			     "  FROM main.functions f JOIN main.modules m ON m.id = f.module"
+			     "  GROUP BY m.process) t ON t.image = pr.id ORDER BY pr.id",
+			     0, 0, process_row, &c);
+	/* one image: described by the meta table */
+	return query_file(p, "SELECT 1, 0, CAST(coalesce((SELECT value FROM meta WHERE key = 'pid'), 0)"
+		     " AS INTEGER), 'launch', (SELECT value FROM meta WHERE key = 'command'),"
+		     " CAST((SELECT value FROM meta WHERE key = 'exit_status') AS INTEGER), 0, 0,"
+		     " (SELECT coalesce(sum(calls), 0) FROM main.functions),"
+		     " (SELECT coalesce(sum(instrs), 0) FROM main.functions)",
+		     0, 0, process_row, &c);
+}
+
+/* Temporary tables that shadow the file's own for every later query (an
+ * unqualified name finds the temp schema first): the rows of the chosen
+ * images, merged by module path and address. FILTER is "" or a condition
+ * on the file's modules m. */
+static int build_scope(rtl_profile *p, const char *filter)
+{
+	char *sql = sqlite3_mprintf(
+		"CREATE TEMP TABLE modules AS SELECT min(m.id) AS id, m.path AS path,"
+		" min(m.load_bias) AS load_bias, %lld AS process FROM main.modules m %s GROUP BY m.path;"
+		"CREATE TEMP TABLE fmap AS SELECT f.id AS id,"
+		" min(f.id) OVER (PARTITION BY m.path, f.addr) AS rep, t.id AS module"
+		" FROM main.functions f JOIN main.modules m ON m.id = f.module"
+		" JOIN temp.modules t ON t.path = m.path %s;"
+		"CREATE INDEX temp.fmap_id ON fmap(id);"
+		"CREATE TEMP TABLE functions AS SELECT x.rep AS id, x.module AS module,"
+		" min(f.name) AS name, f.addr AS addr, max(f.size) AS size,"
+		" max(f.instrumented) AS instrumented,"
+		" CASE WHEN max(f.instrumented) THEN NULL ELSE min(f.reason) END AS reason,"
+		" max(f.have & 1) | max(f.have & 2) AS have, sum(f.calls) AS calls,"
+		" sum(f.instrs) AS instrs FROM main.functions f JOIN temp.fmap x ON x.id = f.id"
+		" GROUP BY x.rep;"
+		"CREATE INDEX temp.functions_module ON functions(module, addr);"
+		"CREATE TEMP TABLE blocks AS SELECT x.rep AS function, b.addr AS addr,"
+		" max(b.ninstrs) AS ninstrs, sum(b.count) AS count"
+		" FROM main.blocks b JOIN temp.fmap x ON x.id = b.function GROUP BY x.rep, b.addr;"
+		"CREATE INDEX temp.blocks_function ON blocks(function, addr);"
+		"CREATE TEMP TABLE call_sites AS SELECT a.rep AS caller, c.site AS site,"
+		" b.rep AS callee, sum(c.count) AS count FROM main.call_sites c"
+		" JOIN temp.fmap a ON a.id = c.caller JOIN temp.fmap b ON b.id = c.callee"
+		" GROUP BY a.rep, c.site, b.rep;"
+		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
+		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);",
+		(long long)p->process, filter, filter);
+	int err = sql ? 0 : -ENOMEM;
+
+	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		err = read_fail(p, sqlite3_extended_errcode(p->db), "select process");
+	sqlite3_free(sql);
+	return err;
+}
+
+static int drop_scope(rtl_profile *p)
+{
+	if (!p->scoped)
+		return 0;
+	p->scoped = 0;
+	if (sqlite3_exec(p->db, "DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
+			 " DROP TABLE temp.functions; DROP TABLE temp.fmap; DROP TABLE temp.modules;",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return store_fail(p, "select process");
+	return 0;
+}
+
+static int known_process(rtl_profile *p, int64_t id)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(p->db, "SELECT 1 FROM main.processes WHERE id = ?1", -1, &s, NULL)
+	    != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, id);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* Builds the scope rtl_profile_select_process() asked for, on the first
+ * query after it: a merged view of many images costs a pass over them. */
+static int ensure_scope(rtl_profile *p)
+{
+	int err;
+
+	if (p->scope_built)
+		return 0;
+	p->scope_built = 1;
+	if ((err = drop_scope(p)) || image_count(p) == 1)
+		return err;    /* one image: the file's tables are the scope */
+	if (p->process) {
+		char filter[64];
+
+		snprintf(filter, sizeof(filter), "WHERE m.process = %lld", (long long)p->process);
+		err = build_scope(p, filter);
+	} else {
+		err = build_scope(p, "");
+	}
+	if (err) {
+		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
+			     " DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
+			     " DROP TABLE IF EXISTS temp.modules;", NULL, NULL, NULL);
+		p->scope_built = 0;
+		return err;
+	}
+	p->scoped = 1;
+	return 0;
+}
+
+int rtl_profile_select_process(rtl_profile *p, int64_t process)
+{
+	if (!p || p->tmp || process < 0)
+		return -EINVAL;
+	if (process == p->process)
+		return 0;
+	if (process && (p->version < 2 || image_count(p) == 1 || !known_process(p, process))) {
+		if (process != 1 || image_count(p) != 1)
+			return -ENOENT;
+	}
+	p->process = process;
+	p->scope_built = 0;
+	return 0;
+}
+
+int64_t rtl_profile_selected_process(const rtl_profile *p)
+{
+	return p ? p->process : 0;
 }

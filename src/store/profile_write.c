@@ -45,24 +45,61 @@ int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value)
 	return step_insert(p, s, NULL, "set meta");
 }
 
-int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id)
+int rtl_profile_add_process_module(rtl_profile *p, int64_t process, const char *path,
+				   uint64_t load_bias, int64_t *id)
 {
 	sqlite3_stmt *s;
 	int64_t row = 0;
 	int err;
 
-	if (!writable(p) || !path)
+	if (!writable(p) || !path || process < 1)
 		return -EINVAL;
 	if (!(s = store_stmt(p, ST_ADD_MODULE)))
 		return -RTL_ERR_STORE;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)load_bias);
+	sqlite3_bind_int64(s, 3, process);
 	if ((err = step_insert(p, s, &row, "add module")))
 		return err;
 	p->nmodules = row;
 	if (id)
 		*id = row;
 	return 0;
+}
+
+int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id)
+{
+	return rtl_profile_add_process_module(p, 1, path, load_bias, id);
+}
+
+/* The rows of earlier images are written first: a session of hundreds of
+ * processes holds only one image's function rows in memory. */
+int rtl_profile_add_process(rtl_profile *p, const rtl_profile_process *proc)
+{
+	sqlite3_stmt *s;
+	int err;
+
+	if (!writable(p) || !proc || proc->id < 1 || proc->parent < 0 || !proc->kind)
+		return -EINVAL;
+	if ((err = store_flush(p)))
+		return err;
+	if (!(s = store_stmt(p, ST_ADD_PROCESS)))
+		return -RTL_ERR_STORE;
+	sqlite3_bind_int64(s, 1, proc->id);
+	if (proc->parent)
+		sqlite3_bind_int64(s, 2, proc->parent);
+	else
+		sqlite3_bind_null(s, 2);
+	sqlite3_bind_int(s, 3, proc->pid);
+	sqlite3_bind_text(s, 4, proc->kind, -1, SQLITE_STATIC);
+	store_bind_text(s, 5, proc->command);
+	if (proc->exit_status >= 0)
+		sqlite3_bind_int(s, 6, proc->exit_status);
+	else
+		sqlite3_bind_null(s, 6);
+	sqlite3_bind_int64(s, 7, (sqlite3_int64)proc->start_ns);
+	sqlite3_bind_int64(s, 8, (sqlite3_int64)proc->end_ns);
+	return step_insert(p, s, NULL, "add process");
 }
 
 /* Copies TEXT into P's text; returns its offset + 1, 0 for NULL, or

@@ -14,7 +14,7 @@
 
 /* Write statements, prepared once on first use and reused. */
 enum store_stmt {
-	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_SET_COUNTS, ST_COUNT
+	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_ADD_PROCESS, ST_SET_COUNTS, ST_COUNT
 };
 
 /* Tables whose rows are inserted STORE_BATCH to a statement: SQLite's cost
@@ -56,6 +56,12 @@ struct rtl_profile {
 	size_t ntext, text_cap;
 	struct store_batch blocks, calls;
 	char *meta_value;  /* last rtl_profile_get_meta() result */
+	int version;       /* reader: the file's schema version */
+	/* reader: the process rtl_profile_select_process() chose (0: all);
+	 * scoped is set while temporary tables of that name shadow the
+	 * file's modules, functions, blocks and call_sites */
+	int64_t process;
+	int scoped, scope_built;
 	sqlite3_stmt *st[ST_COUNT];
 	sqlite3_stmt *insert[TB_COUNT][2];   /* one row, STORE_BATCH rows */
 };

@@ -68,8 +68,9 @@ def main():
             shutil.rmtree(cache, ignore_errors=True)
         env = dict(os.environ, RETICLE_CACHE_DIR=cache, **verify_copies.ENV)
         db = os.path.join(work, cs.replace(",", "_") + ".db")
-        # later images (exec) write STEM.PID.N.db beside it
-        later = lambda: glob.glob(os.path.join(work, cs.replace(",", "_") + ".*.db"))
+        # every image (fork, exec) goes into the one profile: nothing beside it
+        later = lambda: [f for f in glob.glob(os.path.join(work, cs.replace(",", "_") + ".*"))
+                         if f != db]
         for old in [db] + later():
             if os.path.exists(old):
                 os.unlink(old)
@@ -90,8 +91,11 @@ def main():
             print(f"FAIL [{tag}]: no profile {db}")
             ok = False
             continue
+        if later():
+            print(f"FAIL [{tag}]: files beside the profile: {later()}")
+            ok = False
         rows, failed = [], False
-        for prof in [db] + sorted(later()):
+        for prof in [db]:
             rep = subprocess.run([reticle, "report", "--format", "json", "--all", prof],
                                  capture_output=True)
             if rep.returncode != 0:

@@ -124,7 +124,7 @@ static void read_rows(rtl_profile *p)
 	int n = 0;
 
 	CHECK_STR(rtl_profile_get_meta(p, "command"), "./a.out x");
-	CHECK_STR(rtl_profile_get_meta(p, "schema_version"), "1");
+	CHECK_STR(rtl_profile_get_meta(p, "schema_version"), "2");
 	CHECK(rtl_profile_get_meta(p, "nothing") == NULL);
 	CHECK_EQ(rtl_profile_foreach_function(p, 0, collect, &s), 0);
 	CHECK_EQ(s.n, 3);

@@ -233,7 +233,8 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/p.db", dir);
 	CHECK_EQ(sqlite3_open(":memory:", &model), SQLITE_OK);
 	CHECK_EQ(sqlite3_exec(model,
-		"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, load_bias INTEGER);"
+		"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, load_bias INTEGER,"
+		" process INTEGER NOT NULL DEFAULT 1);"
 		"CREATE TABLE functions(id INTEGER PRIMARY KEY, module INTEGER, name TEXT,"
 		" addr INTEGER, size INTEGER, instrumented INTEGER, reason TEXT,"
 		" have INTEGER NOT NULL DEFAULT 0, calls INTEGER, instrs INTEGER);"
