@@ -539,9 +539,10 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 		follow_job_stop(s);   /* the last one running is gone */
 }
 
-/* A fault about to be delivered to the target: says where it happened (an
- * original function or a copy) and which return addresses are on the
- * stack; RETICLE_DEBUG_DETACH_ON_FAULT leaves the target for a debugger. */
+/* A fault (or an abort) about to be delivered to the target: says where it
+ * happened (an original function or a copy) and which return addresses are
+ * on the stack; RETICLE_DEBUG_DETACH_ON_FAULT leaves the target for a
+ * debugger. */
 static void report_fault(struct proc *p, const struct os_stop *st)
 {
 	char where[512];
@@ -651,7 +652,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			mark_stopped(s, p->pid, 0);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
-		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE)
+		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE || st->sig == SIGABRT)
 			report_fault(p, st);
 		if (st->sig != SIGTRAP)
 			sigpc_to_original(p, st);
