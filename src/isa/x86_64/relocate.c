@@ -256,7 +256,26 @@ static bool may_hold_table(const struct x86_reloc_env *env, uint64_t addr)
 	return !(env->is_code && env->is_code(env->ctx, addr));
 }
 
-/* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX.
+/* Whether instruction I loads a 32-bit table entry as gcc -O0 does: 'mov
+ * r32,[rB+rI*S]' (S 1 or 4), then 'cdqe' (gdb's demangler: its copies sent
+ * every switch to the original code, which then ran into the patches there). */
+static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
+{
+	const struct x86_reloc_env *env = a->env;
+	const struct x86_insn *in = &a->insns[i];
+	if (i + 1 >= a->n || !in->has_mem || in->is_lea || in->opcode != 0x8b || in->mem.base < 0 ||
+	    in->mem.base >= 16 || in->mem.index < 0 || in->mem.index >= 16 ||
+	    (in->mem.scale != 1 && in->mem.scale != 4))
+		return false;
+	const uint8_t *op = env->code + (in->addr - env->addr) + in->prefix_len;
+	if ((op[0] & 0xf0) == 0x40 && (op[0] & 0x08))
+		return false;   /* REX.W: a 64-bit load */
+	const uint8_t *next = env->code + (a->insns[i + 1].addr - env->addr);
+	return a->insns[i + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
+}
+
+/* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX
+ * (gcc -O0: mov eX,[rB+rI]; cdqe, and a second lea of T for the add).
  * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
  * but linked without relocations (a static or non-PIE executable): lea
  * rB,[rip+T]; mov rX,[rB+rI*8]; jmp rX, T a read-only table of this
@@ -271,7 +290,7 @@ static int find_jump_tables(struct x86_analysis *a)
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
 		a->table_of[i] = -1;
-		a->has_movsxd4 |= in->is_movsxd4;
+		a->has_movsxd4 |= in->is_movsxd4 || is_load32_cdqe(a, i);
 		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
 				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
 	}
