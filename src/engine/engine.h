@@ -267,6 +267,8 @@ void warm_prune(const char *dir, uint64_t max_bytes);
 /* patch/prepare.c: what relocating needs of a binary alone, and copies
  * made for no process */
 bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len);
+/* Code a jump-table entry may lead to: inside a known function. */
+bool fn_is_function_code(const rtl_binary *bin, uint64_t addr);
 /* The link-time extent of BIN's loadable segments, [*LO, *HI), *LO down to
  * its page. */
 void fn_link_extent(const rtl_binary *bin, uint64_t *lo, uint64_t *hi);

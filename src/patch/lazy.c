@@ -392,11 +392,13 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 
 /* Code of the function's own module: what lies beyond it depends on where
  * the loader put the next library (a jump table's end would too). */
+/* Code a jump-table entry may leave its function for: in a known function
+ * of the same module (fn_is_function_code). */
 static bool ctx_is_code(void *c, uint64_t addr)
 {
 	struct reloc_ctx *ctx = c;
 	struct module *m = proc_module_at(ctx->p, addr);
-	return m && m == ctx->m && fn_in_exec_segment(m->bin, addr - m->bias, 1);
+	return m && m == ctx->m && fn_is_function_code(m->bin, addr - m->bias);
 }
 
 static bool ctx_in_function(void *c, uint64_t addr)

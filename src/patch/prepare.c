@@ -23,6 +23,16 @@ bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
 	return false;
 }
 
+/* An executable segment alone is not enough: Rust binaries linked with one
+ * read-execute segment keep .rodata in it, and a table of digits (zmij's
+ * DIGITS2) read as offsets landed there: the lea of it was sent to a
+ * "copy" of that table, and numbers came out wrong (rustup asked for
+ * 437809346845567311 bytes). */
+bool fn_is_function_code(const rtl_binary *bin, uint64_t addr)
+{
+	return fn_in_exec_segment(bin, addr, 1) && rtl_binary_find_function(bin, addr);
+}
+
 void fn_link_extent(const rtl_binary *bin, uint64_t *lo, uint64_t *hi)
 {
 	*lo = UINT64_MAX;
@@ -119,7 +129,7 @@ static uint64_t made_redirect(void *c, uint64_t addr)
 static bool made_is_code(void *c, uint64_t addr)
 {
 	struct made *m = c;
-	return fn_in_exec_segment(m->bin, addr - m->bias, 1);
+	return fn_is_function_code(m->bin, addr - m->bias);
 }
 
 static bool made_in_function(void *c, uint64_t addr)
