@@ -102,4 +102,10 @@ size_t rtl_binary_fde_count(const rtl_binary *bin);
 /* Source location from DWARF, when present: returns 0 and sets *file, *line. */
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
 
+/* NAME demangled as c++filt prints it by default (C++, Rust and the other
+ * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a
+ * string the caller frees; NULL when NAME is not mangled (sub_<hex>, C
+ * names) or memory runs out. */
+char *rtl_demangle(const char *name);
+
 #endif

@@ -22,6 +22,7 @@ typedef struct rtl_report_options {
 	unsigned long top;  /* at most this many function rows; 0: no limit */
 	int all;            /* also functions without counts (never executed,
 			     * not instrumented) */
+	int no_demangle;    /* text and callgrind: keep C++/Rust names mangled */
 } rtl_report_options;
 
 /* The format named NAME ("text", "json", "callgrind") or -RTL_ERR_BAD_OPTION. */

@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fputs("usage: reticle report [--format text|json|callgrind] [--top N] [--all]\n"
-	      "                      [-o OUT] PROFILE\n"
+	      "                      [--no-demangle] [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
 	      "module, address, name, calls and instructions executed (Ir).\n"
@@ -29,6 +29,9 @@ static void report_usage(FILE *f)
 	      "                  0: no limit; callgrind always writes every function)\n"
 	      "      --all       also functions that never ran or were not instrumented\n"
 	      "                  (and no row limit unless --top is given)\n"
+	      "      --no-demangle  keep C++ and Rust names as the symbols spell them\n"
+	      "                  (text and callgrind show them as c++filt does; json\n"
+	      "                  always has the symbol's name)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
 	      "  -h, --help      show this help\n", f);
 }
@@ -57,6 +60,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -82,6 +86,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->top_given = 1;
 			break;
 		case 'a': a->opt.all = 1; break;
+		case 'D': a->opt.no_demangle = 1; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;
 		case ':':

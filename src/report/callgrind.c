@@ -360,6 +360,7 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	if (!o)
 		o = &rpt_default_options;
 
+	x.rows.demangle = !o->no_demangle;
 	if (!(err = rtl_profile_get_totals(p, &t)) && !(err = load(&x, p, &t))) {
 		write_header(out, p, &x);
 		write_body(out, &x);

@@ -16,6 +16,7 @@ struct rpt_rows {
 	rtl_profile_function *fn;
 	size_t n, cap;
 	unsigned long limit;  /* stop after this many rows; 0: no limit */
+	int demangle;         /* names as c++filt prints them (rtl_demangle) */
 };
 
 /* Loads function rows: by count (the report's order) or by module and

@@ -54,6 +54,10 @@ static int write_header(rtl_profile *p, const rtl_profile_totals *t, FILE *out)
 
 struct widths { int module, addr, name, calls, instrs; };
 
+/* A longer name (C++ templates run to hundreds of characters) is printed
+ * whole but does not widen the column: its row alone is pushed right. */
+#define NAME_COLUMN_MAX 60
+
 static int ndigits(uint64_t v)
 {
 	int n = 1;
@@ -78,7 +82,7 @@ static void measure(const struct rpt_rows *rows, struct widths *w)
 			w->module = n;
 		if ((n = snprintf(buf, sizeof(buf), "0x%" PRIx64, f->addr)) > w->addr)
 			w->addr = n;
-		if ((n = (int)strlen(rpt_name(f, buf))) > w->name)
+		if ((n = (int)strlen(rpt_name(f, buf))) > w->name && n <= NAME_COLUMN_MAX)
 			w->name = n;
 		if ((n = ndigits(f->calls)) > w->calls)
 			w->calls = n;
@@ -141,13 +145,15 @@ static void write_table(FILE *out, const struct rpt_rows *rows, const rtl_profil
 
 int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	struct rpt_rows rows = { .limit = o->top };
+	struct rpt_rows rows = { 0 };
 	rtl_profile_totals t;
 	uint64_t avail;
 	int err;
 
 	if (!o)
 		o = &rpt_default_options;
+	rows.limit = o->top;
+	rows.demangle = !o->no_demangle;
 
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = write_header(p, &t, out)) ||
 	    (err = rpt_rows_load(p, o->all, 0, &rows)))
