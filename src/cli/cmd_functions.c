@@ -16,7 +16,7 @@ static const char usage_text[] =
 	"executable or shared object), sorted by address: link-time address, size\n"
 	"in bytes, where it was found, whether reticle can instrument it (and why\n"
 	"not), and the name (sub_<hex> when no symbol names it, name@plt for PLT\n"
-	"stubs). Sources: symtab, dynsym, plt, eh_frame (an FDE), entry (the ELF\n"
+	"stubs), then \"at FILE:LINE\" where DWARF places its entry. Sources: symtab, dynsym, plt, eh_frame (an FDE), entry (the ELF\n"
 	"entry point, DT_INIT/DT_FINI, init/fini arrays), gap (code between known\n"
 	"functions that nothing names; its bounds are guessed).\n"
 	"\n"
@@ -75,7 +75,7 @@ static void print_name(const rtl_function *f, int raw)
 	free(d);
 }
 
-static void print_text(const rtl_binary *bin, int all, int raw)
+static void print_text(rtl_binary *bin, int all, int raw)
 {
 	size_t n = rtl_binary_function_count(bin), ok = 0;
 	char src[64];
@@ -89,6 +89,10 @@ static void print_text(const rtl_binary *bin, int all, int raw)
 		       f->instrumentable ? "yes" : "no (", f->instrumentable ? "" : f->reason,
 		       f->instrumentable ? "" : ")");
 		print_name(f, raw);
+		const char *file;
+		int line;
+		if (!rtl_binary_source_line(bin, f->addr, &file, &line))
+			printf("  at %s:%d", file, line);
 		putchar('\n');
 	}
 	printf("# %zu functions, %zu instrumentable, %zu FDEs; %s%s\n", n, ok,
@@ -110,7 +114,7 @@ static void print_text(const rtl_binary *bin, int all, int raw)
 	}
 }
 
-static void print_json(const rtl_binary *bin, int all)
+static void print_json(rtl_binary *bin, int all)
 {
 	size_t n = rtl_binary_function_count(bin);
 	char src[96];
@@ -136,6 +140,13 @@ static void print_json(const rtl_binary *bin, int all)
 			fputs(", \"demangled\": ", stdout);
 			json_str(stdout, d);
 			free(d);
+		}
+		const char *file;
+		int line;
+		if (!rtl_binary_source_line(bin, f->addr, &file, &line)) {
+			fputs(", \"file\": ", stdout);
+			json_str(stdout, file);
+			printf(", \"line\": %d", line);
 		}
 		fputc('}', stdout);
 	}

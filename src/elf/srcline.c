@@ -1,5 +1,6 @@
 /* Source lines from DWARF (.debug_line) through libdw, opened on first use
- * over the same libelf handle. */
+ * over the same libelf handle, or over the separate debug file's (Debian's
+ * -dbg/-dbgsym packages) when the binary has no DWARF of its own. */
 #include <errno.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
@@ -14,6 +15,8 @@ int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, in
 	if (!bin->dwarf_tried) {
 		bin->dwarf_tried = 1;
 		bin->dwarf = dwarf_begin_elf(bin->elf, DWARF_C_READ, NULL);
+		if (!bin->dwarf && (bin->debug_elf || !rtl_elf_open_debug_file(bin)))
+			bin->dwarf = dwarf_begin_elf(bin->debug_elf, DWARF_C_READ, NULL);
 	}
 	if (!bin->dwarf)
 		return -ENOENT;

@@ -34,6 +34,25 @@ const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 /* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
 void rpt_json_string(FILE *out, const char *s);
 
+/* Source places of the profile's modules (source.c): zero it, free it with
+ * rpt_sources_free. */
+struct rpt_sources {
+	struct rpt_source_module {
+		char *path;
+		struct rtl_binary *bin;    /* NULL: cannot be read */
+	} *mod;
+	size_t n, cap, last;
+};
+/* MODULE's binary (opened on first need, without function discovery), or
+ * NULL when it cannot be read. */
+struct rtl_binary *rpt_sources_binary(struct rpt_sources *s, const char *module);
+/* File and line of the instruction at link-time ADDR of MODULE: 0, or
+ * non-zero when unknown (no binary, no DWARF). *FILE lives until
+ * rpt_sources_free. */
+int rpt_source_line(struct rpt_sources *s, const char *module, uint64_t addr,
+		    const char **file, int *line);
+void rpt_sources_free(struct rpt_sources *s);
+
 /* 0, or -EIO when OUT has failed. */
 int rpt_out_status(FILE *out);
 

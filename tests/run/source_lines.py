@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Source places in reports, checked against binutils and valgrind:
+
+1. `reticle report` (text): the source column of every function of the
+   program is addr2line's FILE:LINE (basename) for its entry; in the report
+   of a stripped copy, the program's functions have none.
+
+usage: source_lines.py RETICLE WORKDIR -- PROGRAM ARGS..."""
+import os, re, shutil, subprocess, sys
+
+reticle, work = sys.argv[1:3]
+prog = sys.argv[sys.argv.index("--") + 1:]
+os.makedirs(work, exist_ok=True)
+exe = os.path.realpath(prog[0])
+ENV = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def run(args, **kw):
+    r = subprocess.run(args, capture_output=True, text=True, env=ENV, **kw)
+    if r.returncode:
+        sys.exit(f"FAIL: {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def profile(program, name):
+    db = os.path.join(work, name + ".db")
+    run([reticle, "run", "-c", "fcount,bbcount", "-o", db, "--", program] + prog[1:])
+    return db
+
+
+def text_rows(report):
+    """{address: source or None} of the rows of module MODULE."""
+    lines = report.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("module "))
+    has_source = lines[head].split()[-1] == "source"
+    rows = {}
+    for l in lines[head + 1:]:
+        parts = re.split(r"\s{2,}", l.strip())
+        if len(parts) < 3 or parts[0] != os.path.basename(exe):
+            continue
+        rows[int(parts[1], 16)] = parts[-1] if has_source and parts[-1] != "-" else None
+    return has_source, rows
+
+
+# --- 1. text report: FILE:LINE of each function's entry --------------------
+db = profile(exe, "lines")
+has_source, rows = text_rows(run([reticle, "report", "--top", "0", db]))
+check(has_source, "the report of a program built with -g has a source column")
+addrs = sorted(rows)
+a2l = run(["addr2line", "-e", exe] + ["%x" % a for a in addrs]).splitlines()
+for a, where in zip(addrs, a2l):
+    where = re.sub(r" \(discriminator \d+\)$", "", where)
+    want = None if where.startswith("??") or where.endswith(":?") else "%s:%s" % (os.path.basename(where.split(":")[0]),
+                                                           where.split(":")[1])
+    check(rows[a] == want, f"function at {a:#x}: reticle {rows[a]}, addr2line {want}")
+print(f"{len(rows)} functions of {os.path.basename(exe)} placed as addr2line places them")
+check(sum(1 for v in rows.values() if v) >= 5, "most functions have a place")
+stripped = os.path.join(work, os.path.basename(exe) + ".stripped")
+subprocess.run(["strip", "-o", stripped, exe], check=True)
+exe_saved, exe = exe, os.path.realpath(stripped)
+has_source, rows = text_rows(run([reticle, "report", "--top", "0", profile(stripped, "stripped")]))
+check(rows and not any(rows.values()), "a stripped program's functions have no place: %s" % rows)
+exe = exe_saved
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("ok")
