@@ -108,6 +108,8 @@ size_t rtl_binary_fde_count(const rtl_binary *bin);
  * -ENOENT. DWARF is opened on the first call; without any, every call
  * costs a test. */
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
+/* Whether BIN has DWARF to place code with (opens it as the above does). */
+int rtl_binary_has_source_lines(rtl_binary *bin);
 
 /* NAME demangled as c++filt prints it by default (C++, Rust and the other
  * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a

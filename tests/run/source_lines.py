@@ -4,11 +4,15 @@
 1. `reticle report` (text): the source column of every function of the
    program is addr2line's FILE:LINE (basename) for its entry; in the report
    of a stripped copy, the program's functions have none.
+2. The callgrind export's per-line costs (bbcount's block counts spread on
+   the lines of their instructions): `callgrind_annotate --auto=yes` reads
+   it without warnings and prints for every line of SOURCE the same Ir as
+   for valgrind's own `--tool=callgrind --dump-instr=no` run of PROGRAM.
 
-usage: source_lines.py RETICLE WORKDIR -- PROGRAM ARGS..."""
+usage: source_lines.py RETICLE WORKDIR SOURCE -- PROGRAM ARGS..."""
 import os, re, shutil, subprocess, sys
 
-reticle, work = sys.argv[1:3]
+reticle, work, source = sys.argv[1:4]
 prog = sys.argv[sys.argv.index("--") + 1:]
 os.makedirs(work, exist_ok=True)
 exe = os.path.realpath(prog[0])
@@ -68,6 +72,52 @@ exe_saved, exe = exe, os.path.realpath(stripped)
 has_source, rows = text_rows(run([reticle, "report", "--top", "0", profile(stripped, "stripped")]))
 check(rows and not any(rows.values()), "a stripped program's functions have no place: %s" % rows)
 exe = exe_saved
+
+
+# --- 2. per-line Ir in the callgrind export, as callgrind's ----------------
+def annotated(cg_file):
+    """{line: Ir} of SOURCE as callgrind_annotate --auto=yes prints it."""
+    r = subprocess.run(["callgrind_annotate", "--auto=yes", "--show=Ir", "--threshold=100",
+                        "--context=1000000", cg_file], capture_output=True, text=True)
+    check(r.returncode == 0 and "WARNING" not in r.stderr + r.stdout,
+          f"callgrind_annotate reads {cg_file} without warnings: {r.stderr}")
+    out = r.stdout.splitlines()
+    head = [i for i, l in enumerate(out) if l == "-- Auto-annotated source: " + source]
+    check(len(head) == 1, f"callgrind_annotate annotates {source} in {cg_file}")
+    if not head:
+        return {}
+    src = open(source).read().split("\n")
+    counts, n = {}, 0
+    for l in out[head[0] + 4:]:
+        m = re.match(r"^\s*([\d,]+|\.)(?:\s+\(\s*[\d.]+%\))?\s+(=> )?", l)
+        if n >= len(src) - 1 or not m:
+            break
+        if m.group(2):
+            continue        # a call line, not a source line
+        n += 1
+        check(l.endswith(src[n - 1]), f"line {n} of the annotation is the source's: {l!r}")
+        counts[n] = 0 if m.group(1) == "." else int(m.group(1).replace(",", ""))
+    check(n == len(src) - 1, f"{cg_file}: {n} source lines annotated, the file has {len(src) - 1}")
+    return counts
+
+
+cg_ours = os.path.join(work, "reticle.callgrind")
+run([reticle, "report", "--format", "callgrind", "-o", cg_ours, db])
+cg_theirs = os.path.join(work, "valgrind.callgrind")
+# --skip-plt=no: callgrind would otherwise charge PLT stubs to the lines
+# calling them; reticle counts them in the stubs (name@plt), as the
+# per-function oracle (callgrind_oracle.py) does
+subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=no", "--skip-plt=no",
+                "--callgrind-out-file=" + cg_theirs] + prog, capture_output=True, check=True)
+ours, theirs = annotated(cg_ours), annotated(cg_theirs)
+same = 0
+for n in sorted(set(ours) | set(theirs)):
+    if ours.get(n) == theirs.get(n):
+        same += ours.get(n) != 0
+    else:
+        check(False, f"{os.path.basename(source)}:{n}: Ir reticle {ours.get(n)}, callgrind {theirs.get(n)}")
+print(f"{same} lines with Ir in {os.path.basename(source)}: equal to callgrind's")
+check(same >= 20, "many lines compared")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
