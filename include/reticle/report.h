@@ -40,4 +40,11 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
  * a call graph needs every function. */
 int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
+/* Every function named FUNCTION (its symbol's name, or as demangled), in
+ * every module: the source lines of its executed instructions with their Ir
+ * (bbcount), from DWARF and the source files, or, where DWARF does not
+ * place them or DISASM is set, its instructions with their counts. Returns
+ * 0, -ENOENT when no function has that name, -EIO or the store's error. */
+int rtl_report_annotate(rtl_profile *p, const char *function, int disasm, FILE *out);
+
 #endif

@@ -8,6 +8,9 @@
    the lines of their instructions): `callgrind_annotate --auto=yes` reads
    it without warnings and prints for every line of SOURCE the same Ir as
    for valgrind's own `--tool=callgrind --dump-instr=no` run of PROGRAM.
+3. `reticle annotate`: over the program's functions, the Ir it prints per
+   line of SOURCE add up to callgrind's, and with --disasm the counts of
+   each function's instructions add up to its Ir.
 
 usage: source_lines.py RETICLE WORKDIR SOURCE -- PROGRAM ARGS..."""
 import os, re, shutil, subprocess, sys
@@ -118,6 +121,30 @@ for n in sorted(set(ours) | set(theirs)):
         check(False, f"{os.path.basename(source)}:{n}: Ir reticle {ours.get(n)}, callgrind {theirs.get(n)}")
 print(f"{same} lines with Ir in {os.path.basename(source)}: equal to callgrind's")
 check(same >= 20, "many lines compared")
+
+# --- 3. reticle annotate ------------------------------------------------------
+import json
+rep = json.loads(run([reticle, "report", "--format", "json", db]))["functions"]
+mine = [f for f in rep if os.path.realpath(f["module"]) == exe and f.get("instrs")]
+per_line = {}
+for f in mine:
+    out = run([reticle, "annotate", db, f["name"]]).splitlines()
+    in_source = False
+    for l in out:
+        if l.startswith("-- "):
+            in_source = l == "-- " + source
+            continue
+        m = re.match(r"^\s*(\d+|\.)\s+(\d+)  ", l)
+        if in_source and m and m.group(1) != ".":
+            n = int(m.group(2))
+            per_line[n] = per_line.get(n, 0) + int(m.group(1))
+    dis = run([reticle, "annotate", "--disasm", db, f["name"]]).splitlines()
+    total = sum(int(m.group(1)) for l in dis for m in [re.match(r"^\s*(\d+)\s+[0-9a-f]+:  ", l)] if m)
+    check(total == f["instrs"], f"annotate --disasm {f['name']}: counts add up to {total}, Ir {f['instrs']}")
+want = {n: c for n, c in theirs.items() if c}
+check(per_line == want, f"annotate's per-line Ir of {os.path.basename(source)} equal callgrind's: "
+      f"{sorted(set(per_line.items()) ^ set(want.items()))}")
+print(f"annotate: {len(mine)} functions, {len(per_line)} lines")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
