@@ -40,6 +40,9 @@ enum rtl_binary_kind { RTL_BIN_EXEC, RTL_BIN_PIE, RTL_BIN_SHARED };
  * -RTL_ERR_BAD_ELF. Function discovery runs here; the instrumentability
  * check runs lazily (see rtl_binary_check_functions). */
 int rtl_binary_open(const char *path, rtl_binary **out);
+/* As rtl_binary_open, without function discovery (no functions, no code
+ * pointers): for reading bytes and source lines cheaply, as reports do. */
+int rtl_binary_open_image(const char *path, rtl_binary **out);
 void rtl_binary_close(rtl_binary *bin);
 
 const char *rtl_binary_path(const rtl_binary *bin);
@@ -99,7 +102,19 @@ const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i)
 /* Number of valid .eh_frame FDEs seen (before merging with symbols). */
 size_t rtl_binary_fde_count(const rtl_binary *bin);
 
-/* Source location from DWARF, when present: returns 0 and sets *file, *line. */
+/* Source location of the instruction at link-time ADDR from DWARF line
+ * tables (the binary's own, else its separate debug file's): returns 0 and
+ * sets *file (the path DWARF gives, living as long as BIN) and *line, or
+ * -ENOENT. DWARF is opened on the first call; without any, every call
+ * costs a test. */
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
+/* Whether BIN has DWARF to place code with (opens it as the above does). */
+int rtl_binary_has_source_lines(rtl_binary *bin);
+
+/* NAME demangled as c++filt prints it by default (C++, Rust and the other
+ * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a
+ * string the caller frees; NULL when NAME is not mangled (sub_<hex>, C
+ * names) or memory runs out. */
+char *rtl_demangle(const char *name);
 
 #endif

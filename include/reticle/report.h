@@ -22,6 +22,7 @@ typedef struct rtl_report_options {
 	unsigned long top;  /* at most this many function rows; 0: no limit */
 	int all;            /* also functions without counts (never executed,
 			     * not instrumented) */
+	int no_demangle;    /* text and callgrind: keep C++/Rust names mangled */
 } rtl_report_options;
 
 /* The format named NAME ("text", "json", "callgrind") or -RTL_ERR_BAD_OPTION. */
@@ -43,5 +44,12 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
  * forked it or that it replaced by exec, with pid, exit status, wall time
  * and counts. */
 int rtl_report_tree(rtl_profile *p, FILE *out);
+
+/* Every function named FUNCTION (its symbol's name, or as demangled), in
+ * every module: the source lines of its executed instructions with their Ir
+ * (bbcount), from DWARF and the source files, or, where DWARF does not
+ * place them or DISASM is set, its instructions with their counts. Returns
+ * 0, -ENOENT when no function has that name, -EIO or the store's error. */
+int rtl_report_annotate(rtl_profile *p, const char *function, int disasm, FILE *out);
 
 #endif

@@ -3,19 +3,20 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <reticle/binary.h>
 #include <reticle/error.h>
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: reticle functions [--format text|json] [--all] PROGRAM\n"
+	"usage: reticle functions [--format text|json] [--all] [--no-demangle] PROGRAM\n"
 	"\n"
 	"Lists the functions the binary analyzer finds in PROGRAM (an x86-64 ELF\n"
 	"executable or shared object), sorted by address: link-time address, size\n"
 	"in bytes, where it was found, whether reticle can instrument it (and why\n"
 	"not), and the name (sub_<hex> when no symbol names it, name@plt for PLT\n"
-	"stubs). Sources: symtab, dynsym, plt, eh_frame (an FDE), entry (the ELF\n"
+	"stubs), then \"at FILE:LINE\" where DWARF places its entry. Sources: symtab, dynsym, plt, eh_frame (an FDE), entry (the ELF\n"
 	"entry point, DT_INIT/DT_FINI, init/fini arrays), gap (code between known\n"
 	"functions that nothing names; its bounds are guessed).\n"
 	"\n"
@@ -23,6 +24,9 @@ static const char usage_text[] =
 	"  --all               also list the loadable segments and the code\n"
 	"                      pointers into function bodies (computed-goto and\n"
 	"                      absolute switch tables)\n"
+	"  --no-demangle       text: keep C++ and Rust names as the symbols spell\n"
+	"                      them (by default shown as c++filt does; json gives\n"
+	"                      both: name, and demangled when it differs)\n"
 	"  -h, --help          show this help\n";
 
 /* "symtab,plt" for text, "\"symtab\", \"plt\"" for JSON. */
@@ -62,7 +66,16 @@ static const char *kind_str(const rtl_binary *bin)
 	}
 }
 
-static void print_text(const rtl_binary *bin, int all)
+/* Prints F's name, demangled unless RAW. */
+static void print_name(const rtl_function *f, int raw)
+{
+	char *d = raw ? NULL : rtl_demangle(f->name);
+
+	fputs(d ? d : f->name, stdout);
+	free(d);
+}
+
+static void print_text(rtl_binary *bin, int all, int raw)
 {
 	size_t n = rtl_binary_function_count(bin), ok = 0;
 	char src[64];
@@ -72,9 +85,15 @@ static void print_text(const rtl_binary *bin, int all)
 		const rtl_function *f = rtl_binary_function(bin, i);
 		sources_str(f->sources, src, sizeof(src), 0);
 		ok += f->instrumentable;
-		printf("%016" PRIx64 " %10" PRIu64 "  %-24s %s%s%s  %s\n", f->addr, f->size, src,
+		printf("%016" PRIx64 " %10" PRIu64 "  %-24s %s%s%s  ", f->addr, f->size, src,
 		       f->instrumentable ? "yes" : "no (", f->instrumentable ? "" : f->reason,
-		       f->instrumentable ? "" : ")", f->name);
+		       f->instrumentable ? "" : ")");
+		print_name(f, raw);
+		const char *file;
+		int line;
+		if (!rtl_binary_source_line(bin, f->addr, &file, &line))
+			printf("  at %s:%d", file, line);
+		putchar('\n');
 	}
 	printf("# %zu functions, %zu instrumentable, %zu FDEs; %s%s\n", n, ok,
 	       rtl_binary_fde_count(bin), kind_str(bin), rtl_binary_is_static(bin) ? ", static" : "");
@@ -95,7 +114,7 @@ static void print_text(const rtl_binary *bin, int all)
 	}
 }
 
-static void print_json(const rtl_binary *bin, int all)
+static void print_json(rtl_binary *bin, int all)
 {
 	size_t n = rtl_binary_function_count(bin);
 	char src[96];
@@ -116,6 +135,19 @@ static void print_json(const rtl_binary *bin, int all)
 			json_str(stdout, f->reason);
 		fputs(", \"name\": ", stdout);
 		json_str(stdout, f->name);
+		char *d = rtl_demangle(f->name);
+		if (d) {
+			fputs(", \"demangled\": ", stdout);
+			json_str(stdout, d);
+			free(d);
+		}
+		const char *file;
+		int line;
+		if (!rtl_binary_source_line(bin, f->addr, &file, &line)) {
+			fputs(", \"file\": ", stdout);
+			json_str(stdout, file);
+			printf(", \"line\": %d", line);
+		}
 		fputc('}', stdout);
 	}
 	printf("]");
@@ -143,10 +175,11 @@ int cmd_functions(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int json = 0, all = 0, c;
+	int json = 0, all = 0, raw = 0, c;
 	rtl_binary *bin;
 
 	opterr = 0;
@@ -157,6 +190,8 @@ int cmd_functions(int argc, char **argv)
 			return 0;
 		} else if (c == 'a') {
 			all = 1;
+		} else if (c == 'D') {
+			raw = 1;
 		} else if (c == 'f' && (!strcmp(optarg, "json") || !strcmp(optarg, "text"))) {
 			json = !strcmp(optarg, "json");
 		} else if (c == 'f') {
@@ -180,7 +215,7 @@ int cmd_functions(int argc, char **argv)
 	if (json)
 		print_json(bin, all);
 	else
-		print_text(bin, all);
+		print_text(bin, all, raw);
 	rtl_binary_close(bin);
 	return fflush(stdout) ? CLI_EXIT_FAIL : 0;
 }

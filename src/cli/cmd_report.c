@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fputs("usage: reticle report [--format text|json|callgrind] [--top N] [--all]\n"
-	      "                      [--process ID | --tree] [-o OUT] PROFILE\n"
+	      "                      [--no-demangle] [--process ID | --tree] [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
 	      "module, address, name, calls and instructions executed (Ir).\n"
@@ -35,6 +35,9 @@ static void report_usage(FILE *f)
 	      "      --tree      print the run's process tree: every image (a process\n"
 	      "                  between exec calls) under the one that forked or\n"
 	      "                  exec'd it, with pid, exit status, time and counts\n"
+	      "      --no-demangle  keep C++ and Rust names as the symbols spell them\n"
+	      "                  (text and callgrind show them as c++filt does; json\n"
+	      "                  always has the symbol's name)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
 	      "  -h, --help      show this help\n", f);
 }
@@ -64,6 +67,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "process", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
@@ -102,6 +106,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		}
 		case 't': a->tree = 1; break;
+		case 'D': a->opt.no_demangle = 1; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;
 		case ':':

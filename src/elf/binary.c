@@ -242,7 +242,7 @@ out:
 	return err;
 }
 
-int rtl_binary_open(const char *path, rtl_binary **out)
+static int open_binary(const char *path, int find_functions, rtl_binary **out)
 {
 	rtl_binary *bin;
 	int err;
@@ -264,13 +264,23 @@ int rtl_binary_open(const char *path, rtl_binary **out)
 		err = -ENOMEM;
 		goto fail;
 	}
-	if ((err = open_image(bin)) || (err = discover(bin)))
+	if ((err = open_image(bin)) || (find_functions && (err = discover(bin))))
 		goto fail;
 	*out = bin;
 	return 0;
 fail:
 	rtl_binary_close(bin);
 	return err;
+}
+
+int rtl_binary_open(const char *path, rtl_binary **out)
+{
+	return open_binary(path, 1, out);
+}
+
+int rtl_binary_open_image(const char *path, rtl_binary **out)
+{
+	return open_binary(path, 0, out);
 }
 
 void rtl_binary_close(rtl_binary *bin)

@@ -3,9 +3,13 @@
  *
  * Events: Ir (instructions executed, from bbcount) and Calls (function
  * entries, from fcount), whichever the profile has. Positions are link-time
- * instruction addresses. Self costs are exact: one line per executed block
- * (its Ir at the block's first address) when the blocks add up to the
- * function's count, else one line at the function's address. Each recorded
+ * instruction addresses, and source lines when DWARF places some executed
+ * code (cg_places.h): then fl= is each function's file, fi=/fe= mark
+ * instructions of other files (inlined code) and each executed instruction
+ * has its own cost line. Self costs are exact: per executed block (its Ir
+ * at the block's first address, or per instruction with lines) when the
+ * blocks add up to the function's count, else one line at the function's
+ * address. Each recorded
  * call site becomes a calls= line with its exact count; the inclusive cost
  * after it is a gprof-style estimate (callgraph.h). */
 #include <errno.h>
@@ -14,10 +18,17 @@
 #include <string.h>
 #include <reticle/error.h>
 #include "report/callgraph.h"
+#include "report/cg_places.h"
 #include "report/report_priv.h"
 #include "util/array.h"
 
-struct cg_block { size_t fn; uint64_t addr, ir; };
+struct cg_block {
+	size_t fn;
+	uint64_t addr, ir, count;
+	uint32_t ninstrs;
+	int placed;           /* its instructions are in places.v from first */
+	size_t first;
+};
 
 struct export {
 	struct rpt_rows rows;            /* every function, by module and address */
@@ -32,6 +43,9 @@ struct export {
 	int ev_ir, ev_calls;             /* column of each event, or -1 */
 	size_t *ob;                      /* per function: its module's ordinal */
 	unsigned char *ob_named;         /* per module ordinal */
+	struct cg_places places;
+	int lines;                       /* positions: instr line */
+	uint32_t fl, file;               /* the current fl= and file (fi=/fe=) */
 	int err;
 };
 
@@ -69,7 +83,9 @@ static int add_block(const rtl_profile_block *b, void *user)
 		return 0;
 	if (rtl_grow(&x->blocks, &x->cap_blocks, x->nblocks + 1, sizeof(*x->blocks)))
 		return -ENOMEM;
-	x->blocks[x->nblocks++] = (struct cg_block){ fn, b->addr, (uint64_t)b->ninstrs * b->count };
+	x->blocks[x->nblocks++] = (struct cg_block){ .fn = fn, .addr = b->addr, .count = b->count,
+						     .ir = (uint64_t)b->ninstrs * b->count,
+						     .ninstrs = b->ninstrs };
 	return 0;
 }
 
@@ -131,6 +147,24 @@ static void self_costs(struct export *x)
 	}
 }
 
+/* Source places of the instructions of blocks that give self costs. */
+static int place_blocks(struct export *x)
+{
+	for (size_t b = 0; b < x->nblocks; b++) {
+		struct cg_block *k = &x->blocks[b];
+		int r;
+
+		if (!x->use_blocks[k->fn] || !k->count)
+			continue;
+		r = cgp_block(&x->places, x->rows.fn[k->fn].module, k->addr, k->ninstrs, &k->first);
+		if (r < 0)
+			return r;
+		k->placed = !r;
+	}
+	x->lines = x->places.known;
+	return 0;
+}
+
 static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 {
 	size_t n;
@@ -172,6 +206,8 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	if (x->nblocks)     /* qsort(NULL, 0) is undefined */
 		qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
 	self_costs(x);
+	if ((err = place_blocks(x)))
+		return err;
 	x->g.n = x->rows.n;
 	x->g.self = (const uint64_t (*)[CG_MAX_EVENTS])x->self;
 	x->g.entries = x->entries;
@@ -197,11 +233,15 @@ static void free_export(struct export *x)
 	free(x->g.arcs);
 	free(x->ob);
 	free(x->ob_named);
+	cgp_free(&x->places);
 }
 
-static void write_costs(FILE *out, const struct export *x, uint64_t addr, const uint64_t *c)
+static void write_costs(FILE *out, const struct export *x, const struct cg_place *at,
+			const uint64_t *c)
 {
-	fprintf(out, "0x%" PRIx64, addr);
+	fprintf(out, "0x%" PRIx64, at->addr);
+	if (x->lines)
+		fprintf(out, " %" PRIu32, at->line);
 	for (int e = 0; e < x->g.nevents; e++)
 		fprintf(out, " %" PRIu64, c[e]);
 	fputc('\n', out);
@@ -238,6 +278,30 @@ static void write_name(FILE *out, const char *key, uint64_t id, unsigned char *n
 	write_one_line(out, name);
 }
 
+/* The place of ADDR in function V's module; with no lines, ADDR alone. */
+static struct cg_place place_of(struct export *x, size_t v, uint64_t addr)
+{
+	struct cg_place at = { addr, 0, 0 };
+
+	if (x->lines && cgp_addr(&x->places, x->rows.fn[v].module, addr, &at) && !x->err)
+		x->err = -ENOMEM;
+	return at;
+}
+
+static void write_file(FILE *out, struct export *x, const char *key, uint32_t file)
+{
+	write_name(out, key, file + 1, &x->places.named[file], x->places.files[file]);
+}
+
+/* fi= (or fe=, back to the function's own file) before costs in FILE. */
+static void switch_file(FILE *out, struct export *x, uint32_t file)
+{
+	if (!x->lines || file == x->file)
+		return;
+	write_file(out, x, file == x->fl ? "fe" : "fi", file);
+	x->file = file;
+}
+
 static void write_fn_name(FILE *out, struct export *x, const char *key, size_t v)
 {
 	char buf[32];
@@ -253,35 +317,55 @@ static void write_self(FILE *out, struct export *x, size_t v)
 
 	for (size_t k = 0; x->use_blocks[v] && k < x->nblocks_of[v]; k++) {
 		const struct cg_block *b = &x->blocks[x->first_block[v] + k];
+		struct cg_place whole = { b->addr, 0, 0 };
+		/* placed: one cost line per instruction, else one for the block */
+		size_t n = b->placed ? b->ninstrs : 1;
 
-		memset(c, 0, sizeof(c));
-		c[x->ev_ir] = b->ir;
-		if (!entry_done && b->addr == f->addr) {
-			c[x->ev_calls] = x->self[v][x->ev_calls];
-			entry_done = 1;
+		for (size_t i = 0; i < n; i++) {
+			const struct cg_place *at = b->placed ? &x->places.v[b->first + i] : &whole;
+
+			memset(c, 0, sizeof(c));
+			c[x->ev_ir] = b->placed ? b->count : b->ir;
+			if (!entry_done && at->addr == f->addr) {
+				c[x->ev_calls] = x->self[v][x->ev_calls];
+				entry_done = 1;
+			}
+			if (all_zero(x, c))
+				continue;
+			switch_file(out, x, at->file);
+			write_costs(out, x, at, c);
 		}
-		if (!all_zero(x, c))
-			write_costs(out, x, b->addr, c);
 	}
 	memcpy(c, x->self[v], sizeof(c));
 	if (x->use_blocks[v])
 		c[x->ev_ir] = 0;
 	if (entry_done && x->ev_calls >= 0)
 		c[x->ev_calls] = 0;
-	if (!all_zero(x, c))
-		write_costs(out, x, f->addr, c);
+	if (!all_zero(x, c)) {
+		struct cg_place at = place_of(x, v, f->addr);
+
+		switch_file(out, x, at.file);
+		write_costs(out, x, &at, c);
+	}
 }
 
 static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
 {
 	const rtl_profile_function *caller = &x->rows.fn[a->from], *callee = &x->rows.fn[a->to];
+	struct cg_place site = place_of(x, a->from, a->site), entry = place_of(x, a->to, callee->addr);
 
+	switch_file(out, x, site.file);
 	if (callee->module_id != caller->module_id)
 		write_name(out, "cob", x->ob[a->to] + 1, &x->ob_named[x->ob[a->to]],
 			   callee->module);
+	if (x->lines)
+		write_file(out, x, "cfi", entry.file);
 	write_fn_name(out, x, "cfn", a->to);
-	fprintf(out, "calls=%" PRIu64 " 0x%" PRIx64 "\n", a->count, callee->addr);
-	write_costs(out, x, a->site, a->cost);
+	fprintf(out, "calls=%" PRIu64 " 0x%" PRIx64, a->count, callee->addr);
+	if (x->lines)
+		fprintf(out, " %" PRIu32, entry.line);
+	fputc('\n', out);
+	write_costs(out, x, &site, a->cost);
 }
 
 static void write_header(FILE *out, rtl_profile *p, const struct export *x)
@@ -303,7 +387,7 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 	}
 	fputs("desc: Note: self costs and call counts are exact; the inclusive cost of a call"
 	      " is a gprof-style estimate\n", out);
-	fputs("positions: instr\nevents:", out);
+	fputs(x->lines ? "positions: instr line\nevents:" : "positions: instr\nevents:", out);
 	if (x->ev_ir >= 0)
 		fputs(" Ir", out);
 	if (x->ev_calls >= 0)
@@ -324,7 +408,9 @@ static void write_body(FILE *out, struct export *x)
 	uint64_t total[CG_MAX_EVENTS] = { 0 };
 	size_t ob = (size_t)-1, a = 0;
 
-	fputs("fl=(1) ???\n", out);
+	if (!x->lines)
+		fputs("fl=(1) ???\n", out);
+	x->fl = x->file = (uint32_t)-1;
 	for (size_t v = 0; v < x->rows.n; v++) {
 		const rtl_profile_function *f = &x->rows.fn[v];
 		size_t first_arc = a;
@@ -339,6 +425,14 @@ static void write_body(FILE *out, struct export *x)
 			ob = x->ob[v];
 			fputc('\n', out);
 			write_name(out, "ob", ob + 1, &x->ob_named[ob], f->module);
+		}
+		if (x->lines) {
+			/* the function's own file: that of its entry */
+			uint32_t fl = place_of(x, v, f->addr).file;
+
+			if (fl != x->file)
+				write_file(out, x, "fl", fl);
+			x->fl = x->file = fl;
 		}
 		write_fn_name(out, x, "fn", v);
 		write_self(out, x, v);
@@ -360,6 +454,7 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	if (!o)
 		o = &rpt_default_options;
 
+	x.rows.demangle = !o->no_demangle;
 	if (!(err = rtl_profile_get_totals(p, &t)) && !(err = load(&x, p, &t))) {
 		write_header(out, p, &x);
 		write_body(out, &x);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <reticle/binary.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
 #include "util/array.h"
@@ -50,7 +51,9 @@ static int add_row(const rtl_profile_function *f, void *user)
 	r = &rows->fn[rows->n];
 	*r = *f;
 	r->module = dup_or_null(f->module);
-	r->name = dup_or_null(f->name);
+	r->name = rows->demangle ? rtl_demangle(f->name) : NULL;
+	if (!r->name)
+		r->name = dup_or_null(f->name);
 	r->reason = dup_or_null(f->reason);
 	rows->n++;
 	if ((f->module && !r->module) || (f->name && !r->name) || (f->reason && !r->reason))

@@ -16,6 +16,7 @@ struct rpt_rows {
 	rtl_profile_function *fn;
 	size_t n, cap;
 	unsigned long limit;  /* stop after this many rows; 0: no limit */
+	int demangle;         /* names as c++filt prints them (rtl_demangle) */
 };
 
 /* Loads function rows: by count (the report's order) or by module and
@@ -37,6 +38,25 @@ void rpt_json_string(FILE *out, const char *s);
  * counts HAVE names; and the one line that describes image ID. */
 int rpt_tree(rtl_profile *p, unsigned have, unsigned long limit, FILE *out);
 int rpt_process_line(rtl_profile *p, int64_t id, FILE *out);
+
+/* Source places of the profile's modules (source.c): zero it, free it with
+ * rpt_sources_free. */
+struct rpt_sources {
+	struct rpt_source_module {
+		char *path;
+		struct rtl_binary *bin;    /* NULL: cannot be read */
+	} *mod;
+	size_t n, cap, last;
+};
+/* MODULE's binary (opened on first need, without function discovery), or
+ * NULL when it cannot be read. */
+struct rtl_binary *rpt_sources_binary(struct rpt_sources *s, const char *module);
+/* File and line of the instruction at link-time ADDR of MODULE: 0, or
+ * non-zero when unknown (no binary, no DWARF). *FILE lives until
+ * rpt_sources_free. */
+int rpt_source_line(struct rpt_sources *s, const char *module, uint64_t addr,
+		    const char **file, int *line);
+void rpt_sources_free(struct rpt_sources *s);
 
 /* 0, or -EIO when OUT has failed. */
 int rpt_out_status(FILE *out);

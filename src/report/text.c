@@ -1,7 +1,9 @@
 /* Text report: the run's facts, totals, then functions by count in columns
  * sized to their contents. A column appears only when the profile carries
- * its data (calls from fcount, Ir from bbcount). */
+ * its data (calls from fcount, Ir from bbcount) or, for the source place of
+ * each function's entry, when DWARF gives one for some row. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
@@ -62,7 +64,11 @@ static int write_header(rtl_profile *p, const rtl_profile_totals *t, FILE *out)
 	return 0;
 }
 
-struct widths { int module, addr, name, calls, instrs; };
+struct widths { int module, addr, name, calls, instrs, source; };
+
+/* A longer name (C++ templates run to hundreds of characters) is printed
+ * whole but does not widen the column: its row alone is pushed right. */
+#define NAME_COLUMN_MAX 60
 
 static int ndigits(uint64_t v)
 {
@@ -75,11 +81,33 @@ static int ndigits(uint64_t v)
 	return n;
 }
 
-static void measure(const struct rpt_rows *rows, struct widths *w)
+/* "file.c:12" for each row whose entry DWARF places (basename: the rows
+ * stay short), else NULL. Returns how many were found. */
+static size_t find_sources(const struct rpt_rows *rows, char **where)
+{
+	struct rpt_sources s = { 0 };
+	size_t found = 0;
+
+	for (size_t i = 0; i < rows->n; i++) {
+		const char *file;
+		int line;
+
+		where[i] = NULL;
+		if (!rpt_source_line(&s, rows->fn[i].module, rows->fn[i].addr, &file, &line) &&
+		    asprintf(&where[i], "%s:%d", rpt_basename(file), line) > 0)
+			found++;
+		else
+			where[i] = NULL;
+	}
+	rpt_sources_free(&s);
+	return found;
+}
+
+static void measure(const struct rpt_rows *rows, char **where, struct widths *w)
 {
 	char buf[32];
 
-	*w = (struct widths){ 6, 7, 4, 5, 2 };
+	*w = (struct widths){ 6, 7, 4, 5, 2, 0 };
 	for (size_t i = 0; i < rows->n; i++) {
 		const rtl_profile_function *f = &rows->fn[i];
 		int n;
@@ -88,12 +116,14 @@ static void measure(const struct rpt_rows *rows, struct widths *w)
 			w->module = n;
 		if ((n = snprintf(buf, sizeof(buf), "0x%" PRIx64, f->addr)) > w->addr)
 			w->addr = n;
-		if ((n = (int)strlen(rpt_name(f, buf))) > w->name)
+		if ((n = (int)strlen(rpt_name(f, buf))) > w->name && n <= NAME_COLUMN_MAX)
 			w->name = n;
 		if ((n = ndigits(f->calls)) > w->calls)
 			w->calls = n;
 		if ((n = ndigits(f->instrs)) > w->instrs)
 			w->instrs = n;
+		if (where && where[i] && (n = (int)strlen(where[i])) > w->source)
+			w->source = n;
 	}
 }
 
@@ -105,8 +135,8 @@ static double share(const rtl_profile_function *f, const rtl_profile_totals *t)
 	return t->calls ? 100.0 * (double)f->calls / (double)t->calls : 0;
 }
 
-static void write_row(FILE *out, const rtl_profile_function *f, const struct widths *w,
-		      const rtl_profile_totals *t)
+static void write_row(FILE *out, const rtl_profile_function *f, const char *where,
+		      const struct widths *w, const rtl_profile_totals *t)
 {
 	char addr[32], buf[32];
 
@@ -127,6 +157,8 @@ static void write_row(FILE *out, const rtl_profile_function *f, const struct wid
 	}
 	if (t->have)
 		fprintf(out, "  %6.2f%%", share(f, t));
+	if (w->source)
+		fprintf(out, "  %-*s", f->instrumented ? 0 : w->source, where ? where : "-");
 	if (!f->instrumented)
 		fprintf(out, "  not instrumented: %s", f->reason ? f->reason : "unknown reason");
 	fputc('\n', out);
@@ -134,9 +166,14 @@ static void write_row(FILE *out, const rtl_profile_function *f, const struct wid
 
 static void write_table(FILE *out, const struct rpt_rows *rows, const rtl_profile_totals *t)
 {
+	char **where = calloc(rows->n, sizeof(*where));
 	struct widths w;
 
-	measure(rows, &w);
+	if (!where || !find_sources(rows, where)) {
+		free(where);
+		where = NULL;
+	}
+	measure(rows, where, &w);
 	fprintf(out, "\n%-*s  %*s  %-*s", w.module, "module", w.addr, "address", w.name, "name");
 	if (t->have & RTL_HAVE_CALLS)
 		fprintf(out, "  %*s", w.calls, "calls");
@@ -144,19 +181,27 @@ static void write_table(FILE *out, const struct rpt_rows *rows, const rtl_profil
 		fprintf(out, "  %*s", w.instrs, "Ir");
 	if (t->have)
 		fprintf(out, "  %7s", "share");
+	if (w.source)
+		fprintf(out, "  %s", "source");
 	fputc('\n', out);
 	for (size_t i = 0; i < rows->n; i++)
-		write_row(out, &rows->fn[i], &w, t);
+		write_row(out, &rows->fn[i], where ? where[i] : NULL, &w, t);
+	for (size_t i = 0; where && i < rows->n; i++)
+		free(where[i]);
+	free(where);
 }
 
 int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	if (!o)
-		o = &rpt_default_options;
-	struct rpt_rows rows = { .limit = o->top };
+	struct rpt_rows rows = { 0 };
 	rtl_profile_totals t;
 	uint64_t avail;
 	int err;
+
+	if (!o)
+		o = &rpt_default_options;
+	rows.limit = o->top;
+	rows.demangle = !o->no_demangle;
 
 	if ((err = rtl_profile_get_totals(p, &t)) || (err = write_header(p, &t, out)) ||
 	    (err = rpt_rows_load(p, o->all, 0, &rows)))

@@ -13,7 +13,13 @@ for fn in twice interp classify main; do
 	line=$(nm -S "$B" | awk -v f="$fn" '$4 == f && ($3 == "T" || $3 == "t")')
 	addr=$(echo "$line" | awk '{print $1}')
 	size=$(printf '%d' "0x$(echo "$line" | awk '{print $2}')")
-	got=$(echo "$out" | awk -v f="$fn" '$NF == f')
+	got=$(echo "$out" | sed 's/  at [^ ]*:[0-9]*$//' | awk -v f="$fn" '$NF == f')
+	# the source place: addr2line's for the entry
+	want=$(addr2line -e "$B" "$addr" | sed 's/ (discriminator [0-9]*)//')
+	if ! echo "$out" | grep -q "^$addr .* $fn  at $want\$"; then
+		echo "FAIL: $fn: addr2line says $want; reticle says: $(echo "$out" | grep "^$addr ")"
+		fail=1
+	fi
 	if [ -z "$addr" ] || ! echo "$got" | grep -Eq "^$addr +$size +symtab,eh_frame +(yes|no \(.*\)) +$fn\$"; then
 		echo "FAIL: $fn: nm says $addr size $size; reticle says: $got"
 		fail=1

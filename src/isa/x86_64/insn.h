@@ -75,6 +75,9 @@ void x86_unpack(const struct x86_packed *p, uint64_t addr, struct x86_insn *out)
 /* Decodes one instruction of at most LEN bytes at run-time address ADDR.
  * Returns 0 or -RTL_ERR_DECODE. */
 int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out);
+/* The instruction at CODE as Intel-syntax text in BUF (format.c); returns
+ * its length, or 0 when it does not decode (BUF says "(bad)"). */
+int x86_format(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t size);
 /* General-purpose registers (bit N: register N, rax=0 .. r15=15) the
  * instruction at CODE reads (address registers and hidden operands
  * included, and partial or conditional writes, which keep part of the old
