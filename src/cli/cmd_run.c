@@ -19,9 +19,9 @@ static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [-o PROFILE] [--cold] [--stats] -- PROGRAM [ARGS...]\n"
 	      "\n"
-	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes a\n"
-	      "profile (SQLite) per process: PROFILE for the first one (default reticle.PID.db),\n"
-	      "PROFILE's stem with .PID.N for forked children and exec'd programs.\n"
+	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes one\n"
+	      "profile (SQLite) for the run: PROFILE (default reticle.PID.db), every process\n"
+	      "PROGRAM forks or execs inside it ('reticle report --tree' lists them).\n"
 	      "PROGRAM's stdin, stdout, stderr and exit status pass through; reticle's own\n"
 	      "messages go to stderr. A target killed by a signal makes reticle exit with\n"
 	      "128+signal, as shells do; 127 when PROGRAM is not found, 126 when it cannot\n"
@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < rtl_collector_count(); i++)
 		fprintf(f, "                         %-8s %s\n", rtl_collector_at(i)->name,
 			rtl_collector_at(i)->summary);
-	fputs("  -o, --output FILE    profile of the first process\n"
+	fputs("  -o, --output FILE    the profile (all processes of the run)\n"
 	      "      --cold           neither use nor update the warm-start cache\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -h, --help           this help\n"
