@@ -11,6 +11,10 @@
 /* Prints "reticle: MESSAGE" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --debug-dir DIR: DIR searched first for separate debug files (before
+ * $RETICLE_DEBUG_DIR and /usr/lib/debug). 0, or -1 after a message. */
+int cli_add_debug_dir(const char *dir);
+
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };
 

@@ -9,7 +9,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: reticle annotate [--disasm] PROFILE FUNCTION\n"
+	"usage: reticle annotate [--disasm] [--debug-dir DIR] PROFILE FUNCTION\n"
 	"\n"
 	"Prints FUNCTION (its symbol's name or its demangled name; every module's\n"
 	"function of that name) from PROFILE: the source lines of its executed code\n"
@@ -18,12 +18,15 @@ static const char usage_text[] =
 	"does not place them.\n"
 	"\n"
 	"  --disasm    the instructions with their counts, not the source\n"
+	"  --debug-dir DIR  look for separate debug files in DIR first (then\n"
+	"              $RETICLE_DEBUG_DIR, then /usr/lib/debug)\n"
 	"  -h, --help  show this help\n";
 
 int cmd_annotate(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "disasm", no_argument, NULL, 'd' },
+		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -38,6 +41,9 @@ int cmd_annotate(int argc, char **argv)
 			return 0;
 		} else if (c == 'd') {
 			disasm = 1;
+		} else if (c == 'g') {
+			if (cli_add_debug_dir(optarg))
+				return CLI_EXIT_USAGE;
 		} else {
 			cli_error("annotate: unknown option '%s' (try 'reticle annotate --help')",
 				  argv[optind - 1]);

@@ -10,7 +10,8 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: reticle functions [--format text|json] [--all] [--no-demangle] PROGRAM\n"
+	"usage: reticle functions [--format text|json] [--all] [--no-demangle]\n"
+	"                         [--debug-dir DIR] PROGRAM\n"
 	"\n"
 	"Lists the functions the binary analyzer finds in PROGRAM (an x86-64 ELF\n"
 	"executable or shared object), sorted by address: link-time address, size\n"
@@ -27,6 +28,9 @@ static const char usage_text[] =
 	"  --no-demangle       text: keep C++ and Rust names as the symbols spell\n"
 	"                      them (by default shown as c++filt does; json gives\n"
 	"                      both: name, and demangled when it differs)\n"
+	"  --debug-dir DIR     look for PROGRAM's separate debug file in DIR first\n"
+	"                      (DIR/.build-id/xx/yyyy.debug, or its .gnu_debuglink\n"
+	"                      name), then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	"  -h, --help          show this help\n";
 
 /* "symtab,plt" for text, "\"symtab\", \"plt\"" for JSON. */
@@ -176,6 +180,7 @@ int cmd_functions(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-demangle", no_argument, NULL, 'D' },
+		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -192,6 +197,9 @@ int cmd_functions(int argc, char **argv)
 			all = 1;
 		} else if (c == 'D') {
 			raw = 1;
+		} else if (c == 'g') {
+			if (cli_add_debug_dir(optarg))
+				return CLI_EXIT_USAGE;
 		} else if (c == 'f' && (!strcmp(optarg, "json") || !strcmp(optarg, "text"))) {
 			json = !strcmp(optarg, "json");
 		} else if (c == 'f') {

@@ -38,6 +38,8 @@ static void report_usage(FILE *f)
 	      "      --no-demangle  keep C++ and Rust names as the symbols spell them\n"
 	      "                  (text and callgrind show them as c++filt does; json\n"
 	      "                  always has the symbol's name)\n"
+	      "      --debug-dir DIR  look for separate debug files (source lines) in DIR\n"
+	      "                  first, then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
 	      "  -h, --help      show this help\n", f);
 }
@@ -71,6 +73,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "output", required_argument, NULL, 'o' },
 		{ "process", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
+		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -106,6 +109,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		}
 		case 't': a->tree = 1; break;
+		case 'g':
+			if (cli_add_debug_dir(optarg))
+				return CLI_EXIT_USAGE;
+			break;
 		case 'D': a->opt.no_demangle = 1; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;

@@ -36,6 +36,8 @@ static void usage(FILE *f)
 			rtl_collector_at(i)->summary);
 	fputs("  -o, --output FILE    the profile (all processes of the run)\n"
 	      "      --cold           neither use nor update the warm-start cache\n"
+	      "      --debug-dir DIR  look for separate debug files (names) in DIR first,\n"
+	      "                       then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -h, --help           this help\n"
 	      "\n"
@@ -149,6 +151,7 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "cold", no_argument, NULL, 'C' },
+		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -166,6 +169,10 @@ int cmd_run(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 's': stats = true; break;
 		case 'C': cold = true; break;
+		case 'g':
+			if (cli_add_debug_dir(optarg))
+				return CLI_EXIT_USAGE;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",

@@ -31,6 +31,23 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Separate debug files are searched in $RETICLE_DEBUG_DIR, then in
+ * /usr/lib/debug (src/elf/debugfile.c): DIR goes first. */
+int cli_add_debug_dir(const char *dir)
+{
+	const char *old = getenv("RETICLE_DEBUG_DIR");
+	char *v = NULL;
+	if (!*dir || strchr(dir, ':')) {
+		cli_error("--debug-dir: '%s' is not a directory name reticle can use", dir);
+		return -1;
+	}
+	if (asprintf(&v, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "") < 0)
+		return -1;
+	int err = setenv("RETICLE_DEBUG_DIR", v, 1);
+	free(v);
+	return err;
+}
+
 static struct timespec started;
 
 static void print_log(int level, const char *msg, void *user)

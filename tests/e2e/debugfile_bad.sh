@@ -44,6 +44,11 @@ check() {   # LABEL EXPECT_NAMES(1 = the debug file's, 0 = fallback)
 }
 
 cp "$W/full.debug" "$dbg"; check good 1
+# the same directory given by --debug-dir instead of the environment
+n=$(env -u RETICLE_DEBUG_DIR "$R" functions --debug-dir "$W/dbg" "$W/prog" | grep -c debugfile)
+[ "$n" -gt 0 ] || { echo "FAIL: --debug-dir: no name from the debug file"; fail=1; }
+n=$(env -u RETICLE_DEBUG_DIR "$R" functions "$W/prog" | grep -c debugfile)
+[ "$n" -eq 0 ] || { echo "FAIL: a debug file found without --debug-dir"; fail=1; }
 size=$(stat -c %s "$W/full.debug")
 for cut in 64 1000 $((size / 2)) $((size - 100)); do
 	head -c $cut "$W/full.debug" >"$dbg"; check "cut at $cut" x
