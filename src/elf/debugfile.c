@@ -66,23 +66,13 @@ static int try_open(rtl_binary *bin, const char *path)
 /* The file name in .gnu_debuglink, or NULL. */
 static const char *debuglink(const rtl_binary *bin)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	if (elf_getshdrstrndx(bin->elf, &shstrndx))
+	GElf_Shdr sh;
+	Elf_Scn *scn = rtl_binary_find_section(bin, ".gnu_debuglink", &sh);
+	Elf_Data *d = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
 		return NULL;
-	while ((scn = elf_nextscn(bin->elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(bin->elf, shstrndx, sh.sh_name)) ||
-		    strcmp(n, ".gnu_debuglink") || sh.sh_type == SHT_NOBITS)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
-			return NULL;
-		const char *name = d->d_buf;
-		return *name && !strchr(name, '/') ? name : NULL;
-	}
-	return NULL;
+	const char *name = d->d_buf;
+	return *name && !strchr(name, '/') ? name : NULL;
 }
 
 int rtl_elf_open_debug_file(rtl_binary *bin)
