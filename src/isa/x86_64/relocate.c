@@ -121,7 +121,10 @@ static int decode_all(struct x86_analysis *a, const char **reason)
 
 /* Reads at most LIMIT entries of a candidate jump table at BASE while they
  * land on instruction starts of this function. Entries may also leave the
- * function (gcc sends cases to a .cold part): then they must be code. */
+ * function (gcc sends cases to a .cold part): then they must be code, or
+ * the function's end: clang's label for an unreachable case (a switch on
+ * an enum without a bounds check, llvm::opt::Option::acceptInternal),
+ * after which the table goes on. */
 static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool inside_only,
 			 size_t limit, uint64_t **out)
 {
@@ -143,7 +146,8 @@ static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool
 			target = base + (int64_t)rel;
 		}
 		if (inside(a, target) ? index_at(a, target) < 0
-				      : inside_only || !(env->is_code && env->is_code(env->ctx, target)))
+				      : inside_only || (target != env->addr + env->size &&
+							!(env->is_code && env->is_code(env->ctx, target))))
 			break;
 		if (rtl_grow(&t, &cap, n + 1, sizeof(*t)))
 			break;
@@ -274,6 +278,30 @@ static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
 	return a->insns[i + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
 }
 
+/* Whether the register a rip-relative lea (instruction I) loads is next
+ * used, in the same straight-line run, as the base of a memory access that
+ * is not a jump-table load: then the lea takes the address of data, even
+ * where its bytes read as offsets land in this function's code (rustc's
+ * Resolver::new: 'lea r12,[T]; lea r13,[T+8]; mov bl,[r12+rbp*2]', byte
+ * pairs at T, the jump table at T+8; a copy of the "table" at T changed
+ * the pairs). */
+static bool lea_feeds_data(const struct x86_analysis *a, size_t i)
+{
+	const struct x86_reloc_env *env = a->env;
+	int r = a->insns[i].dst_reg;
+	if (r < 0 || r >= 16)
+		return false;
+	for (size_t j = i + 1; j < a->n && j <= i + 32; j++) {
+		const struct x86_insn *in = &a->insns[j];
+		if (in->has_mem && !in->is_lea && (in->mem.base == r || in->mem.index == r))
+			return !(in->is_movsxd4 || is_load32_cdqe(a, j));
+		if (in->kind != X86_OTHER ||
+		    (x86_regs_written(env->code + (in->addr - env->addr), in->len) & (1u << r)))
+			return false;
+	}
+	return false;
+}
+
 /* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX
  * (gcc -O0: mov eX,[rB+rI]; cdqe, and a second lea of T for the add).
  * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
@@ -294,11 +322,24 @@ static int find_jump_tables(struct x86_analysis *a)
 		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
 				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
 	}
+	/* addresses some lea of this function takes for data: no lea of them
+	 * is a table's (rustc hoists them, and loads the same base again on
+	 * paths that jump back into the loop) */
+	uint64_t *data = NULL;
+	size_t ndata = 0, capdata = 0;
+	for (size_t i = 0; a->has_movsxd4 && i < a->n; i++)
+		if (a->insns[i].is_lea && a->insns[i].rip_rel && lea_feeds_data(a, i) &&
+		    !rtl_grow(&data, &capdata, ndata + 1, sizeof(*data)))
+			data[ndata++] = a->insns[i].target;
 	bool *entered = NULL;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
 		int err = 0;
-		if (in->is_lea && in->rip_rel && a->has_movsxd4 && may_hold_table(env, in->target)) {
+		bool is_data = false;
+		for (size_t k = 0; k < ndata && !is_data; k++)
+			is_data = in->is_lea && in->rip_rel && data[k] == in->target;
+		if (in->is_lea && in->rip_rel && a->has_movsxd4 && may_hold_table(env, in->target) &&
+		    !is_data) {
 			err = add_table(a, i, in->target, false, false, MAX_TABLE_ENTRIES);
 		} else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
 			   in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4) {
@@ -313,10 +354,12 @@ static int find_jump_tables(struct x86_analysis *a)
 			err = add_table(a, i, in->target, true, true, MAX_TABLE_ENTRIES);
 		if (err) {
 			free(entered);
+			free(data);
 			return err;
 		}
 	}
 	free(entered);
+	free(data);
 	return 0;
 }
 
