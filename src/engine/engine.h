@@ -122,6 +122,10 @@ struct proc {
 	size_t nunw_pending, capunw_pending;
 	uint64_t register_frame;  /* __register_frame_info in the target, 0 if none yet */
 	bool unwinder_relocated;  /* the loader has relocated its module */
+	bool tls_ready;           /* libc has set up the thread pointer */
+	/* libgcc's object_mutex, which registration takes: 0 not looked for
+	 * yet, 1 not found (another unwinder, or one without the lock) */
+	uint64_t unwind_lock;
 	/* copies push original return addresses (patch/lazy.c): the program
 	 * walks its own stack (Go, V8) or calls backtrace() */
 	bool original_returns;
@@ -171,6 +175,8 @@ struct os_stop;
 /* A stop of another thread met while one thread runs an inferior call: the
  * event loop handles it next. */
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st);
+/* Whether thread TID is stopped with its stop deferred (not resumed yet). */
+bool session_stop_deferred(const struct rtl_session *s, pid_t tid);
 
 /* proc.c */
 struct proc *proc_new(struct rtl_session *s, pid_t pid);

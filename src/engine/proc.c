@@ -356,6 +356,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->multithreaded = parent->multithreaded;
 	p->register_frame = parent->register_frame;
 	p->unwinder_relocated = parent->unwinder_relocated;
+	p->tls_ready = parent->tls_ready;
+	p->unwind_lock = parent->unwind_lock;
 	p->unwind_off = parent->unwind_off;
 	p->original_returns = parent->original_returns;
 	if (parent->nret_traps) {

@@ -109,6 +109,14 @@ void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 	s->deferred[s->ndeferred++] = *st;
 }
 
+bool session_stop_deferred(const struct rtl_session *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->ndeferred; i++)
+		if (s->deferred[i].tid == tid)
+			return true;
+	return false;
+}
+
 /* The oldest deferred stop, if any. */
 static bool take_deferred(struct rtl_session *s, struct os_stop *st)
 {

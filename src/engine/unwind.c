@@ -48,6 +48,7 @@ void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 }
 
 static bool inside_unwinder(struct proc *p, pid_t tid);
+static pid_t lock_owner(struct proc *p);
 
 /* A stop of another thread while TID runs an inferior call. The call may
  * wait for libgcc's object lock, which only a thread inside the unwinder
@@ -60,7 +61,8 @@ static void other_stop(struct proc *p, const struct os_stop *st)
 {
 	uint64_t pc = st->pc;
 	struct thread *t = proc_thread(p, st->tid);
-	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) && inside_unwinder(p, st->tid)) {
+	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) &&
+	    (lock_owner(p) == st->tid || inside_unwinder(p, st->tid))) {
 		if (st->kind == OS_BREAKPOINT && (pc || !os_get_pc(st->tid, &pc)) &&
 		    lazy_breakpoint(p, st->tid, pc)) {
 			int sig = t->pending_sig;
@@ -228,10 +230,11 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 	return proc_call(p, tid, p->register_frame, at, obj, &ret, fault_pc);
 }
 
-/* Registration takes the unwinder's lock: a thread stopped inside the
- * unwinder (a function called for the first time from _Unwind_Find_FDE)
- * may hold it, and the call would deadlock. Return addresses into the
- * unwinder's module near the top of the stack mean: not now. */
+/* Whether TID runs inside the unwinder: return addresses into its module
+ * or its copies near the top of the stack. Such a thread may hold the
+ * unwinder's lock (a function called for the first time from
+ * _Unwind_Find_FDE). Stale words count too: where the lock's word can be
+ * read (registration_would_wait), it decides instead. */
 static bool inside_unwinder(struct proc *p, pid_t tid)
 {
 	struct module *m = proc_module_at(p, p->register_frame);
@@ -241,8 +244,18 @@ static bool inside_unwinder(struct proc *p, pid_t tid)
 	size_t n = sizeof(words) / 8;
 	while (n && os_mem_read(p->mem, sp, words, n * 8))
 		n /= 2;   /* near the top of the stack mapping */
+	/* the unwinder's frames return into its text or, once relocated,
+	 * into its copies (rustup: _Unwind_Backtrace's copy called
+	 * _Unwind_Find_FDE's, which held the object lock at its callee's first
+	 * call; the registration then waited 5 s for a lock its own thread had) */
+	uint64_t clo = 0, chi = 0;
+	if (m->win >= 0) {
+		const struct window *w = &p->shm.wins[m->win];
+		clo = w->addr;
+		chi = w->addr + w->code_used;
+	}
 	for (size_t i = 0; i < n; i++)
-		if (words[i] >= m->lo && words[i] < m->hi)
+		if ((words[i] >= m->lo && words[i] < m->hi) || (words[i] >= clo && words[i] < chi))
 			return true;
 	return false;
 }
@@ -275,6 +288,76 @@ static bool unwinder_relocated(struct proc *p)
 	return p->unwinder_relocated = word < lo || word >= hi;
 }
 
+/* Whether libc has set up TLS: registration locks a mutex, which reads
+ * the thread pointer. A static program relocates functions long before
+ * (__libc_start_main sets it after applying its IRELATIVE relocations); a
+ * call then faults in pthread_mutex_lock with the lock taken, and the
+ * program's own frame_dummy waits for it forever. */
+static bool tls_ready(struct proc *p, pid_t tid)
+{
+	uint64_t base;
+	if (!p->tls_ready && !os_get_tls_base(tid, &base) && base)
+		p->tls_ready = true;
+	return p->tls_ready;
+}
+
+/* libgcc's object_mutex (GCC 12 and before; later ones register without
+ * it): __register_frame_info_table_bases locks it first thing, 'lea
+ * rdi,[rip+object_mutex]; call pthread_mutex_lock'. Found once, from the
+ * bytes of the target's own libgcc. */
+static uint64_t unwind_lock(struct proc *p)
+{
+	if (p->unwind_lock)
+		return p->unwind_lock;
+	p->unwind_lock = 1;
+	struct module *m = proc_module_at(p, p->register_frame);
+	uint64_t at;
+	uint8_t b[96];
+	if (!m || elf_symbol_lookup(m->path, "__register_frame_info_table_bases", &at) || !at ||
+	    os_mem_read(p->mem, at + m->bias, b, sizeof(b)))
+		return 1;
+	for (size_t i = 0; i + 12 <= sizeof(b); i++)
+		if (b[i] == 0x48 && b[i + 1] == 0x8d && b[i + 2] == 0x3d && b[i + 7] == 0xe8) {
+			int32_t disp;
+			memcpy(&disp, b + i + 3, 4);
+			uint64_t lock = at + m->bias + i + 7 + (int64_t)disp;
+			if (lock >= m->lo && lock < m->hi)
+				p->unwind_lock = lock;
+			break;
+		}
+	return p->unwind_lock;
+}
+
+/* The thread holding the object lock (glibc's mutex: lock word, count,
+ * owner tid), 0 when it is free, -1 when that cannot be told. */
+static pid_t lock_owner(struct proc *p)
+{
+	uint64_t lock = unwind_lock(p);
+	int32_t word[3];
+	if (lock == 1 || os_mem_read(p->mem, lock, word, sizeof(word)))
+		return -1;
+	return word[0] ? (word[2] > 0 ? word[2] : -1) : 0;
+}
+
+/* Whether a registration now would wait for the object lock forever: its
+ * holder (a thread inside _Unwind_Find_FDE, stopped at a first call) is
+ * TID itself or a thread whose stop waits for the event loop. A running
+ * holder lets it go soon (and is served at once if it stops meanwhile).
+ * Where the lock is not known: a return address into the unwinder near the
+ * top of TID's stack. */
+static bool registration_would_wait(struct proc *p, pid_t tid)
+{
+	if (unwind_lock(p) == 1)
+		return inside_unwinder(p, tid);
+	pid_t owner = lock_owner(p);
+	if (owner == tid || owner < 0 || (owner > 0 && session_stop_deferred(p->s, owner))) {
+		rtl_debug("tid %d: %zu registrations wait: unwinder lock held by tid %d", (int)tid,
+			  p->nunw_pending, (int)owner);
+		return true;
+	}
+	return false;
+}
+
 /* The registration call failed in a way that would fail again: no more
  * calls in this process (exceptions through copies may then terminate). */
 static void give_up(struct proc *p, int err, uint64_t fault_pc)
@@ -293,7 +376,9 @@ void unwind_flush(struct proc *p, pid_t tid)
 {
 	if (!p->register_frame || p->in_call || !p->gadget || !p->nunw_pending)
 		return;
-	if (!unwinder_relocated(p) || inside_unwinder(p, tid))
+	if (!unwinder_relocated(p) || !tls_ready(p, tid))
+		return;
+	if (registration_would_wait(p, tid))
 		return;
 	/* take the list: functions relocated during the calls below (met on
 	 * the way through the unwinder) queue up for the next flush */

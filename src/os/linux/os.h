@@ -86,6 +86,8 @@ int os_get_pc(pid_t tid, uint64_t *pc);
 int os_set_pc(pid_t tid, uint64_t pc);
 int os_get_sp(pid_t tid, uint64_t *sp);
 int os_set_sp(pid_t tid, uint64_t sp);
+/* The thread pointer (fs on x86-64); 0 before libc has set up TLS. */
+int os_get_tls_base(pid_t tid, uint64_t *base);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
 /* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */

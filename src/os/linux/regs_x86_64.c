@@ -44,6 +44,16 @@ int os_set_sp(pid_t tid, uint64_t sp)
 		      (void *)sp) ? -errno : 0;
 }
 
+int os_get_tls_base(pid_t tid, uint64_t *base)
+{
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, fs_base), NULL);
+	if (errno)
+		return -errno;
+	*base = (uint64_t)v;
+	return 0;
+}
+
 int os_get_sp(pid_t tid, uint64_t *sp)
 {
 	struct user_regs_struct r;
