@@ -1,25 +1,22 @@
 /* Collectors: each measurement is a module written against this interface.
  *
- * A collector names the probes it needs; the engine inlines them into every
- * relocated function. When a process image ends (exit, crash, exec) the
- * engine calls finish() once per measured function, with read access to the
- * counters, and the collector writes what it measures into the profile. */
+ * A collector plans the snippets it needs at the points of each function
+ * the engine relocates (reticle/probe.h); the engine compiles them inline
+ * into the copy. When a process image ends (exit, crash, exec) the engine
+ * calls finish() once per measured function, with what the snippets
+ * counted, and the collector writes what it measures into the profile. */
 #ifndef RETICLE_COLLECTOR_H
 #define RETICLE_COLLECTOR_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <reticle/probe.h>
 #include <reticle/profile.h>
-
-enum rtl_probe {
-	RTL_PROBE_FUNC_ENTRY = 1 << 0,  /* a counter at every function entry */
-	RTL_PROBE_BLOCK = 1 << 1,       /* a counter at every basic block */
-};
 
 struct rtl_block_view {
 	uint64_t addr;        /* link-time address */
 	uint32_t ninstrs;
-	uint64_t count;       /* executions (0 without RTL_PROBE_BLOCK) */
+	uint64_t count;       /* executions (0 where no collector counts the block) */
 	/* Iterations of its rep-prefixed string instructions beyond the one
 	 * execution COUNT already holds (valgrind counts each iteration). */
 	uint64_t rep_iterations;
@@ -37,17 +34,23 @@ struct rtl_function_view {
 	const char *module;
 	const char *name;
 	uint64_t addr, size;  /* link-time */
-	uint64_t entries;     /* entry counter (0 without RTL_PROBE_FUNC_ENTRY) */
+	uint64_t entries;     /* entry counter (0 where no collector counts entries) */
 	const struct rtl_block_view *blocks;
 	size_t nblocks;
 	const struct rtl_call_view *calls;
 	size_t ncalls;
+	/* every snippet's result (all collectors'), sorted by address then kind */
+	const struct rtl_counter_view *counters;
+	size_t ncounters;
 };
 
 struct rtl_collector {
 	const char *name;
 	const char *summary;
-	unsigned probes;      /* enum rtl_probe bits */
+	/* Plans snippets at the points of CFG (rtl_plan_add). Called once per
+	 * relocated function, possibly from another thread: it must depend on
+	 * CFG only. Returns 0 or -err. NULL: no probes. */
+	int (*plan)(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 	/* Writes this collector's measurements of F into P. Returns 0 or -err. */
 	int (*finish)(const struct rtl_function_view *f, rtl_profile *p);
 };

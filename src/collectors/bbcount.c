@@ -3,6 +3,17 @@
 #include <reticle/collector.h>
 #include "collectors/builtin.h"
 
+/* a counter at every block, and the iterations of rep string instructions
+ * (valgrind counts each as an instruction executed) */
+static int bbcount_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	int err = rtl_plan_count_blocks(cfg, plan);
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		err = rtl_plan_add(plan, RTL_POINT_REP_ITERATIONS, cfg->blocks[b].addr, &count);
+	return err;
+}
+
 static int bbcount_finish(const struct rtl_function_view *f, rtl_profile *p)
 {
 	uint64_t instrs = 0;
@@ -27,6 +38,6 @@ static int bbcount_finish(const struct rtl_function_view *f, rtl_profile *p)
 const struct rtl_collector collector_bbcount = {
 	.name = "bbcount",
 	.summary = "exact executions per basic block, instructions per function",
-	.probes = RTL_PROBE_BLOCK,
+	.plan = bbcount_plan,
 	.finish = bbcount_finish,
 };

@@ -10,6 +10,6 @@ static int fcount_finish(const struct rtl_function_view *f, rtl_profile *p)
 const struct rtl_collector collector_fcount = {
 	.name = "fcount",
 	.summary = "exact calls per function",
-	.probes = RTL_PROBE_FUNC_ENTRY,
+	.plan = rtl_plan_count_entry,
 	.finish = fcount_finish,
 };

@@ -15,6 +15,7 @@
 #include <reticle/binary.h>
 #include <reticle/profile.h>
 #include <reticle/session.h>
+#include "probe/plan.h"
 #include "runtime/window.h"
 
 enum func_status {
@@ -39,6 +40,7 @@ struct func_state {
 	uint64_t entry_counter;   /* run-time counter address, 0 if none */
 	uint32_t block0, nblocks; /* slice of proc->blocks */
 	uint32_t call0, ncalls;   /* slice of proc->calls */
+	uint32_t point0, npoints; /* slice of proc->points */
 	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
 	uint32_t nmap;
 	int64_t profile_id;       /* row id while a profile is written */
@@ -61,6 +63,12 @@ struct block_rec {
 	uint32_t ninstrs;
 	uint64_t counter;         /* run-time counter address, 0 if none */
 	uint64_t rep_counter;     /* iterations of its rep instructions, 0 if none */
+};
+
+struct point_rec {
+	uint64_t addr;            /* run-time */
+	uint64_t counter;
+	uint8_t kind;             /* enum rtl_point_kind */
 };
 
 struct call_rec {
@@ -110,6 +118,8 @@ struct proc {
 	size_t nblocks, capblocks;
 	struct call_rec *calls;
 	size_t ncalls, capcalls;
+	struct point_rec *points;  /* counters at other points (branch edges) */
+	size_t npoints, cappoints;
 	/* counter increments still in their single-thread form (writer.h) */
 	struct { uint64_t addr; bool keep_flags; } *sites;
 	size_t nsites, capsites;
@@ -160,7 +170,7 @@ struct proc {
 };
 
 /* session.c */
-unsigned session_probes(const struct rtl_session *s);
+const struct probe_set *session_probes(const struct rtl_session *s);
 rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_instrumented(struct rtl_session *s, bool ok);
 void session_count_seconds(struct rtl_session *s, double seconds);
@@ -288,16 +298,17 @@ uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uin
 /* Whether F identifies its caller by the return address (dlopen, dlsym):
  * copies call it with the original return address. */
 bool fn_keeps_caller(const rtl_function *f);
-/* A position-free copy (isa/x86_64/persist.h) of function K of BIN for the
- * probes PROBES, made from the binary alone: *BLOB malloc'd. */
-int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, size_t *len);
+/* A position-free copy (isa/x86_64/persist.h) of function K of BIN with
+ * the plans of PROBES, made from the binary alone: *BLOB malloc'd. */
+int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes, void **blob,
+		 size_t *len);
 
 /* patch/ahead.c: copies made ahead of first calls on a helper thread */
 struct ahead;
 struct os_cpus;
 /* NULL when it cannot start; CPUS: where the helper may run (NULL: any);
  * PROBES: the session's. */
-struct ahead *ahead_new(const struct os_cpus *cpus, unsigned probes);
+struct ahead *ahead_new(const struct os_cpus *cpus, const struct probe_set *probes);
 /* Stops the helper; false when it could not be waited for: then it still
  * reads the binaries it was given, which must not be closed. */
 bool ahead_free(struct ahead *pd);

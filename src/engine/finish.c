@@ -49,39 +49,87 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 	return 0;
 }
 
+/* Scratch arrays for the views of one function at a time. */
+struct scratch {
+	struct rtl_block_view *bv;
+	struct rtl_call_view *cv;
+	struct rtl_counter_view *ctr;
+	size_t bcap, ccap, ctrcap;
+};
+
+static int cmp_counter(const void *a, const void *b)
+{
+	const struct rtl_counter_view *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* Every snippet's counter of FS (link-time addresses), sorted. */
+static size_t counter_views(struct proc *p, struct module *m, size_t k, struct rtl_counter_view *v)
+{
+	const struct func_state *fs = &m->fs[k];
+	size_t n = 0;
+	if (fs->entry_counter)
+		v[n++] = (struct rtl_counter_view){ RTL_POINT_ENTRY, RTL_PRIM_COUNT,
+						    rtl_binary_function(m->bin, k)->addr,
+						    proc_read_counter(p, fs->entry_counter) };
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (br->counter)
+			v[n++] = (struct rtl_counter_view){ RTL_POINT_BLOCK, RTL_PRIM_COUNT, br->addr - m->bias,
+							    proc_read_counter(p, br->counter) };
+		if (br->rep_counter)
+			v[n++] = (struct rtl_counter_view){ RTL_POINT_REP_ITERATIONS, RTL_PRIM_COUNT,
+							    br->addr - m->bias, proc_read_counter(p, br->rep_counter) };
+	}
+	for (uint32_t i = 0; i < fs->npoints; i++) {
+		const struct point_rec *pr = &p->points[fs->point0 + i];
+		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
+						    proc_read_counter(p, pr->counter) };
+	}
+	qsort(v, n, sizeof(*v), cmp_counter);
+	return n;
+}
+
+static int grow(void *ptr, size_t *cap, size_t n, size_t elem)
+{
+	if (n <= *cap)
+		return 0;
+	void *q = realloc(*(void **)ptr, (n + 1) * elem);
+	if (!q)
+		return -ENOMEM;
+	*(void **)ptr = q;
+	*cap = n;
+	return 0;
+}
+
 static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
-			   struct rtl_block_view **bv, size_t *bcap,
-			   struct rtl_call_view **cv, size_t *ccap)
+			   struct scratch *sc)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	struct func_state *fs = &m->fs[k];
-	if (fs->nblocks > *bcap || fs->ncalls > *ccap) {
-		*bcap = fs->nblocks > *bcap ? fs->nblocks : *bcap;
-		*ccap = fs->ncalls > *ccap ? fs->ncalls : *ccap;
-		struct rtl_block_view *nb = realloc(*bv, (*bcap + 1) * sizeof(**bv));
-		if (nb)
-			*bv = nb;
-		struct rtl_call_view *nc = realloc(*cv, (*ccap + 1) * sizeof(**cv));
-		if (nc)
-			*cv = nc;
-		if (!nb || !nc)
-			return -ENOMEM;
-	}
+	size_t nctr = 1 + 2 * (size_t)fs->nblocks + fs->npoints;
+	if (grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
+	    grow(&sc->cv, &sc->ccap, fs->ncalls, sizeof(*sc->cv)) ||
+	    grow(&sc->ctr, &sc->ctrcap, nctr, sizeof(*sc->ctr)))
+		return -ENOMEM;
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
-		(*bv)[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
-						    br->counter ? proc_read_counter(p, br->counter) : 0,
-						    br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
+		sc->bv[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
+						     br->counter ? proc_read_counter(p, br->counter) : 0,
+						     br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
 	}
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];
-		(*cv)[c] = (struct rtl_call_view){ cr->site - m->bias, callee_id(p, cr->target),
-						   cr->block - fs->block0 };
+		sc->cv[c] = (struct rtl_call_view){ cr->site - m->bias, callee_id(p, cr->target),
+						    cr->block - fs->block0 };
 	}
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
 		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
-		.blocks = *bv, .nblocks = fs->nblocks, .calls = *cv, .ncalls = fs->ncalls,
+		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
+		.counters = sc->ctr, .ncounters = counter_views(p, m, k, sc->ctr),
 	};
 	for (size_t c = 0; c < session_ncollectors(p->s); c++) {
 		int err = session_collector(p->s, c)->finish(&view, prof);
@@ -116,9 +164,7 @@ int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid
 
 int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 {
-	struct rtl_block_view *bv = NULL;
-	struct rtl_call_view *cv = NULL;
-	size_t bcap = 0, ccap = 0;
+	struct scratch sc = { 0 };
 	rtl_profile_process row = {
 		.id = p->image, .parent = p->parent_image, .pid = p->pid, .kind = p->kind,
 		.command = p->command, .exit_status = p->status, .start_ns = p->start_ns,
@@ -132,9 +178,10 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		size_t n = rtl_binary_function_count(m->bin);
 		for (size_t k = 0; !err && k < n; k++)
 			if (m->fs[k].status == FS_DONE)
-				err = finish_function(p, m, k, prof, &bv, &bcap, &cv, &ccap);
+				err = finish_function(p, m, k, prof, &sc);
 	}
-	free(bv);
-	free(cv);
+	free(sc.bv);
+	free(sc.cv);
+	free(sc.ctr);
 	return err;
 }

@@ -58,6 +58,7 @@ void proc_free(struct proc *p)
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
+	free(p->points);
 	free(p->sites);
 	free(p->command);
 	shm_free(&p->shm);
@@ -371,9 +372,11 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));
 	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
 	p->calls = dup_array(parent->calls, parent->ncalls, sizeof(*p->calls));
+	p->points = dup_array(parent->points, parent->npoints, sizeof(*p->points));
 	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
-	if (!p->patches || !p->sites || !p->blocks || !p->calls || !p->mods)
+	if (!p->patches || !p->sites || !p->blocks || !p->calls || !p->points || !p->mods)
 		goto fail;
+	p->npoints = p->cappoints = parent->npoints;
 	p->npatches = parent->npatches;
 	p->nsites = parent->nsites;
 	p->nblocks = parent->nblocks;

@@ -31,7 +31,7 @@ struct rtl_session {
 	char *output;
 	const struct rtl_collector **colls;
 	size_t ncolls;
-	unsigned probes;
+	struct probe_set probes;
 	struct { char *path; rtl_binary *bin; } *bins;
 	size_t nbins;
 	struct proc **procs;
@@ -64,7 +64,7 @@ struct rtl_session {
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
-unsigned session_probes(const struct rtl_session *s) { return s->probes; }
+const struct probe_set *session_probes(const struct rtl_session *s) { return &s->probes; }
 
 struct ahead *session_ahead(const struct rtl_session *s) { return s->ahead; }
 
@@ -175,11 +175,10 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		rtl_session_destroy(s);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < opts->ncollectors; i++) {
+	for (size_t i = 0; i < opts->ncollectors; i++)
 		s->colls[i] = opts->collectors[i];
-		s->probes |= opts->collectors[i]->probes;
-	}
 	s->ncolls = opts->ncollectors;
+	probe_set_init(&s->probes, s->colls, s->ncolls);
 	s->t0 = os_now_ns();
 	*out = s;
 	return 0;
@@ -397,7 +396,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	s->placement = placement_new(pid);
 	/* copies made ahead need a CPU of their own: with one, they would compete */
 	if (placement_all_cpus(s->placement) && !s->ahead)
-		s->ahead = ahead_new(placement_all_cpus(s->placement), s->probes);
+		s->ahead = ahead_new(placement_all_cpus(s->placement), &s->probes);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {
 		kill(pid, SIGKILL);

@@ -54,7 +54,7 @@ struct ahead {
 	atomic_size_t bytes;      /* held by results not taken */
 	atomic_size_t made, used, raced;   /* for the debug log */
 	const struct os_cpus *cpus;
-	unsigned probes;
+	const struct probe_set *probes;
 };
 
 static struct pre_fn *make(const struct ahead *pd, const rtl_binary *bin, size_t k)
@@ -121,7 +121,7 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-struct ahead *ahead_new(const struct os_cpus *cpus, unsigned probes)
+struct ahead *ahead_new(const struct os_cpus *cpus, const struct probe_set *probes)
 {
 	struct ahead *pd = calloc(1, sizeof(*pd));
 	if (!pd)

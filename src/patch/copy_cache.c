@@ -24,9 +24,10 @@ void ccache_open(struct proc *p, struct module *m)
 	/* text the loader relocates (DT_TEXTREL) changes with the load address */
 	if (rtl_binary_has_textrel(m->bin))
 		return;
-	char suffix[16];
-	/* copies with original return addresses are kept apart */
-	snprintf(suffix, sizeof(suffix), "code%u%s", session_probes(p->s), p->original_returns ? "r" : "");
+	char suffix[32];
+	/* copies are kept per probe set (the collectors' plans), and those with
+	 * original return addresses apart */
+	snprintf(suffix, sizeof(suffix), "code%s%s", session_probes(p->s)->key, p->original_returns ? "r" : "");
 	char *path = warm_cache_path(p, m, suffix);
 	if (path)
 		m->ccache = fncache_open(path, magic);

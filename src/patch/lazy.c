@@ -130,7 +130,14 @@ struct reloc_ctx {
 	struct proc *p;
 	struct module *m;
 	struct window *w;
+	const rtl_function *f;    /* the function relocated */
 };
+
+static int ctx_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_plan *out)
+{
+	struct reloc_ctx *ctx = c;
+	return probe_plan_build(session_probes(ctx->p->s), cfg, ctx->m->path, ctx->f->name, ctx->m->bias, out);
+}
 
 static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
 {
@@ -442,8 +449,14 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc *r)
 {
 	if (rtl_grow(&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
-	    rtl_grow(&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)))
+	    rtl_grow(&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)) ||
+	    rtl_grow(&p->points, &p->cappoints, p->npoints + r->npoints, sizeof(*p->points)))
 		return -ENOMEM;
+	fs->point0 = (uint32_t)p->npoints;
+	fs->npoints = (uint32_t)r->npoints;
+	for (size_t k = 0; k < r->npoints; k++)
+		p->points[p->npoints++] = (struct point_rec){ r->points[k].addr, r->points[k].counter,
+							      r->points[k].kind };
 	fs->block0 = (uint32_t)p->nblocks;
 	fs->nblocks = (uint32_t)r->nblocks;
 	for (size_t b = 0; b < r->nblocks; b++)
@@ -680,7 +693,7 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
 	if (!d->cached)
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
-	struct reloc_ctx ctx = { p, m, NULL };
+	struct reloc_ctx ctx = { p, m, NULL, f };
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d->code,
 		.interior = d->interior, .ninterior = d->ninterior,
@@ -777,8 +790,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
 	struct window *w = &p->shm.wins[m->win];
-	struct reloc_ctx ctx = { p, m, w };
-	unsigned probes = session_probes(p->s);
+	struct reloc_ctx ctx = { p, m, w, f };
 	struct x86_reloc r;
 	struct lazy_decoded d;
 	if (pre) {
@@ -816,9 +828,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.in_function = ctx_in_function,
 		.is_readonly = ctx_is_readonly,
 		.keeps_caller = ctx_keeps_caller,
-		.new_counter = ctx_counter, .ctx = &ctx,
-		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY,
-		.block_counters = probes & RTL_PROBE_BLOCK,
+		.new_counter = ctx_counter, .plan = ctx_plan, .ctx = &ctx,
 		.atomic = p->multithreaded,
 		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,

@@ -111,6 +111,8 @@ struct made {
 	const rtl_binary *bin;
 	uint64_t bias;
 	uint64_t next_counter;
+	const struct probe_set *probes;
+	const rtl_function *f;
 };
 
 static int made_read(void *c, const uint64_t addr, void *buf, size_t len)
@@ -159,7 +161,14 @@ static uint64_t made_counter(void *c)
 	return a;
 }
 
-int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, size_t *len)
+static int made_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_plan *out)
+{
+	struct made *m = c;
+	return probe_plan_build(m->probes, cfg, rtl_binary_path(m->bin), m->f->name, m->bias, out);
+}
+
+int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes, void **blob,
+		 size_t *len)
 {
 	const rtl_function *f = rtl_binary_function(bin, k);
 	if (!f->size || (f->sources & RTL_SRC_PLT) || rtl_binary_has_textrel(bin))
@@ -174,7 +183,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, 
 	lo += bias;
 	hi += bias;
 	uint64_t dest = (hi + (2 << 20)) & ~(uint64_t)0xfffff, counters = dest + (256 << 20);
-	struct made made = { bin, bias, counters };
+	struct made made = { bin, bias, counters, probes, f };
 	uint8_t *code = malloc(f->size);
 	struct x86_insn *insns = NULL;
 	size_t ninsns = 0, ninterior = 0;
@@ -188,8 +197,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, unsigned probes, void **blob, 
 		.read = made_read, .redirect = made_redirect, .is_code = made_is_code,
 		.in_function = made_in_function,
 		.is_readonly = made_is_readonly, .keeps_caller = made_keeps_caller,
-		.new_counter = made_counter, .ctx = &made,
-		.entry_counter = probes & RTL_PROBE_FUNC_ENTRY, .block_counters = probes & RTL_PROBE_BLOCK,
+		.new_counter = made_counter, .plan = made_plan, .ctx = &made,
 		.insns = insns, .ninsns = ninsns,
 	};
 	struct x86_reloc r;

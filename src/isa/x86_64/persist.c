@@ -3,7 +3,8 @@
  * Blob: a head of counts, the copy's bytes, then arrays of small records
  * (each array padded to 8 bytes): fields to rewrite, branches out, counter
  * switch sites, blocks, rep counters, call sites, return points, the
- * instruction map, branch targets outside the function. Addresses are
+ * instruction map, branch targets outside the function, counters at other
+ * points (branch edges). Addresses are
  * offsets in the function or in the copy, link-time addresses in the
  * module (below 4 GiB), or counter indices. A python3.11 copy takes about
  * 1.7 times its code's size. */
@@ -26,7 +27,7 @@ struct rec_head {
 	uint32_t code_len, ncounters, nfix, next, nsites, nblocks, nreps, ncalls, nrets, nmap;
 	uint32_t ntargets, ntables;
 	int32_t entry_counter;    /* counter index, -1 for none */
-	uint32_t zero;
+	uint32_t npoints;
 };
 
 struct rec_fix {
@@ -43,6 +44,7 @@ struct rec_block { uint32_t first; int32_t counter; };   /* FIRST: instruction i
 struct rec_rep { uint32_t block; int32_t counter; };
 struct rec_call { uint32_t site, block, target; };       /* SITE: offset; TARGET: link-time */
 struct rec_ret { uint32_t from, to; };   /* offset in the function, offset in the copy */
+struct rec_point { uint32_t at; uint8_t kind, pad[3]; int32_t counter; };   /* AT: offset in the function */
 /* the map, an entry per instruction: its length, and how far after the
  * previous one's (the copy's start for the first) its copy starts */
 enum { MAP_DELTA_BITS = 12, MAP_DELTA_MAX = (1 << MAP_DELTA_BITS) - 1 };
@@ -59,6 +61,7 @@ struct rec {
 	const struct rec_ret *rets;
 	const uint16_t *map;
 	const uint32_t *targets;   /* link-time */
+	const struct rec_point *points;
 };
 
 enum { MAX_COUNT = 1 << 24 };
@@ -74,7 +77,7 @@ static uint64_t rec_size(const struct rec_head *h)
 	       arr(h->next, sizeof(struct rec_ext)) + arr(h->nsites, 4) +
 	       arr(h->nblocks, sizeof(struct rec_block)) + arr(h->nreps, sizeof(struct rec_rep)) +
 	       arr(h->ncalls, sizeof(struct rec_call)) + arr(h->nrets, sizeof(struct rec_ret)) +
-	       arr(h->nmap, 2) + arr(h->ntargets, 4);
+	       arr(h->nmap, 2) + arr(h->ntargets, 4) + arr(h->npoints, sizeof(struct rec_point));
 }
 
 /* Points R's arrays into BLOB (a head already there). */
@@ -94,6 +97,7 @@ static void layout(const uint8_t *blob, struct rec *r)
 	NEXT(rets, h->nrets, sizeof(*r->rets));
 	NEXT(map, h->nmap, 2);
 	NEXT(targets, h->ntargets, 4);
+	NEXT(points, h->npoints, sizeof(*r->points));
 #undef NEXT
 }
 
@@ -115,7 +119,7 @@ static bool parse_sizes(const void *blob, size_t len, struct rec *r)
 	    h->ncounters > MAX_COUNT || h->nfix > MAX_COUNT || h->next > MAX_COUNT ||
 	    h->nsites > MAX_COUNT || h->nblocks > MAX_COUNT || h->nreps > MAX_COUNT ||
 	    h->ncalls > MAX_COUNT || h->nrets > MAX_COUNT || h->nmap > MAX_COUNT ||
-	    h->ntargets > MAX_COUNT || rec_size(h) != len)
+	    h->ntargets > MAX_COUNT || h->npoints > MAX_COUNT || rec_size(h) != len)
 		return false;
 	layout(blob, r);
 	return true;
@@ -130,11 +134,15 @@ static bool parse(const void *blob, size_t len, struct rec *r)
 		return false;
 	const struct rec_head *h = r->h;
 	uint32_t cl = h->code_len;
-	/* an entry counter, one a block and one a block with rep instructions:
-	 * a damaged count must not take the window's counters */
+	/* an entry counter, one a block, one a block with rep instructions and
+	 * one a point: a damaged count must not take the window's counters */
 	if (!counter_ok(h->entry_counter, h->ncounters) || !h->nmap ||
-	    h->ncounters > 1 + (uint64_t)h->nblocks + h->nreps)
+	    h->ncounters > 1 + (uint64_t)h->nblocks + h->nreps + h->npoints)
 		return false;
+	for (uint32_t i = 0; i < h->npoints; i++)
+		if (r->points[i].counter < 0 || !counter_ok(r->points[i].counter, h->ncounters) ||
+		    r->points[i].kind >= RTL_POINT_KIND_COUNT)
+			return false;
 	for (uint32_t i = 0; i < h->nfix; i++) {
 		const struct rec_fix *f = &r->fix[i];
 		if (f->kind > X86_FIX_HI32 || f->space > SP_REDIRECT || f->off > cl ||
@@ -303,7 +311,7 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 		.nfix = (uint32_t)w->nfix, .next = (uint32_t)r->next, .nsites = (uint32_t)r->nsites,
 		.nblocks = (uint32_t)r->nblocks, .ncalls = (uint32_t)r->ncalls, .nrets = (uint32_t)r->nrets,
 		.nmap = (uint32_t)r->nmap, .ntargets = (uint32_t)in->ntargets,
-		.ntables = (uint32_t)r->njump_tables,
+		.ntables = (uint32_t)r->njump_tables, .npoints = (uint32_t)r->npoints,
 	};
 	for (size_t b = 0; b < r->nblocks; b++)
 		h.nreps += r->blocks[b].rep_counter != 0;
@@ -353,6 +361,13 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 	for (size_t i = 0; i < in->ntargets && !err; i++)
 		if (!link_addr(in, in->targets[i], (uint32_t *)&rc.targets[i]))
 			err = -RTL_ERR_UNSUPPORTED;
+	for (size_t i = 0; i < r->npoints && !err; i++) {
+		struct rec_point *pt = (struct rec_point *)&rc.points[i];
+		pt->kind = r->points[i].kind;
+		if (!fn_offset(in, r->points[i].addr, &pt->at) ||
+		    counter_index(in, r->points[i].counter, &pt->counter) || pt->counter < 0)
+			err = -RTL_ERR_UNSUPPORTED;
+	}
 	if (err) {
 		free(b);
 		return err;
@@ -458,9 +473,10 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 	out->rets = alloc_n(h->nrets, sizeof(*out->rets));
 	out->map_from = alloc_n(h->nmap, sizeof(*out->map_from));
 	out->map_to = alloc_n(h->nmap, sizeof(*out->map_to));
+	out->points = alloc_n(h->npoints, sizeof(*out->points));
 	int err = -ENOMEM;
 	if (!ctr || out->w.failed || !out->sites || !out->blocks || !out->calls || !out->ext ||
-	    !out->rets || !out->map_from || !out->map_to)
+	    !out->rets || !out->map_from || !out->map_to || !out->points)
 		goto fail;
 	err = -RTL_ERR_BAD_INPUT;
 	if (!unpack_map(&rc, fn, env->size, dest, out->map_from, out->map_to))
@@ -503,6 +519,10 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 	for (uint32_t i = 0; i < h->nrets; i++)
 		out->rets[i] = (struct x86_ret_patch){ fn + rc.rets[i].from, dest + rc.rets[i].to };
 	out->nrets = out->caprets = h->nrets;
+	for (uint32_t i = 0; i < h->npoints; i++)
+		out->points[i] = (struct x86_point_counter){ fn + rc.points[i].at, ctr[rc.points[i].counter],
+							     rc.points[i].kind };
+	out->npoints = out->cappoints = h->npoints;
 	out->njump_tables = h->ntables;
 	free(ctr);
 	return 0;
@@ -560,6 +580,12 @@ const char *x86_reloc_differs(const struct x86_reloc *a, const struct x86_reloc 
 		DIFF("instruction map");
 	if (a->njump_tables != b->njump_tables)
 		DIFF("jump tables");
+	if (a->npoints != b->npoints)
+		DIFF("point counters");
+	for (size_t i = 0; i < a->npoints; i++)
+		if (a->points[i].addr != b->points[i].addr || a->points[i].kind != b->points[i].kind ||
+		    a->points[i].counter != b->points[i].counter)
+			DIFF("point counter %zu", i);
 	return NULL;
 #undef DIFF
 }

@@ -668,6 +668,7 @@ struct emitter {
 	int32_t *table_disp_of;
 	uint64_t *table_disp_end;
 	size_t ntd;
+	struct probe_plan plan;
 };
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -794,6 +795,64 @@ static const struct goto_src *goto_at(const struct x86_analysis *a, size_t i)
 	return lo < a->ngotos && a->gotos[lo].insn == i ? &a->gotos[lo] : NULL;
 }
 
+/* Whether the flags are live where control goes at ADDR (a block of the
+ * function, or anywhere else: assumed live). */
+static bool flags_live_at(const struct x86_analysis *a, uint64_t addr)
+{
+	long idx = index_at(a, addr);
+	return idx < 0 || a->live_in[a->block_of[idx]] != 0;
+}
+
+/* A counter for point KIND of branch I, if the plan has one there. */
+static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out)
+{
+	const struct x86_analysis *a = e->a;
+	const struct x86_insn *in = &a->insns[i];
+	if (!probe_plan_has(&e->plan, kind, in->addr))
+		return 0;
+	uint64_t ctr = a->env->new_counter(a->env->ctx);
+	if (!ctr)
+		return -RTL_ERR_NO_SPACE;
+	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
+		return -ENOMEM;
+	out->points[out->npoints++] = (struct x86_point_counter){ in->addr, ctr, (uint8_t)kind };
+	uint64_t next = in->addr + in->len;
+	bool live = kind == RTL_POINT_BRANCH_TAKEN ? flags_live_at(a, in->target)
+		    : i + 1 >= a->n || flags_live_at(a, next);
+	return emit_counter(e->w, ctr, live, a->env->atomic, out);
+}
+
+/* The rel8 at AT jumps here. */
+static int land_rel8(struct x86_writer *w, size_t at)
+{
+	size_t d = w->len - (at + 1);
+	if (d > 127)
+		return -RTL_ERR_UNSUPPORTED;
+	w->buf[at] = (uint8_t)d;
+	return w->failed ? -ENOMEM : 0;
+}
+
+/* A conditional branch with the plan's edge counters: the taken one on a
+ * path of its own ('jncc skip; count; jmp target; skip:'), the other one
+ * after it. */
+static int counted_branch(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	if (!probe_plan_has(&e->plan, RTL_POINT_BRANCH_TAKEN, in->addr)) {
+		int err = branch_to(e, in->target, NULL, in->cc, true);
+		return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
+	}
+	x86_put_u8(e->w, (uint8_t)(0x70 | (in->cc ^ 1)));
+	size_t skip = e->w->len;
+	x86_put_u8(e->w, 0);
+	int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
+	if (!err)
+		err = branch_to(e, in->target, x86_jmp, 0, false);
+	if (!err)
+		err = land_rel8(e->w, skip);
+	return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -804,7 +863,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	case X86_JMP:
 		return branch_to(e, in->target, x86_jmp, 0, false);
 	case X86_JCC:
-		return branch_to(e, in->target, NULL, in->cc, true);
+		return counted_branch(e, i, out);
 	case X86_CALL: {
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
 		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
@@ -820,9 +879,15 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		/* loop/jrcxz have only rel8: jrcxz taken; jmp skip; taken: jmp target */
 		x86_put(w, bytes, in->len - 1u);
 		x86_put_u8(w, 2);
-		static const uint8_t skip[] = { 0xeb, 0x05 };
-		x86_put(w, skip, 2);
-		return branch_to(e, in->target, x86_jmp, 0, false);
+		x86_put_u8(w, 0xeb);
+		size_t skip = w->len;
+		x86_put_u8(w, 0);
+		int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
+		if (!err)
+			err = branch_to(e, in->target, x86_jmp, 0, false);
+		if (!err)
+			err = land_rel8(w, skip);
+		return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
 	}
 	default:
 		break;
@@ -845,7 +910,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	const struct goto_src *g = e->a->ngotos ? goto_at(e->a, i) : NULL;
 	if (g)   /* the label's copy, in the register the jump reads */
 		return add_fixup(e, x86_lea_rip(w, g->reg), g->target);
-	bool rep_count = (in->rep_plain || in->rep_cond) && e->a->env->block_counters;
+	bool rep_count = (in->rep_plain || in->rep_cond) &&
+			 probe_plan_has(&e->plan, RTL_POINT_REP_ITERATIONS,
+					e->a->insns[e->a->block_first[e->a->block_of[i]]].addr);
 	size_t skip = rep_count && in->rep_cond ? x86_rep_cond_skip(w) : 0;
 	if (rep_count) {
 		int err = emit_rep_count(e, i, out);
@@ -905,7 +972,7 @@ static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out
 
 	blk->addr = e->a->insns[first].addr;
 	blk->ninstrs = (uint32_t)(end - first);
-	if (!env->block_counters)
+	if (!probe_plan_has(&e->plan, RTL_POINT_BLOCK, blk->addr))
 		return 0;
 	blk->counter = env->new_counter(env->ctx);
 	if (!blk->counter)
@@ -947,6 +1014,55 @@ static int emit_tables(struct emitter *e)
 	return w->failed ? -RTL_ERR_NO_SPACE : 0;
 }
 
+static uint8_t block_end(const struct x86_insn *in)
+{
+	switch (in->kind) {
+	case X86_JCC: case X86_LOOP: return RTL_END_BRANCH;
+	case X86_JMP: return RTL_END_JUMP;
+	case X86_IJMP: return RTL_END_INDIRECT_JUMP;
+	case X86_CALL: return RTL_END_CALL;
+	case X86_ICALL: return RTL_END_INDIRECT_CALL;
+	case X86_RET: return RTL_END_RETURN;
+	case X86_STOP: return RTL_END_STOP;
+	default: return RTL_END_FALL;
+	}
+}
+
+/* The function's plan: the env's, over a cfg of the analysis, or the
+ * counters its flags ask for. */
+static int make_plan(const struct x86_analysis *a, struct probe_plan *plan)
+{
+	const struct x86_reloc_env *env = a->env;
+	int err = 0;
+	if (!env->plan) {
+		if (env->entry_counter)
+			err = probe_plan_push(plan, RTL_POINT_ENTRY, env->addr);
+		for (size_t b = 0; b < a->nblocks && env->block_counters && !err; b++) {
+			uint64_t at = a->insns[a->block_first[b]].addr;
+			if (!(err = probe_plan_push(plan, RTL_POINT_BLOCK, at)))
+				err = probe_plan_push(plan, RTL_POINT_REP_ITERATIONS, at);
+		}
+		probe_plan_finish(plan);
+		return err;
+	}
+	struct rtl_cfg_block *blocks = malloc((a->nblocks + 1) * sizeof(*blocks));
+	if (!blocks)
+		return -ENOMEM;
+	for (size_t b = 0; b < a->nblocks; b++) {
+		size_t first = a->block_first[b], end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
+		const struct x86_insn *last = &a->insns[end - 1];
+		uint8_t how = block_end(last);
+		bool direct = last->kind == X86_JCC || last->kind == X86_LOOP || last->kind == X86_JMP ||
+			      last->kind == X86_CALL;
+		blocks[b] = (struct rtl_cfg_block){ a->insns[first].addr, last->addr, (uint32_t)(end - first),
+						     how, direct ? last->target : 0 };
+	}
+	struct rtl_function_cfg cfg = { NULL, NULL, env->addr, env->size, blocks, a->nblocks };
+	err = env->plan(env->ctx, &cfg, plan);
+	free(blocks);
+	return err;
+}
+
 static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = a->env;
@@ -964,7 +1080,9 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	out->nblocks = a->nblocks;
 	if (!e.label || !e.table_disp || !e.table_disp_of || !e.table_disp_end || !out->blocks)
 		goto out;
-	if (env->entry_counter) {
+	if ((err = make_plan(a, &e.plan)))
+		goto out;
+	if (probe_plan_has(&e.plan, RTL_POINT_ENTRY, env->addr)) {
 		out->entry_counter = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;
 		if (!out->entry_counter)
@@ -1023,6 +1141,7 @@ out:
 	free(e.table_disp);
 	free(e.table_disp_of);
 	free(e.table_disp_end);
+	probe_plan_free(&e.plan);
 	return err;
 }
 
@@ -1090,6 +1209,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	x86_writer_free(&r->w);
 	free(r->blocks);
 	free(r->calls);
+	free(r->points);
 	free(r->ext);
 	free(r->rets);
 	free(r->map_from);

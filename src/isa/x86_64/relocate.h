@@ -1,9 +1,10 @@
-/* Whole-function relocation with inlined counters (Caliper's in-line strategy).
+/* Whole-function relocation with inlined probes (Caliper's in-line strategy).
  *
  * x86_relocate() decodes a function, splits it into basic blocks, finds its
- * jump tables, computes flag liveness and emits a copy for run-time address
- * DEST with a counter increment at the entry and at every block. The caller
- * owns the result and frees it with x86_reloc_free(). */
+ * jump tables, computes flag liveness, asks for the function's probe plan
+ * (probe/plan.h) and emits a copy for run-time address DEST with the
+ * planned snippets inline. The caller owns the result and frees it with
+ * x86_reloc_free(). */
 #ifndef RETICLE_X86_RELOCATE_H
 #define RETICLE_X86_RELOCATE_H
 
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/writer.h"
+#include "probe/plan.h"
 
 struct x86_reloc_env {
 	uint64_t addr;          /* run-time address of the function */
@@ -45,8 +47,13 @@ struct x86_reloc_env {
 	/* Allocates an 8-byte counter reachable with rip+disp32; 0 when full. */
 	uint64_t (*new_counter)(void *ctx);
 	void *ctx;
-	bool entry_counter;     /* count entries (fcount) */
-	bool block_counters;    /* count block executions (bbcount) */
+	/* The function's probe plan from its cfg (run-time addresses; module
+	 * and name unset): OUT is empty and the caller's. NULL: the plan is a
+	 * counter at the entry and one at every block (with their rep
+	 * iterations) as the two flags below say. */
+	int (*plan)(void *ctx, const struct rtl_function_cfg *cfg, struct probe_plan *out);
+	bool entry_counter;
+	bool block_counters;
 	bool atomic;            /* the process has threads: atomic increments */
 	/* Every call pushes the original return address (runtimes that walk
 	 * their own stacks: Go, V8; backtrace()): see x86_ret_patch. */
@@ -69,6 +76,14 @@ struct x86_block {
 struct x86_call_site {
 	uint64_t site, target;  /* original address of a direct call, its target */
 	uint32_t block;         /* index of the block it ends */
+};
+
+/* A counter at a point other than the entry, a block or its rep
+ * instructions (those have their fields above). */
+struct x86_point_counter {
+	uint64_t addr;          /* run-time address of the point */
+	uint64_t counter;
+	uint8_t kind;           /* enum rtl_point_kind */
 };
 
 /* A counter increment that can be made atomic later (writer.h). */
@@ -101,6 +116,8 @@ struct x86_reloc {
 	size_t nblocks;
 	struct x86_call_site *calls;
 	size_t ncalls, capcalls;
+	struct x86_point_counter *points;   /* sorted by address, then kind */
+	size_t npoints, cappoints;
 	struct x86_ext_branch *ext;
 	size_t next, capext;
 	struct x86_ret_patch *rets;

@@ -1,0 +1,110 @@
+/* Probes: points, primitives and a plan per function.
+ *
+ * The model of Paradyn's dynamic instrumentation ("Dynamic Program
+ * Instrumentation for Scalable Performance Tools", sections 2-4) and of
+ * Caliper's in-line probes: a point is a place in a function's code (its
+ * entry, a basic block, one direction of a conditional branch); a primitive
+ * is what runs there; a snippet is a primitive, compiled inline into the
+ * relocated copy of the function. A collector plans, for each function the
+ * engine relocates, which snippets go at which points (struct rtl_collector's
+ * plan()); at the end it reads back what they counted (rtl_function_view's
+ * counters).
+ *
+ * Implemented today: the primitive "add 1 to a counter of its own" at the
+ * points RTL_POINT_ENTRY, RTL_POINT_BLOCK, RTL_POINT_REP_ITERATIONS (adds
+ * the iterations of the block's rep string instructions instead of 1),
+ * RTL_POINT_BRANCH_TAKEN and RTL_POINT_BRANCH_NOT_TAKEN. Other points and
+ * primitives are declared so that a plan can name them; asking for one
+ * returns -RTL_ERR_UNSUPPORTED. Two collectors asking for the same snippet
+ * at the same point share one counter. */
+#ifndef RETICLE_PROBE_H
+#define RETICLE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rtl_point_kind {
+	RTL_POINT_ENTRY = 0,        /* function entry; addr = the function's */
+	RTL_POINT_BLOCK,            /* start of a basic block; addr = the block's */
+	RTL_POINT_REP_ITERATIONS,   /* rep string instructions of a block; addr = the block's */
+	RTL_POINT_BRANCH_TAKEN,     /* a conditional branch jumps; addr = the branch's */
+	RTL_POINT_BRANCH_NOT_TAKEN, /* ... falls through */
+	/* declared, not yet implemented: */
+	RTL_POINT_EXIT,             /* every way out of the function */
+	RTL_POINT_CALL_BEFORE,      /* before a call instruction; addr = the call's */
+	RTL_POINT_CALL_AFTER,       /* where the call returns to */
+	RTL_POINT_INDIRECT_TARGET,  /* each target of an indirect jump */
+	RTL_POINT_MEMORY,           /* an instruction that reads or writes memory */
+	RTL_POINT_BACK_EDGE,        /* a loop's back-edge */
+	RTL_POINT_KIND_COUNT
+};
+
+/* How a basic block ends. */
+enum rtl_block_end {
+	RTL_END_FALL = 0,     /* falls into the next block (the next is a branch target) */
+	RTL_END_BRANCH,       /* conditional branch (jcc, loop, jrcxz) */
+	RTL_END_JUMP,         /* direct jump */
+	RTL_END_INDIRECT_JUMP,
+	RTL_END_CALL,         /* direct call */
+	RTL_END_INDIRECT_CALL,
+	RTL_END_RETURN,
+	RTL_END_STOP,         /* ud2, hlt, int3 */
+};
+
+struct rtl_cfg_block {
+	uint64_t addr;        /* link-time address of its first instruction */
+	uint64_t last;        /* link-time address of its last instruction */
+	uint32_t ninstrs;
+	uint8_t end;          /* enum rtl_block_end */
+	uint64_t target;      /* direct branch, jump or call target (link-time), 0 if none */
+};
+
+/* A function as a collector plans it: its blocks in address order. Valid
+ * during plan() only. */
+struct rtl_function_cfg {
+	const char *module;   /* path of its binary */
+	const char *name;
+	uint64_t addr, size;  /* link-time */
+	const struct rtl_cfg_block *blocks;
+	size_t nblocks;
+};
+
+enum rtl_primitive {
+	RTL_PRIM_COUNT = 0,   /* add 1 (the iterations at RTL_POINT_REP_ITERATIONS) */
+	/* declared, not yet implemented: */
+	RTL_PRIM_TIMER_START,
+	RTL_PRIM_TIMER_STOP,
+	RTL_PRIM_SLOT_SET,
+	RTL_PRIM_BUFFER_APPEND,
+	RTL_PRIM_CALL,
+};
+
+struct rtl_snippet {
+	enum rtl_primitive op;
+};
+
+typedef struct rtl_plan rtl_plan;
+
+/* Puts snippet S at point KIND/ADDR of the function being planned. Returns
+ * 0, -EINVAL where ADDR is no such point of the function (a block's address
+ * that is not one, a branch address of a block that does not end in a
+ * conditional branch), or -RTL_ERR_UNSUPPORTED for a point kind or a
+ * primitive not implemented. Plans must depend on the cfg only: the engine
+ * may plan in another thread and keeps copies across runs. */
+int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s);
+
+/* rtl_plan_add with RTL_PRIM_COUNT at every block, at every conditional
+ * branch (both ways), or at the entry: the common plans in one call. */
+int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+
+/* What a snippet counted, as finish() sees it. */
+struct rtl_counter_view {
+	uint8_t kind;         /* enum rtl_point_kind */
+	uint8_t op;           /* enum rtl_primitive */
+	uint64_t addr;        /* link-time address of the point */
+	uint64_t value;
+};
+
+#endif

@@ -1,0 +1,182 @@
+/* Plans: the collectors' snippets for one function, checked against its
+ * cfg and merged (two collectors counting one point share a counter). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "probe/plan.h"
+#include "util/array.h"
+
+struct rtl_plan {
+	const struct rtl_function_cfg *cfg;
+	uint64_t bias;
+	struct probe_plan *out;
+};
+
+void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n)
+{
+	/* FNV-1a of the names: built-in plans are fixed by their name; a
+	 * plug-in's name is its own (cmd_run refuses two of one name) */
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		for (const char *c = cs[i]->name; ; c++) {
+			h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+			if (!*c)
+				break;
+		}
+	s->cs = cs;
+	s->n = n;
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++)
+		s->key[i] = hex[(h >> (60 - 4 * i)) & 15];
+	s->key[16] = 0;
+}
+
+int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)
+{
+	if (rtl_grow(&p->pts, &p->cap, p->n + 1, sizeof(*p->pts)))
+		return -ENOMEM;
+	p->pts[p->n++] = (struct plan_point){ addr, (uint8_t)kind, RTL_PRIM_COUNT };
+	return 0;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct plan_point *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return (x->op > y->op) - (x->op < y->op);
+}
+
+void probe_plan_finish(struct probe_plan *p)
+{
+	if (p->n > 1)
+		qsort(p->pts, p->n, sizeof(*p->pts), cmp_point);
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (!k || cmp_point(&p->pts[k - 1], &p->pts[i]))
+			p->pts[k++] = p->pts[i];
+	p->n = k;
+}
+
+bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)
+{
+	struct plan_point key = { addr, (uint8_t)kind, RTL_PRIM_COUNT };
+	return p->n && bsearch(&key, p->pts, p->n, sizeof(key), cmp_point);
+}
+
+void probe_plan_free(struct probe_plan *p)
+{
+	free(p->pts);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The block of CFG starting at ADDR, or NULL. */
+static const struct rtl_cfg_block *block_at(const struct rtl_function_cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->nblocks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cfg->blocks[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cfg->nblocks && cfg->blocks[lo].addr == addr ? &cfg->blocks[lo] : NULL;
+}
+
+/* The block of CFG whose last instruction is at ADDR, or NULL. */
+static const struct rtl_cfg_block *block_ending(const struct rtl_function_cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->nblocks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cfg->blocks[mid].last < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cfg->nblocks && cfg->blocks[lo].last == addr ? &cfg->blocks[lo] : NULL;
+}
+
+int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
+{
+	const struct rtl_function_cfg *cfg = plan->cfg;
+	const struct rtl_cfg_block *b;
+	if (!s || s->op != RTL_PRIM_COUNT || (unsigned)kind >= RTL_POINT_KIND_COUNT)
+		return -RTL_ERR_UNSUPPORTED;
+	switch (kind) {
+	case RTL_POINT_ENTRY:
+		if (addr != cfg->addr)
+			return -EINVAL;
+		break;
+	case RTL_POINT_BLOCK:
+	case RTL_POINT_REP_ITERATIONS:
+		if (!block_at(cfg, addr))
+			return -EINVAL;
+		break;
+	case RTL_POINT_BRANCH_TAKEN:
+	case RTL_POINT_BRANCH_NOT_TAKEN:
+		if (!(b = block_ending(cfg, addr)) || b->end != RTL_END_BRANCH)
+			return -EINVAL;
+		break;
+	default:
+		return -RTL_ERR_UNSUPPORTED;
+	}
+	return probe_plan_push(plan->out, kind, addr + plan->bias);
+}
+
+int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	return rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &count);
+}
+
+int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		err = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[b].addr, &count);
+	return err;
+}
+
+int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		if (cfg->blocks[b].end == RTL_END_BRANCH &&
+		    !(err = rtl_plan_add(plan, RTL_POINT_BRANCH_TAKEN, cfg->blocks[b].last, &count)))
+			err = rtl_plan_add(plan, RTL_POINT_BRANCH_NOT_TAKEN, cfg->blocks[b].last, &count);
+	return err;
+}
+
+int probe_plan_build(const struct probe_set *set, const struct rtl_function_cfg *rcfg,
+		     const char *module, const char *name, uint64_t bias, struct probe_plan *out)
+{
+	out->n = 0;
+	if (!set->n)
+		return 0;
+	struct rtl_cfg_block *blocks = malloc((rcfg->nblocks + 1) * sizeof(*blocks));
+	if (!blocks)
+		return -ENOMEM;
+	for (size_t b = 0; b < rcfg->nblocks; b++) {
+		blocks[b] = rcfg->blocks[b];
+		blocks[b].addr -= bias;
+		blocks[b].last -= bias;
+		if (blocks[b].target)
+			blocks[b].target -= bias;
+	}
+	struct rtl_function_cfg cfg = { module, name, rcfg->addr - bias, rcfg->size, blocks, rcfg->nblocks };
+	struct rtl_plan plan = { &cfg, bias, out };
+	int err = 0;
+	for (size_t i = 0; i < set->n && !err; i++)
+		if (set->cs[i]->plan)
+			err = set->cs[i]->plan(&cfg, &plan);
+	free(blocks);
+	probe_plan_finish(out);
+	return err;
+}

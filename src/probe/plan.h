@@ -1,0 +1,46 @@
+/* A function's probe plan as the relocator reads it: which snippet at
+ * which point, in run-time addresses, sorted and without duplicates. Built
+ * from the collectors' plan() calls (include/reticle/probe.h). */
+#ifndef RETICLE_PROBE_PLAN_H
+#define RETICLE_PROBE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <reticle/collector.h>
+#include <reticle/probe.h>
+
+struct plan_point {
+	uint64_t addr;            /* run-time */
+	uint8_t kind, op;         /* enum rtl_point_kind, enum rtl_primitive */
+};
+
+struct probe_plan {
+	struct plan_point *pts;
+	size_t n, cap;
+};
+
+/* The collectors of a session: what plans every function. KEY names the
+ * set (saved copies are kept per set). */
+struct probe_set {
+	const struct rtl_collector *const *cs;
+	size_t n;
+	char key[17];
+};
+
+void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);
+
+/* Plans the function RCFG (run-time addresses, as the relocator sees it;
+ * link-time ones are BIAS lower) of MODULE named NAME for every collector
+ * of SET into OUT (emptied first). */
+int probe_plan_build(const struct probe_set *set, const struct rtl_function_cfg *rcfg,
+		     const char *module, const char *name, uint64_t bias, struct probe_plan *out);
+/* A snippet of primitive RTL_PRIM_COUNT at KIND/ADDR (run-time) in P. */
+bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr);
+/* Adds a point directly (run-time ADDR), for plans made without collectors. */
+int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr);
+/* Sorts P and drops duplicates. */
+void probe_plan_finish(struct probe_plan *p);
+void probe_plan_free(struct probe_plan *p);
+
+#endif
