@@ -80,6 +80,11 @@ int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 			 int64_t callee, uint64_t count);
 
+/* A conditional branch at link-time SITE in FUNCTION: times it jumped and
+ * times it fell through. Adding the same (FUNCTION, SITE) again adds both. */
+int rtl_profile_add_branch(rtl_profile *p, int64_t function, uint64_t site, uint64_t taken,
+			   uint64_t not_taken);
+
 /* Reading: function rows with their module, sorted by the report's order. */
 typedef struct rtl_profile_function {
 	int64_t id;
@@ -155,6 +160,18 @@ typedef struct rtl_profile_call {
 int rtl_profile_foreach_call(rtl_profile *p,
 			     int (*fn)(const rtl_profile_call *c, void *user),
 			     void *user);
+
+typedef struct rtl_profile_branch {
+	int64_t function;
+	uint64_t site;
+	uint64_t taken, not_taken;
+} rtl_profile_branch;
+
+/* Conditional branches (the edges collector), by function then site; none
+ * in a profile written without it. */
+int rtl_profile_foreach_branch(rtl_profile *p,
+			       int (*fn)(const rtl_profile_branch *b, void *user),
+			       void *user);
 
 /* Sums over all functions. HAVE has a bit when at least one function
  * carries that count. */

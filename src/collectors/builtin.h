@@ -3,4 +3,5 @@
 #include <reticle/collector.h>
 extern const struct rtl_collector collector_fcount;
 extern const struct rtl_collector collector_bbcount;
+extern const struct rtl_collector collector_edges;
 #endif

@@ -6,6 +6,7 @@
 static const struct rtl_collector *const builtin[] = {
 	&collector_fcount,
 	&collector_bbcount,
+	&collector_edges,
 };
 
 size_t rtl_collector_count(void)

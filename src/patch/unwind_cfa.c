@@ -221,6 +221,21 @@ static const struct counter_form *flag_counter_at(const struct unw_map *m, uint6
 	return NULL;
 }
 
+/* Length of the branch at S when it is one a copy puts around edge
+ * counters (jcc rel8/rel32, jmp rel8/rel32, loop/jrcxz), else 0. */
+static size_t branch_len(const struct unw_map *m, uint64_t s, uint64_t end)
+{
+	const uint8_t *p = m->code + (s - m->new_start);
+	size_t left = end - s;
+	if (left >= 2 && ((p[0] >= 0x70 && p[0] <= 0x7f) || p[0] == 0xeb || (p[0] >= 0xe0 && p[0] <= 0xe3)))
+		return 2;
+	if (left >= 6 && p[0] == 0x0f && p[1] >= 0x80 && p[1] <= 0x8f)
+		return 6;
+	if (left >= 5 && p[0] == 0xe9)
+		return 5;
+	return 0;
+}
+
 /* Rows for the counters that keep flags in [*CUR, HI): they move %rsp, so
  * an %rsp-based CFA needs a larger offset inside them (for unwinds that
  * start there: signals, samplers). */
@@ -239,14 +254,25 @@ static void describe_counters(const struct unw_map *m, const struct cfa_track *t
 	}
 	for (size_t k = lo; k < m->n && m->to[k] < hi; k++) {
 		uint64_t s = m->to[k];
-		const struct counter_form *cf;
-		if (s < *cur || !(cf = flag_counter_at(m, s)) || s + cf->len > hi)
-			continue;
-		for (size_t i = 0; i < cf->nrows; i++) {
-			put_advance(o, s + cf->rows[i].at - *cur);
-			*cur = s + cf->rows[i].at;
-			put_u8(o, DW_CFA_def_cfa_offset);
-			put_uleb(o, (uint64_t)t->now.off + cf->rows[i].below);
+		uint64_t end = k + 1 < m->n ? m->to[k + 1] : m->new_start + m->new_len;
+		/* a block's counter starts an instruction's copy; a branch's
+		 * edge counters follow its jumps (relocate.c, counted_branch) */
+		for (int step = 0; step < 6 && s < end && s >= *cur; step++) {
+			const struct counter_form *cf = flag_counter_at(m, s);
+			if (cf && s + cf->len <= hi) {
+				for (size_t i = 0; i < cf->nrows; i++) {
+					put_advance(o, s + cf->rows[i].at - *cur);
+					*cur = s + cf->rows[i].at;
+					put_u8(o, DW_CFA_def_cfa_offset);
+					put_uleb(o, (uint64_t)t->now.off + cf->rows[i].below);
+				}
+				s += cf->len;
+				continue;
+			}
+			size_t skip = branch_len(m, s, end);
+			if (!skip)
+				break;
+			s += skip;
 		}
 	}
 }

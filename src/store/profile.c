@@ -30,6 +30,9 @@ static const char *const schema_sql =
 	"CREATE TABLE call_sites(caller INTEGER NOT NULL REFERENCES functions(id),"
 	" site INTEGER NOT NULL, callee INTEGER NOT NULL REFERENCES functions(id),"
 	" count INTEGER NOT NULL, PRIMARY KEY(caller, site, callee)) WITHOUT ROWID;"
+	"CREATE TABLE branches(function INTEGER NOT NULL REFERENCES functions(id),"
+	" site INTEGER NOT NULL, taken INTEGER NOT NULL, not_taken INTEGER NOT NULL,"
+	" PRIMARY KEY(function, site)) WITHOUT ROWID;"
 	"CREATE VIEW function_report AS SELECT m.path AS module, f.name AS name,"
 	" printf('0x%x', f.addr) AS address, f.calls AS calls, f.instrs AS instrs"
 	" FROM functions f JOIN modules m ON m.id = f.module"
@@ -90,6 +93,9 @@ static const struct { const char *head, *row, *tail; } insert_sql[TB_COUNT] = {
 			" ON CONFLICT DO UPDATE SET count = count + excluded.count" },
 	[TB_CALLS] = { "INSERT INTO call_sites(caller, site, callee, count) VALUES ", "(?,?,?,?)",
 		       " ON CONFLICT DO UPDATE SET count = count + excluded.count" },
+	[TB_BRANCHES] = { "INSERT INTO branches(function, site, taken, not_taken) VALUES ", "(?,?,?,?)",
+			  " ON CONFLICT DO UPDATE SET taken = taken + excluded.taken,"
+			  " not_taken = not_taken + excluded.not_taken" },
 };
 
 static sqlite3_stmt *prepare(rtl_profile *p, sqlite3_stmt **slot, const char *sql)

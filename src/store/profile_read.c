@@ -240,6 +240,50 @@ int rtl_profile_foreach_call(rtl_profile *p,
 		     " ORDER BY caller, site, callee", 0, 0, call_row, &c);
 }
 
+/* Whether the file has TABLE (profiles written before it was added lack it). */
+static int file_has_table(rtl_profile *p, const char *table)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(p->db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+struct branch_ctx {
+	int (*fn)(const rtl_profile_branch *b, void *user);
+	void *user;
+};
+
+static int branch_row(sqlite3_stmt *s, void *ctx)
+{
+	struct branch_ctx *c = ctx;
+	rtl_profile_branch b = {
+		.function = sqlite3_column_int64(s, 0),
+		.site = u64(s, 1),
+		.taken = u64(s, 2),
+		.not_taken = u64(s, 3),
+	};
+	return c->fn(&b, c->user);
+}
+
+int rtl_profile_foreach_branch(rtl_profile *p,
+			       int (*fn)(const rtl_profile_branch *b, void *user),
+			       void *user)
+{
+	struct branch_ctx c = { fn, user };
+
+	if (!file_has_table(p, "branches"))
+		return 0;
+	return query(p, "SELECT function, site, taken, not_taken FROM branches"
+		     " ORDER BY function, site", 0, 0, branch_row, &c);
+}
+
 static int totals_row(sqlite3_stmt *s, void *ctx)
 {
 	rtl_profile_totals *t = ctx;
@@ -376,8 +420,14 @@ static int build_scope(rtl_profile *p, const char *filter)
 		" JOIN temp.fmap a ON a.id = c.caller JOIN temp.fmap b ON b.id = c.callee"
 		" GROUP BY a.rep, c.site, b.rep;"
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
-		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);",
-		(long long)p->process, filter, filter);
+		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
+		"%s",
+		(long long)p->process, filter, filter,
+		file_has_table(p, "branches")
+		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
+		  " sum(b.taken) AS taken, sum(b.not_taken) AS not_taken FROM main.branches b"
+		  " JOIN temp.fmap x ON x.id = b.function GROUP BY x.rep, b.site;"
+		  "CREATE INDEX temp.branches_function ON branches(function, site);" : "");
 	int err = sql ? 0 : -ENOMEM;
 
 	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -391,7 +441,8 @@ static int drop_scope(rtl_profile *p)
 	if (!p->scoped)
 		return 0;
 	p->scoped = 0;
-	if (sqlite3_exec(p->db, "DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
+	if (sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches;"
+			 " DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
 			 " DROP TABLE temp.functions; DROP TABLE temp.fmap; DROP TABLE temp.modules;",
 			 NULL, NULL, NULL) != SQLITE_OK)
 		return store_fail(p, "select process");
@@ -432,7 +483,8 @@ static int ensure_scope(rtl_profile *p)
 		err = build_scope(p, "");
 	}
 	if (err) {
-		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
+		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches;"
+			     " DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
 			     " DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
 			     " DROP TABLE IF EXISTS temp.modules;", NULL, NULL, NULL);
 		p->scope_built = 0;

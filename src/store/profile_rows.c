@@ -35,7 +35,8 @@ static void bind_function(rtl_profile *p, sqlite3_stmt *s, int at, size_t i)
  * to prepare than they cost to insert). */
 static int insert_rows(rtl_profile *p, enum store_table t, size_t n)
 {
-	static const char *const what[TB_COUNT] = { "add functions", "add blocks", "add call sites" };
+	static const char *const what[TB_COUNT] = { "add functions", "add blocks", "add call sites",
+						    "add branches" };
 	const int ncols = t == TB_FUNCTIONS ? 9 : 4;
 
 	for (size_t i = 0; i < n;) {
@@ -89,7 +90,7 @@ int store_flush(rtl_profile *p)
 		return lost(p, err);
 	p->nstored = p->nfunctions;
 	p->ntext = 0;
-	if ((err = store_write_batch(p, TB_BLOCKS)))
+	if ((err = store_write_batch(p, TB_BLOCKS)) || (err = store_write_batch(p, TB_CALLS)))
 		return err;
-	return store_write_batch(p, TB_CALLS);
+	return store_write_batch(p, TB_BRANCHES);
 }

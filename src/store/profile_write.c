@@ -217,3 +217,13 @@ int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 		return -ENOENT;
 	return batch_add(p, TB_CALLS, caller, (int64_t)site, callee, (int64_t)count);
 }
+
+int rtl_profile_add_branch(rtl_profile *p, int64_t function, uint64_t site, uint64_t taken,
+			   uint64_t not_taken)
+{
+	if (!writable(p))
+		return -EINVAL;
+	if (!known(function, p->nfunctions))
+		return -ENOENT;
+	return batch_add(p, TB_BRANCHES, function, (int64_t)site, (int64_t)taken, (int64_t)not_taken);
+}

@@ -19,7 +19,7 @@ enum store_stmt {
 
 /* Tables whose rows are inserted STORE_BATCH to a statement: SQLite's cost
  * per statement (cursors, statement journal, halt) was half of a row's. */
-enum store_table { TB_FUNCTIONS, TB_BLOCKS, TB_CALLS, TB_COUNT };
+enum store_table { TB_FUNCTIONS, TB_BLOCKS, TB_CALLS, TB_BRANCHES, TB_COUNT };
 #define STORE_BATCH 64
 
 /* A function row not yet in the table. Each collector sets its counts
@@ -54,7 +54,7 @@ struct rtl_profile {
 	size_t fns_cap;
 	char *text;
 	size_t ntext, text_cap;
-	struct store_batch blocks, calls;
+	struct store_batch blocks, calls, branches;
 	char *meta_value;  /* last rtl_profile_get_meta() result */
 	int version;       /* reader: the file's schema version */
 	/* reader: the process rtl_profile_select_process() chose (0: all);
@@ -76,7 +76,7 @@ sqlite3_stmt *store_insert(rtl_profile *p, enum store_table t, int many);
 
 static inline struct store_batch *store_batch_of(rtl_profile *p, enum store_table t)
 {
-	return t == TB_BLOCKS ? &p->blocks : &p->calls;
+	return t == TB_BLOCKS ? &p->blocks : t == TB_CALLS ? &p->calls : &p->branches;
 }
 
 /* Inserts the rows waiting in P's batch of T (blocks or calls) and
