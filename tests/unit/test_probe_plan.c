@@ -1,0 +1,77 @@
+/* The probe plan: points checked against the function's cfg, duplicates
+ * of two collectors merged, run-time addresses, and what is refused. */
+#include <errno.h>
+#include <string.h>
+#include <reticle/collector.h>
+#include <reticle/error.h>
+#include "check.h"
+#include "probe/plan.h"
+
+static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+static int seen_err[8];
+static int nseen;
+
+/* tries the bad points first (none may land in the plan), then counts */
+static int picky_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet timer = { RTL_PRIM_TIMER_START };
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr + 1, &count);
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[0].addr + 2, &count);
+	/* block 0 ends in a fall-through: no branch there */
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BRANCH_TAKEN, cfg->blocks[0].last, &count);
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr, &count);
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &timer);
+	int err = rtl_plan_count_entry(cfg, plan);
+	return err ? err : rtl_plan_count_branches(cfg, plan);
+}
+
+static int blocks_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	int err = rtl_plan_count_blocks(cfg, plan);
+	return err ? err : rtl_plan_count_entry(cfg, plan);
+}
+
+static const struct rtl_collector picky = { .name = "picky", .plan = picky_plan };
+static const struct rtl_collector blocks = { .name = "blocks", .plan = blocks_plan };
+static const struct rtl_collector none = { .name = "none" };
+
+int main(void)
+{
+	const uint64_t bias = 0x7f0000000000ull;
+	/* run-time addresses, as the relocator gives them */
+	const struct rtl_cfg_block b[] = {
+		{ bias + 0x1000, bias + 0x1008, 3, RTL_END_FALL, 0 },
+		{ bias + 0x100c, bias + 0x1010, 2, RTL_END_BRANCH, bias + 0x1000 },
+		{ bias + 0x1012, bias + 0x1012, 1, RTL_END_RETURN, 0 },
+	};
+	const struct rtl_function_cfg cfg = { NULL, NULL, bias + 0x1000, 0x13, b, 3 };
+	const struct rtl_collector *both[] = { &picky, &blocks, &none };
+	struct probe_set set;
+	struct probe_plan plan = { 0 };
+
+	probe_set_init(&set, both, 3);
+	CHECK_EQ(probe_plan_build(&set, &cfg, "m", "f", bias, &plan), 0);
+	CHECK_EQ(nseen, 5);
+	CHECK_EQ(seen_err[0], -EINVAL);
+	CHECK_EQ(seen_err[1], -EINVAL);
+	CHECK_EQ(seen_err[2], -EINVAL);
+	CHECK_EQ(seen_err[3], -RTL_ERR_UNSUPPORTED);
+	CHECK_EQ(seen_err[4], -RTL_ERR_UNSUPPORTED);
+	/* one entry (both asked), three blocks, two ways out of the branch */
+	CHECK_EQ((long)plan.n, 6);
+	CHECK(probe_plan_has(&plan, RTL_POINT_ENTRY, bias + 0x1000));
+	CHECK(probe_plan_has(&plan, RTL_POINT_BLOCK, bias + 0x100c));
+	CHECK(probe_plan_has(&plan, RTL_POINT_BRANCH_TAKEN, bias + 0x1010));
+	CHECK(probe_plan_has(&plan, RTL_POINT_BRANCH_NOT_TAKEN, bias + 0x1010));
+	CHECK(!probe_plan_has(&plan, RTL_POINT_BRANCH_TAKEN, 0x1010));
+	for (size_t i = 1; i < plan.n; i++)
+		CHECK(plan.pts[i - 1].addr < plan.pts[i].addr ||
+		      (plan.pts[i - 1].addr == plan.pts[i].addr && plan.pts[i - 1].kind < plan.pts[i].kind));
+
+	/* the set's key names the collectors: another set, another key */
+	struct probe_set other;
+	probe_set_init(&other, both, 2);
+	CHECK(strcmp(set.key, other.key) != 0);
+	probe_plan_free(&plan);
+	return CHECK_DONE();
+}
