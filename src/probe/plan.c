@@ -73,32 +73,24 @@ void probe_plan_free(struct probe_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The block of CFG starting at ADDR, or NULL. */
-static const struct rtl_cfg_block *block_at(const struct rtl_function_cfg *cfg, uint64_t addr)
+/* The block of CFG whose first (or, with BY_LAST, last) instruction is
+ * at ADDR, or NULL: blocks are in address order, so both keys ascend. */
+static const struct rtl_cfg_block *block_with(const struct rtl_function_cfg *cfg, uint64_t addr,
+					      bool by_last)
 {
 	size_t lo = 0, hi = cfg->nblocks;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (cfg->blocks[mid].addr < addr)
+		const struct rtl_cfg_block *b = &cfg->blocks[mid];
+		if ((by_last ? b->last : b->addr) < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < cfg->nblocks && cfg->blocks[lo].addr == addr ? &cfg->blocks[lo] : NULL;
-}
-
-/* The block of CFG whose last instruction is at ADDR, or NULL. */
-static const struct rtl_cfg_block *block_ending(const struct rtl_function_cfg *cfg, uint64_t addr)
-{
-	size_t lo = 0, hi = cfg->nblocks;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (cfg->blocks[mid].last < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < cfg->nblocks && cfg->blocks[lo].last == addr ? &cfg->blocks[lo] : NULL;
+	if (lo == cfg->nblocks)
+		return NULL;
+	const struct rtl_cfg_block *b = &cfg->blocks[lo];
+	return (by_last ? b->last : b->addr) == addr ? b : NULL;
 }
 
 int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
@@ -114,12 +106,12 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 		break;
 	case RTL_POINT_BLOCK:
 	case RTL_POINT_REP_ITERATIONS:
-		if (!block_at(cfg, addr))
+		if (!block_with(cfg, addr, false))
 			return -EINVAL;
 		break;
 	case RTL_POINT_BRANCH_TAKEN:
 	case RTL_POINT_BRANCH_NOT_TAKEN:
-		if (!(b = block_ending(cfg, addr)) || b->end != RTL_END_BRANCH)
+		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_BRANCH)
 			return -EINVAL;
 		break;
 	default:
