@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "binary_internal.h"
+#include "util/hash.h"
 
 static const unsigned char *note_build_id(Elf_Data *d, size_t *len)
 {
@@ -58,13 +59,8 @@ int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len)
 	if (fstat(bin->fd, &st))
 		return -1;
 	/* FNV-1a over the file's identity and its path */
-	uint64_t h = 0xcbf29ce484222325ull;
 	uint64_t parts[] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
 			     (uint64_t)st.st_mtim.tv_nsec };
-	const unsigned char *bytes = (const unsigned char *)parts;
-	for (size_t i = 0; i < sizeof(parts); i++)
-		h = (h ^ bytes[i]) * 0x100000001b3ull;
-	for (const char *c = bin->path; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	uint64_t h = fnv1a(fnv1a(FNV1A_INIT, parts, sizeof(parts)), bin->path, strlen(bin->path));
 	return snprintf(buf, len, "f-%016llx", (unsigned long long)h) < (int)len ? 0 : -1;
 }

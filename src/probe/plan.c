@@ -1,11 +1,13 @@
 /* Plans: the collectors' snippets for one function, checked against its
  * cfg and merged (two collectors counting one point share a counter). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
 #include "probe/plan.h"
 #include "util/array.h"
+#include "util/hash.h"
 
 struct rtl_plan {
 	const struct rtl_function_cfg *cfg;
@@ -17,19 +19,12 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 {
 	/* FNV-1a of the names: built-in plans are fixed by their name; a
 	 * plug-in's name is its own (cmd_run refuses two of one name) */
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		for (const char *c = cs[i]->name; ; c++) {
-			h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
-			if (!*c)
-				break;
-		}
+	uint64_t h = FNV1A_INIT;
+	for (size_t i = 0; i < n; i++)   /* each name with its NUL: "ab","c" is not "a","bc" */
+		h = fnv1a(h, cs[i]->name, strlen(cs[i]->name) + 1);
 	s->cs = cs;
 	s->n = n;
-	static const char hex[] = "0123456789abcdef";
-	for (int i = 0; i < 16; i++)
-		s->key[i] = hex[(h >> (60 - 4 * i)) & 15];
-	s->key[16] = 0;
+	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
 }
 
 int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)

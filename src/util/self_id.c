@@ -5,17 +5,10 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "util/hash.h"
 #include "util/self_id.h"
 
 static uint64_t id;
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* The first object dl_iterate_phdr reports is the executable. */
 static int executable_note(struct dl_phdr_info *info, size_t size, void *data)
@@ -36,7 +29,7 @@ static int executable_note(struct dl_phdr_info *info, size_t size, void *data)
 			if (desc + nh.n_descsz > end)
 				break;
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-				*h = fnv(*h, desc, nh.n_descsz);
+				*h = fnv1a(*h, desc, nh.n_descsz);
 				return 1;
 			}
 			p = desc + ((nh.n_descsz + 3) & ~3u);
@@ -47,14 +40,14 @@ static int executable_note(struct dl_phdr_info *info, size_t size, void *data)
 
 static void compute(void)
 {
-	uint64_t h = 0xcbf29ce484222325ull, start = h;
+	uint64_t h = FNV1A_INIT, start = h;
 	dl_iterate_phdr(executable_note, &h);
 	struct stat st;
 	if (h == start && !stat("/proc/self/exe", &st)) {
-		h = fnv(h, &st.st_dev, sizeof(st.st_dev));
-		h = fnv(h, &st.st_ino, sizeof(st.st_ino));
-		h = fnv(h, &st.st_size, sizeof(st.st_size));
-		h = fnv(h, &st.st_mtim, sizeof(st.st_mtim));
+		h = fnv1a(h, &st.st_dev, sizeof(st.st_dev));
+		h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
+		h = fnv1a(h, &st.st_size, sizeof(st.st_size));
+		h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
 	}
 	id = h ? h : 1;
 }
