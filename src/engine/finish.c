@@ -10,6 +10,7 @@
 #include <reticle/profile.h>
 #include "engine/engine.h"
 #include "engine/session_priv.h"
+#include "util/array.h"
 
 /* Profile id of the function whose entry is run-time TARGET, -1 if none. */
 static int64_t callee_id(struct proc *p, uint64_t target)
@@ -92,27 +93,15 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, struct r
 	return n;
 }
 
-static int grow(void *ptr, size_t *cap, size_t n, size_t elem)
-{
-	if (n <= *cap)
-		return 0;
-	void *q = realloc(*(void **)ptr, (n + 1) * elem);
-	if (!q)
-		return -ENOMEM;
-	*(void **)ptr = q;
-	*cap = n;
-	return 0;
-}
-
 static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
 			   struct scratch *sc)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	struct func_state *fs = &m->fs[k];
 	size_t nctr = 1 + 2 * (size_t)fs->nblocks + fs->npoints;
-	if (grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
-	    grow(&sc->cv, &sc->ccap, fs->ncalls, sizeof(*sc->cv)) ||
-	    grow(&sc->ctr, &sc->ctrcap, nctr, sizeof(*sc->ctr)))
+	if (rtl_grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
+	    rtl_grow(&sc->cv, &sc->ccap, fs->ncalls, sizeof(*sc->cv)) ||
+	    rtl_grow(&sc->ctr, &sc->ctrcap, nctr, sizeof(*sc->ctr)))
 		return -ENOMEM;
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];

@@ -816,25 +816,38 @@ static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, s
 	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
 		return -ENOMEM;
 	out->points[out->npoints++] = (struct x86_point_counter){ in->addr, ctr, (uint8_t)kind };
-	uint64_t next = in->addr + in->len;
-	bool live = kind == RTL_POINT_BRANCH_TAKEN ? flags_live_at(a, in->target)
-		    : i + 1 >= a->n || flags_live_at(a, next);
+	/* the fall-through: past the function's end it is assumed live too */
+	bool live = flags_live_at(a, kind == RTL_POINT_BRANCH_TAKEN ? in->target : in->addr + in->len);
 	return emit_counter(e->w, ctr, live, a->env->atomic, out);
 }
 
 /* The rel8 at AT jumps here. */
 static int land_rel8(struct x86_writer *w, size_t at)
 {
+	if (w->failed)   /* the rel8 may not have been written */
+		return -ENOMEM;
 	size_t d = w->len - (at + 1);
 	if (d > 127)
 		return -RTL_ERR_UNSUPPORTED;
 	w->buf[at] = (uint8_t)d;
-	return w->failed ? -ENOMEM : 0;
+	return 0;
+}
+
+/* The two ways out of branch I, after a rel8 at SKIP that jumps when it
+ * is not taken: 'count taken; jmp target; skip: count not taken'. */
+static int taken_path(struct emitter *e, size_t i, size_t skip, struct x86_reloc *out)
+{
+	int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
+	if (!err)
+		err = branch_to(e, e->a->insns[i].target, x86_jmp, 0, false);
+	if (!err)
+		err = land_rel8(e->w, skip);
+	return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
 }
 
 /* A conditional branch with the plan's edge counters: the taken one on a
- * path of its own ('jncc skip; count; jmp target; skip:'), the other one
- * after it. */
+ * path of its own ('jncc skip; ...', taken_path), the not-taken one after
+ * the branch. */
 static int counted_branch(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -843,14 +856,8 @@ static int counted_branch(struct emitter *e, size_t i, struct x86_reloc *out)
 		return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
 	}
 	x86_put_u8(e->w, (uint8_t)(0x70 | (in->cc ^ 1)));
-	size_t skip = e->w->len;
 	x86_put_u8(e->w, 0);
-	int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
-	if (!err)
-		err = branch_to(e, in->target, x86_jmp, 0, false);
-	if (!err)
-		err = land_rel8(e->w, skip);
-	return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
+	return taken_path(e, i, e->w->len - 1, out);
 }
 
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
@@ -880,14 +887,8 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		x86_put(w, bytes, in->len - 1u);
 		x86_put_u8(w, 2);
 		x86_put_u8(w, 0xeb);
-		size_t skip = w->len;
 		x86_put_u8(w, 0);
-		int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
-		if (!err)
-			err = branch_to(e, in->target, x86_jmp, 0, false);
-		if (!err)
-			err = land_rel8(w, skip);
-		return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
+		return taken_path(e, i, w->len - 1, out);
 	}
 	default:
 		break;
