@@ -20,14 +20,20 @@ static int set_regs(pid_t tid, const struct user_regs_struct *r)
 	return ptrace(PTRACE_SETREGS, tid, NULL, r) ? -errno : 0;
 }
 
-int os_get_pc(pid_t tid, uint64_t *pc)
+/* One register by its offset in user_regs_struct: one request. */
+static int peek_user(pid_t tid, size_t off, uint64_t *out)
 {
 	errno = 0;
-	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, rip), NULL);
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)off, NULL);
 	if (errno)
 		return -errno;
-	*pc = (uint64_t)v;
+	*out = (uint64_t)v;
 	return 0;
+}
+
+int os_get_pc(pid_t tid, uint64_t *pc)
+{
+	return peek_user(tid, offsetof(struct user_regs_struct, rip), pc);
 }
 
 int os_set_pc(pid_t tid, uint64_t pc)
@@ -46,12 +52,7 @@ int os_set_sp(pid_t tid, uint64_t sp)
 
 int os_get_tls_base(pid_t tid, uint64_t *base)
 {
-	errno = 0;
-	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, fs_base), NULL);
-	if (errno)
-		return -errno;
-	*base = (uint64_t)v;
-	return 0;
+	return peek_user(tid, offsetof(struct user_regs_struct, fs_base), base);
 }
 
 int os_get_sp(pid_t tid, uint64_t *sp)
