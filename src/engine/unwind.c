@@ -352,14 +352,12 @@ static bool registration_would_wait(struct proc *p, pid_t tid)
 	pid_t owner = lock_owner(p);
 	/* no owner in a held lock: a running thread between the lock word
 	 * and the owner word (glibc stores them apart); the stack decides */
-	if (owner < 0 && !inside_unwinder(p, tid))
-		return false;
-	if (owner == tid || owner < 0 || (owner > 0 && session_stop_deferred(p->s, owner))) {
+	bool wait = owner < 0 ? inside_unwinder(p, tid)
+		    : owner == tid || (owner > 0 && session_stop_deferred(p->s, owner));
+	if (wait)
 		rtl_debug("tid %d: %zu registrations wait: unwinder lock held by tid %d", (int)tid,
 			  p->nunw_pending, (int)owner);
-		return true;
-	}
-	return false;
+	return wait;
 }
 
 /* The registration call failed in a way that would fail again: no more
