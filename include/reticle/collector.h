@@ -24,8 +24,18 @@ struct rtl_block_view {
 
 struct rtl_call_view {
 	uint64_t site;        /* link-time address of the call instruction */
-	int64_t callee;       /* profile id of the callee, or -1 if unknown */
+	/* profile id of the callee (through a PLT stub: of the function the
+	 * stub's slot was bound to), or -1 if unknown */
+	int64_t callee;
 	uint32_t block;       /* index in blocks[] of the block the call ends */
+};
+
+/* The calls of an indirect call site to one target (RTL_POINT_INDIRECT_TARGET). */
+struct rtl_target_view {
+	uint64_t site;        /* link-time address of the call instruction */
+	int64_t callee;       /* profile id of the function the target is in, or -1 */
+	uint64_t target;      /* link-time address in the callee's module (run-time with no callee) */
+	uint64_t count;
 };
 
 /* One measured function, as finish() sees it. Valid during the call only. */
@@ -42,6 +52,11 @@ struct rtl_function_view {
 	/* every snippet's result (all collectors'), sorted by address then kind */
 	const struct rtl_counter_view *counters;
 	size_t ncounters;
+	/* indirect calls' targets, by site then target */
+	const struct rtl_target_view *targets;
+	size_t ntargets;
+	/* calls of those sites the arc table could not take (it was full) */
+	uint64_t targets_lost;
 };
 
 struct rtl_collector {
@@ -54,6 +69,11 @@ struct rtl_collector {
 	/* Writes this collector's measurements of F into P. Returns 0 or -err. */
 	int (*finish)(const struct rtl_function_view *f, rtl_profile *p);
 };
+
+/* The counter of point KIND at link-time ADDR among V (N of them, sorted
+ * as rtl_function_view's counters are), or NULL. */
+const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
+						enum rtl_point_kind kind, uint64_t addr);
 
 /* The collectors built into libreticle, and lookup by name. */
 const struct rtl_collector *rtl_collector_find(const char *name);

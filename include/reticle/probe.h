@@ -13,10 +13,13 @@
  * Implemented today: the primitive "add 1 to a counter of its own" at the
  * points RTL_POINT_ENTRY, RTL_POINT_BLOCK, RTL_POINT_REP_ITERATIONS (adds
  * the iterations of the block's rep string instructions instead of 1),
- * RTL_POINT_BRANCH_TAKEN and RTL_POINT_BRANCH_NOT_TAKEN. Other points and
- * primitives are declared so that a plan can name them; asking for one
- * returns -RTL_ERR_UNSUPPORTED. Two collectors asking for the same snippet
- * at the same point share one counter. */
+ * RTL_POINT_BRANCH_TAKEN, RTL_POINT_BRANCH_NOT_TAKEN, RTL_POINT_CALL_BEFORE
+ * (a direct or indirect call), and RTL_POINT_INDIRECT_TARGET at an
+ * indirect call, where it counts each target apart (finish() sees them in
+ * rtl_function_view's targets). Other points and primitives are declared
+ * so that a plan can name them; asking for one returns
+ * -RTL_ERR_UNSUPPORTED. Two collectors asking for the same snippet at the
+ * same point share one counter. */
 #ifndef RETICLE_PROBE_H
 #define RETICLE_PROBE_H
 
@@ -29,13 +32,13 @@ enum rtl_point_kind {
 	RTL_POINT_REP_ITERATIONS,   /* rep string instructions of a block; addr = the block's */
 	RTL_POINT_BRANCH_TAKEN,     /* a conditional branch jumps; addr = the branch's */
 	RTL_POINT_BRANCH_NOT_TAKEN, /* ... falls through */
+	RTL_POINT_CALL_BEFORE = 6,  /* before a call instruction; addr = the call's */
+	RTL_POINT_INDIRECT_TARGET = 8, /* each target of an indirect call; addr = the call's */
 	/* declared, not yet implemented: */
-	RTL_POINT_EXIT,             /* every way out of the function */
-	RTL_POINT_CALL_BEFORE,      /* before a call instruction; addr = the call's */
-	RTL_POINT_CALL_AFTER,       /* where the call returns to */
-	RTL_POINT_INDIRECT_TARGET,  /* each target of an indirect jump */
-	RTL_POINT_MEMORY,           /* an instruction that reads or writes memory */
-	RTL_POINT_BACK_EDGE,        /* a loop's back-edge */
+	RTL_POINT_EXIT = 5,         /* every way out of the function */
+	RTL_POINT_CALL_AFTER = 7,   /* where the call returns to */
+	RTL_POINT_MEMORY = 9,       /* an instruction that reads or writes memory */
+	RTL_POINT_BACK_EDGE = 10,   /* a loop's back-edge */
 	RTL_POINT_KIND_COUNT
 };
 
@@ -98,6 +101,8 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+/* A counter before every call, and the targets of every indirect call. */
+int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* What a snippet counted, as finish() sees it. */
 struct rtl_counter_view {

@@ -74,9 +74,11 @@ int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned h
 int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 			  uint32_t ninstrs, uint64_t count);
 
-/* A direct call site: the call instruction at link-time SITE in CALLER,
- * executed COUNT times, to CALLEE (a function id, possibly of another module).
- * Adding the same (CALLER, SITE, CALLEE) again adds COUNT. */
+/* A call arc: the call instruction at link-time SITE in CALLER called
+ * CALLEE (a function id, possibly of another module) COUNT times. Two
+ * collectors may both know an arc (bbcount from the call's block, callgraph
+ * from its own counter): adding the same (CALLER, SITE, CALLEE) again keeps
+ * the larger count. */
 int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 			 int64_t callee, uint64_t count);
 

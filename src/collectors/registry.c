@@ -1,4 +1,5 @@
 /* The collectors built into libreticle. */
+#include <stdlib.h>
 #include <string.h>
 #include <reticle/collector.h>
 #include "collectors/builtin.h"
@@ -7,6 +8,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_fcount,
 	&collector_bbcount,
 	&collector_edges,
+	&collector_callgraph,
 };
 
 size_t rtl_collector_count(void)
@@ -25,4 +27,24 @@ const struct rtl_collector *rtl_collector_find(const char *name)
 		if (!strcmp(builtin[i]->name, name))
 			return builtin[i];
 	return NULL;
+}
+
+static int cmp_counter(const void *a, const void *b)
+{
+	const struct rtl_counter_view *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
+						enum rtl_point_kind kind, uint64_t addr)
+{
+	struct rtl_counter_view key = { (uint8_t)kind, 0, addr, 0 };
+	return n ? bsearch(&key, v, n, sizeof(key), cmp_counter) : NULL;
+}
+
+void rtl_counters_sort(struct rtl_counter_view *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_counter);
 }

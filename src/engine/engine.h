@@ -48,6 +48,7 @@ struct func_state {
 	/* a PLT stub whose GOT slot was unbound when P had been resumed that
 	 * many times, plus one (0: not seen unbound) */
 	uint32_t plt_unbound;
+	bool plt_watched;         /* a PLT stub in proc->plt_watch */
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -67,8 +68,9 @@ struct block_rec {
 
 struct point_rec {
 	uint64_t addr;            /* run-time */
-	uint64_t counter;
+	uint64_t counter;         /* RTL_POINT_INDIRECT_TARGET: its two words (arcs.c) */
 	uint8_t kind;             /* enum rtl_point_kind */
+	uint32_t site;            /* RTL_POINT_INDIRECT_TARGET: its number in the arc table */
 };
 
 struct call_rec {
@@ -84,6 +86,7 @@ struct module {
 	struct func_state *fs;    /* one per rtl_binary function */
 	int win;                  /* window index in proc->shm, -1 if none */
 	bool is_main;
+	int64_t profile_id;       /* its row while a profile is written, -1 before */
 	uint64_t go_deferreturn;  /* Go's runtime.deferreturn (run-time), 0 if none */
 	bool go_deferreturn_known;
 	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
@@ -144,6 +147,11 @@ struct proc {
 	struct ret_trap { uint64_t at, to; } *ret_traps;
 	size_t nret_traps, capret_traps;
 	bool unwind_off;          /* a registration call failed: none made any more */
+	/* PLT stubs that copies call while unbound: their slots are read
+	 * again when a thread exits, so that calls through them are counted
+	 * for the function the loader bound (lazy_bind_plt) */
+	struct { uint32_t mod, fn; } *plt_watch;
+	size_t nplt_watch, capplt_watch;
 	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
@@ -168,6 +176,23 @@ struct proc {
 	 * when modules come or go) */
 	struct fn_memo *memo;
 };
+
+/* arcs.c: indirect call sites in their windows' arc tables */
+struct arc_entry;
+struct arcs {
+	struct { struct arc_entry *v; size_t n; } *wins;   /* per window, by key */
+	size_t nwins;
+};
+/* Numbers the new site PR in its window and writes its two words. */
+int arcs_site_init(struct proc *p, struct point_rec *pr);
+/* Writes every site's words again (a forked child's counters start at 0). */
+void arcs_refresh(struct proc *p);
+/* Reads every window's arc table. */
+int arcs_collect(struct proc *p, struct arcs *out);
+/* The (target, count) entries of site PR, in *FIRST: how many. */
+size_t arcs_of_site(struct proc *p, const struct arcs *a, const struct point_rec *pr,
+		    const struct arc_entry **first);
+void arcs_free(struct arcs *a);
 
 /* session.c */
 const struct probe_set *session_probes(const struct rtl_session *s);
@@ -262,6 +287,9 @@ int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_
 bool lazy_wants_original_returns(const rtl_binary *exe);
 /* Writes the entry jumps deferred while P->defer_entries was set. */
 void lazy_flush_entries(struct proc *p);
+/* Reads the slots of the PLT stubs in P's plt_watch (a thread is exiting:
+ * the process's memory is still there). */
+void lazy_bind_plt(struct proc *p);
 
 /* patch/warm.c: relocating what ran in earlier runs ahead of its first call */
 void warm_load(struct proc *p, struct module *m);

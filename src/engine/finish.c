@@ -2,6 +2,7 @@
  * process tree, its modules, functions, and each collector's measurements,
  * read from the counters in shared memory. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,44 +10,118 @@
 #include <reticle/error.h>
 #include <reticle/profile.h>
 #include "engine/engine.h"
+#include "collectors/builtin.h"
 #include "engine/session_priv.h"
+#include "runtime/arc_table.h"
 #include "util/array.h"
 
-/* Profile id of the function whose entry is run-time TARGET, -1 if none. */
-static int64_t callee_id(struct proc *p, uint64_t target)
+/* The profile row of module M, added when first needed. */
+static int module_row(struct proc *p, struct module *m, rtl_profile *prof)
 {
-	struct func_state *fs = proc_entry_at(p, target, NULL, NULL);
-	return fs ? fs->profile_id : -1;
+	if (m->profile_id >= 0)
+		return 0;
+	return rtl_profile_add_process_module(prof, p->image, m->path, m->bias, &m->profile_id);
 }
 
 static int add_functions(struct proc *p, rtl_profile *prof)
 {
 	for (size_t i = 0; i < p->nmods; i++) {
+		p->mods[i].profile_id = -1;
+		size_t n = rtl_binary_function_count(p->mods[i].bin);
+		for (size_t k = 0; k < n; k++)
+			p->mods[i].fs[k].profile_id = -1;
+	}
+	for (size_t i = 0; i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
-		int64_t mid = -1;
 		for (size_t k = 0; k < n; k++) {
 			struct func_state *fs = &m->fs[k];
 			const rtl_function *f = rtl_binary_function(m->bin, k);
-			fs->profile_id = -1;
 			/* measured functions, and in the main executable also the
 			 * skipped ones, so that a report can say what was missed */
 			bool skipped = fs->status == FS_SKIPPED || (m->is_main && fs->status == FS_NONE &&
 								     f->sources != RTL_SRC_PLT);
 			if (fs->status != FS_DONE && !skipped)
 				continue;
-			int err;
-			if (mid < 0 && (err = rtl_profile_add_process_module(prof, p->image, m->path, m->bias, &mid)))
-				return err;
-			err = rtl_profile_add_function(prof, mid, f->name, f->addr, f->size,
-						       fs->status == FS_DONE,
-						       fs->status == FS_DONE ? NULL
-						       : fs->reason ? fs->reason : "never called",
-						       &fs->profile_id);
+			int err = module_row(p, m, prof);
+			if (!err)
+				err = rtl_profile_add_function(prof, m->profile_id, f->name, f->addr, f->size,
+							       fs->status == FS_DONE,
+							       fs->status == FS_DONE ? NULL
+							       : fs->reason ? fs->reason : "never called",
+							       &fs->profile_id);
 			if (err)
 				return err;
 		}
 	}
+	return 0;
+}
+
+/* The function a call to run-time TARGET runs: the one TARGET is in, or
+ * through a PLT stub the one its slot was bound to. Its profile row (*ID)
+ * is added when it has none yet (a function reticle did not relocate,
+ * reached by calls all the same) when CREATE says the call ran; *ID is -1
+ * outside every function. */
+/* The original address of run-time ADDR in a copy (a table the copy has
+ * its own copy of holds copies' addresses), or ADDR. */
+static uint64_t original_of(struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		const struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
+		if (!w || addr < w->addr || addr >= w->addr + w->code_cap)
+			continue;
+		size_t n = rtl_binary_function_count(m->bin);
+		for (size_t k = 0; k < n; k++) {
+			const struct func_state *fs = &m->fs[k];
+			if (fs->status != FS_DONE || addr < fs->entry || addr >= fs->entry + fs->code_len)
+				continue;
+			if (addr == fs->entry)
+				return rtl_binary_function(m->bin, k)->addr + m->bias;
+			size_t j = rtl_lower_bound_u64(fs->map_to, fs->nmap, addr);
+			return j < fs->nmap && fs->map_to[j] == addr ? fs->map_from[j] : addr;
+		}
+	}
+	return addr;
+}
+
+static int callee_of(struct proc *p, uint64_t target, rtl_profile *prof, bool create, int64_t *id,
+		     uint64_t *link_target)
+{
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, target, &m);
+	if (!f) {
+		target = original_of(p, target);
+		f = proc_function_at(p, target, &m);
+	}
+	*id = -1;
+	*link_target = target;
+	if (!f)
+		return 0;
+	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	if ((f->sources & RTL_SRC_PLT) && fs->entry && fs->entry != target) {
+		struct module *tm;
+		const rtl_function *tf = proc_function_at(p, fs->entry, &tm);
+		if (tf) {
+			target = fs->entry;
+			m = tm;
+			f = tf;
+			fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+		}
+	}
+	*link_target = target - m->bias;
+	if (fs->profile_id < 0 && create) {
+		int err = module_row(p, m, prof);
+		if (!err)
+			err = rtl_profile_add_function(prof, m->profile_id, f->name, f->addr, f->size,
+						       fs->status == FS_DONE,
+						       fs->status == FS_DONE ? NULL
+						       : fs->reason ? fs->reason : "not relocated",
+						       &fs->profile_id);
+		if (err)
+			return err;
+	}
+	*id = fs->profile_id;
 	return 0;
 }
 
@@ -55,16 +130,10 @@ struct scratch {
 	struct rtl_block_view *bv;
 	struct rtl_call_view *cv;
 	struct rtl_counter_view *ctr;
-	size_t bcap, ccap, ctrcap;
+	struct rtl_target_view *tv;
+	size_t bcap, ccap, ctrcap, tcap;
+	struct arcs arcs;
 };
-
-static int cmp_counter(const void *a, const void *b)
-{
-	const struct rtl_counter_view *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
-}
 
 /* Every snippet's counter of FS (link-time addresses), sorted. */
 static size_t counter_views(struct proc *p, struct module *m, size_t k, struct rtl_counter_view *v)
@@ -86,11 +155,51 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, struct r
 	}
 	for (uint32_t i = 0; i < fs->npoints; i++) {
 		const struct point_rec *pr = &p->points[fs->point0 + i];
+		if (pr->kind == RTL_POINT_INDIRECT_TARGET)
+			continue;   /* its words are no count (targets_of) */
 		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
 						    proc_read_counter(p, pr->counter) };
 	}
-	qsort(v, n, sizeof(*v), cmp_counter);
+	rtl_counters_sort(v, n);
 	return n;
+}
+
+static int cmp_target(const void *a, const void *b)
+{
+	const struct rtl_target_view *x = a, *y = b;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	if (x->callee != y->callee)
+		return x->callee < y->callee ? -1 : 1;
+	return (x->target > y->target) - (x->target < y->target);
+}
+
+/* The targets of FS's indirect call sites, from the arc tables. */
+static int targets_of(struct proc *p, struct module *m, const struct func_state *fs,
+		      rtl_profile *prof, struct scratch *sc, size_t *out)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < fs->npoints; i++) {
+		const struct point_rec *pr = &p->points[fs->point0 + i];
+		if (pr->kind != RTL_POINT_INDIRECT_TARGET)
+			continue;
+		const struct arc_entry *e;
+		size_t k = arcs_of_site(p, &sc->arcs, pr, &e);
+		if (rtl_grow(&sc->tv, &sc->tcap, n + k, sizeof(*sc->tv)))
+			return -ENOMEM;
+		for (size_t j = 0; j < k; j++) {
+			struct rtl_target_view *t = &sc->tv[n++];
+			uint64_t target = e[j].key & ((1ull << ARC_SITE_SHIFT) - 1);
+			int err = callee_of(p, target, prof, true, &t->callee, &t->target);
+			if (err)
+				return err;
+			t->site = pr->addr - m->bias;
+			t->count = e[j].count;
+		}
+	}
+	qsort(sc->tv, n, sizeof(*sc->tv), cmp_target);
+	*out = n;
+	return 0;
 }
 
 static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
@@ -98,10 +207,9 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	struct func_state *fs = &m->fs[k];
-	size_t nctr = 1 + 2 * (size_t)fs->nblocks + fs->npoints;
 	if (rtl_grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
 	    rtl_grow(&sc->cv, &sc->ccap, fs->ncalls, sizeof(*sc->cv)) ||
-	    rtl_grow(&sc->ctr, &sc->ctrcap, nctr, sizeof(*sc->ctr)))
+	    rtl_grow(&sc->ctr, &sc->ctrcap, 1 + 2 * (size_t)fs->nblocks + fs->npoints, sizeof(*sc->ctr)))
 		return -ENOMEM;
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
@@ -109,23 +217,33 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 						     br->counter ? proc_read_counter(p, br->counter) : 0,
 						     br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
 	}
+	size_t nctr = counter_views(p, m, k, sc->ctr);
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];
-		sc->cv[c] = (struct rtl_call_view){ cr->site - m->bias, callee_id(p, cr->target),
-						    cr->block - fs->block0 };
+		uint32_t b = cr->block - fs->block0;
+		sc->cv[c] = (struct rtl_call_view){ cr->site - m->bias, -1, b };
+		const struct rtl_counter_view *before = rtl_counter_find(sc->ctr, nctr, RTL_POINT_CALL_BEFORE,
+									 cr->site - m->bias);
+		bool ran = sc->bv[b].count || (before && before->value);
+		uint64_t ignored;
+		int err = callee_of(p, cr->target, prof, ran, &sc->cv[c].callee, &ignored);
+		if (err)
+			return err;
 	}
+	size_t ntargets;
+	int err = targets_of(p, m, fs, prof, sc, &ntargets);
+	if (err)
+		return err;
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
 		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
 		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
-		.counters = sc->ctr, .ncounters = counter_views(p, m, k, sc->ctr),
+		.counters = sc->ctr, .ncounters = nctr,
+		.targets = sc->tv, .ntargets = ntargets,
 	};
-	for (size_t c = 0; c < session_ncollectors(p->s); c++) {
-		int err = session_collector(p->s, c)->finish(&view, prof);
-		if (err)
-			return err;
-	}
-	return 0;
+	for (size_t c = 0; c < session_ncollectors(p->s) && !err; c++)
+		err = session_collector(p->s, c)->finish(&view, prof);
+	return err;
 }
 
 int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid,
@@ -162,6 +280,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 	int err = rtl_profile_add_process(prof, &row);
 	if (!err)
 		err = add_functions(p, prof);
+	if (!err)
+		err = arcs_collect(p, &sc.arcs);
 	for (size_t i = 0; !err && i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
@@ -172,5 +292,7 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 	free(sc.bv);
 	free(sc.cv);
 	free(sc.ctr);
+	free(sc.tv);
+	arcs_free(&sc.arcs);
 	return err;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "engine/engine.h"
+#include "runtime/arc_table.h"
 #include "os/linux/os.h"
 #include "util/log.h"
 #include "isa/x86_64/writer.h"
@@ -59,6 +60,7 @@ void proc_free(struct proc *p)
 	free(p->blocks);
 	free(p->calls);
 	free(p->points);
+	free(p->plt_watch);
 	free(p->sites);
 	free(p->command);
 	shm_free(&p->shm);
@@ -237,7 +239,8 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 			text += s->memsz;
 	}
 	size_t code_cap = align_up(4 * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
-	size_t ctr_cap = align_up(text + (256 << 10), PAGE);
+	/* and an arc table at the top: memfd pages cost nothing until touched */
+	size_t ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
 	uint64_t addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
 	if (!addr) {
 		rtl_debug("no room for %zu bytes near [%#llx, %#llx)", code_cap + ctr_cap,
@@ -252,6 +255,7 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	memcpy(w->local, gadget, sizeof(gadget));
 	w->code_used = WINDOW_GADGET_SIZE;
 	w->ctr_used = WINDOW_SCRATCH_SIZE;
+	window_reserve_arcs(w);
 	int err = proc_map_window(p, tid, w, false);
 	if (err) {
 		p->shm.nwins--;   /* the memfd range stays unused */
@@ -273,7 +277,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return -ENOMEM;
 	p->mods = nm;
 	struct module *m = &p->mods[p->nmods];
-	*m = (struct module){ .path = strdup(path), .bias = bias, .bin = bin, .win = -1,
+	*m = (struct module){ .path = strdup(path), .bias = bias, .bin = bin, .win = -1, .profile_id = -1,
 			      .is_main = is_main };
 	size_t n = rtl_binary_function_count(bin);
 	m->fs = calloc(n ? n : 1, sizeof(*m->fs));
@@ -377,6 +381,12 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	if (!p->patches || !p->sites || !p->blocks || !p->calls || !p->points || !p->mods)
 		goto fail;
 	p->npoints = p->cappoints = parent->npoints;
+	arcs_refresh(p);
+	if (parent->nplt_watch) {
+		if (!(p->plt_watch = dup_array(parent->plt_watch, parent->nplt_watch, sizeof(*p->plt_watch))))
+			goto fail;
+		p->nplt_watch = p->capplt_watch = parent->nplt_watch;
+	}
 	p->npatches = parent->npatches;
 	p->nsites = parent->nsites;
 	p->nblocks = parent->nblocks;

@@ -674,6 +674,11 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_EXITED: case OS_SIGNALED:
 		on_process_exit(s, p, st);
 		break;
+	case OS_EVENT_EXIT:
+		/* the last look at the process's memory */
+		lazy_bind_plt(p);
+		resume(p, st->tid, 0);
+		break;
 	default:
 		resume(p, st->tid, 0);
 		break;

@@ -170,9 +170,30 @@ static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *
 	if (!slot || os_mem_read(p->mem, slot + m->bias, &to, 8) || !proc_entry_at(p, to, NULL, &tf) ||
 	    (tf->sources & RTL_SRC_PLT)) {
 		fs->plt_unbound = p->resumes + 1;
+		if (slot && !fs->plt_watched &&
+		    !rtl_grow(&p->plt_watch, &p->capplt_watch, p->nplt_watch + 1, sizeof(*p->plt_watch))) {
+			fs->plt_watched = true;
+			p->plt_watch[p->nplt_watch].mod = (uint32_t)(m - p->mods);
+			p->plt_watch[p->nplt_watch++].fn = (uint32_t)(f - rtl_binary_function(m->bin, 0));
+		}
 		return 0;   /* unbound: the slot leads back to the PLT */
 	}
 	return fs->entry = to;
+}
+
+void lazy_bind_plt(struct proc *p)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->nplt_watch; i++) {
+		struct module *m = &p->mods[p->plt_watch[i].mod];
+		struct func_state *fs = &m->fs[p->plt_watch[i].fn];
+		fs->plt_unbound = 0;
+		if (m->unloaded || plt_target(p, m, fs, rtl_binary_function(m->bin, p->plt_watch[i].fn)))
+			fs->plt_watched = false;
+		else
+			p->plt_watch[k++] = p->plt_watch[i];   /* still unbound */
+	}
+	p->nplt_watch = k;
 }
 
 /* Whether code anywhere in window W reaches ADDR with a rel32 (a copy of a
@@ -454,9 +475,12 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 		return -ENOMEM;
 	fs->point0 = (uint32_t)p->npoints;
 	fs->npoints = (uint32_t)r->npoints;
-	for (size_t k = 0; k < r->npoints; k++)
-		p->points[p->npoints++] = (struct point_rec){ r->points[k].addr, r->points[k].counter,
-							      r->points[k].kind };
+	for (size_t k = 0; k < r->npoints; k++) {
+		struct point_rec *pr = &p->points[p->npoints++];
+		*pr = (struct point_rec){ r->points[k].addr, r->points[k].counter, r->points[k].kind, 0 };
+		if (pr->kind == RTL_POINT_INDIRECT_TARGET && arcs_site_init(p, pr))
+			return -RTL_ERR_NO_SPACE;
+	}
 	fs->block0 = (uint32_t)p->nblocks;
 	fs->nblocks = (uint32_t)r->nblocks;
 	for (size_t b = 0; b < r->nblocks; b++)

@@ -109,6 +109,15 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_BRANCH)
 			return -EINVAL;
 		break;
+	case RTL_POINT_CALL_BEFORE:
+		if (!(b = block_with(cfg, addr, true)) ||
+		    (b->end != RTL_END_CALL && b->end != RTL_END_INDIRECT_CALL))
+			return -EINVAL;
+		break;
+	case RTL_POINT_INDIRECT_TARGET:
+		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_INDIRECT_CALL)
+			return -EINVAL;
+		break;
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
@@ -138,6 +147,20 @@ int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		if (cfg->blocks[b].end == RTL_END_BRANCH &&
 		    !(err = rtl_plan_add(plan, RTL_POINT_BRANCH_TAKEN, cfg->blocks[b].last, &count)))
 			err = rtl_plan_add(plan, RTL_POINT_BRANCH_NOT_TAKEN, cfg->blocks[b].last, &count);
+	return err;
+}
+
+int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++) {
+		uint8_t end = cfg->blocks[b].end;
+		if (end == RTL_END_CALL || end == RTL_END_INDIRECT_CALL)
+			err = rtl_plan_add(plan, RTL_POINT_CALL_BEFORE, cfg->blocks[b].last, &count);
+		if (!err && end == RTL_END_INDIRECT_CALL)
+			err = rtl_plan_add(plan, RTL_POINT_INDIRECT_TARGET, cfg->blocks[b].last, &count);
+	}
 	return err;
 }
 

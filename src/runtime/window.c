@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <reticle/error.h>
+#include "runtime/arc_table.h"
 #include "runtime/window.h"
 #include "util/array.h"
 
@@ -66,6 +67,8 @@ int shm_clone(const struct shm *s, struct shm *d)
 		memcpy(c->local, w->local, w->code_used);
 		c->code_used = w->code_used;
 		c->ctr_used = w->ctr_used;   /* same counter slots, zero counts */
+		c->arc_off = w->arc_off;     /* an empty arc table, the same sites */
+		c->narc_sites = w->narc_sites;
 	}
 	return 0;
 }
@@ -79,9 +82,21 @@ uint64_t window_alloc_code(struct window *w, size_t len, size_t align)
 	return w->addr + at;
 }
 
+void window_reserve_arcs(struct window *w)
+{
+	size_t top = (w->ctr_cap - ARC_TABLE_BYTES) & ~(size_t)15;
+	if (w->ctr_cap >= ARC_TABLE_BYTES + 64 && top >= w->ctr_used)
+		w->arc_off = top;
+}
+
+uint64_t window_arcs(const struct window *w)
+{
+	return w->arc_off ? w->addr + w->code_cap + w->arc_off + ARC_HEADER : 0;
+}
+
 uint64_t window_alloc_counter(struct window *w)
 {
-	if (w->ctr_used + 8 > w->ctr_cap)
+	if (w->ctr_used + 8 > (w->arc_off ? w->arc_off : w->ctr_cap))
 		return 0;
 	uint64_t a = w->addr + w->code_cap + w->ctr_used;
 	w->ctr_used += 8;

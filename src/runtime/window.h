@@ -19,6 +19,10 @@ struct window {
 	size_t code_used, ctr_used;
 	size_t off;             /* offset in the memfd */
 	uint8_t *local;         /* reticle's mapping of the window */
+	/* the arc table (arc_table.h) at the top of the counter area: its
+	 * offset there (counters stop below it), 0 when the window has none */
+	size_t arc_off;
+	uint32_t narc_sites;    /* indirect call sites numbered so far */
 };
 
 struct shm {
@@ -43,6 +47,11 @@ int shm_add_window(struct shm *s, uint64_t addr, size_t code_cap, size_t ctr_cap
 /* Copies S (used parts only) into a fresh memfd D with counters zeroed: the
  * state of a forked child, which must not share counters with its parent. */
 int shm_clone(const struct shm *s, struct shm *d);
+
+/* Keeps the top of W's counter area for an arc table (arc_table.h). */
+void window_reserve_arcs(struct window *w);
+/* Run-time address of W's arc table (past its header), 0 if none. */
+uint64_t window_arcs(const struct window *w);
 
 /* Bump allocation in a window: return the run-time address, 0 when full. */
 uint64_t window_alloc_code(struct window *w, size_t len, size_t align);

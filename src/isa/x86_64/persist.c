@@ -135,13 +135,16 @@ static bool parse(const void *blob, size_t len, struct rec *r)
 	const struct rec_head *h = r->h;
 	uint32_t cl = h->code_len;
 	/* an entry counter, one a block, one a block with rep instructions and
-	 * one a point: a damaged count must not take the window's counters */
+	 * one or two a point (an indirect call's target count has two words):
+	 * a damaged count must not take the window's counters */
 	if (!counter_ok(h->entry_counter, h->ncounters) || !h->nmap ||
-	    h->ncounters > 1 + (uint64_t)h->nblocks + h->nreps + h->npoints)
+	    h->ncounters > 1 + (uint64_t)h->nblocks + h->nreps + 2 * (uint64_t)h->npoints)
 		return false;
 	for (uint32_t i = 0; i < h->npoints; i++)
 		if (r->points[i].counter < 0 || !counter_ok(r->points[i].counter, h->ncounters) ||
-		    r->points[i].kind >= RTL_POINT_KIND_COUNT)
+		    r->points[i].kind >= RTL_POINT_KIND_COUNT ||
+		    (r->points[i].kind == RTL_POINT_INDIRECT_TARGET &&
+		     !counter_ok(r->points[i].counter + 1, h->ncounters)))
 			return false;
 	for (uint32_t i = 0; i < h->nfix; i++) {
 		const struct rec_fix *f = &r->fix[i];

@@ -6,6 +6,7 @@
 #include <reticle/error.h>
 #include "isa/x86_64/insn.h"
 #include "util/array.h"
+#include "isa/x86_64/arcs.h"
 #include "isa/x86_64/relocate.h"
 
 enum { MAX_TABLE_ENTRIES = 4096 };
@@ -803,6 +804,14 @@ static bool flags_live_at(const struct x86_analysis *a, uint64_t addr)
 	return idx < 0 || a->live_in[a->block_of[idx]] != 0;
 }
 
+static int add_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind)
+{
+	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
+		return -ENOMEM;
+	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind };
+	return 0;
+}
+
 /* A counter for point KIND of branch I, if the plan has one there. */
 static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out)
 {
@@ -813,9 +822,9 @@ static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, s
 	uint64_t ctr = a->env->new_counter(a->env->ctx);
 	if (!ctr)
 		return -RTL_ERR_NO_SPACE;
-	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
-		return -ENOMEM;
-	out->points[out->npoints++] = (struct x86_point_counter){ in->addr, ctr, (uint8_t)kind };
+	int err = add_point(out, in->addr, ctr, kind);
+	if (err)
+		return err;
 	/* the fall-through: past the function's end it is assumed live too */
 	bool live = flags_live_at(a, kind == RTL_POINT_BRANCH_TAKEN ? in->target : in->addr + in->len);
 	return emit_counter(e->w, ctr, live, a->env->atomic, out);
@@ -860,6 +869,38 @@ static int counted_branch(struct emitter *e, size_t i, struct x86_reloc *out)
 	return taken_path(e, i, e->w->len - 1, out);
 }
 
+/* Before call I (flags are dead there): the plan's call counter, and for
+ * an indirect call the count of its target (two counter words of its
+ * own: the arc table's key prefix and address, set by the engine). */
+static int call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_insn *in = &e->a->insns[i];
+	int err;
+	if (probe_plan_has(&e->plan, RTL_POINT_CALL_BEFORE, in->addr)) {
+		uint64_t ctr = env->new_counter(env->ctx);
+		if (!ctr)
+			return -RTL_ERR_NO_SPACE;
+		if ((err = add_point(out, in->addr, ctr, RTL_POINT_CALL_BEFORE)) ||
+		    (err = emit_counter(e->w, ctr, false, env->atomic, out)))
+			return err;
+	}
+	/* a call through a table the copy has its own copy of: the snippet
+	 * keeps the original displacement, so it reads the original targets */
+	if (in->kind != X86_ICALL || !probe_plan_has(&e->plan, RTL_POINT_INDIRECT_TARGET, in->addr))
+		return 0;
+	uint64_t words = env->new_counter(env->ctx);
+	if (!words || env->new_counter(env->ctx) != words + 8)
+		return -RTL_ERR_NO_SPACE;
+	size_t sw[2];
+	if ((err = add_point(out, in->addr, words, RTL_POINT_INDIRECT_TARGET)) ||
+	    (err = x86_count_target(e->w, in, bytes, words, env->atomic, sw)))
+		return err;
+	if (!env->atomic && ((err = add_site(out, sw[0], false)) || (err = add_site(out, sw[1], false))))
+		return err;
+	return 0;
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -872,6 +913,9 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	case X86_JCC:
 		return counted_branch(e, i, out);
 	case X86_CALL: {
+		int err = call_probes(e, i, bytes, out);
+		if (err)
+			return err;
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
 		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
 			return -ENOMEM;
@@ -896,6 +940,11 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	/* an indirect call with the original return address: pushed, then the
 	 * same operand as 'jmp r/m64' (ff /4); an operand based on rsp, which
 	 * the push moves, keeps the plain call */
+	if (in->kind == X86_ICALL) {
+		int err = call_probes(e, i, bytes, out);
+		if (err)
+			return err;
+	}
 	uint8_t as_jmp[16];
 	int modrm = -1;
 	if (in->kind == X86_ICALL && e->a->env->original_returns && returns_through_original(e, i) &&

@@ -130,7 +130,7 @@ size_t x86_call(struct x86_writer *w, uint64_t target)
 
 /* rip-relative modrm form (mod=00 rm=101) with the given opcode bytes, then
  * TRAIL bytes of immediate after the displacement. */
-static void rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg,
+void x86_rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg,
 		     uint64_t addr, const uint8_t *imm, size_t trail)
 {
 	x86_put(w, op, n);
@@ -156,7 +156,7 @@ size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;
 	size_t at = w->len;
 	x86_put_u8(w, atomic ? X86_SWITCH_LOCK : 0x3e);    /* lock, or a ds prefix (no effect) */
-	rip_form(w, op, 2, 0, counter, &one, 1);          /* add qword [rip+X], 1 */
+	x86_rip_form(w, op, 2, 0, counter, &one, 1);          /* add qword [rip+X], 1 */
 	return at;
 }
 
@@ -170,7 +170,7 @@ static void inc_atomic_keep_flags(struct x86_writer *w, uint64_t counter)
 	x86_put(w, lea_down, sizeof(lea_down));
 	x86_put_u8(w, 0x9c);
 	x86_put_u8(w, X86_SWITCH_LOCK);
-	rip_form(w, op, 2, 0, counter, &one, 1);
+	x86_rip_form(w, op, 2, 0, counter, &one, 1);
 	x86_put_u8(w, 0x9d);
 	x86_put(w, lea_up, sizeof(lea_up));
 }
@@ -189,9 +189,9 @@ size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool a
 	x86_put(w, nop2, 2);                              /* the switch */
 	x86_put(w, lea_down, sizeof(lea_down));
 	x86_put_u8(w, 0x50);                              /* push rax */
-	rip_form(w, mov_load, 2, 0, counter, NULL, 0);    /* mov rax,[rip+X] */
+	x86_rip_form(w, mov_load, 2, 0, counter, NULL, 0);    /* mov rax,[rip+X] */
 	x86_put(w, lea_inc, sizeof(lea_inc));
-	rip_form(w, mov_store, 2, 0, counter, NULL, 0);   /* mov [rip+X],rax */
+	x86_rip_form(w, mov_store, 2, 0, counter, NULL, 0);   /* mov [rip+X],rax */
 	x86_put_u8(w, 0x58);                              /* pop rax */
 	x86_put(w, lea_up, sizeof(lea_up));
 	x86_put(w, skip, 2);                              /* over the atomic path */
@@ -223,7 +223,7 @@ size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomi
 	x86_put_u8(w, 0x9c);                          /* pushfq */
 	size_t at = w->len;
 	x86_put_u8(w, atomic ? X86_SWITCH_LOCK : 0x3e);
-	rip_form(w, op, 2, 1, counter, NULL, 0);
+	x86_rip_form(w, op, 2, 1, counter, NULL, 0);
 	x86_put_u8(w, 0x9d);                          /* popfq */
 	x86_put(w, lea_up, sizeof(lea_up));
 	return at;

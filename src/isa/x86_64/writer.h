@@ -89,6 +89,11 @@ size_t x86_call(struct x86_writer *w, uint64_t target);
  * the disp32 (the instruction's last field) for a fixup. */
 size_t x86_lea_rip(struct x86_writer *w, int reg);
 
+/* OP (N bytes), a rip-relative modrm (register field REG) reaching ADDR,
+ * then TRAIL bytes of IMM: the displacement is logged as a fix. */
+void x86_rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg, uint64_t addr,
+		  const uint8_t *imm, size_t trail);
+
 /* Counter increments. Until a process has a second thread they are plain
  * read-modify-writes; then they must be atomic. Each increment emitted with
  * ATOMIC false can be switched in place by the two bytes at its start

@@ -14,7 +14,7 @@
 
 enum {
 	TRACE_OPTIONS = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-			PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL,
+			PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL,
 };
 
 /* The child waits on GO until its parent has seized it, so that its exec
