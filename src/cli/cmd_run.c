@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  -c, --collect LIST   comma-separated collectors (default fcount):\n", f);
 	for (size_t i = 0; i < rtl_collector_count(); i++)
-		fprintf(f, "                         %-8s %s\n", rtl_collector_at(i)->name,
+		fprintf(f, "                         %-9s %s\n", rtl_collector_at(i)->name,
 			rtl_collector_at(i)->summary);
 	fputs("  -o, --output FILE    the profile (all processes of the run)\n"
 	      "      --cold           neither use nor update the warm-start cache\n"
