@@ -77,6 +77,8 @@ def parse_arcs(path):
                 count, cob, target, cfn = pending
                 pending = None
                 site = arcs.setdefault((os.path.realpath(cur["ob"]), pos[0]), {})
+                # a callee's recursion levels (fib'2) are one function
+                cfn = re.sub(r"'\d+$", "", cfn or "")
                 key = (os.path.realpath(cob) if cob and cob != "???" else cob, target, cfn)
                 site[key] = site.get(key, 0) + count
     return arcs
@@ -117,8 +119,7 @@ def compare(theirs, mine, callers, exe, only, tag):
             if only is None:
                 wanted = obj == exe or cob == exe
             else:
-                base = re.sub(r"'\d+$", "", cfn or "")
-                wanted = base in only or callers.get((obj, site)) in only
+                wanted = cfn in only or callers.get((obj, site)) in only
             call = call_at(obj, site) if wanted and os.path.exists(obj) else None
             if not call:
                 continue

@@ -84,7 +84,10 @@ int main(void)
 	nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
 	CHECK_EQ(state_of(pid), 'S');   /* running again: sleeping in nanosleep */
 
+	/* killed: a last stop at its exit (reticle reads its memory there), then gone */
 	kill(pid, SIGKILL);
+	expect(pid, OS_EVENT_EXIT, 0, __LINE__);
+	CHECK_EQ(os_resume(pid, 0), 0);
 	expect(pid, OS_SIGNALED, SIGKILL, __LINE__);
 
 	/* a failed exec: its errno, and no child left behind */

@@ -84,8 +84,10 @@ static void write_rows(rtl_profile *p)
 	CHECK_EQ(rtl_profile_add_call(p, 0, 0x1180, fid[1], 3), -ENOENT);
 	CHECK_EQ(rtl_profile_add_block(p, 77, 0x1180, 1, 1), -ENOENT);
 	CHECK_EQ(rtl_profile_add_function(p, 3, "f", 0, 1, 1, NULL, NULL), -ENOENT);
-	/* The same block or call site twice adds up. */
+	/* The same block twice adds up. */
 	CHECK_EQ(rtl_profile_add_block(p, fid[1], 0x1170, 3, 2), 0);
+	/* an arc two collectors both know: the larger count is kept */
+	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, fid[2], 3), 0);
 	CHECK_EQ(rtl_profile_add_call(p, fid[1], 0x1180, fid[2], 1), 0);
 }
 

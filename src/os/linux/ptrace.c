@@ -107,7 +107,9 @@ int os_launch(char *const argv[], pid_t *pid_out)
 	if (err) {
 		if (pid > 0) {
 			kill(pid, SIGKILL);
-			waitpid(pid, &status, __WALL);
+			/* past its exit stop (PTRACE_O_TRACEEXIT) to its end */
+			while (waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status))
+				ptrace(PTRACE_CONT, pid, NULL, NULL);
 		}
 		return err;
 	}
