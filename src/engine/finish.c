@@ -23,6 +23,19 @@ static int module_row(struct proc *p, struct module *m, rtl_profile *prof)
 	return rtl_profile_add_process_module(prof, p->image, m->path, m->bias, &m->profile_id);
 }
 
+/* The profile row of function FS (of M, F), added with its state. */
+static int function_row(struct proc *p, struct module *m, const rtl_function *f, struct func_state *fs,
+			rtl_profile *prof, const char *why_not)
+{
+	if (fs->profile_id >= 0)
+		return 0;
+	int err = module_row(p, m, prof);
+	return err ? err : rtl_profile_add_function(prof, m->profile_id, f->name, f->addr, f->size,
+						    fs->status == FS_DONE,
+						    fs->status == FS_DONE ? NULL : fs->reason ? fs->reason : why_not,
+						    &fs->profile_id);
+}
+
 static int add_functions(struct proc *p, rtl_profile *prof)
 {
 	for (size_t i = 0; i < p->nmods; i++) {
@@ -43,13 +56,7 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 								     f->sources != RTL_SRC_PLT);
 			if (fs->status != FS_DONE && !skipped)
 				continue;
-			int err = module_row(p, m, prof);
-			if (!err)
-				err = rtl_profile_add_function(prof, m->profile_id, f->name, f->addr, f->size,
-							       fs->status == FS_DONE,
-							       fs->status == FS_DONE ? NULL
-							       : fs->reason ? fs->reason : "never called",
-							       &fs->profile_id);
+			int err = function_row(p, m, f, fs, prof, "never called");
 			if (err)
 				return err;
 		}
@@ -57,11 +64,6 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 	return 0;
 }
 
-/* The function a call to run-time TARGET runs: the one TARGET is in, or
- * through a PLT stub the one its slot was bound to. Its profile row (*ID)
- * is added when it has none yet (a function reticle did not relocate,
- * reached by calls all the same) when CREATE says the call ran; *ID is -1
- * outside every function. */
 /* The original address of run-time ADDR in a copy (a table the copy has
  * its own copy of holds copies' addresses), or ADDR. */
 static uint64_t original_of(struct proc *p, uint64_t addr)
@@ -85,6 +87,11 @@ static uint64_t original_of(struct proc *p, uint64_t addr)
 	return addr;
 }
 
+/* The function a call to run-time TARGET runs: the one TARGET is in, or
+ * through a PLT stub the one its slot was bound to. Its profile row (*ID)
+ * is added when it has none yet (a function reticle did not relocate,
+ * reached by calls all the same) when CREATE says the call ran; *ID is -1
+ * outside every function. */
 static int callee_of(struct proc *p, uint64_t target, rtl_profile *prof, bool create, int64_t *id,
 		     uint64_t *link_target)
 {
@@ -110,19 +117,9 @@ static int callee_of(struct proc *p, uint64_t target, rtl_profile *prof, bool cr
 		}
 	}
 	*link_target = target - m->bias;
-	if (fs->profile_id < 0 && create) {
-		int err = module_row(p, m, prof);
-		if (!err)
-			err = rtl_profile_add_function(prof, m->profile_id, f->name, f->addr, f->size,
-						       fs->status == FS_DONE,
-						       fs->status == FS_DONE ? NULL
-						       : fs->reason ? fs->reason : "not relocated",
-						       &fs->profile_id);
-		if (err)
-			return err;
-	}
+	int err = create ? function_row(p, m, f, fs, prof, "not relocated") : 0;
 	*id = fs->profile_id;
-	return 0;
+	return err;
 }
 
 /* Scratch arrays for the views of one function at a time. */
