@@ -14,6 +14,7 @@ it for the function the stub leads to, which under valgrind's CPU may be
 another ifunc choice. Direct and indirect calls are both compared, in a cold
 run and in a warm one. Exits 0 when every arc agrees."""
 import os, re, shutil, sqlite3, subprocess, sys
+from callgrind_oracle import decode_position
 
 
 def parse_arcs(path):
@@ -33,18 +34,7 @@ def parse_arcs(path):
         return names[kind].get(m.group(1), text)
 
     def position(parts):
-        pos = []
-        for i, p in enumerate(parts[:len(positions)]):
-            if p.startswith("+"):
-                v = last[i] + int(p[1:], 0)
-            elif p.startswith("-"):
-                v = last[i] - int(p[1:], 0)
-            elif p == "*":
-                v = last[i]
-            else:
-                v = int(p, 0)
-            pos.append(v)
-        return pos
+        return decode_position(parts[:len(positions)], last)
 
     with open(path) as f:
         for raw in f:

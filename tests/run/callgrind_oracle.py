@@ -15,6 +15,22 @@ import bisect, json, os, re, shutil, subprocess, sys
 import verify_copies
 
 
+def decode_position(parts, last):
+    """A callgrind position list: each number absolute, +N/-N relative to
+    LAST's, or * for LAST's."""
+    pos = []
+    for i, p in enumerate(parts):
+        if p.startswith("+"):
+            pos.append(last[i] + int(p[1:], 0))
+        elif p.startswith("-"):
+            pos.append(last[i] - int(p[1:], 0))
+        elif p == "*":
+            pos.append(last[i])
+        else:
+            pos.append(int(p, 0))
+    return pos
+
+
 def parse_callgrind(path):
     """Returns {(object, function): {"ir": n, "calls": n, "instr": {addr: ir}}}."""
     names = {"ob": {}, "fl": {}, "fn": {}}
@@ -70,17 +86,7 @@ def parse_callgrind(path):
                 continue
             parts = line.split()
             npos = len(positions)
-            pos = []
-            for i, p in enumerate(parts[:npos]):
-                if p.startswith("+"):
-                    v = last[i] + int(p[1:], 0)
-                elif p.startswith("-"):
-                    v = last[i] - int(p[1:], 0)
-                elif p == "*":
-                    v = last[i]
-                else:
-                    v = int(p, 0)
-                pos.append(v)
+            pos = decode_position(parts[:npos], last)
             for i, v in enumerate(pos):
                 last[i] = v
             if skip_next_cost:
