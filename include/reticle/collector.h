@@ -52,11 +52,9 @@ struct rtl_function_view {
 	/* every snippet's result (all collectors'), sorted by address then kind */
 	const struct rtl_counter_view *counters;
 	size_t ncounters;
-	/* indirect calls' targets, by site then target */
+	/* indirect calls' targets, by site, then callee and target */
 	const struct rtl_target_view *targets;
 	size_t ntargets;
-	/* calls of those sites the arc table could not take (it was full) */
-	uint64_t targets_lost;
 };
 
 struct rtl_collector {
