@@ -21,6 +21,10 @@ static int picky_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BRANCH_TAKEN, cfg->blocks[0].last, &count);
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr, &count);
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &timer);
+	/* no call anywhere: no call counter, no indirect target */
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_CALL_BEFORE, cfg->blocks[1].last, &count);
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_INDIRECT_TARGET, cfg->blocks[2].last, &count);
+	seen_err[nseen++] = rtl_plan_count_calls(cfg, plan);   /* plans nothing: 0 */
 	int err = rtl_plan_count_entry(cfg, plan);
 	return err ? err : rtl_plan_count_branches(cfg, plan);
 }
@@ -51,12 +55,15 @@ int main(void)
 
 	probe_set_init(&set, both, 3);
 	CHECK_EQ(probe_plan_build(&set, &cfg, "m", "f", bias, &plan), 0);
-	CHECK_EQ(nseen, 5);
+	CHECK_EQ(nseen, 8);
 	CHECK_EQ(seen_err[0], -EINVAL);
 	CHECK_EQ(seen_err[1], -EINVAL);
 	CHECK_EQ(seen_err[2], -EINVAL);
 	CHECK_EQ(seen_err[3], -RTL_ERR_UNSUPPORTED);
 	CHECK_EQ(seen_err[4], -RTL_ERR_UNSUPPORTED);
+	CHECK_EQ(seen_err[5], -EINVAL);
+	CHECK_EQ(seen_err[6], -EINVAL);
+	CHECK_EQ(seen_err[7], 0);
 	/* one entry (both asked), three blocks, two ways out of the branch */
 	CHECK_EQ((long)plan.n, 6);
 	CHECK(probe_plan_has(&plan, RTL_POINT_ENTRY, bias + 0x1000));
