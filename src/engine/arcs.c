@@ -8,17 +8,13 @@
 #include "util/array.h"
 #include "util/log.h"
 
-static struct window *window_of(struct proc *p, uint64_t addr, size_t *idx)
+/* The window of a site's words, and its index in P's windows (*IDX). */
+static struct window *window_of(struct proc *p, uint64_t words, size_t *idx)
 {
-	for (size_t i = 0; i < p->shm.nwins; i++) {
-		struct window *w = &p->shm.wins[i];
-		if (addr >= w->addr + w->code_cap && addr + 16 <= w->addr + w->code_cap + w->ctr_cap) {
-			if (idx)
-				*idx = i;
-			return w;
-		}
-	}
-	return NULL;
+	struct window *w = proc_window_at(p, words, 16);
+	if (w && idx)
+		*idx = (size_t)(w - p->shm.wins);
+	return w;
 }
 
 /* The site's two words: its key prefix and its window's table. */

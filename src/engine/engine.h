@@ -242,6 +242,11 @@ void proc_go_multithreaded(struct proc *p);
 void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
 /* The value of the counter at run-time ADDR in one of P's windows (0 if none). */
 uint64_t proc_read_counter(struct proc *p, uint64_t addr);
+/* The window holding the LEN bytes at run-time ADDR (code or counters), or NULL. */
+struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len);
+/* The relocated copy holding run-time PC: its function state (and *MP its
+ * module), or NULL. */
+struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);

@@ -68,23 +68,14 @@ static int add_functions(struct proc *p, rtl_profile *prof)
  * its own copy of holds copies' addresses), or ADDR. */
 static uint64_t original_of(struct proc *p, uint64_t addr)
 {
-	for (size_t i = 0; i < p->nmods; i++) {
-		struct module *m = &p->mods[i];
-		const struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
-		if (!w || addr < w->addr || addr >= w->addr + w->code_cap)
-			continue;
-		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; k < n; k++) {
-			const struct func_state *fs = &m->fs[k];
-			if (fs->status != FS_DONE || addr < fs->entry || addr >= fs->entry + fs->code_len)
-				continue;
-			if (addr == fs->entry)
-				return rtl_binary_function(m->bin, k)->addr + m->bias;
-			size_t j = rtl_lower_bound_u64(fs->map_to, fs->nmap, addr);
-			return j < fs->nmap && fs->map_to[j] == addr ? fs->map_from[j] : addr;
-		}
-	}
-	return addr;
+	struct module *m;
+	const struct func_state *fs = proc_copy_at(p, addr, &m);
+	if (!fs)
+		return addr;
+	if (addr == fs->entry)
+		return rtl_binary_function(m->bin, (size_t)(fs - m->fs))->addr + m->bias;
+	size_t j = rtl_lower_bound_u64(fs->map_to, fs->nmap, addr);
+	return j < fs->nmap && fs->map_to[j] == addr ? fs->map_from[j] : addr;
 }
 
 /* The function a call to run-time TARGET runs: the one TARGET is in, or

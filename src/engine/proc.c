@@ -432,14 +432,40 @@ fail:
 	return NULL;
 }
 
-uint64_t proc_read_counter(struct proc *p, uint64_t addr)
+struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len)
 {
 	for (size_t i = 0; i < p->shm.nwins; i++) {
 		struct window *w = &p->shm.wins[i];
-		if (addr >= w->addr && addr + 8 <= w->addr + w->code_cap + w->ctr_cap)
-			return *(volatile uint64_t *)window_local(w, addr);
+		if (addr >= w->addr && addr + len <= w->addr + w->code_cap + w->ctr_cap)
+			return w;
 	}
-	return 0;
+	return NULL;
+}
+
+uint64_t proc_read_counter(struct proc *p, uint64_t addr)
+{
+	struct window *w = proc_window_at(p, addr, 8);
+	return w ? *(volatile uint64_t *)window_local(w, addr) : 0;
+}
+
+struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
+		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
+			continue;
+		size_t n = rtl_binary_function_count(m->bin);
+		for (size_t k = 0; k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			if (fs->status == FS_DONE && fs->nmap && pc >= fs->entry &&
+			    pc < fs->entry + fs->code_len) {
+				*mp = m;
+				return fs;
+			}
+		}
+	}
+	return NULL;
 }
 
 /* Names what is at run-time address PC, for messages about faults: an
@@ -482,14 +508,9 @@ void proc_go_multithreaded(struct proc *p)
 	if (p->multithreaded)
 		return;
 	for (size_t i = 0; i < p->nsites; i++) {
-		uint64_t a = p->sites[i].addr;
-		for (size_t k = 0; k < p->shm.nwins; k++) {
-			struct window *w = &p->shm.wins[k];
-			if (a < w->addr || a >= w->addr + w->code_cap)
-				continue;
-			x86_switch_atomic(window_local(w, a), p->sites[i].keep_flags);
-			break;
-		}
+		struct window *w = proc_window_at(p, p->sites[i].addr, 2);
+		if (w)
+			x86_switch_atomic(window_local(w, p->sites[i].addr), p->sites[i].keep_flags);
 	}
 	p->nsites = 0;
 	p->multithreaded = true;

@@ -39,27 +39,6 @@ static bool caught(pid_t tid, int sig)
 	return !found || (sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1));
 }
 
-/* The copy holding PC: its function state (and *MP its module), or NULL. */
-static struct func_state *copy_at(struct proc *p, uint64_t pc, struct module **mp)
-{
-	for (size_t i = 0; i < p->nmods; i++) {
-		struct module *m = &p->mods[i];
-		struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
-		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
-			continue;
-		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; k < n; k++) {
-			struct func_state *fs = &m->fs[k];
-			if (fs->status == FS_DONE && fs->nmap && pc >= fs->entry &&
-			    pc < fs->entry + fs->code_len) {
-				*mp = m;
-				return fs;
-			}
-		}
-	}
-	return NULL;
-}
-
 /* Whether instruction I of FS's function is in the process as in the file
  * (no patch of reticle's over it): a thread may resume there. */
 static bool intact(struct proc *p, const struct module *m, const struct func_state *fs, size_t i)
@@ -97,7 +76,7 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 	struct func_state *fs;
 	struct module *m;
 	if (!p->original_returns || os_is_stop_signal(sig) || sig == SIGCONT || os_get_pc(tid, &pc) ||
-	    !(fs = copy_at(p, pc, &m)) || !caught(tid, sig))
+	    !(fs = proc_copy_at(p, pc, &m)) || !caught(tid, sig))
 		return;
 	/* map_to is in emission order: ascending; labels are where each
 	 * instruction's code starts (its block's counter code first) */
