@@ -8,6 +8,7 @@
 #ifndef RETICLE_COLLECTOR_H
 #define RETICLE_COLLECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <reticle/probe.h>
@@ -38,6 +39,14 @@ struct rtl_target_view {
 	uint64_t count;
 };
 
+/* The function's timer in one thread (RTL_PRIM_TIMER_START/STOP). */
+struct rtl_timer_view {
+	int tid;              /* the thread (a process's first one: its pid) */
+	uint64_t calls;
+	double inclusive;     /* seconds from entries to exits, outermost frames only */
+	double exclusive;     /* seconds less the time of the timed functions it called */
+};
+
 /* One measured function, as finish() sees it. Valid during the call only. */
 struct rtl_function_view {
 	int64_t id;           /* row id in the profile's functions table */
@@ -55,6 +64,9 @@ struct rtl_function_view {
 	/* indirect calls' targets, by site, then callee and target */
 	const struct rtl_target_view *targets;
 	size_t ntargets;
+	/* its timer, per thread that called it, by thread */
+	const struct rtl_timer_view *timers;
+	size_t ntimers;
 };
 
 struct rtl_collector {
@@ -66,6 +78,9 @@ struct rtl_collector {
 	int (*plan)(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 	/* Writes this collector's measurements of F into P. Returns 0 or -err. */
 	int (*finish)(const struct rtl_function_view *f, rtl_profile *p);
+	/* Its plans use timers (RTL_PRIM_TIMER_START/STOP): the engine gives
+	 * every thread an area for them. */
+	bool timers;
 };
 
 /* The counter of point KIND at link-time ADDR among V (N of them, sorted

@@ -14,12 +14,23 @@
  * points RTL_POINT_ENTRY, RTL_POINT_BLOCK, RTL_POINT_REP_ITERATIONS (adds
  * the iterations of the block's rep string instructions instead of 1),
  * RTL_POINT_BRANCH_TAKEN, RTL_POINT_BRANCH_NOT_TAKEN, RTL_POINT_CALL_BEFORE
- * (a direct or indirect call), and RTL_POINT_INDIRECT_TARGET at an
- * indirect call, where it counts each target apart (finish() sees them in
- * rtl_function_view's targets). Other points and primitives are declared
- * so that a plan can name them; asking for one returns
- * -RTL_ERR_UNSUPPORTED. Two collectors asking for the same snippet at the
- * same point share one counter. */
+ * (a direct or indirect call), RTL_POINT_EXIT (a return), and
+ * RTL_POINT_INDIRECT_TARGET at an indirect call, where it counts each
+ * target apart (finish() sees them in rtl_function_view's targets).
+ *
+ * And the function's timer, per thread: RTL_PRIM_TIMER_START at its entry,
+ * RTL_PRIM_TIMER_STOP at its returns (rtl_plan_time_function plans both).
+ * It counts calls and TSC time, inclusive and exclusive, as Paradyn's
+ * timers do (a recursive function's inclusive time counts its outermost
+ * frames once). Entries and exits pair by the stack pointer: a frame left
+ * without a return (a tail call, longjmp, a C++ exception) is closed at the
+ * next entry or return of its thread that shows it was left; one still
+ * open when its thread ends is closed then. finish() sees the timers in
+ * rtl_function_view's timers.
+ *
+ * Other points and primitives are declared so that a plan can name them;
+ * asking for one returns -RTL_ERR_UNSUPPORTED. Two collectors asking for
+ * the same snippet at the same point share one counter (or timer). */
 #ifndef RETICLE_PROBE_H
 #define RETICLE_PROBE_H
 
@@ -34,8 +45,8 @@ enum rtl_point_kind {
 	RTL_POINT_BRANCH_NOT_TAKEN, /* ... falls through */
 	RTL_POINT_CALL_BEFORE = 6,  /* before a call instruction; addr = the call's */
 	RTL_POINT_INDIRECT_TARGET = 8, /* each target of an indirect call; addr = the call's */
+	RTL_POINT_EXIT = 5,         /* a return; addr = the ret instruction's */
 	/* declared, not yet implemented: */
-	RTL_POINT_EXIT = 5,         /* every way out of the function */
 	RTL_POINT_CALL_AFTER = 7,   /* where the call returns to */
 	RTL_POINT_MEMORY = 9,       /* an instruction that reads or writes memory */
 	RTL_POINT_BACK_EDGE = 10,   /* a loop's back-edge */
@@ -74,9 +85,9 @@ struct rtl_function_cfg {
 
 enum rtl_primitive {
 	RTL_PRIM_COUNT = 0,   /* add 1 (the iterations at RTL_POINT_REP_ITERATIONS) */
+	RTL_PRIM_TIMER_START, /* the function's timer: at RTL_POINT_ENTRY only */
+	RTL_PRIM_TIMER_STOP,  /* ... at RTL_POINT_EXIT only */
 	/* declared, not yet implemented: */
-	RTL_PRIM_TIMER_START,
-	RTL_PRIM_TIMER_STOP,
 	RTL_PRIM_SLOT_SET,
 	RTL_PRIM_BUFFER_APPEND,
 	RTL_PRIM_CALL,
@@ -103,6 +114,9 @@ int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 /* A counter before every call, and the targets of every indirect call. */
 int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+
+/* The function's timer: started at its entry, stopped at every return. */
+int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* What a snippet counted, as finish() sees it. */
 struct rtl_counter_view {

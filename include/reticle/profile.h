@@ -175,6 +175,20 @@ int rtl_profile_foreach_branch(rtl_profile *p,
 			       int (*fn)(const rtl_profile_branch *b, void *user),
 			       void *user);
 
+/* A function's timer in one thread (the calltime collector): calls, and
+ * seconds inclusive and exclusive of the timed functions it called. */
+int rtl_profile_add_time(rtl_profile *p, int64_t function, int tid, uint64_t calls, double inclusive,
+			 double exclusive);
+typedef struct rtl_profile_time {
+	int64_t function;
+	int tid;
+	uint64_t calls;
+	double inclusive, exclusive;
+} rtl_profile_time;
+/* Function times, by function then thread; none in a profile written
+ * without calltime. */
+int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user);
+
 /* Sums over all functions. HAVE has a bit when at least one function
  * carries that count. */
 typedef struct rtl_profile_totals {

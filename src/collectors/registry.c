@@ -9,6 +9,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_bbcount,
 	&collector_edges,
 	&collector_callgraph,
+	&collector_calltime,
 };
 
 size_t rtl_collector_count(void)

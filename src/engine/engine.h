@@ -16,6 +16,7 @@
 #include <reticle/profile.h>
 #include <reticle/session.h>
 #include "probe/plan.h"
+#include "runtime/thread_area.h"
 #include "runtime/window.h"
 
 enum func_status {
@@ -49,6 +50,10 @@ struct func_state {
 	 * many times, plus one (0: not seen unbound) */
 	uint32_t plt_unbound;
 	bool plt_watched;         /* a PLT stub in proc->plt_watch */
+	/* its timer: the offset of its words in a thread area, and the
+	 * counter of its copy that holds it (timers.c); 0 if none */
+	uint32_t timer;
+	uint64_t timer_desc;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -105,6 +110,14 @@ struct module {
 struct thread {
 	pid_t tid;
 	int pending_sig;          /* signal to deliver on the next resume */
+	int area;                 /* its thread area (timers.c), -1 if none */
+};
+
+/* The timers of a thread that has ended (timers.c). */
+struct thread_times {
+	pid_t tid;
+	struct ta_timer *t;       /* by timer number */
+	size_t n;
 };
 
 struct proc {
@@ -175,6 +188,11 @@ struct proc {
 	/* proc_function_at's answers by address (NULL until first used; reset
 	 * when modules come or go) */
 	struct fn_memo *memo;
+	/* per-thread areas when a collector times functions (timers.c) */
+	struct thread_region areas;
+	size_t ntimers;           /* timers numbered so far (0 is the overflow one) */
+	struct thread_times *times;   /* of threads that have ended */
+	size_t ntimes, ntimes_cap;
 };
 
 /* arcs.c: indirect call sites in their windows' arc tables */
@@ -193,6 +211,28 @@ int arcs_collect(struct proc *p, struct arcs *out);
 size_t arcs_of_site(struct proc *p, const struct arcs *a, const struct point_rec *pr,
 		    const struct arc_entry **first);
 void arcs_free(struct arcs *a);
+
+/* timers.c: thread areas and the function timers in them */
+/* Maps the region of thread areas into a new image and gives thread TID
+ * one (when the session's collectors time functions). */
+int timers_setup_image(struct proc *p, pid_t tid);
+/* A thread CHILD sharing P's memory (a thread, a vfork child): its area. */
+void timers_new_thread(struct proc *p, pid_t child);
+/* The region of a forked child C of P, whose thread forked as TID. */
+int timers_fork(struct proc *p, struct proc *c, pid_t tid);
+/* Thread TID is ending: its timers are kept, its area freed. */
+void timers_thread_exit(struct proc *p, pid_t tid);
+/* Every thread's: the process image ends. */
+void timers_harvest_all(struct proc *p);
+/* A relocated copy with a timer: numbers it and writes the counter DESC. */
+void timers_record(struct proc *p, struct func_state *fs, uint64_t desc);
+/* The per-thread views of FS's timer (malloc'd, *N of them), or NULL. */
+struct rtl_timer_view *timers_view(struct proc *p, const struct func_state *fs, size_t *n);
+/* TSC ticks per second, measured over the session so far. */
+double timers_tsc_hz(struct rtl_session *s);
+/* Maps LEN bytes of reticle's memfd FD at offset 0 into P's thread TID:
+ * at ADDR exactly (FIXED), or where the kernel likes (*AT: where). */
+int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len, bool fixed, uint64_t *at);
 
 /* session.c */
 const struct probe_set *session_probes(const struct rtl_session *s);

@@ -218,19 +218,21 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		if (err)
 			return err;
 	}
-	size_t ntargets;
+	size_t ntargets, ntimers = 0;
 	int err = targets_of(p, m, fs, prof, sc, &ntargets);
 	if (err)
 		return err;
+	struct rtl_timer_view *timers = fs->timer ? timers_view(p, fs, &ntimers) : NULL;
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
 		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
 		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
 		.counters = sc->ctr, .ncounters = nctr,
-		.targets = sc->tv, .ntargets = ntargets,
+		.targets = sc->tv, .ntargets = ntargets, .timers = timers, .ntimers = ntimers,
 	};
 	for (size_t c = 0; c < session_ncollectors(p->s) && !err; c++)
 		err = session_collector(p->s, c)->finish(&view, prof);
+	free(timers);
 	return err;
 }
 
@@ -265,6 +267,7 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		.command = p->command, .exit_status = p->status, .start_ns = p->start_ns,
 		.end_ns = end_ns,
 	};
+	timers_harvest_all(p);   /* the threads left: the image ends */
 	int err = rtl_profile_add_process(prof, &row);
 	if (!err)
 		err = add_functions(p, prof);

@@ -26,6 +26,7 @@ struct proc *proc_new(struct rtl_session *s, pid_t pid)
 	p->s = s;
 	p->pid = pid;
 	p->shm.fd = -1;
+	p->areas.fd = -1;
 	p->mem = os_mem_open(pid);
 	if (p->mem < 0 || shm_init(&p->shm) || proc_add_thread(p, pid)) {
 		proc_free(p);
@@ -64,6 +65,10 @@ void proc_free(struct proc *p)
 	free(p->sites);
 	free(p->command);
 	shm_free(&p->shm);
+	thread_region_free(&p->areas);
+	for (size_t i = 0; i < p->ntimes; i++)
+		free(p->times[i].t);
+	free(p->times);
 	if (p->mem >= 0)
 		close(p->mem);
 	free(p);
@@ -85,12 +90,13 @@ int proc_add_thread(struct proc *p, pid_t tid)
 	if (!nt)
 		return -ENOMEM;
 	p->threads = nt;
-	p->threads[p->nthreads++] = (struct thread){ .tid = tid };
+	p->threads[p->nthreads++] = (struct thread){ .tid = tid, .area = -1 };
 	return 0;
 }
 
 void proc_remove_thread(struct proc *p, pid_t tid)
 {
+	timers_thread_exit(p, tid);
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (p->threads[i].tid == tid) {
 			p->threads[i] = p->threads[--p->nthreads];
@@ -223,6 +229,32 @@ static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bo
 	return 0;
 }
 
+int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len, bool fixed, uint64_t *at)
+{
+	char path[64];
+	uint64_t str;
+	long tfd, r = -1, ignored;
+	int err;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
+	if ((err = put_string(p, tid, path, fixed, &str)))
+		return err;
+	if ((err = proc_syscall(p, tid, SYS_open, str, O_RDWR | O_CLOEXEC, 0, 0, 0, 0, &tfd)))
+		return err;
+	if (tfd < 0)
+		return (int)tfd;
+	err = proc_syscall(p, tid, SYS_mmap, addr, len, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_NORESERVE | (fixed ? MAP_FIXED : 0), (uint64_t)tfd, 0, &r);
+	proc_syscall(p, tid, SYS_close, (uint64_t)tfd, 0, 0, 0, 0, 0, &ignored);
+	if (err)
+		return err;
+	if (r < 0 && r > -4096)
+		return (int)r;
+	if (fixed && (uint64_t)r != addr)
+		return -RTL_ERR_NO_SPACE;
+	*at = (uint64_t)r;
+	return 0;
+}
+
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
@@ -333,7 +365,7 @@ int proc_setup_image(struct proc *p, pid_t tid)
 			return err;
 		dl_find_r_debug(p, &p->mods[p->nmods - 1]);
 	}
-	return 0;
+	return timers_setup_image(p, tid);
 }
 
 /* A malloc'd copy of N elements of ELEM bytes, with room for one when N is 0. */

@@ -46,6 +46,7 @@ struct rtl_session {
 	char *profile_path;
 	bool profile_failed;
 	uint64_t t0;              /* CLOCK_MONOTONIC at creation, ns */
+	uint64_t tsc0;            /* the TSC then */
 	pid_t main_pid;
 	char *main_command;
 	int main_status;
@@ -65,6 +66,12 @@ struct rtl_session {
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
 const struct probe_set *session_probes(const struct rtl_session *s) { return &s->probes; }
+
+double timers_tsc_hz(struct rtl_session *s)
+{
+	uint64_t ns = os_now_ns() - s->t0, ticks = os_tsc() - s->tsc0;
+	return ns ? (double)ticks * 1e9 / (double)ns : 1e9;
+}
 
 struct ahead *session_ahead(const struct rtl_session *s) { return s->ahead; }
 
@@ -180,6 +187,7 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	s->ncolls = opts->ncollectors;
 	probe_set_init(&s->probes, s->colls, s->ncolls);
 	s->t0 = os_now_ns();
+	s->tsc0 = os_tsc();
 	*out = s;
 	return 0;
 }
@@ -482,11 +490,14 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	placement_new_task(s->placement, child, shares_memory);
 	if (shares_memory) {
 		proc_add_thread(p, child);
+		timers_new_thread(p, child);
 		/* a vfork child runs alone while its parent waits */
 		if (st->kind != OS_EVENT_VFORK)
 			proc_go_multithreaded(p);
 	} else {
 		struct proc *c = proc_fork(p, child);
+		if (c && timers_fork(p, c, st->tid))
+			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);
 		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)
@@ -677,6 +688,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_EVENT_EXIT:
 		/* the last look at the process's memory */
 		lazy_bind_plt(p);
+		timers_thread_exit(p, st->tid);
 		resume(p, st->tid, 0);
 		break;
 	default:

@@ -17,7 +17,7 @@
 #include "patch/fn_cache.h"
 #include "util/log.h"
 
-static const char magic[8] = "RTLCOPY4";
+static const char magic[8] = "RTLCOPY5";
 
 void ccache_open(struct proc *p, struct module *m)
 {

@@ -498,6 +498,8 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 		p->sites[p->nsites++].keep_flags = r->sites[k].keep_flags;
 	}
 	fs->entry_counter = r->entry_counter;
+	if (r->timer_desc)
+		timers_record(p, fs, r->timer_desc);
 	fs->map_from = r->map_from;
 	fs->map_to = r->map_to;
 	fs->nmap = (uint32_t)r->nmap;

@@ -24,15 +24,23 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 		h = fnv1a(h, cs[i]->name, strlen(cs[i]->name) + 1);
 	s->cs = cs;
 	s->n = n;
+	s->timers = false;
+	for (size_t i = 0; i < n; i++)
+		s->timers |= cs[i]->timers;
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
+}
+
+int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op)
+{
+	if (rtl_grow(&p->pts, &p->cap, p->n + 1, sizeof(*p->pts)))
+		return -ENOMEM;
+	p->pts[p->n++] = (struct plan_point){ addr, (uint8_t)kind, (uint8_t)op };
+	return 0;
 }
 
 int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)
 {
-	if (rtl_grow(&p->pts, &p->cap, p->n + 1, sizeof(*p->pts)))
-		return -ENOMEM;
-	p->pts[p->n++] = (struct plan_point){ addr, (uint8_t)kind, RTL_PRIM_COUNT };
-	return 0;
+	return probe_plan_push_op(p, kind, addr, RTL_PRIM_COUNT);
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -56,10 +64,16 @@ void probe_plan_finish(struct probe_plan *p)
 	p->n = k;
 }
 
+bool probe_plan_has_op(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr,
+		       enum rtl_primitive op)
+{
+	struct plan_point key = { addr, (uint8_t)kind, (uint8_t)op };
+	return p->n && bsearch(&key, p->pts, p->n, sizeof(key), cmp_point);
+}
+
 bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)
 {
-	struct plan_point key = { addr, (uint8_t)kind, RTL_PRIM_COUNT };
-	return p->n && bsearch(&key, p->pts, p->n, sizeof(key), cmp_point);
+	return probe_plan_has_op(p, kind, addr, RTL_PRIM_COUNT);
 }
 
 void probe_plan_free(struct probe_plan *p)
@@ -92,7 +106,12 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 {
 	const struct rtl_function_cfg *cfg = plan->cfg;
 	const struct rtl_cfg_block *b;
-	if (!s || s->op != RTL_PRIM_COUNT || (unsigned)kind >= RTL_POINT_KIND_COUNT)
+	if (!s || (unsigned)kind >= RTL_POINT_KIND_COUNT)
+		return -RTL_ERR_UNSUPPORTED;
+	/* the function's timer: started at its entry, stopped at its exits */
+	if ((s->op == RTL_PRIM_TIMER_START && kind != RTL_POINT_ENTRY) ||
+	    (s->op == RTL_PRIM_TIMER_STOP && kind != RTL_POINT_EXIT) ||
+	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:
@@ -118,10 +137,14 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_INDIRECT_CALL)
 			return -EINVAL;
 		break;
+	case RTL_POINT_EXIT:
+		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_RETURN)
+			return -EINVAL;
+		break;
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
-	return probe_plan_push(plan->out, kind, addr + plan->bias);
+	return probe_plan_push_op(plan->out, kind, addr + plan->bias, s->op);
 }
 
 int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan)
@@ -161,6 +184,16 @@ int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		if (!err && end == RTL_END_INDIRECT_CALL)
 			err = rtl_plan_add(plan, RTL_POINT_INDIRECT_TARGET, cfg->blocks[b].last, &count);
 	}
+	return err;
+}
+
+int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet start = { RTL_PRIM_TIMER_START }, stop = { RTL_PRIM_TIMER_STOP };
+	int err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		if (cfg->blocks[b].end == RTL_END_RETURN)
+			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &stop);
 	return err;
 }
 

@@ -26,6 +26,7 @@ struct probe_set {
 	const struct rtl_collector *const *cs;
 	size_t n;
 	char key[17];
+	bool timers;              /* a collector plans timers */
 };
 
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);
@@ -37,8 +38,13 @@ int probe_plan_build(const struct probe_set *set, const struct rtl_function_cfg 
 		     const char *module, const char *name, uint64_t bias, struct probe_plan *out);
 /* A snippet of primitive RTL_PRIM_COUNT at KIND/ADDR (run-time) in P. */
 bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr);
-/* Adds a point directly (run-time ADDR), for plans made without collectors. */
+/* A snippet of primitive OP at KIND/ADDR (run-time) in P. */
+bool probe_plan_has_op(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr,
+		       enum rtl_primitive op);
+/* Adds a counter directly (run-time ADDR), for plans made without
+ * collectors; _op: a snippet of primitive OP. */
 int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr);
+int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op);
 /* Sorts P and drops duplicates. */
 void probe_plan_finish(struct probe_plan *p);
 void probe_plan_free(struct probe_plan *p);

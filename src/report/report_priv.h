@@ -34,6 +34,9 @@ const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 /* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
 void rpt_json_string(FILE *out, const char *s);
 
+/* The time table (times.c) when P has function times: *SHOWN set then. */
+int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown);
+
 /* The process tree (report/tree.c): at most LIMIT lines (0: all), with the
  * counts HAVE names; and the one line that describes image ID. */
 int rpt_tree(rtl_profile *p, unsigned have, unsigned long limit, FILE *out);

@@ -212,6 +212,9 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	if (avail > rows.n)
 		fprintf(out, "(%" PRIu64 " more function%s: --top N or --top 0 for more)\n",
 			avail - rows.n, avail - rows.n == 1 ? "" : "s");
+	int timed;
+	if ((err = rpt_times(p, o, out, &timed)))
+		goto out;
 	err = rpt_out_status(out);
 out:
 	rpt_rows_free(&rows);

@@ -284,6 +284,34 @@ int rtl_profile_foreach_branch(rtl_profile *p,
 		     " ORDER BY function, site", 0, 0, branch_row, &c);
 }
 
+struct time_ctx {
+	int (*fn)(const rtl_profile_time *t, void *user);
+	void *user;
+};
+
+static int time_row(sqlite3_stmt *s, void *ctx)
+{
+	struct time_ctx *c = ctx;
+	rtl_profile_time t = {
+		.function = sqlite3_column_int64(s, 0),
+		.tid = sqlite3_column_int(s, 1),
+		.calls = u64(s, 2),
+		.inclusive = sqlite3_column_double(s, 3),
+		.exclusive = sqlite3_column_double(s, 4),
+	};
+	return c->fn(&t, c->user);
+}
+
+int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user)
+{
+	struct time_ctx c = { fn, user };
+
+	if (!file_has_table(p, "function_times"))
+		return 0;
+	return query(p, "SELECT function, tid, calls, inclusive, exclusive FROM function_times"
+		     " ORDER BY function, tid", 0, 0, time_row, &c);
+}
+
 static int totals_row(sqlite3_stmt *s, void *ctx)
 {
 	rtl_profile_totals *t = ctx;
@@ -421,13 +449,18 @@ static int build_scope(rtl_profile *p, const char *filter)
 		" GROUP BY a.rep, c.site, b.rep;"
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
 		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
-		"%s",
+		"%s%s",
 		(long long)p->process, filter, filter,
 		file_has_table(p, "branches")
 		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
 		  " sum(b.taken) AS taken, sum(b.not_taken) AS not_taken FROM main.branches b"
 		  " JOIN temp.fmap x ON x.id = b.function GROUP BY x.rep, b.site;"
-		  "CREATE INDEX temp.branches_function ON branches(function, site);" : "");
+		  "CREATE INDEX temp.branches_function ON branches(function, site);" : "",
+		file_has_table(p, "function_times")
+		? "CREATE TEMP TABLE function_times AS SELECT x.rep AS function, t.tid AS tid,"
+		  " sum(t.calls) AS calls, sum(t.inclusive) AS inclusive, sum(t.exclusive) AS exclusive"
+		  " FROM main.function_times t JOIN temp.fmap x ON x.id = t.function"
+		  " GROUP BY x.rep, t.tid;" : "");
 	int err = sql ? 0 : -ENOMEM;
 
 	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -441,7 +474,7 @@ static int drop_scope(rtl_profile *p)
 	if (!p->scoped)
 		return 0;
 	p->scoped = 0;
-	if (sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches;"
+	if (sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
 			 " DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
 			 " DROP TABLE temp.functions; DROP TABLE temp.fmap; DROP TABLE temp.modules;",
 			 NULL, NULL, NULL) != SQLITE_OK)
@@ -483,7 +516,7 @@ static int ensure_scope(rtl_profile *p)
 		err = build_scope(p, "");
 	}
 	if (err) {
-		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches;"
+		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
 			     " DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
 			     " DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
 			     " DROP TABLE IF EXISTS temp.modules;", NULL, NULL, NULL);

@@ -227,3 +227,21 @@ int rtl_profile_add_branch(rtl_profile *p, int64_t function, uint64_t site, uint
 		return -ENOENT;
 	return batch_add(p, TB_BRANCHES, function, (int64_t)site, (int64_t)taken, (int64_t)not_taken);
 }
+
+int rtl_profile_add_time(rtl_profile *p, int64_t function, int tid, uint64_t calls, double inclusive,
+			 double exclusive)
+{
+	sqlite3_stmt *s;
+	if (!writable(p))
+		return -EINVAL;
+	if (!known(function, p->nfunctions))
+		return -ENOENT;
+	if (!(s = store_stmt(p, ST_ADD_TIME)))
+		return -RTL_ERR_STORE;
+	sqlite3_bind_int64(s, 1, function);
+	sqlite3_bind_int64(s, 2, tid);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)calls);
+	sqlite3_bind_double(s, 4, inclusive);
+	sqlite3_bind_double(s, 5, exclusive);
+	return step_insert(p, s, NULL, "add function time");
+}

@@ -20,7 +20,7 @@ static int picky_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	/* block 0 ends in a fall-through: no branch there */
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BRANCH_TAKEN, cfg->blocks[0].last, &count);
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr, &count);
-	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &timer);
+	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[0].addr, &timer);
 	/* no call anywhere: no call counter, no indirect target */
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_CALL_BEFORE, cfg->blocks[1].last, &count);
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_INDIRECT_TARGET, cfg->blocks[2].last, &count);

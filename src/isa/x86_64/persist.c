@@ -28,6 +28,8 @@ struct rec_head {
 	uint32_t ntargets, ntables;
 	int32_t entry_counter;    /* counter index, -1 for none */
 	uint32_t npoints;
+	int32_t timer_desc;       /* counter index, -1 for none */
+	uint32_t pad;
 };
 
 struct rec_fix {
@@ -137,8 +139,8 @@ static bool parse(const void *blob, size_t len, struct rec *r)
 	/* an entry counter, one a block, one a block with rep instructions and
 	 * one or two a point (an indirect call's target count has two words):
 	 * a damaged count must not take the window's counters */
-	if (!counter_ok(h->entry_counter, h->ncounters) || !h->nmap ||
-	    h->ncounters > 1 + (uint64_t)h->nblocks + h->nreps + 2 * (uint64_t)h->npoints)
+	if (!counter_ok(h->entry_counter, h->ncounters) || !counter_ok(h->timer_desc, h->ncounters) ||
+	    !h->nmap || h->ncounters > 2 + (uint64_t)h->nblocks + h->nreps + 2 * (uint64_t)h->npoints)
 		return false;
 	for (uint32_t i = 0; i < h->npoints; i++)
 		if (r->points[i].counter < 0 || !counter_ok(r->points[i].counter, h->ncounters) ||
@@ -334,6 +336,8 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 	int err = collect_fixes(r, in, (struct rec_fix *)rc.fix, &nfix);
 	if (!err)
 		err = counter_index(in, r->entry_counter, &h.entry_counter);
+	if (!err)
+		err = counter_index(in, r->timer_desc, &h.timer_desc);
 	for (size_t i = 0; i < r->next && !err; i++) {
 		struct rec_ext *e = (struct rec_ext *)&rc.ext[i];
 		e->off = r->ext[i].off;
@@ -505,6 +509,7 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 							   (rc.sites[i] & SITE_KEEP_FLAGS) != 0 };
 	out->nsites = out->capsites = h->nsites;
 	out->entry_counter = h->entry_counter < 0 ? 0 : ctr[h->entry_counter];
+	out->timer_desc = h->timer_desc < 0 ? 0 : ctr[h->timer_desc];
 	for (uint32_t i = 0; i < h->nblocks; i++) {
 		const struct rec_block *b = &rc.blocks[i];
 		uint32_t end = i + 1 < h->nblocks ? rc.blocks[i + 1].first : h->nmap;
@@ -549,6 +554,8 @@ const char *x86_reloc_differs(const struct x86_reloc *a, const struct x86_reloc 
 			DIFF("byte at +%#zx: %02x against %02x", i, a->w.buf[i], b->w.buf[i]);
 	if (a->entry_counter != b->entry_counter)
 		DIFF("entry counter");
+	if (a->timer_desc != b->timer_desc)
+		DIFF("timer");
 	if (a->nblocks != b->nblocks)
 		DIFF("blocks");
 	for (size_t i = 0; i < a->nblocks; i++)

@@ -7,6 +7,7 @@
 #include "isa/x86_64/insn.h"
 #include "util/array.h"
 #include "isa/x86_64/arcs.h"
+#include "isa/x86_64/timers.h"
 #include "isa/x86_64/relocate.h"
 
 enum { MAX_TABLE_ENTRIES = 4096 };
@@ -901,6 +902,26 @@ static int call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct
 	return 0;
 }
 
+/* Before return I (flags are dead there, and the red zone): the plan's
+ * exit counter, and the stop of the function's timer. */
+static int exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_insn *in = &e->a->insns[i];
+	int err;
+	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr)) {
+		uint64_t ctr = env->new_counter(env->ctx);
+		if (!ctr)
+			return -RTL_ERR_NO_SPACE;
+		if ((err = add_point(out, in->addr, ctr, RTL_POINT_EXIT)) ||
+		    (err = emit_counter(e->w, ctr, false, env->atomic, out)))
+			return err;
+	}
+	if (out->timer_desc && probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
+		return x86_timer_stop(e->w);
+	return 0;
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
@@ -954,6 +975,11 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		as_jmp[modrm] = (uint8_t)((as_jmp[modrm] & ~0x38) | (4 << 3));
 		bytes = as_jmp;
 		int err = push_original_return(e, i, out);
+		if (err)
+			return err;
+	}
+	if (in->kind == X86_RET) {
+		int err = exit_probes(e, i, out);
 		if (err)
 			return err;
 	}
@@ -1132,6 +1158,12 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	if ((err = make_plan(a, &e.plan)))
 		goto out;
+	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_TIMER_START)) {
+		out->timer_desc = env->new_counter(env->ctx);
+		err = -RTL_ERR_NO_SPACE;
+		if (!out->timer_desc || (err = x86_timer_start(&out->w, out->timer_desc)))
+			goto out;
+	}
 	if (probe_plan_has(&e.plan, RTL_POINT_ENTRY, env->addr)) {
 		out->entry_counter = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;

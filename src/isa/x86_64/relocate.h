@@ -112,6 +112,9 @@ struct x86_reloc {
 	struct x86_counter_site *sites;
 	size_t nsites, capsites;
 	uint64_t entry_counter;
+	/* the counter that holds the function's timer (its offset in a
+	 * thread area, runtime/thread_area.h: the engine writes it), 0 if none */
+	uint64_t timer_desc;
 	struct x86_block *blocks;
 	size_t nblocks;
 	struct x86_call_site *calls;

@@ -88,6 +88,12 @@ int os_get_sp(pid_t tid, uint64_t *sp);
 int os_set_sp(pid_t tid, uint64_t sp);
 /* The thread pointer (fs on x86-64); 0 before libc has set up TLS. */
 int os_get_tls_base(pid_t tid, uint64_t *base);
+/* The base of the segment reticle gives each thread for its area (%gs on
+ * x86-64, which programs leave unused). */
+int os_set_area_base(pid_t tid, uint64_t base);
+int os_get_area_base(pid_t tid, uint64_t *base);
+/* The CPU's time-stamp counter, as the timer snippets read it. */
+uint64_t os_tsc(void);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
 /* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */

@@ -55,6 +55,22 @@ int os_get_tls_base(pid_t tid, uint64_t *base)
 	return peek_user(tid, offsetof(struct user_regs_struct, fs_base), base);
 }
 
+int os_set_area_base(pid_t tid, uint64_t base)
+{
+	return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, gs_base),
+		      (void *)base) ? -errno : 0;
+}
+
+int os_get_area_base(pid_t tid, uint64_t *base)
+{
+	return peek_user(tid, offsetof(struct user_regs_struct, gs_base), base);
+}
+
+uint64_t os_tsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
 int os_get_sp(pid_t tid, uint64_t *sp)
 {
 	struct user_regs_struct r;

@@ -1,0 +1,25 @@
+/* calltime: per function and thread, calls and wall-clock time, inclusive
+ * and exclusive of the timed functions it called, from a timer started at
+ * the function's entry and stopped at its returns (reticle/probe.h says how
+ * entries and exits pair under recursion, tail calls, longjmp and
+ * exceptions). */
+#include <reticle/collector.h>
+#include "collectors/builtin.h"
+
+static int calltime_finish(const struct rtl_function_view *f, rtl_profile *p)
+{
+	int err = 0;
+	for (size_t i = 0; i < f->ntimers && !err; i++) {
+		const struct rtl_timer_view *t = &f->timers[i];
+		err = rtl_profile_add_time(p, f->id, t->tid, t->calls, t->inclusive, t->exclusive);
+	}
+	return err;
+}
+
+const struct rtl_collector collector_calltime = {
+	.name = "calltime",
+	.summary = "calls and time per function and thread, inclusive and exclusive",
+	.plan = rtl_plan_time_function,
+	.finish = calltime_finish,
+	.timers = true,
+};

@@ -1,0 +1,153 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "runtime/thread_area.h"
+
+#define REGION_SIZE ((size_t)TA_COUNT * TA_SIZE)
+
+int thread_region_init(struct thread_region *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = memfd_create("reticle-threads", MFD_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	/* pages cost nothing until touched: the size is a bound */
+	void *local = MAP_FAILED;
+	if (!ftruncate(r->fd, (off_t)REGION_SIZE))
+		local = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, r->fd, 0);
+	if (local == MAP_FAILED) {
+		int err = -errno;
+		close(r->fd);
+		r->fd = -1;
+		return err;
+	}
+	r->local = local;
+	r->used[0] = true;   /* the null area */
+	return 0;
+}
+
+void thread_region_free(struct thread_region *r)
+{
+	if (r->local)
+		munmap(r->local, REGION_SIZE);
+	if (r->fd >= 0)
+		close(r->fd);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+uint8_t *thread_area_local(const struct thread_region *r, unsigned k)
+{
+	return r->local + (size_t)k * TA_SIZE;
+}
+
+uint64_t thread_area_addr(const struct thread_region *r, unsigned k)
+{
+	return r->addr + (uint64_t)k * TA_SIZE;
+}
+
+int thread_area_at(const struct thread_region *r, uint64_t base)
+{
+	if (!r->addr || base < r->addr || base >= r->addr + REGION_SIZE || (base - r->addr) % TA_SIZE)
+		return -1;
+	return (int)((base - r->addr) / TA_SIZE);
+}
+
+/* The header of area K for its run-time address: an empty stack over the
+ * sentinel; the null area's limit lets no frame in. */
+static void area_init(struct thread_region *r, unsigned k)
+{
+	uint8_t *a = thread_area_local(r, k);
+	uint64_t base = thread_area_addr(r, k);
+	struct ta_frame *sentinel = (struct ta_frame *)(a + TA_SENTINEL);
+	*sentinel = (struct ta_frame){ .sp = ~0ull };
+	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
+	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_END - sizeof(struct ta_frame) : base + TA_FRAMES - 1;
+}
+
+void thread_region_place(struct thread_region *r, uint64_t addr)
+{
+	r->addr = addr;
+	area_init(r, 0);
+}
+
+unsigned thread_region_take(struct thread_region *r)
+{
+	for (unsigned k = 1; k < TA_COUNT; k++)
+		if (!r->used[k]) {
+			r->used[k] = true;
+			area_init(r, k);
+			return k;
+		}
+	return 0;
+}
+
+void thread_region_give(struct thread_region *r, unsigned k)
+{
+	if (!k || k >= TA_COUNT || !r->used[k])
+		return;
+	/* zero pages back to the system: the next thread finds zeroed timers */
+	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)k * TA_SIZE, TA_SIZE);
+	r->used[k] = false;
+}
+
+/* Pops the top frame of A at NOW: what the snippets' pop does. */
+static void pop_frame(uint8_t *a, uint64_t base, uint64_t now)
+{
+	uint64_t *top = (uint64_t *)(a + TA_TOP);
+	struct ta_frame *f = (struct ta_frame *)(a + (*top - base)) - 1;
+	uint64_t elapsed = now - f->start;
+	f[-1].children += elapsed;
+	struct ta_timer *t = (struct ta_timer *)(a + f->timer);
+	if (f->timer >= TA_WORDS && f->timer + sizeof(*t) <= TA_SIZE) {
+		if (--t->active == 0)
+			t->inclusive += elapsed;
+		t->exclusive += elapsed - f->children;
+	}
+	*top -= sizeof(*f);
+}
+
+void thread_area_close_frames(uint8_t *a, uint64_t now)
+{
+	uint64_t *top = (uint64_t *)(a + TA_TOP);
+	if (!*top)
+		return;
+	/* the area's run-time base, from its top: frames start at TA_FRAMES */
+	uint64_t limit = ((uint64_t *)a)[TA_LIMIT / 8];
+	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
+	if (*top < base + TA_FRAMES || *top > base + TA_FRAMES_END)
+		return;   /* not a pushed-on area (the null one), or damaged */
+	while (*top > base + TA_FRAMES)
+		pop_frame(a, base, now);
+}
+
+int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
+		       struct thread_region *d)
+{
+	int err = thread_region_init(d);
+	if (err)
+		return err;
+	thread_region_place(d, s->addr);
+	if (!k)
+		return 0;
+	d->used[k] = true;
+	const uint8_t *from = thread_area_local(s, k);
+	uint8_t *to = thread_area_local(d, k);
+	uint64_t base = thread_area_addr(s, k);
+	uint64_t top = ((const uint64_t *)from)[TA_TOP / 8];
+	size_t used = top > base && top <= base + TA_FRAMES_END ? top - base : TA_FRAMES;
+	memcpy(to, from, used);
+	/* the child's time starts now; its frames go on, their counts do not */
+	for (struct ta_frame *f = (struct ta_frame *)(to + TA_FRAMES); (uint8_t *)f < to + used; f++) {
+		f->start = now;
+		f->children = 0;
+	}
+	const struct ta_timer *st = (const struct ta_timer *)(from + TA_WORDS);
+	struct ta_timer *dt = (struct ta_timer *)(to + TA_WORDS);
+	for (size_t i = 0; i < ntimers && i < TA_MAX_TIMERS; i++)
+		if (st[i].active)
+			dt[i].active = st[i].active;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* Per-thread areas: what snippets keep per thread (timers and their frames),
+ * reached through %gs.
+ *
+ * Linux on x86-64 leaves %gs to the program, and programs leave it unused
+ * (glibc, Go and the JVM keep their thread pointer in %fs), so reticle sets
+ * each thread's %gs base to an area of its own: a snippet reaches it with a
+ * segment prefix, no register, no call. The areas of a process image are
+ * one memfd that both the target and reticle map, so reticle reads a
+ * thread's timers when it likes, even after the thread or the process has
+ * died, and a thread needs no system call of its own: only its %gs base set.
+ *
+ * An area: a header (the top of the frame stack and its limit), a stack of
+ * frames (one per function entered and not yet left: the stack pointer at
+ * its entry, its timer, when it started, the time of its children), and the
+ * timers' words. Area 0 is the null area, for threads beyond the last one:
+ * its limit is its first frame, so nothing is ever pushed there. */
+#ifndef RETICLE_RUNTIME_THREAD_AREA_H
+#define RETICLE_RUNTIME_THREAD_AREA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	TA_TOP = 0,               /* address of the next free frame */
+	TA_LIMIT = 8,             /* a frame is pushed only at or below it */
+	TA_SENTINEL = 64,         /* a frame whose sp is ~0: never left */
+	TA_FRAMES = TA_SENTINEL + 32,
+	TA_FRAMES_END = 1 << 20,  /* 32,765 frames deep */
+	TA_WORDS = 1 << 20,       /* timers from here */
+	TA_SIZE = 4 << 20,
+	TA_COUNT = 512,           /* areas of an image, the null one included */
+};
+
+/* A frame on an area's stack. */
+struct ta_frame {
+	uint64_t sp;              /* the stack pointer at the function's entry */
+	uint64_t timer;           /* offset of its timer's words in the area */
+	uint64_t start;           /* TSC at its entry */
+	uint64_t children;        /* TSC ticks of the frames above it */
+};
+
+/* A timer's words, at TA_WORDS + 32 * its number. */
+struct ta_timer {
+	uint64_t calls;           /* entries */
+	uint64_t active;          /* its frames on the stack */
+	uint64_t inclusive;       /* ticks from the entry to the exit of its outermost frames */
+	uint64_t exclusive;       /* ticks of its frames less their children's */
+};
+
+enum { TA_MAX_TIMERS = (TA_SIZE - TA_WORDS) / sizeof(struct ta_timer) };
+
+struct thread_region {
+	int fd;                   /* -1: none */
+	uint64_t addr;            /* run-time address in the target, 0 before it is mapped */
+	uint8_t *local;           /* reticle's mapping */
+	bool used[TA_COUNT];
+};
+
+/* A region of TA_COUNT areas, mapped in reticle (not yet in the target). */
+int thread_region_init(struct thread_region *r);
+void thread_region_free(struct thread_region *r);
+/* The region is (to be) mapped at run-time ADDR in the target. */
+void thread_region_place(struct thread_region *r, uint64_t addr);
+/* A fresh area for a new thread, initialised: its index (0, the null area,
+ * when all are taken). */
+unsigned thread_region_take(struct thread_region *r);
+/* Area K is free again (its pages returned). */
+void thread_region_give(struct thread_region *r, unsigned k);
+/* reticle's pointer to area K; its run-time address. */
+uint8_t *thread_area_local(const struct thread_region *r, unsigned k);
+uint64_t thread_area_addr(const struct thread_region *r, unsigned k);
+/* The area at run-time address BASE (a thread's %gs base), or -1. */
+int thread_area_at(const struct thread_region *r, uint64_t base);
+/* Closes every frame of area A at time NOW, as the exit snippet would. */
+void thread_area_close_frames(uint8_t *a, uint64_t now);
+/* Copies S into a fresh region D placed alike: area K (a forked child's
+ * one thread) with the counts of its NTIMERS timers zeroed and its open
+ * frames restarted at NOW. */
+int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
+		       struct thread_region *d);
+
+#endif
