@@ -1,0 +1,123 @@
+/* Phases of known length for calltime: spins (an inline loop on the TSC,
+ * no call inside) and sleeps in nested, recursive, mutually recursive and
+ * tail-called functions, a longjmp out of a nest, and two threads. The
+ * program measures each phase itself with CLOCK_MONOTONIC and prints
+ * "time FUNCTION TID CALLS INCLUSIVE EXCLUSIVE" (seconds) for the oracle
+ * (calltime_oracle.py), and "thread TID SECONDS" for each worker. */
+#pragma GCC diagnostic ignored "-Winfinite-recursion"   /* ph_deep leaves by longjmp */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <x86intrin.h>
+
+static double hz;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static inline void spin(double s)
+{
+	uint64_t end = __rdtsc() + (uint64_t)(s * hz);
+	while (__rdtsc() < end)
+		;
+}
+
+static int tid(void) { return (int)syscall(SYS_gettid); }
+
+#define NOINLINE __attribute__((noinline, noipa))
+#define KEEP() __asm__ volatile("" ::: "memory")
+
+/* inner: spin; outer: spin, inner, sleep */
+NOINLINE void ph_inner(void) { spin(0.06); KEEP(); }
+NOINLINE void ph_outer(void)
+{
+	spin(0.04);
+	ph_inner();
+	struct timespec ts = { 0, 50 * 1000000 };
+	nanosleep(&ts, NULL);
+	KEEP();
+}
+
+/* recursion: each level spins 10 ms */
+NOINLINE int ph_rec(int n)
+{
+	spin(0.01);
+	int r = n ? ph_rec(n - 1) : 0;
+	KEEP();
+	return r + 1;
+}
+
+/* mutual recursion */
+NOINLINE int ph_odd(int n);
+NOINLINE int ph_even(int n) { spin(0.005); int r = n ? ph_odd(n - 1) : 1; KEEP(); return r; }
+NOINLINE int ph_odd(int n) { spin(0.005); int r = n ? ph_even(n - 1) : 0; KEEP(); return r; }
+
+/* a longjmp out of three frames */
+static jmp_buf jb;
+NOINLINE void ph_deep(int n) { spin(0.004); if (!n) longjmp(jb, 1); ph_deep(n - 1); KEEP(); }
+NOINLINE void ph_after(void) { spin(0.01); KEEP(); }
+
+static void *worker(void *arg)
+{
+	double secs = *(double *)arg, t0 = now();
+	spin(secs);
+	double span = now() - t0;
+	printf("time worker %d 1 %.6f %.6f\n", tid(), span, span);
+	printf("thread %d %.6f\n", tid(), span);
+	return NULL;
+}
+
+int main(void)
+{
+	double a = now();
+	uint64_t t0 = __rdtsc();
+	struct timespec ts = { 0, 20 * 1000000 };
+	nanosleep(&ts, NULL);
+	hz = (double)(__rdtsc() - t0) / (now() - a);
+	int me = tid();
+
+	double s = now();
+	ph_outer();
+	ph_outer();
+	double outer = now() - s;
+	/* the measured phases: outer's exclusive part is its spins */
+	printf("time ph_outer %d 2 %.6f %.6f\n", me, outer, 2 * 0.04);
+	printf("time ph_inner %d 2 %.6f %.6f\n", me, 2 * 0.06, 2 * 0.06);
+
+	s = now();
+	int r = ph_rec(9);
+	double rec = now() - s;
+	printf("time ph_rec %d %d %.6f %.6f\n", me, r, rec, rec);
+
+	s = now();
+	int e = ph_even(7);
+	double mutual = now() - s;
+	printf("time ph_even %d 4 %.6f %.6f\n", me, mutual, 4 * 0.005);
+	printf("time ph_odd %d 4 %.6f %.6f\n", me, mutual - 0.005, 4 * 0.005);
+
+	s = now();
+	for (int i = 0; i < 5; i++) {
+		if (!setjmp(jb))
+			ph_deep(2);
+		ph_after();
+	}
+	double after = now() - s;
+	printf("time ph_after %d 5 %.6f %.6f\n", me, 5 * 0.01, 5 * 0.01);
+	printf("time ph_deep %d 15 - %.6f\n", me, after - 5 * 0.01 - 0 * e);
+
+	pthread_t th[2];
+	double secs[2] = { 0.15, 0.25 };
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, worker, &secs[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
