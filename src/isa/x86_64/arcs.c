@@ -40,27 +40,6 @@ static int load_operand(struct x86_writer *w, const struct x86_insn *in, const u
 	return 0;
 }
 
-/* The rel8 at AT reaches the current end. */
-static void land(struct x86_writer *w, size_t at)
-{
-	if (!w->failed)
-		w->buf[at] = (uint8_t)(w->len - (at + 1));
-}
-
-/* A rel8 jump back to offset TO. */
-static void back(struct x86_writer *w, uint8_t op, size_t to)
-{
-	x86_put_u8(w, op);
-	x86_put_u8(w, (uint8_t)(int8_t)((long)to - (long)(w->len + 1)));
-}
-
-static size_t fwd(struct x86_writer *w, uint8_t op)
-{
-	x86_put_u8(w, op);
-	x86_put_u8(w, 0);
-	return w->len - 1;
-}
-
 int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint8_t *bytes,
 		     uint64_t words, bool atomic, size_t switches[2])
 {
@@ -104,33 +83,33 @@ int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint
 	x86_rip_form(w, mov_rcx, 2, 1, words + 8, NULL, 0);      /* mov rcx,[rip+table] */
 	size_t probe = w->len;
 	x86_put(w, cmp_key, sizeof(cmp_key));
-	size_t to_hit = fwd(w, 0x74);
+	size_t to_hit = x86_jump8(w, 0x74);
 	x86_put(w, cmp_free, sizeof(cmp_free));
-	size_t to_claim = fwd(w, 0x74);
+	size_t to_claim = x86_jump8(w, 0x74);
 	x86_put(w, next, sizeof(next));
 	x86_put(w, mask, sizeof(mask));
-	back(w, 0xeb, probe);
+	x86_jump8_back(w, 0xeb, probe);
 	/* claim: a free slot, while the table has room */
-	land(w, to_claim);
+	x86_land8(w, to_claim);
 	x86_put(w, full, sizeof(full));
-	size_t to_full = fwd(w, 0x73);
+	size_t to_full = x86_jump8(w, 0x73);
 	x86_put(w, claim, sizeof(claim));
 	x86_rip_form(w, mov_rcx, 2, 1, words + 8, NULL, 0);      /* rcx: the table again */
-	size_t to_taken = fwd(w, 0x75);                          /* another thread took it */
+	size_t to_taken = x86_jump8(w, 0x75);                          /* another thread took it */
 	x86_put(w, filled, sizeof(filled));
-	land(w, to_taken);
+	x86_land8(w, to_taken);
 	x86_put(w, offset, sizeof(offset));
-	back(w, 0xeb, probe);                                    /* and look again: ours now, or not */
-	land(w, to_full);
+	x86_jump8_back(w, 0xeb, probe);                                    /* and look again: ours now, or not */
+	x86_land8(w, to_full);
 	switches[1] = w->len;
 	x86_put_u8(w, lock);
 	x86_put(w, lost, sizeof(lost));
-	size_t to_done = fwd(w, 0xeb);
-	land(w, to_hit);
+	size_t to_done = x86_jump8(w, 0xeb);
+	x86_land8(w, to_hit);
 	switches[0] = w->len;
 	x86_put_u8(w, lock);
 	x86_put(w, hit, sizeof(hit));
-	land(w, to_done);
+	x86_land8(w, to_done);
 	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
 }

@@ -47,25 +47,6 @@ static const uint8_t pop[] = {
 };
 static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0xe0 };   /* cmp [rcx-32],rsp */
 
-static size_t fwd(struct x86_writer *w, uint8_t op)
-{
-	x86_put_u8(w, op);
-	x86_put_u8(w, 0);
-	return w->len - 1;
-}
-
-static void land(struct x86_writer *w, size_t at)
-{
-	if (!w->failed)
-		w->buf[at] = (uint8_t)(w->len - (at + 1));
-}
-
-static void back(struct x86_writer *w, uint8_t op, size_t to)
-{
-	x86_put_u8(w, op);
-	x86_put_u8(w, (uint8_t)(int8_t)((long)to - (long)(w->len + 1)));
-}
-
 int x86_timer_start(struct x86_writer *w, uint64_t desc)
 {
 	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
@@ -86,15 +67,15 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 	x86_put(w, save, sizeof(save));
 	size_t stale = w->len;
 	x86_put(w, cmp_top, sizeof(cmp_top));
-	size_t to_push = fwd(w, 0x77);                           /* ja: the top frame is live */
+	size_t to_push = x86_jump8(w, 0x77);                           /* ja: the top frame is live */
 	x86_put(w, pop, sizeof(pop));
-	back(w, 0xeb, stale);
-	land(w, to_push);
+	x86_jump8_back(w, 0xeb, stale);
+	x86_land8(w, to_push);
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	x86_put(w, push, sizeof(push));
-	size_t to_full = fwd(w, 0x77);                           /* ja: no room */
+	size_t to_full = x86_jump8(w, 0x77);                           /* ja: no room */
 	x86_put(w, fill, sizeof(fill));
-	land(w, to_full);
+	x86_land8(w, to_full);
 	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
 }
@@ -105,11 +86,11 @@ int x86_timer_stop(struct x86_writer *w)
 	x86_put(w, save, sizeof(save));
 	size_t loop = w->len;
 	x86_put(w, cmp_top, sizeof(cmp_top));
-	size_t to_out = fwd(w, 0x77);                            /* ja: not ours, not left */
+	size_t to_out = x86_jump8(w, 0x77);                            /* ja: not ours, not left */
 	x86_put(w, pop, sizeof(pop));
 	x86_put(w, cmp_popped, sizeof(cmp_popped));
-	back(w, 0x72, loop);                                     /* jb: that one was left below */
-	land(w, to_out);
+	x86_jump8_back(w, 0x72, loop);                                     /* jb: that one was left below */
+	x86_land8(w, to_out);
 	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
 }

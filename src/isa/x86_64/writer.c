@@ -94,6 +94,25 @@ static void put_branch_rel32(struct x86_writer *w, uint64_t target)
 	x86_put_u32(w, (uint32_t)x86_rel32(w, x86_writer_pc(w) + 4, target));
 }
 
+size_t x86_jump8(struct x86_writer *w, uint8_t op)
+{
+	x86_put_u8(w, op);
+	x86_put_u8(w, 0);
+	return w->len - 1;
+}
+
+void x86_land8(struct x86_writer *w, size_t at)
+{
+	if (!w->failed)
+		w->buf[at] = (uint8_t)(w->len - (at + 1));
+}
+
+void x86_jump8_back(struct x86_writer *w, uint8_t op, size_t to)
+{
+	x86_put_u8(w, op);
+	x86_put_u8(w, (uint8_t)(int8_t)((long)to - (long)(w->len + 1)));
+}
+
 size_t x86_jmp(struct x86_writer *w, uint64_t target)
 {
 	x86_put_u8(w, 0xe9);

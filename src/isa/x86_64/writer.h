@@ -89,6 +89,13 @@ size_t x86_call(struct x86_writer *w, uint64_t target);
  * the disp32 (the instruction's last field) for a fixup. */
 size_t x86_lea_rip(struct x86_writer *w, int reg);
 
+/* Short jumps inside a snippet: OP (a jcc or jmp opcode) with a rel8 to be
+ * landed later (returns the rel8's offset); the rel8 at AT reaching the
+ * current end; OP with a rel8 back to offset TO. */
+size_t x86_jump8(struct x86_writer *w, uint8_t op);
+void x86_land8(struct x86_writer *w, size_t at);
+void x86_jump8_back(struct x86_writer *w, uint8_t op, size_t to);
+
 /* OP (N bytes), a rip-relative modrm (register field REG) reaching ADDR,
  * then TRAIL bytes of IMM: the displacement is logged as a fix. */
 void x86_rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg, uint64_t addr,
