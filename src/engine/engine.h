@@ -222,6 +222,9 @@ void timers_new_thread(struct proc *p, pid_t child);
 int timers_fork(struct proc *p, struct proc *c, pid_t tid);
 /* Thread TID is ending: its timers are kept, its area freed. */
 void timers_thread_exit(struct proc *p, pid_t tid);
+/* Thread TID was stopped TICKS for reticle's own work: its open frames
+ * do not count them. */
+void timers_pause(struct proc *p, pid_t tid, uint64_t ticks);
 /* Every thread's: the process image ends. */
 void timers_harvest_all(struct proc *p);
 /* A relocated copy with a timer: numbers it and writes the counter DESC. */

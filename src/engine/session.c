@@ -647,16 +647,20 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	rtl_debug("tid %d: stop kind %d sig %d pc %#llx", (int)st->tid, st->kind, st->sig,
 		  (unsigned long long)pc);
 	switch (st->kind) {
-	case OS_BREAKPOINT:
+	case OS_BREAKPOINT: {
+		uint64_t trapped = os_tsc();
 		placement_trap(s->placement, st->tid, p->nthreads > 1);
 		if (lazy_breakpoint(p, st->tid, pc)) {
 			sigtrap_repair(p, st->tid);
 			unwind_flush(p, st->tid);
+			/* reticle's work is not the program's time */
+			timers_pause(p, st->tid, os_tsc() - trapped);
 			resume(p, st->tid, 0);
 		} else {
 			resume(p, st->tid, SIGTRAP);
 		}
 		break;
+	}
 	case OS_GROUP_STOP:
 		on_group_stop(s, p, st);
 		break;

@@ -116,6 +116,13 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 	t->area = -1;
 }
 
+void timers_pause(struct proc *p, pid_t tid, uint64_t ticks)
+{
+	struct thread *t = proc_thread(p, tid);
+	if (t && t->area > 0 && p->areas.addr)
+		thread_area_shift_frames(thread_area_local(&p->areas, (unsigned)t->area), ticks);
+}
+
 void timers_harvest_all(struct proc *p)
 {
 	for (size_t i = 0; i < p->nthreads; i++)

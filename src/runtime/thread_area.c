@@ -123,6 +123,19 @@ void thread_area_close_frames(uint8_t *a, uint64_t now)
 		pop_frame(a, base, now);
 }
 
+void thread_area_shift_frames(uint8_t *a, uint64_t ticks)
+{
+	uint64_t top = ((uint64_t *)a)[TA_TOP / 8], limit = ((uint64_t *)a)[TA_LIMIT / 8];
+	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
+	if (top <= base + TA_FRAMES || top > base + TA_FRAMES_END)
+		return;
+	/* every open frame starts later: each one's time, and so each one's
+	 * exclusive time, loses them once (a parent loses them from its own
+	 * time and from its children's alike) */
+	for (struct ta_frame *f = (struct ta_frame *)(a + TA_FRAMES); (uint8_t *)f < a + (top - base); f++)
+		f->start += ticks;
+}
+
 int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
 		       struct thread_region *d)
 {

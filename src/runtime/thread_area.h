@@ -74,6 +74,9 @@ uint64_t thread_area_addr(const struct thread_region *r, unsigned k);
 int thread_area_at(const struct thread_region *r, uint64_t base);
 /* Closes every frame of area A at time NOW, as the exit snippet would. */
 void thread_area_close_frames(uint8_t *a, uint64_t now);
+/* The thread of area A was stopped TICKS for reticle: its open frames
+ * start that much later. */
+void thread_area_shift_frames(uint8_t *a, uint64_t ticks);
 /* Copies S into a fresh region D placed alike: area K (a forked child's
  * one thread) with the counts of its NTIMERS timers zeroed and its open
  * frames restarted at NOW. */

@@ -35,11 +35,16 @@ static int tid(void) { return (int)syscall(SYS_gettid); }
 #define NOINLINE __attribute__((noinline, noipa))
 #define KEEP() __asm__ volatile("" ::: "memory")
 
+/* Each function's own time, measured inline (no call): a preempted spin
+ * or a slow moment between two calls is in the truth too. */
+static uint64_t ex_outer, ex_inner, ex_rec, ex_even, ex_odd, ex_deep, ex_after;
+#define OWN(acc, stmt) do { uint64_t t_ = __rdtsc(); stmt; acc += __rdtsc() - t_; } while (0)
+
 /* inner: spin; outer: spin, inner, sleep */
-NOINLINE void ph_inner(void) { spin(0.06); KEEP(); }
+NOINLINE void ph_inner(void) { OWN(ex_inner, spin(0.06)); KEEP(); }
 NOINLINE void ph_outer(void)
 {
-	spin(0.04);
+	OWN(ex_outer, spin(0.04));
 	ph_inner();
 	struct timespec ts = { 0, 50 * 1000000 };
 	nanosleep(&ts, NULL);
@@ -49,7 +54,7 @@ NOINLINE void ph_outer(void)
 /* recursion: each level spins 10 ms */
 NOINLINE int ph_rec(int n)
 {
-	spin(0.01);
+	OWN(ex_rec, spin(0.01));
 	int r = n ? ph_rec(n - 1) : 0;
 	KEEP();
 	return r + 1;
@@ -57,13 +62,13 @@ NOINLINE int ph_rec(int n)
 
 /* mutual recursion */
 NOINLINE int ph_odd(int n);
-NOINLINE int ph_even(int n) { spin(0.005); int r = n ? ph_odd(n - 1) : 1; KEEP(); return r; }
-NOINLINE int ph_odd(int n) { spin(0.005); int r = n ? ph_even(n - 1) : 0; KEEP(); return r; }
+NOINLINE int ph_even(int n) { OWN(ex_even, spin(0.005)); int r = n ? ph_odd(n - 1) : 1; KEEP(); return r; }
+NOINLINE int ph_odd(int n) { OWN(ex_odd, spin(0.005)); int r = n ? ph_even(n - 1) : 0; KEEP(); return r; }
 
 /* a longjmp out of three frames */
 static jmp_buf jb;
-NOINLINE void ph_deep(int n) { spin(0.004); if (!n) longjmp(jb, 1); ph_deep(n - 1); KEEP(); }
-NOINLINE void ph_after(void) { spin(0.01); KEEP(); }
+NOINLINE void ph_deep(int n) { OWN(ex_deep, spin(0.004)); if (!n) longjmp(jb, 1); ph_deep(n - 1); KEEP(); }
+NOINLINE void ph_after(void) { OWN(ex_after, spin(0.01)); KEEP(); }
 
 static void *worker(void *arg)
 {
@@ -89,19 +94,19 @@ int main(void)
 	ph_outer();
 	double outer = now() - s;
 	/* the measured phases: outer's exclusive part is its spins */
-	printf("time ph_outer %d 2 %.6f %.6f\n", me, outer, 2 * 0.04);
-	printf("time ph_inner %d 2 %.6f %.6f\n", me, 2 * 0.06, 2 * 0.06);
+	printf("time ph_outer %d 2 %.6f %.6f\n", me, outer, ex_outer / hz);
+	printf("time ph_inner %d 2 %.6f %.6f\n", me, ex_inner / hz, ex_inner / hz);
 
 	s = now();
 	int r = ph_rec(9);
 	double rec = now() - s;
-	printf("time ph_rec %d %d %.6f %.6f\n", me, r, rec, rec);
+	printf("time ph_rec %d %d %.6f %.6f\n", me, r, rec, ex_rec / hz);
 
 	s = now();
 	int e = ph_even(7);
 	double mutual = now() - s;
-	printf("time ph_even %d 4 %.6f %.6f\n", me, mutual, 4 * 0.005);
-	printf("time ph_odd %d 4 %.6f %.6f\n", me, mutual - 0.005, 4 * 0.005);
+	printf("time ph_even %d 4 %.6f %.6f\n", me, mutual, ex_even / hz);
+	printf("time ph_odd %d 4 - %.6f\n", me, ex_odd / hz);
 
 	s = now();
 	for (int i = 0; i < 5; i++) {
@@ -109,9 +114,8 @@ int main(void)
 			ph_deep(2);
 		ph_after();
 	}
-	double after = now() - s;
-	printf("time ph_after %d 5 %.6f %.6f\n", me, 5 * 0.01, 5 * 0.01);
-	printf("time ph_deep %d 15 - %.6f\n", me, after - 5 * 0.01 - 0 * e);
+	printf("time ph_after %d 5 %.6f %.6f\n", me, ex_after / hz, ex_after / hz);
+	printf("time ph_deep %d 15 - %.6f\n", me, ex_deep / hz + 0 * e);
 
 	pthread_t th[2];
 	double secs[2] = { 0.15, 0.25 };
