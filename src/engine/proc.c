@@ -199,21 +199,29 @@ static int put_string(struct proc *p, pid_t tid, const char *str, bool use_stack
 /* Maps window W of P's memfd at its address in the target. FIXED replaces
  * whatever is there (a forked child's inherited windows, still backed by the
  * parent's memfd: the path then goes on the stack, not in a window). */
-static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bool fixed)
+/* Opens reticle's memfd FD in P's thread TID (through /proc/RETICLE/fd;
+ * ON_STACK: the path goes below the stack, not in a window): *TFD, the
+ * target's descriptor, which the caller closes after mapping it. */
+static int open_memfd(struct proc *p, pid_t tid, int fd, bool on_stack, long *tfd)
 {
 	char path[64];
 	uint64_t str;
+	int err;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
+	if ((err = put_string(p, tid, path, on_stack, &str)) ||
+	    (err = proc_syscall(p, tid, SYS_open, str, O_RDWR | O_CLOEXEC, 0, 0, 0, 0, tfd)))
+		return err;
+	return *tfd < 0 ? (int)*tfd : 0;
+}
+
+static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bool fixed)
+{
 	long fd, r1 = -1, r2 = -1, ignored;
 	int flags = MAP_SHARED | (fixed ? MAP_FIXED : MAP_FIXED_NOREPLACE);
-	int err;
+	int err = open_memfd(p, tid, p->shm.fd, fixed, &fd);
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), p->shm.fd);
-	if ((err = put_string(p, tid, path, fixed, &str)))
+	if (err)
 		return err;
-	if ((err = proc_syscall(p, tid, SYS_open, str, O_RDWR | O_CLOEXEC, 0, 0, 0, 0, &fd)))
-		return err;
-	if (fd < 0)
-		return (int)fd;
 	err = proc_syscall(p, tid, SYS_mmap, w->addr, w->code_cap, PROT_READ | PROT_EXEC, flags,
 			   (uint64_t)fd, w->off, &r1);
 	if (!err)
@@ -231,17 +239,10 @@ static int proc_map_window(struct proc *p, pid_t tid, const struct window *w, bo
 
 int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len, bool fixed, uint64_t *at)
 {
-	char path[64];
-	uint64_t str;
 	long tfd, r = -1, ignored;
-	int err;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
-	if ((err = put_string(p, tid, path, fixed, &str)))
+	int err = open_memfd(p, tid, fd, fixed, &tfd);
+	if (err)
 		return err;
-	if ((err = proc_syscall(p, tid, SYS_open, str, O_RDWR | O_CLOEXEC, 0, 0, 0, 0, &tfd)))
-		return err;
-	if (tfd < 0)
-		return (int)tfd;
 	err = proc_syscall(p, tid, SYS_mmap, addr, len, PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_NORESERVE | (fixed ? MAP_FIXED : 0), (uint64_t)tfd, 0, &r);
 	proc_syscall(p, tid, SYS_close, (uint64_t)tfd, 0, 0, 0, 0, 0, &ignored);

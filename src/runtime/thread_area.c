@@ -93,11 +93,21 @@ void thread_region_give(struct thread_region *r, unsigned k)
 	r->used[k] = false;
 }
 
-/* Pops the top frame of A at NOW: what the snippets' pop does. */
-static void pop_frame(uint8_t *a, uint64_t base, uint64_t now)
+/* Where area A's open frames end: the offset of its top (TA_FRAMES when
+ * none is open, in the null area, or when the top is out of bounds). The
+ * run-time base comes from the limit, which a pushed-on area keeps. */
+static size_t frames_end(const uint8_t *a)
 {
-	uint64_t *top = (uint64_t *)(a + TA_TOP);
-	struct ta_frame *f = (struct ta_frame *)(a + (*top - base)) - 1;
+	uint64_t top = ((const uint64_t *)a)[TA_TOP / 8], limit = ((const uint64_t *)a)[TA_LIMIT / 8];
+	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
+	return top > base + TA_FRAMES && top <= base + TA_FRAMES_END ? top - base : TA_FRAMES;
+}
+
+/* Pops area A's top frame (its end at offset END) at NOW: what the
+ * snippets' pop does. */
+static void pop_frame(uint8_t *a, size_t end, uint64_t now)
+{
+	struct ta_frame *f = (struct ta_frame *)(a + end) - 1;
 	uint64_t elapsed = now - f->start;
 	f[-1].children += elapsed;
 	struct ta_timer *t = (struct ta_timer *)(a + f->timer);
@@ -106,33 +116,22 @@ static void pop_frame(uint8_t *a, uint64_t base, uint64_t now)
 			t->inclusive += elapsed;
 		t->exclusive += elapsed - f->children;
 	}
-	*top -= sizeof(*f);
+	((uint64_t *)a)[TA_TOP / 8] -= sizeof(*f);
 }
 
 void thread_area_close_frames(uint8_t *a, uint64_t now)
 {
-	uint64_t *top = (uint64_t *)(a + TA_TOP);
-	if (!*top)
-		return;
-	/* the area's run-time base, from its top: frames start at TA_FRAMES */
-	uint64_t limit = ((uint64_t *)a)[TA_LIMIT / 8];
-	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
-	if (*top < base + TA_FRAMES || *top > base + TA_FRAMES_END)
-		return;   /* not a pushed-on area (the null one), or damaged */
-	while (*top > base + TA_FRAMES)
-		pop_frame(a, base, now);
+	for (size_t end; (end = frames_end(a)) > TA_FRAMES;)
+		pop_frame(a, end, now);
 }
 
 void thread_area_shift_frames(uint8_t *a, uint64_t ticks)
 {
-	uint64_t top = ((uint64_t *)a)[TA_TOP / 8], limit = ((uint64_t *)a)[TA_LIMIT / 8];
-	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
-	if (top <= base + TA_FRAMES || top > base + TA_FRAMES_END)
-		return;
 	/* every open frame starts later: each one's time, and so each one's
 	 * exclusive time, loses them once (a parent loses them from its own
 	 * time and from its children's alike) */
-	for (struct ta_frame *f = (struct ta_frame *)(a + TA_FRAMES); (uint8_t *)f < a + (top - base); f++)
+	size_t end = frames_end(a);
+	for (struct ta_frame *f = (struct ta_frame *)(a + TA_FRAMES); (uint8_t *)f < a + end; f++)
 		f->start += ticks;
 }
 
@@ -148,9 +147,7 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	d->used[k] = true;
 	const uint8_t *from = thread_area_local(s, k);
 	uint8_t *to = thread_area_local(d, k);
-	uint64_t base = thread_area_addr(s, k);
-	uint64_t top = ((const uint64_t *)from)[TA_TOP / 8];
-	size_t used = top > base && top <= base + TA_FRAMES_END ? top - base : TA_FRAMES;
+	size_t used = frames_end(from);
 	memcpy(to, from, used);
 	/* the child's time starts now; its frames go on, their counts do not */
 	for (struct ta_frame *f = (struct ta_frame *)(to + TA_FRAMES); (uint8_t *)f < to + used; f++) {

@@ -813,6 +813,19 @@ static int add_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rt
 	return 0;
 }
 
+/* A counter of its own at point KIND/ADDR (the plan has one there): its
+ * record and its increment, keeping the flags when KEEP_FLAGS. */
+static int point_counter(struct emitter *e, uint64_t addr, enum rtl_point_kind kind, bool keep_flags,
+			 struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	uint64_t ctr = env->new_counter(env->ctx);
+	if (!ctr)
+		return -RTL_ERR_NO_SPACE;
+	int err = add_point(out, addr, ctr, kind);
+	return err ? err : emit_counter(e->w, ctr, keep_flags, env->atomic, out);
+}
+
 /* A counter for point KIND of branch I, if the plan has one there. */
 static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out)
 {
@@ -820,15 +833,9 @@ static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, s
 	const struct x86_insn *in = &a->insns[i];
 	if (!probe_plan_has(&e->plan, kind, in->addr))
 		return 0;
-	uint64_t ctr = a->env->new_counter(a->env->ctx);
-	if (!ctr)
-		return -RTL_ERR_NO_SPACE;
-	int err = add_point(out, in->addr, ctr, kind);
-	if (err)
-		return err;
 	/* the fall-through: past the function's end it is assumed live too */
 	bool live = flags_live_at(a, kind == RTL_POINT_BRANCH_TAKEN ? in->target : in->addr + in->len);
-	return emit_counter(e->w, ctr, live, a->env->atomic, out);
+	return point_counter(e, in->addr, kind, live, out);
 }
 
 /* The rel8 at AT jumps here. */
@@ -878,14 +885,9 @@ static int call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct
 	const struct x86_reloc_env *env = e->a->env;
 	const struct x86_insn *in = &e->a->insns[i];
 	int err;
-	if (probe_plan_has(&e->plan, RTL_POINT_CALL_BEFORE, in->addr)) {
-		uint64_t ctr = env->new_counter(env->ctx);
-		if (!ctr)
-			return -RTL_ERR_NO_SPACE;
-		if ((err = add_point(out, in->addr, ctr, RTL_POINT_CALL_BEFORE)) ||
-		    (err = emit_counter(e->w, ctr, false, env->atomic, out)))
-			return err;
-	}
+	if (probe_plan_has(&e->plan, RTL_POINT_CALL_BEFORE, in->addr) &&
+	    (err = point_counter(e, in->addr, RTL_POINT_CALL_BEFORE, false, out)))
+		return err;
 	/* a call through a table the copy has its own copy of: the snippet
 	 * keeps the original displacement, so it reads the original targets */
 	if (in->kind != X86_ICALL || !probe_plan_has(&e->plan, RTL_POINT_INDIRECT_TARGET, in->addr))
@@ -906,17 +908,11 @@ static int call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct
  * exit counter, and the stop of the function's timer. */
 static int exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
 {
-	const struct x86_reloc_env *env = e->a->env;
 	const struct x86_insn *in = &e->a->insns[i];
 	int err;
-	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr)) {
-		uint64_t ctr = env->new_counter(env->ctx);
-		if (!ctr)
-			return -RTL_ERR_NO_SPACE;
-		if ((err = add_point(out, in->addr, ctr, RTL_POINT_EXIT)) ||
-		    (err = emit_counter(e->w, ctr, false, env->atomic, out)))
-			return err;
-	}
+	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr) &&
+	    (err = point_counter(e, in->addr, RTL_POINT_EXIT, false, out)))
+		return err;
 	if (out->timer_desc && probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
 		return x86_timer_stop(e->w);
 	return 0;
