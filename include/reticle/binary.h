@@ -111,6 +111,28 @@ int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, in
 /* Whether BIN has DWARF to place code with (opens it as the above does). */
 int rtl_binary_has_source_lines(rtl_binary *bin);
 
+/* The address range of one row of a DWARF line table: [addr, end) is code
+ * of FILE's LINE (FILE lives as long as the binary). */
+typedef struct rtl_source_range {
+	uint64_t addr, end;
+	const char *file;
+	int line;
+	/* rows of other lines start at ADDR too (empty ranges before this one) */
+	int shared_start;
+} rtl_source_range;
+/* Calls FN for every range of every line table of BIN (every compile unit;
+ * rows with line 0, empty ranges and sequences at address 0, which the
+ * linker left for discarded code, are skipped), in table order. Returns 0,
+ * -ENOENT without DWARF, or FN's first non-zero value. */
+int rtl_binary_foreach_source_range(rtl_binary *bin,
+				    int (*fn)(const rtl_source_range *r, void *user), void *user);
+/* Calls FN with the entry address, file and line (DW_AT_decl_file and
+ * decl_line: where its name is) of every function DWARF describes with
+ * code. Returns 0, -ENOENT without DWARF, or FN's first non-zero value. */
+int rtl_binary_foreach_source_function(rtl_binary *bin,
+				       int (*fn)(uint64_t addr, const char *file, int line, void *user),
+				       void *user);
+
 /* NAME demangled as c++filt prints it by default (C++, Rust and the other
  * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a
  * string the caller frees; NULL when NAME is not mangled (sub_<hex>, C

@@ -15,6 +15,7 @@ enum rtl_report_format {
 	RTL_REPORT_TEXT,
 	RTL_REPORT_JSON,
 	RTL_REPORT_CALLGRIND,
+	RTL_REPORT_LCOV,
 };
 
 /* Zero-initialize, then set what you need; new fields keep 0 as default. */
@@ -25,7 +26,7 @@ typedef struct rtl_report_options {
 	int no_demangle;    /* text and callgrind: keep C++/Rust names mangled */
 } rtl_report_options;
 
-/* The format named NAME ("text", "json", "callgrind") or -RTL_ERR_BAD_OPTION. */
+/* The format named NAME ("text", "json", "callgrind", "lcov") or -RTL_ERR_BAD_OPTION. */
 int rtl_report_format_parse(const char *name);
 
 int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
@@ -39,6 +40,12 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
  * inclusive costs on calls= lines (see docs/report.md). O->top is ignored:
  * a call graph needs every function. */
 int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
+
+/* lcov tracefile (genhtml, lcov --summary): per source file on disk, the
+ * lines DWARF gives code and their executions (from blocks: bbcount,
+ * cover), the functions that start there and their calls, and the
+ * conditional branches (edges). O is ignored. */
+int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree: every process image of the session under the one that
  * forked it or that it replaced by exec, with pid, exit status, wall time

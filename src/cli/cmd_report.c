@@ -14,7 +14,7 @@
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: reticle report [--format text|json|callgrind] [--top N] [--all]\n"
+	fputs("usage: reticle report [--format text|json|callgrind|lcov] [--top N] [--all]\n"
 	      "                      [--no-demangle] [--process ID | --tree] [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
@@ -25,6 +25,10 @@ static void report_usage(FILE *f)
 	      "                  callgrind: for callgrind_annotate and KCachegrind (self Ir\n"
 	      "                  and call counts are exact, the inclusive cost of calls is\n"
 	      "                  a gprof-style estimate)\n"
+	      "                  lcov: a tracefile for genhtml: per source file, the\n"
+	      "                  lines with code and their executions (needs bbcount\n"
+	      "                  or cover, and DWARF), functions and their calls,\n"
+	      "                  branches (edges); files not on disk are left out\n"
 	      "  -n, --top N     at most N functions (text: 20 by default; json: all;\n"
 	      "                  0: no limit; callgrind always writes every function)\n"
 	      "      --all       also functions that never ran or were not instrumented\n"
@@ -85,7 +89,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		switch (c) {
 		case 'f':
 			if ((a->format = rtl_report_format_parse(optarg)) < 0) {
-				cli_error("report: unknown format '%s' (expected text, json or callgrind)",
+				cli_error("report: unknown format '%s' (expected text, json, callgrind or lcov)",
 					  optarg);
 				return CLI_EXIT_USAGE;
 			}

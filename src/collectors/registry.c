@@ -10,6 +10,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_edges,
 	&collector_callgraph,
 	&collector_calltime,
+	&collector_cover,
 };
 
 size_t rtl_collector_count(void)

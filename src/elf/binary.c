@@ -300,6 +300,7 @@ void rtl_binary_close(rtl_binary *bin)
 	for (size_t i = 0; i < bin->nstrings; i++)
 		free(bin->strings[i]);
 	free(bin->strings);
+	free(bin->src_paths);
 	free(bin->segs);
 	free(bin->secs);
 	free(bin->funcs);

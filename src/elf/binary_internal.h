@@ -84,6 +84,10 @@ struct rtl_binary {
 	const unsigned char *debug_image;
 	size_t debug_image_size;
 	int dwarf_tried;
+	/* relative source names DWARF gives, resolved against their unit's
+	 * comp_dir (srcline.c): open addressing keyed by libdw's pointer */
+	struct rtl_src_path { const char *raw, *full; } *src_paths;
+	size_t nsrc_paths, capsrc_paths;
 };
 
 int rtl_cands_push(struct rtl_cands *c, uint64_t addr, uint64_t size,

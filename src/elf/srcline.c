@@ -2,6 +2,10 @@
  * over the same libelf handle, or over the separate debug file's (Debian's
  * -dbg/-dbgsym packages) when the binary has no DWARF of its own. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <reticle/error.h>
 #include "binary_internal.h"
 
@@ -14,6 +18,93 @@ int rtl_binary_has_source_lines(rtl_binary *bin)
 			bin->dwarf = dwarf_begin_elf(bin->debug_elf, DWARF_C_READ, NULL);
 	}
 	return bin->dwarf != NULL;
+}
+
+/* NAME joined to DIR, with "." and ".." components and repeated slashes
+ * removed (lexically, as gcov prints paths), in BIN's name room. */
+static const char *join_path(rtl_binary *bin, const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *buf = malloc(dl + nl + 2), *out;
+	const char *s;
+
+	if (!buf)
+		return NULL;
+	snprintf(buf, dl + nl + 2, "%s/%s", dir, name);
+	out = buf;
+	for (s = buf; *s;) {
+		const char *e = strchr(s, '/');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		if ((len == 0 && s != buf) || (len == 1 && s[0] == '.')) {
+			/* nothing */
+		} else if (len == 2 && s[0] == '.' && s[1] == '.' && out > buf + 1) {
+			out--;             /* drop the last component */
+			while (out > buf && out[-1] != '/')
+				out--;
+			if (out > buf + 1)
+				out--;     /* and its slash, unless it is the root's */
+		} else if (len) {
+			if (out > buf && out[-1] != '/')
+				*out++ = '/';
+			memmove(out, s, len);
+			out += len;
+		} else {
+			out++;             /* the leading slash */
+		}
+		s += len + (e != NULL);
+	}
+	*out = 0;
+	char *kept = rtl_binary_name_room(bin, (size_t)(out - buf) + 1);
+	if (kept)
+		memcpy(kept, buf, (size_t)(out - buf) + 1);
+	free(buf);
+	return kept;
+}
+
+static size_t path_slot(const rtl_binary *bin, const char *raw)
+{
+	size_t k = ((uintptr_t)raw >> 3) * 0x9e3779b97f4a7c15ull;
+	size_t mask = bin->capsrc_paths - 1;
+
+	for (k &= mask; bin->src_paths[k].raw && bin->src_paths[k].raw != raw; k = (k + 1) & mask)
+		;
+	return k;
+}
+
+/* FILE as a path from the root: a relative name is relative to the
+ * compile unit CU's directory. FILE itself when it cannot be resolved. */
+static const char *full_path(rtl_binary *bin, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir, *full;
+
+	if (file[0] == '/')
+		return file;
+	if (bin->nsrc_paths * 2 >= bin->capsrc_paths) {
+		size_t cap = bin->capsrc_paths ? bin->capsrc_paths * 2 : 64;
+		struct rtl_src_path *old = bin->src_paths;
+		size_t oldcap = bin->capsrc_paths;
+
+		if (!(bin->src_paths = calloc(cap, sizeof(*bin->src_paths)))) {
+			bin->src_paths = old;
+			return file;
+		}
+		bin->capsrc_paths = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].raw)
+				bin->src_paths[path_slot(bin, old[i].raw)] = old[i];
+		free(old);
+	}
+	size_t k = path_slot(bin, file);
+	if (bin->src_paths[k].raw)
+		return bin->src_paths[k].full;
+	if (!dwarf_attr(cu, DW_AT_comp_dir, &attr) || !(dir = dwarf_formstring(&attr)) ||
+	    !(full = join_path(bin, dir, file)))
+		return file;
+	bin->src_paths[k] = (struct rtl_src_path){ file, full };
+	bin->nsrc_paths++;
+	return full;
 }
 
 int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line)
@@ -29,7 +120,109 @@ int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, in
 		return -ENOENT;
 	if (dwarf_lineno(l, &lineno) || !(src = dwarf_linesrc(l, NULL, NULL)))
 		return -ENOENT;
-	*file = src;
+	*file = full_path(bin, &cu, src);
 	*line = lineno;
 	return 0;
+}
+
+/* The ranges of one compile unit's line table: each row up to the next,
+ * except the row that ends a sequence. */
+static int unit_ranges(rtl_binary *bin, Dwarf_Die *cu, int (*fn)(const rtl_source_range *r, void *user),
+		       void *user)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+	bool start = true, discarded = false;
+	Dwarf_Addr empty_at = ~(Dwarf_Addr)0;   /* where the last empty range was */
+
+	if (dwarf_getsrclines(cu, &lines, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next;
+		Dwarf_Addr a, b;
+		bool end = false;
+		rtl_source_range r;
+		int err;
+
+		if (!l || dwarf_lineaddr(l, &a))
+			continue;
+		if (start)
+			discarded = a == 0 || a == ~(Dwarf_Addr)0;
+		dwarf_lineendsequence(l, &end);
+		start = end;
+		if (end || discarded || i + 1 == n || !(next = dwarf_onesrcline(lines, i + 1)) ||
+		    dwarf_lineaddr(next, &b))
+			continue;
+		if (b <= a) {
+			empty_at = a;
+			continue;
+		}
+		if (dwarf_lineno(l, &r.line) || r.line <= 0 || !(r.file = dwarf_linesrc(l, NULL, NULL)))
+			continue;
+		r.file = full_path(bin, cu, r.file);
+		r.addr = a;
+		r.end = b;
+		r.shared_start = empty_at == a;
+		if ((err = fn(&r, user)))
+			return err;
+	}
+	return 0;
+}
+
+int rtl_binary_foreach_source_range(rtl_binary *bin,
+				    int (*fn)(const rtl_source_range *r, void *user), void *user)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+	int err;
+
+	if (!rtl_binary_has_source_lines(bin))
+		return -ENOENT;
+	while (!dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, NULL))
+		if ((type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton) &&
+		    (err = unit_ranges(bin, &cudie, fn, user)))
+			return err;
+	return 0;
+}
+
+struct function_walk {
+	rtl_binary *bin;
+	Dwarf_Die *cu;
+	int (*fn)(uint64_t addr, const char *file, int line, void *user);
+	void *user;
+	int err;
+};
+
+static int one_function(Dwarf_Die *die, void *arg)
+{
+	struct function_walk *w = arg;
+	Dwarf_Addr pc;
+	const char *file;
+	int line;
+
+	if (dwarf_entrypc(die, &pc) || pc == 0 || dwarf_decl_line(die, &line) || line <= 0 ||
+	    !(file = dwarf_decl_file(die)))
+		return DWARF_CB_OK;
+	file = full_path(w->bin, w->cu, file);
+	return (w->err = w->fn(pc, file, line, w->user)) ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+int rtl_binary_foreach_source_function(rtl_binary *bin,
+				       int (*fn)(uint64_t addr, const char *file, int line, void *user),
+				       void *user)
+{
+	struct function_walk w = { bin, NULL, fn, user, 0 };
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+
+	if (!rtl_binary_has_source_lines(bin))
+		return -ENOENT;
+	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, NULL))
+		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton) {
+			w.cu = &cudie;
+			dwarf_getfuncs(&cudie, one_function, &w, 0);
+		}
+	return w.err;
 }

@@ -78,12 +78,15 @@ int cgp_addr(struct cg_places *p, const char *module, uint64_t addr, struct cg_p
 	return place(p, rpt_sources_binary(&p->src, module), addr, out);
 }
 
-/* Up to 15 bytes at ADDR, fewer at the end of a segment; how many. */
-static size_t read_insn_bytes(rtl_binary *bin, uint64_t addr, uint8_t buf[15])
+size_t cgp_insn_len(rtl_binary *bin, uint64_t addr)
 {
+	uint8_t code[15];
+	struct x86_insn in;
+
+	/* up to 15 bytes, fewer at the end of a segment */
 	for (size_t len = 15; len; len--)
-		if (!rtl_binary_read(bin, addr, buf, len))
-			return len;
+		if (!rtl_binary_read(bin, addr, code, len))
+			return x86_decode(code, len, addr, &in) ? 0 : in.len;
 	return 0;
 }
 
@@ -100,18 +103,16 @@ int cgp_block(struct cg_places *p, const char *module, uint64_t addr, uint32_t n
 	if (rtl_grow(&p->v, &p->cap, p->n + ninstrs, sizeof(*p->v)))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ninstrs; i++) {
-		uint8_t code[15];
-		size_t len = read_insn_bytes(bin, at, code);
-		struct x86_insn in;
+		size_t len = cgp_insn_len(bin, at);
 
-		if (!len || x86_decode(code, len, at, &in)) {
+		if (!len) {
 			p->n = start;
 			return 1;
 		}
 		if ((err = place(p, bin, at, &p->v[p->n])))
 			return err;
 		p->n++;
-		at += in.len;
+		at += len;
 	}
 	*first = start;
 	return 0;

@@ -37,5 +37,8 @@ int cgp_block(struct cg_places *p, const char *module, uint64_t addr, uint32_t n
  * unknown); -ENOMEM or 0. */
 int cgp_addr(struct cg_places *p, const char *module, uint64_t addr, struct cg_place *out);
 void cgp_free(struct cg_places *p);
+/* The length of the instruction at link-time ADDR of BIN's file, or 0 when
+ * it cannot be read or decoded. */
+size_t cgp_insn_len(struct rtl_binary *bin, uint64_t addr);
 
 #endif

@@ -14,6 +14,7 @@ static const char *const format_names[] = {
 	[RTL_REPORT_TEXT] = "text",
 	[RTL_REPORT_JSON] = "json",
 	[RTL_REPORT_CALLGRIND] = "callgrind",
+	[RTL_REPORT_LCOV] = "lcov",
 };
 
 int rtl_report_format_parse(const char *name)
@@ -30,6 +31,7 @@ int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FI
 	case RTL_REPORT_TEXT: return rtl_report_text(p, o, out);
 	case RTL_REPORT_JSON: return rtl_report_json(p, o, out);
 	case RTL_REPORT_CALLGRIND: return rtl_report_callgrind(p, o, out);
+	case RTL_REPORT_LCOV: return rtl_report_lcov(p, o, out);
 	}
 	return -RTL_ERR_BAD_OPTION;
 }

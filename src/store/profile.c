@@ -93,10 +93,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 static const struct { const char *head, *row, *tail; } insert_sql[TB_COUNT] = {
 	[TB_FUNCTIONS] = { "INSERT INTO functions(module, name, addr, size, instrumented,"
 			   " reason, have, calls, instrs) VALUES ", "(?,?,?,?,?,?,?,?,?)", "" },
-	/* A block or call site added twice adds up its counts, also when
-	 * both are in one statement (its rows go in one after the other). */
+	/* A block or call site added twice (by two collectors that share
+	 * its counter) keeps the larger count, which is the same one. */
 	[TB_BLOCKS] = { "INSERT INTO blocks(function, addr, ninstrs, count) VALUES ", "(?,?,?,?)",
-			" ON CONFLICT DO UPDATE SET count = count + excluded.count" },
+			" ON CONFLICT DO UPDATE SET count = max(count, excluded.count)" },
 	[TB_CALLS] = { "INSERT INTO call_sites(caller, site, callee, count) VALUES ", "(?,?,?,?)",
 		       " ON CONFLICT DO UPDATE SET count = max(count, excluded.count)" },
 	[TB_BRANCHES] = { "INSERT INTO branches(function, site, taken, not_taken) VALUES ", "(?,?,?,?)",

@@ -336,3 +336,42 @@ void x86_unpack(const struct x86_packed *p, uint64_t addr, struct x86_insn *out)
 		.is_nop = p->bits2 & P2_NOP,
 	};
 }
+
+/* rbx, rsp, rbp, r12-r15: what an epilogue puts back. */
+static bool callee_saved(int8_t r)
+{
+	return r == 3 || r == 4 || r == 5 || (r >= 12 && r <= 15);
+}
+
+bool x86_is_epilogue(const uint8_t *code, size_t len)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!decode_full(code, len, &in, ops))
+		return false;
+	switch (in.mnemonic) {
+	case ZYDIS_MNEMONIC_RET:
+	case ZYDIS_MNEMONIC_LEAVE:
+		return true;
+	case ZYDIS_MNEMONIC_POP:
+		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && callee_saved(gpr(ops[0].reg.value));
+	case ZYDIS_MNEMONIC_MOV:
+		/* a saved register reloaded from the frame */
+		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && callee_saved(gpr(ops[0].reg.value)) &&
+		       ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		       (gpr(ops[1].mem.base) == 4 || gpr(ops[1].mem.base) == 5) &&
+		       ops[1].mem.index == ZYDIS_REGISTER_NONE;
+	case ZYDIS_MNEMONIC_MOVQ:
+	case ZYDIS_MNEMONIC_MOVD:
+		/* -O0's return value passed through rax into xmm0 */
+		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		       ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
+	case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_LEA:
+		/* the frame released */
+		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && gpr(ops[0].reg.value) == 4;
+	default:
+		return false;
+	}
+}

@@ -98,5 +98,10 @@ uint16_t x86_regs_written(const uint8_t *code, size_t len);
 /* Whether the instruction at CODE zero-extends a byte into a 32- or 64-bit
  * register (movzx), and which. */
 bool x86_movzx_byte(const uint8_t *code, size_t len, int *reg);
+/* Whether the instruction at CODE only undoes a frame: ret, leave, pop or
+ * a reload from the frame of a callee-saved register, an add or lea that
+ * moves rsp, or a movq/movd between registers (the return value moved
+ * into xmm0). */
+bool x86_is_epilogue(const uint8_t *code, size_t len);
 
 #endif

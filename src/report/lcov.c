@@ -1,0 +1,474 @@
+/* lcov tracefile (genhtml, lcov --summary): per source file, the lines
+ * that DWARF's line tables give code (DA), the functions that start there
+ * (FN, FNDA) and, when the edges collector ran, the conditional branches
+ * (BRDA). Lines are placed from the profile's blocks (bbcount, cover): a
+ * block that ran ran each of its instructions, so every line-table range
+ * it overlaps ran. A line's count is that of its most executed block within
+ * one function, added over the functions that have code on it (a header's
+ * inline function in several places), as gcov counts a line once per entry
+ * into it. Files that are not on disk are left out: genhtml renders only
+ * sources it can read.
+ *
+ * Lines are statements, as gcov counts them: a function's prologue, which
+ * DWARF gives the line of its '{', is the line of its name (gcov's line
+ * for the function), and a row that only undoes the frame (leave, pop,
+ * ret: the '}' after a return statement) is no line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <reticle/binary.h>
+#include "isa/x86_64/insn.h"
+#include "report/cg_places.h"
+#include "report/labels.h"
+#include "report/report_priv.h"
+#include "util/array.h"
+
+/* A line with code (fn < 0) or a count for it from one function's blocks. */
+struct lc_line { const char *file; uint32_t line; int64_t fn; uint64_t count; };
+struct lc_func { const char *file; uint32_t line; const char *name; uint64_t count; };
+struct lc_branch { const char *file; uint32_t line; uint64_t site, taken, not_taken; };
+
+struct lcov {
+	struct rpt_rows rows;                 /* functions by module, then address */
+	struct rpt_sources src;
+	rtl_profile_block *blocks;            /* by function, then address */
+	size_t nblocks, capblocks;
+	rtl_profile_branch *br;               /* by function, then site */
+	size_t nbr, capbr;
+	rtl_source_range *ranges;             /* the current module's, by address */
+	size_t nranges, capranges;
+	struct lc_entry { uint64_t addr; const char *file; int line; } *entries;
+	size_t nentries, capentries;          /* its functions' names, by address */
+	struct lc_line *lines;
+	size_t nlines, caplines;
+	struct lc_func *fns;
+	size_t nfns, capfns;
+	struct lc_branch *brs;
+	size_t nbrs, capbrs;
+};
+
+static int add_block(const rtl_profile_block *b, void *user)
+{
+	struct lcov *x = user;
+
+	if (rtl_grow(&x->blocks, &x->capblocks, x->nblocks + 1, sizeof(*b)))
+		return -ENOMEM;
+	x->blocks[x->nblocks++] = *b;
+	return 0;
+}
+
+static int add_branch(const rtl_profile_branch *b, void *user)
+{
+	struct lcov *x = user;
+
+	if (rtl_grow(&x->br, &x->capbr, x->nbr + 1, sizeof(*b)))
+		return -ENOMEM;
+	x->br[x->nbr++] = *b;
+	return 0;
+}
+
+static int add_range(const rtl_source_range *r, void *user)
+{
+	struct lcov *x = user;
+
+	if (rtl_grow(&x->ranges, &x->capranges, x->nranges + 1, sizeof(*r)))
+		return -ENOMEM;
+	x->ranges[x->nranges++] = *r;
+	return 0;
+}
+
+static int add_entry(uint64_t addr, const char *file, int line, void *user)
+{
+	struct lcov *x = user;
+
+	if (rtl_grow(&x->entries, &x->capentries, x->nentries + 1, sizeof(*x->entries)))
+		return -ENOMEM;
+	x->entries[x->nentries++] = (struct lc_entry){ addr, file, line };
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct lc_entry *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Whether [R->addr, R->end) only undoes a frame and returns. */
+static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
+{
+	uint64_t at = r->addr;
+	struct x86_insn in = { 0 };
+
+	while (at < r->end) {
+		uint8_t code[15];
+		size_t len = cgp_insn_len(bin, at);
+		if (!len || rtl_binary_read(bin, at, code, len) || x86_decode(code, len, at, &in) ||
+		    !x86_is_epilogue(code, len))
+			return false;
+		at += len;
+	}
+	return in.kind == X86_RET;
+}
+
+/* The ranges as gcov's lines (see the top): prologues moved to the
+ * function's line, epilogues dropped (line 0). */
+static void as_statements(struct lcov *x, rtl_binary *bin)
+{
+	qsort(x->entries, x->nentries, sizeof(*x->entries), cmp_entry);
+	for (size_t i = 0; i < x->nranges; i++) {
+		rtl_source_range *r = &x->ranges[i];
+		struct lc_entry key = { r->addr, NULL, 0 }, *e;
+
+		e = x->nentries ? bsearch(&key, x->entries, x->nentries, sizeof(key), cmp_entry) : NULL;
+		if (e && !r->shared_start) {
+			r->file = e->file;
+			r->line = e->line;
+		} else if (!e && epilogue(bin, r)) {
+			r->line = 0;
+		}
+	}
+}
+
+static int add_line(struct lcov *x, const rtl_source_range *r, int64_t fn, uint64_t count)
+{
+	if (!r->line)
+		return 0;
+	if (rtl_grow(&x->lines, &x->caplines, x->nlines + 1, sizeof(*x->lines)))
+		return -ENOMEM;
+	x->lines[x->nlines++] = (struct lc_line){ r->file, (uint32_t)r->line, fn, count };
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const rtl_source_range *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The index of the first range that may overlap ADDR (sorted, disjoint). */
+static size_t first_range(const struct lcov *x, uint64_t addr)
+{
+	size_t lo = 0, hi = x->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->ranges[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The range holding ADDR, or NULL. */
+static const rtl_source_range *range_at(const struct lcov *x, uint64_t addr)
+{
+	size_t i = first_range(x, addr);
+	return i < x->nranges && x->ranges[i].addr <= addr ? &x->ranges[i] : NULL;
+}
+
+/* The first of the N items of SIZE bytes at V whose int64_t at offset 0
+ * (function id) is ID, or N. */
+static size_t first_of(const void *v, size_t n, size_t size, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (*(const int64_t *)((const char *)v + mid * size) < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Lines, function and branches of F (whose module's ranges are loaded). */
+static int place_function(struct lcov *x, rtl_binary *bin, const rtl_profile_function *f)
+{
+	const rtl_source_range *r = range_at(x, f->addr);
+	size_t b = first_of(x->blocks, x->nblocks, sizeof(*x->blocks), f->id);
+	uint64_t entry = 0;
+	int err;
+
+	for (; b < x->nblocks && x->blocks[b].function == f->id; b++) {
+		const rtl_profile_block *k = &x->blocks[b];
+		uint64_t end = k->addr;
+
+		if (k->addr == f->addr)
+			entry = k->count;
+		if (!k->count)
+			continue;
+		for (uint32_t i = 0; i < k->ninstrs; i++) {
+			size_t len = cgp_insn_len(bin, end);
+			if (!len)
+				break;
+			end += len;
+		}
+		for (size_t i = first_range(x, k->addr); i < x->nranges && x->ranges[i].addr < end; i++)
+			if ((err = add_line(x, &x->ranges[i], f->id, k->count)))
+				return err;
+	}
+	if (r && r->line && f->name && *f->name) {
+		if (rtl_grow(&x->fns, &x->capfns, x->nfns + 1, sizeof(*x->fns)))
+			return -ENOMEM;
+		x->fns[x->nfns++] = (struct lc_func){ r->file, (uint32_t)r->line, f->name,
+						      f->have & RTL_HAVE_CALLS ? f->calls : entry };
+	}
+	for (size_t i = first_of(x->br, x->nbr, sizeof(*x->br), f->id);
+	     i < x->nbr && x->br[i].function == f->id; i++) {
+		const rtl_source_range *s = range_at(x, x->br[i].site);
+		if (!s || !s->line)
+			continue;
+		if (rtl_grow(&x->brs, &x->capbrs, x->nbrs + 1, sizeof(*x->brs)))
+			return -ENOMEM;
+		x->brs[x->nbrs++] = (struct lc_branch){ s->file, (uint32_t)s->line, x->br[i].site,
+							x->br[i].taken, x->br[i].not_taken };
+	}
+	return 0;
+}
+
+/* Every line with code of module of rows [from, to), then its functions. */
+static int place_module(struct lcov *x, size_t from, size_t to)
+{
+	rtl_binary *bin = rpt_sources_binary(&x->src, x->rows.fn[from].module);
+	int err;
+
+	x->nranges = x->nentries = 0;
+	if (!bin || rtl_binary_foreach_source_range(bin, add_range, x) ||
+	    rtl_binary_foreach_source_function(bin, add_entry, x))
+		return 0;        /* no DWARF: nothing to place */
+	qsort(x->ranges, x->nranges, sizeof(*x->ranges), cmp_range);
+	as_statements(x, bin);
+	for (size_t i = 0; i < x->nranges; i++)
+		if ((err = add_line(x, &x->ranges[i], -1, 0)))
+			return err;
+	for (size_t i = from; i < to; i++)
+		if ((err = place_function(x, bin, &x->rows.fn[i])))
+			return err;
+	return 0;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct lc_line *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct lc_func *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_branch(const void *a, const void *b)
+{
+	const struct lc_branch *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+	return c ? c : x->line != y->line ? cmp_u64(x->line, y->line) : cmp_u64(x->site, y->site);
+}
+
+/* The functions of FILE from *I on; *I moves past them. */
+static void write_functions(FILE *out, const struct lcov *x, const char *file, size_t *i)
+{
+	size_t from = *i, to, found = 0, hit = 0;
+
+	while (*i < x->nfns && !strcmp(x->fns[*i].file, file))
+		(*i)++;
+	to = *i;
+	for (size_t k = from; k < to; k++)
+		if (k == from || cmp_func(&x->fns[k - 1], &x->fns[k]))
+			fprintf(out, "FN:%" PRIu32 ",%s\n", x->fns[k].line, x->fns[k].name);
+	for (size_t k = from; k < to;) {
+		uint64_t n = 0;
+		size_t j = k;
+		for (; j < to && !cmp_func(&x->fns[k], &x->fns[j]); j++)
+			n += x->fns[j].count;
+		fprintf(out, "FNDA:%" PRIu64 ",%s\n", n, x->fns[k].name);
+		found++;
+		hit += n != 0;
+		k = j;
+	}
+	fprintf(out, "FNF:%zu\nFNH:%zu\n", found, hit);
+}
+
+static void write_branches(FILE *out, const struct lcov *x, const char *file, size_t *i)
+{
+	size_t found = 0, hit = 0, block = 0;
+	uint32_t line = 0;
+
+	for (; *i < x->nbrs && !strcmp(x->brs[*i].file, file); (*i)++) {
+		const struct lc_branch *b = &x->brs[*i];
+
+		block = b->line == line ? block + 1 : 0;
+		line = b->line;
+		fprintf(out, "BRDA:%" PRIu32 ",%zu,0,%" PRIu64 "\n", line, block, b->taken);
+		fprintf(out, "BRDA:%" PRIu32 ",%zu,1,%" PRIu64 "\n", line, block, b->not_taken);
+		found += 2;
+		hit += (b->taken != 0) + (b->not_taken != 0);
+	}
+	if (found)
+		fprintf(out, "BRF:%zu\nBRH:%zu\n", found, hit);
+}
+
+/* A line of a file's DA list: its number and count. */
+struct lc_da { uint32_t line; uint64_t count; };
+struct lc_das { struct lc_da *v; size_t n, cap, ncode; };
+
+static int add_da(struct lc_das *d, uint32_t line, uint64_t count)
+{
+	if (rtl_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
+		return -ENOMEM;
+	d->v[d->n++] = (struct lc_da){ line, count };
+	return 0;
+}
+
+/* A label line counts as the code line below it (labels.h). */
+static int add_label(uint32_t label, uint32_t code, void *user)
+{
+	struct lc_das *d = user;
+	size_t lo = 0, hi = d->ncode;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->v[mid].line < code)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return add_da(d, label, d->v[lo].count);
+}
+
+static int cmp_da(const void *a, const void *b)
+{
+	const struct lc_da *x = a, *y = b;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* DA lines of FILE from *I on: a line's count is the largest of each
+ * function's counts for it, added over functions; then the label lines. */
+static int write_lines(FILE *out, const struct lcov *x, const char *file, size_t *i)
+{
+	struct lc_das d = { 0 };
+	uint32_t *code = NULL;
+	size_t hit = 0;
+	int err = 0;
+
+	while (*i < x->nlines && !strcmp(x->lines[*i].file, file) && !err) {
+		uint32_t line = x->lines[*i].line;
+		uint64_t total = 0;
+
+		while (*i < x->nlines && x->lines[*i].line == line && !strcmp(x->lines[*i].file, file)) {
+			int64_t fn = x->lines[*i].fn;
+			uint64_t most = 0;
+			for (; *i < x->nlines && x->lines[*i].fn == fn && x->lines[*i].line == line &&
+			       !strcmp(x->lines[*i].file, file); (*i)++)
+				if (x->lines[*i].count > most)
+					most = x->lines[*i].count;
+			total += most;
+		}
+		err = add_da(&d, line, total);
+	}
+	d.ncode = d.n;
+	if (!err && !(code = malloc((d.n + 1) * sizeof(*code))))
+		err = -ENOMEM;
+	for (size_t k = 0; k < d.ncode && !err; k++)
+		code[k] = d.v[k].line;
+	if (!err && (err = rpt_label_lines(file, code, d.ncode, add_label, &d)) != -ENOMEM)
+		err = 0;              /* a file that cannot be read has no labels */
+	if (!err) {
+		qsort(d.v, d.n, sizeof(*d.v), cmp_da);
+		for (size_t k = 0; k < d.n; k++) {
+			fprintf(out, "DA:%" PRIu32 ",%" PRIu64 "\n", d.v[k].line, d.v[k].count);
+			hit += d.v[k].count != 0;
+		}
+		fprintf(out, "LF:%zu\nLH:%zu\n", d.n, hit);
+	}
+	free(d.v);
+	free(code);
+	return err;
+}
+
+/* Skips the items of files before FILE in the sorted array at *I. */
+#define SKIP_BEFORE(arr, n, i, file) \
+	while (*(i) < (n) && strcmp((arr)[*(i)].file, file) < 0) (*(i))++
+
+static int write_tracefile(FILE *out, const struct lcov *x)
+{
+	size_t l = 0, f = 0, b = 0;
+	int err = 0;
+
+	while (l < x->nlines && !err) {
+		const char *file = x->lines[l].file;
+
+		SKIP_BEFORE(x->fns, x->nfns, &f, file);
+		SKIP_BEFORE(x->brs, x->nbrs, &b, file);
+		if (access(file, R_OK)) {
+			while (l < x->nlines && !strcmp(x->lines[l].file, file))
+				l++;
+			continue;
+		}
+		fprintf(out, "TN:\nSF:%s\n", file);
+		write_functions(out, x, file, &f);
+		write_branches(out, x, file, &b);
+		if (!(err = write_lines(out, x, file, &l)))
+			fputs("end_of_record\n", out);
+	}
+	return err;
+}
+
+static void free_lcov(struct lcov *x)
+{
+	rpt_rows_free(&x->rows);
+	rpt_sources_free(&x->src);
+	free(x->blocks);
+	free(x->br);
+	free(x->ranges);
+	free(x->entries);
+	free(x->lines);
+	free(x->fns);
+	free(x->brs);
+}
+
+int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct lcov x = { 0 };
+	int err;
+
+	(void)o;
+	if ((err = rpt_rows_load(p, 1, 1, &x.rows)) ||
+	    (err = rtl_profile_foreach_block(p, -1, add_block, &x)) ||
+	    (err = rtl_profile_foreach_branch(p, add_branch, &x)))
+		goto out;
+	for (size_t i = 0, j; i < x.rows.n; i = j) {
+		for (j = i + 1; j < x.rows.n && x.rows.fn[j].module_id == x.rows.fn[i].module_id; j++)
+			;
+		if ((err = place_module(&x, i, j)))
+			goto out;
+	}
+	qsort(x.lines, x.nlines, sizeof(*x.lines), cmp_line);
+	qsort(x.fns, x.nfns, sizeof(*x.fns), cmp_func);
+	qsort(x.brs, x.nbrs, sizeof(*x.brs), cmp_branch);
+	if (!(err = write_tracefile(out, &x)))
+		err = rpt_out_status(out);
+out:
+	free_lcov(&x);
+	return err;
+}
