@@ -126,7 +126,7 @@ static void add_block(rtl_profile *p)
 		 known(f) ? 0 : -ENOENT);
 	if (known(f))
 		model_exec("INSERT INTO blocks VALUES (?, ?, ?, ?)"
-			   " ON CONFLICT DO UPDATE SET count = count + excluded.count",
+			   " ON CONFLICT DO UPDATE SET count = max(count, excluded.count)",
 			   "iiii", f, addr, ninstrs, count);
 }
 
