@@ -126,12 +126,21 @@ typedef struct rtl_source_range {
  * -ENOENT without DWARF, or FN's first non-zero value. */
 int rtl_binary_foreach_source_range(rtl_binary *bin,
 				    int (*fn)(const rtl_source_range *r, void *user), void *user);
-/* Calls FN with the entry address, file and line (DW_AT_decl_file and
- * decl_line: where its name is) of every function DWARF describes with
- * code. Returns 0, -ENOENT without DWARF, or FN's first non-zero value. */
-int rtl_binary_foreach_source_function(rtl_binary *bin,
-				       int (*fn)(uint64_t addr, const char *file, int line, void *user),
-				       void *user);
+/* A function or a label of the source, where its name is written
+ * (DW_AT_decl_file, decl_line) and the address of its code. */
+typedef struct rtl_source_name {
+	uint64_t addr;
+	uint64_t size;        /* a function's bytes from ADDR (0 when unknown) */
+	const char *name;     /* a function's linkage (symbol) name, or its name */
+	const char *file;
+	int line;
+	int is_label;         /* a goto label (DW_TAG_label), else a function */
+} rtl_source_name;
+/* Calls FN for every function DWARF describes with code, and for the
+ * labels inside it. Returns 0, -ENOENT without DWARF, or FN's first
+ * non-zero value. */
+int rtl_binary_foreach_source_name(rtl_binary *bin,
+				   int (*fn)(const rtl_source_name *n, void *user), void *user);
 
 /* NAME demangled as c++filt prints it by default (C++, Rust and the other
  * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a

@@ -186,33 +186,68 @@ int rtl_binary_foreach_source_range(rtl_binary *bin,
 	return 0;
 }
 
-struct function_walk {
+struct name_walk {
 	rtl_binary *bin;
 	Dwarf_Die *cu;
-	int (*fn)(uint64_t addr, const char *file, int line, void *user);
+	int (*fn)(const rtl_source_name *n, void *user);
 	void *user;
 	int err;
 };
 
-static int one_function(Dwarf_Die *die, void *arg)
+static int report_name(struct name_walk *w, Dwarf_Die *die, Dwarf_Addr pc, int is_label)
 {
-	struct function_walk *w = arg;
-	Dwarf_Addr pc;
-	const char *file;
-	int line;
+	rtl_source_name n = { pc, 0, NULL, NULL, 0, is_label };
+	Dwarf_Attribute attr;
+	Dwarf_Addr high;
 
-	if (dwarf_entrypc(die, &pc) || pc == 0 || dwarf_decl_line(die, &line) || line <= 0 ||
-	    !(file = dwarf_decl_file(die)))
-		return DWARF_CB_OK;
-	file = full_path(w->bin, w->cu, file);
-	return (w->err = w->fn(pc, file, line, w->user)) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	if (!is_label) {
+		n.name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+		if (!n.name)
+			n.name = dwarf_diename(die);
+		if (!dwarf_highpc(die, &high) && high > pc)
+			n.size = high - pc;
+	}
+	if (pc == 0 || dwarf_decl_line(die, &n.line) || n.line <= 0 || !(n.file = dwarf_decl_file(die)))
+		return 0;
+	n.file = full_path(w->bin, w->cu, n.file);
+	return w->fn(&n, w->user);
 }
 
-int rtl_binary_foreach_source_function(rtl_binary *bin,
-				       int (*fn)(uint64_t addr, const char *file, int line, void *user),
-				       void *user)
+/* The labels under DIE (in lexical blocks too, not in inlined code). */
+static int walk_labels(struct name_walk *w, Dwarf_Die *die)
 {
-	struct function_walk w = { bin, NULL, fn, user, 0 };
+	Dwarf_Die child;
+	int err = 0;
+
+	if (dwarf_child(die, &child))
+		return 0;
+	do {
+		Dwarf_Addr pc;
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_label && !dwarf_lowpc(&child, &pc))
+			err = report_name(w, &child, pc, 1);
+		else if (tag == DW_TAG_lexical_block)
+			err = walk_labels(w, &child);
+	} while (!err && !dwarf_siblingof(&child, &child));
+	return err;
+}
+
+static int one_function(Dwarf_Die *die, void *arg)
+{
+	struct name_walk *w = arg;
+	Dwarf_Addr pc;
+
+	if (dwarf_entrypc(die, &pc) || (w->err = report_name(w, die, pc, 0)) ||
+	    (w->err = walk_labels(w, die)))
+		return w->err ? DWARF_CB_ABORT : DWARF_CB_OK;
+	return DWARF_CB_OK;
+}
+
+int rtl_binary_foreach_source_name(rtl_binary *bin,
+				   int (*fn)(const rtl_source_name *n, void *user), void *user)
+{
+	struct name_walk w = { bin, NULL, fn, user, 0 };
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t type;

@@ -39,8 +39,14 @@ struct lcov {
 	size_t nbr, capbr;
 	rtl_source_range *ranges;             /* the current module's, by address */
 	size_t nranges, capranges;
-	struct lc_entry { uint64_t addr; const char *file; int line; } *entries;
+	struct lc_entry { uint64_t addr, size; const char *name, *file; int line; } *entries, *labels;
 	size_t nentries, capentries;          /* its functions' names, by address */
+	size_t nlabels, caplabels;            /* its goto labels, by address */
+	struct rpt_text text;                 /* the source file last read */
+	uint32_t *code;                       /* one function's lines with code */
+	size_t ncode, capcode;
+	struct lc_jump { uint64_t target; uint32_t line; } *jumps;
+	size_t njumps, capjumps;              /* its conditional jumps */
 	struct lc_line *lines;
 	size_t nlines, caplines;
 	struct lc_func *fns;
@@ -79,13 +85,15 @@ static int add_range(const rtl_source_range *r, void *user)
 	return 0;
 }
 
-static int add_entry(uint64_t addr, const char *file, int line, void *user)
+static int add_name(const rtl_source_name *n, void *user)
 {
 	struct lcov *x = user;
+	struct lc_entry **v = n->is_label ? &x->labels : &x->entries;
+	size_t *len = n->is_label ? &x->nlabels : &x->nentries;
 
-	if (rtl_grow(&x->entries, &x->capentries, x->nentries + 1, sizeof(*x->entries)))
+	if (rtl_grow(v, n->is_label ? &x->caplabels : &x->capentries, *len + 1, sizeof(**v)))
 		return -ENOMEM;
-	x->entries[x->nentries++] = (struct lc_entry){ addr, file, line };
+	(*v)[(*len)++] = (struct lc_entry){ n->addr, n->size, n->name, n->file, n->line };
 	return 0;
 }
 
@@ -113,13 +121,16 @@ static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
 }
 
 /* The ranges as gcov's lines (see the top): prologues moved to the
- * function's line, epilogues dropped (line 0). */
+ * function's line, epilogues dropped (line 0). An epilogue's block is
+ * shared by every way out of the function, so a label or "return;" just
+ * above it, which gcov counts by its own edges, is not placed there. */
 static void as_statements(struct lcov *x, rtl_binary *bin)
 {
 	qsort(x->entries, x->nentries, sizeof(*x->entries), cmp_entry);
+	qsort(x->labels, x->nlabels, sizeof(*x->labels), cmp_entry);
 	for (size_t i = 0; i < x->nranges; i++) {
 		rtl_source_range *r = &x->ranges[i];
-		struct lc_entry key = { r->addr, NULL, 0 }, *e;
+		struct lc_entry key = { .addr = r->addr }, *e;
 
 		e = x->nentries ? bsearch(&key, x->entries, x->nentries, sizeof(key), cmp_entry) : NULL;
 		if (e && !r->shared_start) {
@@ -133,12 +144,18 @@ static void as_statements(struct lcov *x, rtl_binary *bin)
 
 static int add_line(struct lcov *x, const rtl_source_range *r, int64_t fn, uint64_t count)
 {
-	if (!r->line)
+	if (r->line <= 0)
 		return 0;
 	if (rtl_grow(&x->lines, &x->caplines, x->nlines + 1, sizeof(*x->lines)))
 		return -ENOMEM;
 	x->lines[x->nlines++] = (struct lc_line){ r->file, (uint32_t)r->line, fn, count };
 	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -185,20 +202,185 @@ static size_t first_of(const void *v, size_t n, size_t size, int64_t id)
 	return lo;
 }
 
-/* Lines, function and branches of F (whose module's ranges are loaded). */
+/* The count of F's block that holds ADDR (0 when none ran there). */
+static uint64_t count_at(const struct lcov *x, const rtl_profile_function *f, uint64_t addr)
+{
+	uint64_t count = 0;
+
+	for (size_t b = first_of(x->blocks, x->nblocks, sizeof(*x->blocks), f->id);
+	     b < x->nblocks && x->blocks[b].function == f->id && x->blocks[b].addr <= addr; b++)
+		count = x->blocks[b].count;
+	return count;
+}
+
+/* LINE of FILE, a line of F's whose code starts at ADDR. */
+static int add_line_at(struct lcov *x, const rtl_profile_function *f, const char *file,
+		       uint32_t line, uint64_t addr)
+{
+	rtl_source_range r = { addr, addr, file, (int)line, 0 };
+	int err = add_line(x, &r, -1, 0);
+	return err ? err : add_line(x, &r, f->id, count_at(x, f, addr));
+}
+
+/* F's lines with code in ENTRY's file (sorted, once each), and its
+ * conditional jumps with their lines. */
+static int code_and_jumps(struct lcov *x, rtl_binary *bin, const rtl_profile_function *f,
+			  const rtl_source_range *entry)
+{
+	x->ncode = x->njumps = 0;
+	for (size_t i = first_range(x, f->addr); i < x->nranges && x->ranges[i].addr < f->addr + f->size; i++) {
+		const rtl_source_range *r = &x->ranges[i];
+		if (!r->line || strcmp(r->file, entry->file))
+			continue;
+		if (rtl_grow(&x->code, &x->capcode, x->ncode + 1, sizeof(*x->code)))
+			return -ENOMEM;
+		x->code[x->ncode++] = (uint32_t)r->line;
+	}
+	for (uint64_t at = f->addr; at < f->addr + f->size;) {
+		uint8_t bytes[15];
+		size_t len = cgp_insn_len(bin, at);
+		struct x86_insn in;
+		const rtl_source_range *r;
+
+		if (!len || rtl_binary_read(bin, at, bytes, len) || x86_decode(bytes, len, at, &in))
+			break;
+		if (in.kind == X86_JCC && (r = range_at(x, at)) && r->line > 0) {
+			/* both ways: GCC may have turned the condition around */
+			if (rtl_grow(&x->jumps, &x->capjumps, x->njumps + 2, sizeof(*x->jumps)))
+				return -ENOMEM;
+			x->jumps[x->njumps++] = (struct lc_jump){ in.target, (uint32_t)r->line };
+			x->jumps[x->njumps++] = (struct lc_jump){ at + len, (uint32_t)r->line };
+		}
+		at += len;
+	}
+	qsort(x->code, x->ncode, sizeof(*x->code), cmp_u32);
+	return 0;
+}
+
+/* The first address of LINE's code in F. */
+static uint64_t line_start(const struct lcov *x, const rtl_profile_function *f, const char *file,
+			   uint32_t line)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (size_t i = first_range(x, f->addr); i < x->nranges && x->ranges[i].addr < f->addr + f->size; i++)
+		if ((uint32_t)x->ranges[i].line == line && !strcmp(x->ranges[i].file, file) &&
+		    x->ranges[i].addr < best)
+			best = x->ranges[i].addr;
+	return best;
+}
+
+/* Whether a conditional jump other than a switch's dispatch goes to ADDR,
+ * taken or not: then GCC had a label of its own there (the end of an if),
+ * which it kept instead of the case label, and gcov does not count the
+ * case's line. */
+static bool jumped_to(const struct lcov *x, uint64_t addr)
+{
+	for (size_t j = 0; j < x->njumps; j++) {
+		size_t len;
+		const char *s;
+		if (x->jumps[j].target == addr &&
+		    (!(s = rpt_text_line(&x->text, x->jumps[j].line, &len)) || !rpt_switch_line(s, len)))
+			return true;
+	}
+	return false;
+}
+
+/* The lines of F that gcov counts and DWARF gives no code: its goto labels
+ * (DWARF's), and from the text between its lines with code, case labels
+ * (the first of a run, unless a goto label heads the same code) and va_end
+ * calls. ENTRY is the range of its first line. */
+static int place_labels(struct lcov *x, rtl_binary *bin, const rtl_profile_function *f,
+			const rtl_source_range *entry)
+{
+	size_t l;
+	int err;
+
+	for (l = 0; l < x->nlabels && x->labels[l].addr < f->addr; l++)
+		;
+	for (size_t k = l; k < x->nlabels && x->labels[k].addr < f->addr + f->size; k++)
+		if ((err = add_line_at(x, f, x->labels[k].file, (uint32_t)x->labels[k].line,
+				       x->labels[k].addr)))
+			return err;
+	if (rpt_text_load(&x->text, entry->file) || (err = code_and_jumps(x, bin, f, entry)))
+		return err == -ENOMEM ? err : 0;   /* no source: no labels */
+	for (size_t k = 0; k < x->ncode; k++) {
+		uint32_t line = x->code[k], above = k ? x->code[k - 1] : 0, first_case = 0;
+		bool named = false;
+
+		if (line <= (uint32_t)entry->line || line == above)
+			continue;
+		above = above > (uint32_t)entry->line ? above : (uint32_t)entry->line;
+		for (uint32_t n = line - 1; n > above; n--) {
+			size_t len;
+			const char *s = rpt_text_line(&x->text, n, &len);
+
+			for (size_t j = l; j < x->nlabels && x->labels[j].addr < f->addr + f->size; j++)
+				named |= (uint32_t)x->labels[j].line == n;
+			if (!s)
+				break;
+			if (rpt_case_line(s, len))
+				first_case = n;
+			else if (rpt_va_end_line(s, len) &&
+				 (err = add_line_at(x, f, entry->file, n, line_start(x, f, entry->file, line))))
+				return err;
+		}
+		if (first_case && !named) {
+			uint64_t at = line_start(x, f, entry->file, line);
+			if (!jumped_to(x, at) && (err = add_line_at(x, f, entry->file, first_case, at)))
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* The function DWARF describes at E, with the profile's row among ROWS
+ * [FROM, TO) (by address) when it has one: its FN record and label lines. */
+static int place_entry(struct lcov *x, rtl_binary *bin, const struct lc_entry *e, size_t from,
+		       size_t to)
+{
+	const rtl_source_range *r = range_at(x, e->addr);
+	rtl_profile_function f = { .id = -2, .addr = e->addr, .size = e->size, .name = e->name };
+	size_t lo = from, hi = to;
+	uint64_t calls = 0;
+	int err;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->rows.fn[mid].addr < e->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < to && x->rows.fn[lo].addr == e->addr) {
+		const rtl_profile_function *row = &x->rows.fn[lo];
+		f.id = row->id;
+		f.size = f.size ? f.size : row->size;
+		f.name = f.name ? f.name : row->name;
+		calls = row->have & RTL_HAVE_CALLS ? row->calls : count_at(x, &f, f.addr);
+	}
+	if (!r || r->line <= 0)
+		return 0;
+	if ((err = place_labels(x, bin, &f, r)))
+		return err;
+	if (!f.name || !*f.name)
+		return 0;
+	if (rtl_grow(&x->fns, &x->capfns, x->nfns + 1, sizeof(*x->fns)))
+		return -ENOMEM;
+	x->fns[x->nfns++] = (struct lc_func){ r->file, (uint32_t)r->line, f.name, calls };
+	return 0;
+}
+
+/* Lines and branches of F (whose module's ranges are loaded). */
 static int place_function(struct lcov *x, rtl_binary *bin, const rtl_profile_function *f)
 {
-	const rtl_source_range *r = range_at(x, f->addr);
 	size_t b = first_of(x->blocks, x->nblocks, sizeof(*x->blocks), f->id);
-	uint64_t entry = 0;
 	int err;
 
 	for (; b < x->nblocks && x->blocks[b].function == f->id; b++) {
 		const rtl_profile_block *k = &x->blocks[b];
 		uint64_t end = k->addr;
 
-		if (k->addr == f->addr)
-			entry = k->count;
 		if (!k->count)
 			continue;
 		for (uint32_t i = 0; i < k->ninstrs; i++) {
@@ -211,16 +393,10 @@ static int place_function(struct lcov *x, rtl_binary *bin, const rtl_profile_fun
 			if ((err = add_line(x, &x->ranges[i], f->id, k->count)))
 				return err;
 	}
-	if (r && r->line && f->name && *f->name) {
-		if (rtl_grow(&x->fns, &x->capfns, x->nfns + 1, sizeof(*x->fns)))
-			return -ENOMEM;
-		x->fns[x->nfns++] = (struct lc_func){ r->file, (uint32_t)r->line, f->name,
-						      f->have & RTL_HAVE_CALLS ? f->calls : entry };
-	}
 	for (size_t i = first_of(x->br, x->nbr, sizeof(*x->br), f->id);
 	     i < x->nbr && x->br[i].function == f->id; i++) {
 		const rtl_source_range *s = range_at(x, x->br[i].site);
-		if (!s || !s->line)
+		if (!s || s->line <= 0)
 			continue;
 		if (rtl_grow(&x->brs, &x->capbrs, x->nbrs + 1, sizeof(*x->brs)))
 			return -ENOMEM;
@@ -236,9 +412,9 @@ static int place_module(struct lcov *x, size_t from, size_t to)
 	rtl_binary *bin = rpt_sources_binary(&x->src, x->rows.fn[from].module);
 	int err;
 
-	x->nranges = x->nentries = 0;
+	x->nranges = x->nentries = x->nlabels = 0;
 	if (!bin || rtl_binary_foreach_source_range(bin, add_range, x) ||
-	    rtl_binary_foreach_source_function(bin, add_entry, x))
+	    rtl_binary_foreach_source_name(bin, add_name, x))
 		return 0;        /* no DWARF: nothing to place */
 	qsort(x->ranges, x->nranges, sizeof(*x->ranges), cmp_range);
 	as_statements(x, bin);
@@ -247,6 +423,9 @@ static int place_module(struct lcov *x, size_t from, size_t to)
 			return err;
 	for (size_t i = from; i < to; i++)
 		if ((err = place_function(x, bin, &x->rows.fn[i])))
+			return err;
+	for (size_t i = 0; i < x->nentries; i++)
+		if ((err = place_entry(x, bin, &x->entries[i], from, to)))
 			return err;
 	return 0;
 }
@@ -328,50 +507,13 @@ static void write_branches(FILE *out, const struct lcov *x, const char *file, si
 		fprintf(out, "BRF:%zu\nBRH:%zu\n", found, hit);
 }
 
-/* A line of a file's DA list: its number and count. */
-struct lc_da { uint32_t line; uint64_t count; };
-struct lc_das { struct lc_da *v; size_t n, cap, ncode; };
-
-static int add_da(struct lc_das *d, uint32_t line, uint64_t count)
-{
-	if (rtl_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
-		return -ENOMEM;
-	d->v[d->n++] = (struct lc_da){ line, count };
-	return 0;
-}
-
-/* A label line counts as the code line below it (labels.h). */
-static int add_label(uint32_t label, uint32_t code, void *user)
-{
-	struct lc_das *d = user;
-	size_t lo = 0, hi = d->ncode;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->v[mid].line < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return add_da(d, label, d->v[lo].count);
-}
-
-static int cmp_da(const void *a, const void *b)
-{
-	const struct lc_da *x = a, *y = b;
-	return (x->line > y->line) - (x->line < y->line);
-}
-
 /* DA lines of FILE from *I on: a line's count is the largest of each
- * function's counts for it, added over functions; then the label lines. */
-static int write_lines(FILE *out, const struct lcov *x, const char *file, size_t *i)
+ * function's counts for it, added over functions. */
+static void write_lines(FILE *out, const struct lcov *x, const char *file, size_t *i)
 {
-	struct lc_das d = { 0 };
-	uint32_t *code = NULL;
-	size_t hit = 0;
-	int err = 0;
+	size_t found = 0, hit = 0;
 
-	while (*i < x->nlines && !strcmp(x->lines[*i].file, file) && !err) {
+	while (*i < x->nlines && !strcmp(x->lines[*i].file, file)) {
 		uint32_t line = x->lines[*i].line;
 		uint64_t total = 0;
 
@@ -384,38 +526,22 @@ static int write_lines(FILE *out, const struct lcov *x, const char *file, size_t
 					most = x->lines[*i].count;
 			total += most;
 		}
-		err = add_da(&d, line, total);
+		fprintf(out, "DA:%" PRIu32 ",%" PRIu64 "\n", line, total);
+		found++;
+		hit += total != 0;
 	}
-	d.ncode = d.n;
-	if (!err && !(code = malloc((d.n + 1) * sizeof(*code))))
-		err = -ENOMEM;
-	for (size_t k = 0; k < d.ncode && !err; k++)
-		code[k] = d.v[k].line;
-	if (!err && (err = rpt_label_lines(file, code, d.ncode, add_label, &d)) != -ENOMEM)
-		err = 0;              /* a file that cannot be read has no labels */
-	if (!err) {
-		qsort(d.v, d.n, sizeof(*d.v), cmp_da);
-		for (size_t k = 0; k < d.n; k++) {
-			fprintf(out, "DA:%" PRIu32 ",%" PRIu64 "\n", d.v[k].line, d.v[k].count);
-			hit += d.v[k].count != 0;
-		}
-		fprintf(out, "LF:%zu\nLH:%zu\n", d.n, hit);
-	}
-	free(d.v);
-	free(code);
-	return err;
+	fprintf(out, "LF:%zu\nLH:%zu\n", found, hit);
 }
 
 /* Skips the items of files before FILE in the sorted array at *I. */
 #define SKIP_BEFORE(arr, n, i, file) \
 	while (*(i) < (n) && strcmp((arr)[*(i)].file, file) < 0) (*(i))++
 
-static int write_tracefile(FILE *out, const struct lcov *x)
+static void write_tracefile(FILE *out, const struct lcov *x)
 {
 	size_t l = 0, f = 0, b = 0;
-	int err = 0;
 
-	while (l < x->nlines && !err) {
+	while (l < x->nlines) {
 		const char *file = x->lines[l].file;
 
 		SKIP_BEFORE(x->fns, x->nfns, &f, file);
@@ -428,10 +554,9 @@ static int write_tracefile(FILE *out, const struct lcov *x)
 		fprintf(out, "TN:\nSF:%s\n", file);
 		write_functions(out, x, file, &f);
 		write_branches(out, x, file, &b);
-		if (!(err = write_lines(out, x, file, &l)))
-			fputs("end_of_record\n", out);
+		write_lines(out, x, file, &l);
+		fputs("end_of_record\n", out);
 	}
-	return err;
 }
 
 static void free_lcov(struct lcov *x)
@@ -442,6 +567,10 @@ static void free_lcov(struct lcov *x)
 	free(x->br);
 	free(x->ranges);
 	free(x->entries);
+	free(x->labels);
+	free(x->code);
+	free(x->jumps);
+	rpt_text_free(&x->text);
 	free(x->lines);
 	free(x->fns);
 	free(x->brs);
@@ -466,8 +595,8 @@ int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	qsort(x.lines, x.nlines, sizeof(*x.lines), cmp_line);
 	qsort(x.fns, x.nfns, sizeof(*x.fns), cmp_func);
 	qsort(x.brs, x.nbrs, sizeof(*x.brs), cmp_branch);
-	if (!(err = write_tracefile(out, &x)))
-		err = rpt_out_status(out);
+	write_tracefile(out, &x);
+	err = rpt_out_status(out);
 out:
 	free_lcov(&x);
 	return err;
