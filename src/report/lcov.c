@@ -103,7 +103,9 @@ static int cmp_entry(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* Whether [R->addr, R->end) only undoes a frame and returns. */
+/* Whether [R->addr, R->end) only undoes a frame and returns, perhaps
+ * counting the way out in a global word first (gcov's own counters, in a
+ * --coverage build: "mov x(%rip),%rax; add $1,%rax; mov %rax,x(%rip)"). */
 static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
 {
 	uint64_t at = r->addr;
@@ -112,8 +114,11 @@ static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
 	while (at < r->end) {
 		uint8_t code[15];
 		size_t len = cgp_insn_len(bin, at);
-		if (!len || rtl_binary_read(bin, at, code, len) || x86_decode(code, len, at, &in) ||
-		    !x86_is_epilogue(code, len))
+		if (!len || rtl_binary_read(bin, at, code, len) || x86_decode(code, len, at, &in))
+			return false;
+		bool counter = (in.rip_rel && (in.opcode == 0x8b || in.opcode == 0x89)) ||
+			       (!in.has_mem && in.opcode == 0x83);
+		if (!counter && !x86_is_epilogue(code, len))
 			return false;
 		at += len;
 	}
@@ -128,10 +133,19 @@ static void as_statements(struct lcov *x, rtl_binary *bin)
 {
 	qsort(x->entries, x->nentries, sizeof(*x->entries), cmp_entry);
 	qsort(x->labels, x->nlabels, sizeof(*x->labels), cmp_entry);
-	for (size_t i = 0; i < x->nranges; i++) {
+	for (size_t i = 0, k = 0; i < x->nranges; i++) {
 		rtl_source_range *r = &x->ranges[i];
 		struct lc_entry key = { .addr = r->addr }, *e;
 
+		/* code no function of the source holds: the compiler's own
+		 * (a --coverage build's constructor, placed on the last line) */
+		while (k + 1 < x->nentries && x->entries[k + 1].addr <= r->addr)
+			k++;
+		if (x->nentries && (x->entries[k].addr > r->addr ||
+				    (x->entries[k].size && r->addr >= x->entries[k].addr + x->entries[k].size))) {
+			r->line = 0;
+			continue;
+		}
 		e = x->nentries ? bsearch(&key, x->entries, x->nentries, sizeof(key), cmp_entry) : NULL;
 		if (e && !r->shared_start) {
 			r->file = e->file;

@@ -357,7 +357,11 @@ bool x86_is_epilogue(const uint8_t *code, size_t len)
 	case ZYDIS_MNEMONIC_POP:
 		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && callee_saved(gpr(ops[0].reg.value));
 	case ZYDIS_MNEMONIC_MOV:
-		/* a saved register reloaded from the frame */
+		/* the return value moved into rax, or a saved register
+		 * reloaded from the frame */
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && gpr(ops[0].reg.value) == 0 &&
+		    ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER)
+			return true;
 		return ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && callee_saved(gpr(ops[0].reg.value)) &&
 		       ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
 		       (gpr(ops[1].mem.base) == 4 || gpr(ops[1].mem.base) == 5) &&

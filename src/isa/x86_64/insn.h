@@ -100,8 +100,8 @@ uint16_t x86_regs_written(const uint8_t *code, size_t len);
 bool x86_movzx_byte(const uint8_t *code, size_t len, int *reg);
 /* Whether the instruction at CODE only undoes a frame: ret, leave, pop or
  * a reload from the frame of a callee-saved register, an add or lea that
- * moves rsp, or a movq/movd between registers (the return value moved
- * into xmm0). */
+ * moves rsp, or the return value moved between registers (into rax, or
+ * by movq/movd into xmm0). */
 bool x86_is_epilogue(const uint8_t *code, size_t len);
 
 #endif

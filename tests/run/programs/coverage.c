@@ -109,9 +109,10 @@ static int unused_with_switch(int x)
 
 static void jumper(int depth)
 {
-	if (depth == 0)
+	if (depth > 0)
+		jumper(depth - 1);
+	else
 		longjmp(env, 7);
-	jumper(depth - 1);
 }
 
 static void finish(int code)
@@ -123,7 +124,7 @@ static void finish(int code)
 int main(int argc, char **argv)
 {
 	struct shape shapes[3] = { { 0, 2.0 }, { 1, 1.0 }, { 2, 3.0 } };
-	double total = 0;
+	volatile double total = 0;
 	long sum = 0;
 	int n = argc > 1 ? atoi(argv[1]) : 40;
 
