@@ -44,7 +44,8 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
 /* lcov tracefile (genhtml, lcov --summary): per source file on disk, the
  * lines DWARF gives code and their executions (from blocks: bbcount,
  * cover), the functions that start there and their calls, and the
- * conditional branches (edges). O is ignored. */
+ * conditional branches (edges). O is ignored. -ENODATA when P has no
+ * block counts. */
 int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree: every process image of the session under the one that

@@ -213,7 +213,12 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 	err = a->tree ? rtl_report_tree(p, o.f) : rtl_report_write(p, a->format, &a->opt, o.f);
 	if (err == -EIO)
 		err = -(errno ? errno : EIO);
-	else if (err) {
+	else if (err == -ENODATA && a->format == RTL_REPORT_LCOV && !a->tree) {
+		cli_error("report: '%s' has no block counts for lcov (run with -c cover or -c bbcount)",
+			  a->profile);
+		close_output(&o, a->out, err);
+		return CLI_EXIT_FAIL;
+	} else if (err) {
 		cli_error("report: cannot read profile '%s': %s", a->profile, rtl_strerror(err));
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;

@@ -600,6 +600,10 @@ int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	    (err = rtl_profile_foreach_block(p, -1, add_block, &x)) ||
 	    (err = rtl_profile_foreach_branch(p, add_branch, &x)))
 		goto out;
+	if (!x.nblocks) {
+		err = -ENODATA;       /* no collector counted blocks: nothing ran, to lcov */
+		goto out;
+	}
 	for (size_t i = 0, j; i < x.rows.n; i = j) {
 		for (j = i + 1; j < x.rows.n && x.rows.fn[j].module_id == x.rows.fn[i].module_id; j++)
 			;

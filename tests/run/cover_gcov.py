@@ -158,6 +158,15 @@ def main():
                 if g.returncode:
                     fail(f"genhtml: {g.stdout[-600:]}")
             print(f"ok {binary} {mode}: {n} executed lines, as gcov ({ran}); {len(hit_o)} functions")
+    # a profile without block counts: a clear error, no output file
+    prof = os.path.join(work, "fcount.db")
+    run([reticle, "run", "-c", "fcount", "-o", prof, "--", "./dbg"] + prog_args, work, stdin_path)
+    out = os.path.join(work, "fcount.info")
+    p = subprocess.run([reticle, "report", "--format", "lcov", "-o", out, prof],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 1 or "no block counts" not in p.stderr or os.path.exists(out):
+        fail(f"lcov of an fcount profile: status {p.returncode}, {p.stderr.strip()}")
+    print("ok: lcov of a profile without blocks is refused")
 
 
 if __name__ == "__main__":
