@@ -78,16 +78,21 @@ int cgp_addr(struct cg_places *p, const char *module, uint64_t addr, struct cg_p
 	return place(p, rpt_sources_binary(&p->src, module), addr, out);
 }
 
+size_t cgp_decode(rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_insn *in)
+{
+	/* up to 15 bytes, fewer at the end of a segment */
+	for (size_t len = 15; len; len--)
+		if (!rtl_binary_read(bin, addr, code, len))
+			return x86_decode(code, len, addr, in) ? 0 : in->len;
+	return 0;
+}
+
 size_t cgp_insn_len(rtl_binary *bin, uint64_t addr)
 {
 	uint8_t code[15];
 	struct x86_insn in;
 
-	/* up to 15 bytes, fewer at the end of a segment */
-	for (size_t len = 15; len; len--)
-		if (!rtl_binary_read(bin, addr, code, len))
-			return x86_decode(code, len, addr, &in) ? 0 : in.len;
-	return 0;
+	return cgp_decode(bin, addr, code, &in);
 }
 
 int cgp_block(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,

@@ -40,5 +40,8 @@ void cgp_free(struct cg_places *p);
 /* The length of the instruction at link-time ADDR of BIN's file, or 0 when
  * it cannot be read or decoded. */
 size_t cgp_insn_len(struct rtl_binary *bin, uint64_t addr);
+/* The same, with the bytes read (CODE) and the instruction decoded (IN). */
+struct x86_insn;
+size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_insn *in);
 
 #endif

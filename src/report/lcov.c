@@ -113,8 +113,8 @@ static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
 
 	while (at < r->end) {
 		uint8_t code[15];
-		size_t len = cgp_insn_len(bin, at);
-		if (!len || rtl_binary_read(bin, at, code, len) || x86_decode(code, len, at, &in))
+		size_t len = cgp_decode(bin, at, code, &in);
+		if (!len)
 			return false;
 		bool counter = (in.rip_rel && (in.opcode == 0x8b || in.opcode == 0x89)) ||
 			       (!in.has_mem && in.opcode == 0x83);
@@ -252,11 +252,11 @@ static int code_and_jumps(struct lcov *x, rtl_binary *bin, const rtl_profile_fun
 	}
 	for (uint64_t at = f->addr; at < f->addr + f->size;) {
 		uint8_t bytes[15];
-		size_t len = cgp_insn_len(bin, at);
 		struct x86_insn in;
+		size_t len = cgp_decode(bin, at, bytes, &in);
 		const rtl_source_range *r;
 
-		if (!len || rtl_binary_read(bin, at, bytes, len) || x86_decode(bytes, len, at, &in))
+		if (!len)
 			break;
 		if (in.kind == X86_JCC && (r = range_at(x, at)) && r->line > 0) {
 			/* both ways: GCC may have turned the condition around */
