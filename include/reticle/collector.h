@@ -81,7 +81,31 @@ struct rtl_collector {
 	/* Its plans use timers (RTL_PRIM_TIMER_START/STOP): the engine gives
 	 * every thread an area for them. */
 	bool timers;
+	/* A plug-in whose plans depend on more than its name and its file
+	 * (its arguments): a string that differs when they do. Copies saved
+	 * for the warm start are kept per set of collectors, names and keys.
+	 * NULL for none. */
+	const char *plan_key;
 };
+
+/* Plug-ins: a shared object built against these headers (examples/
+ * collectors/ has one), loaded by `reticle run --collector ./x.so[:ARGS]`,
+ * defines
+ *     const struct rtl_collector *rtl_collector_entry(int api, const char *args);
+ * which returns its collector, or NULL after printing why to stderr (bad
+ * ARGS; an API it was not built for: API is RTL_COLLECTOR_API of the
+ * reticle that loads it). Its name must differ from every other
+ * collector's. The plug-in calls the public rtl_ API (rtl_plan_add, the
+ * rtl_profile_add_* functions, rtl_profile_add_metric for measures of its
+ * own), which the reticle executable exports. */
+#define RTL_COLLECTOR_API 1
+#define RTL_COLLECTOR_ENTRY "rtl_collector_entry"
+typedef const struct rtl_collector *(*rtl_collector_entry_fn)(int api, const char *args);
+
+/* Checks C before a run: its plan() on a made-up function with a block of
+ * every kind must succeed, and plan timers only if C sets timers. Returns
+ * 0, or the error and *WHY, a sentence saying what is wrong. */
+int rtl_collector_check(const struct rtl_collector *c, const char **why);
 
 /* The counter of point KIND at link-time ADDR among V (N of them, sorted
  * as rtl_function_view's counters are), or NULL. */

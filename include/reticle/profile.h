@@ -189,6 +189,23 @@ typedef struct rtl_profile_time {
  * without calltime. */
 int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user);
 
+/* A collector's own measure, for collectors whose results have no table of
+ * their own (plug-ins: reticle run --collector): the value NAME of
+ * FUNCTION at link-time SITE (the function's address when the value is
+ * the function's). Adding the same (FUNCTION, NAME, SITE) again adds
+ * VALUE. Reports show the sum per function and name. */
+int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
+			   double value);
+typedef struct rtl_profile_metric {
+	int64_t function;
+	const char *name;
+	uint64_t site;
+	double value;
+} rtl_profile_metric;
+/* Metrics by name, function, then site; none in a profile without them. */
+int rtl_profile_foreach_metric(rtl_profile *p, int (*fn)(const rtl_profile_metric *m, void *user),
+			       void *user);
+
 /* Sums over all functions. HAVE has a bit when at least one function
  * carries that count. */
 typedef struct rtl_profile_totals {

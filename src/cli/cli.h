@@ -2,6 +2,7 @@
 #ifndef RETICLE_CLI_H
 #define RETICLE_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #define X(name, fn, summary) int fn(int argc, char **argv);
@@ -14,6 +15,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* --debug-dir DIR: DIR searched first for separate debug files (before
  * $RETICLE_DEBUG_DIR and /usr/lib/debug). 0, or -1 after a message. */
 int cli_add_debug_dir(const char *dir);
+
+/* --collector SPEC (PATH[:ARGS]): loads the plug-in, checks its plan and
+ * that its name is none of TAKEN's (NTAKEN of them). 0 and *OUT, or an
+ * exit status after a message. */
+struct rtl_collector;
+int cli_load_collector(const char *spec, const struct rtl_collector *const *taken, size_t ntaken,
+		       const struct rtl_collector **out);
 
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };

@@ -17,7 +17,8 @@ static volatile pid_t forward_to;
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle run [-c COLLECTORS] [-o PROFILE] [--cold] [--stats] -- PROGRAM [ARGS...]\n"
+	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
+	      "                   [--stats] -- PROGRAM [ARGS...]\n"
 	      "\n"
 	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes one\n"
 	      "profile (SQLite) for the run: PROFILE (default reticle.PID.db), every process\n"
@@ -34,7 +35,11 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < rtl_collector_count(); i++)
 		fprintf(f, "                         %-9s %s\n", rtl_collector_at(i)->name,
 			rtl_collector_at(i)->summary);
-	fputs("  -o, --output FILE    the profile (all processes of the run)\n"
+	fputs("      --collector SO[:ARGS]  also a collector built outside reticle: a shared\n"
+	      "                       object defining rtl_collector_entry() (reticle/collector.h,\n"
+	      "                       examples/collectors/); ARGS go to it. Repeatable; without\n"
+	      "                       -c, only the plug-ins run\n"
+	      "  -o, --output FILE    the profile (all processes of the run)\n"
 	      "      --cold           neither use nor update the warm-start cache\n"
 	      "      --debug-dir DIR  look for separate debug files (names) in DIR first,\n"
 	      "                       then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
@@ -77,6 +82,19 @@ static char *warm_cache_dir(void)
 	return out;
 }
 
+enum { MAX_COLLECTORS = 16 };
+
+/* "fcount, bbcount, ...": the built-in collectors' names. */
+static const char *builtin_names(void)
+{
+	static char buf[256];
+	size_t used = 0;
+	for (size_t i = 0; i < rtl_collector_count() && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? ", " : "",
+					 rtl_collector_at(i)->name);
+	return buf;
+}
+
 static int parse_collectors(const char *list, const struct rtl_collector **out, size_t *n)
 {
 	char *copy = strdup(list), *save = NULL;
@@ -86,19 +104,20 @@ static int parse_collectors(const char *list, const struct rtl_collector **out, 
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		const struct rtl_collector *c = rtl_collector_find(name);
 		if (!c) {
-			cli_error("unknown collector '%s' (known: fcount, bbcount)", name);
+			cli_error("unknown collector '%s' (built in: %s; a plug-in loads with --collector ./x.so)",
+				  name, builtin_names());
 			free(copy);
 			return -RTL_ERR_UNKNOWN_COLLECTOR;
 		}
 		bool dup = false;
 		for (size_t i = 0; i < *n; i++)
 			dup |= out[i] == c;
-		if (!dup && *n < 16)
+		if (!dup && *n < MAX_COLLECTORS)
 			out[(*n)++] = c;
 	}
 	free(copy);
 	if (!*n) {
-		cli_error("run: no collector given (-c takes a comma-separated list: fcount, bbcount)");
+		cli_error("run: no collector given (-c takes a comma-separated list: %s)", builtin_names());
 		return -RTL_ERR_UNKNOWN_COLLECTOR;
 	}
 	return 0;
@@ -152,12 +171,14 @@ int cmd_run(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "cold", no_argument, NULL, 'C' },
 		{ "debug-dir", required_argument, NULL, 'g' },
+		{ "collector", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const struct rtl_collector *colls[16];
-	size_t ncolls = 0;
-	const char *collect = "fcount", *output = NULL;
+	const struct rtl_collector *colls[MAX_COLLECTORS];
+	const char *plugins[MAX_COLLECTORS / 2];
+	size_t ncolls = 0, nplugins = 0;
+	const char *collect = NULL, *output = NULL;
 	bool stats = false, cold = false;
 	int opt;
 
@@ -169,6 +190,13 @@ int cmd_run(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 's': stats = true; break;
 		case 'C': cold = true; break;
+		case 'P':
+			if (nplugins == sizeof(plugins) / sizeof(*plugins)) {
+				cli_error("run: at most %zu --collector options", nplugins);
+				return CLI_EXIT_USAGE;
+			}
+			plugins[nplugins++] = optarg;
+			break;
 		case 'g':
 			if (cli_add_debug_dir(optarg))
 				return CLI_EXIT_USAGE;
@@ -184,8 +212,14 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: no program given (usage: reticle run [OPTIONS] -- PROGRAM [ARGS...])");
 		return CLI_EXIT_USAGE;
 	}
-	if (parse_collectors(collect, colls, &ncolls))
+	if ((collect || !nplugins) && parse_collectors(collect ? collect : "fcount", colls, &ncolls))
 		return CLI_EXIT_USAGE;
+	for (size_t i = 0; i < nplugins; i++) {
+		int rc = cli_load_collector(plugins[i], colls, ncolls, &colls[ncolls]);
+		if (rc)
+			return rc;
+		ncolls++;
+	}
 	if (!output_writable(output))
 		return CLI_EXIT_FAIL;
 

@@ -1,9 +1,11 @@
 /* Plans: the collectors' snippets for one function, checked against its
  * cfg and merged (two collectors counting one point share a counter). */
+#include <dlfcn.h>       /* dladdr: _GNU_SOURCE comes from the build */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <reticle/error.h>
 #include "probe/plan.h"
 #include "util/array.h"
@@ -15,13 +17,31 @@ struct rtl_plan {
 	struct probe_plan *out;
 };
 
+/* A plug-in's plans are fixed by its file as well as its name: a rebuilt
+ * one must not find the copies its last build planned. */
+static uint64_t hash_plugin_file(uint64_t h, const struct rtl_collector *c)
+{
+	Dl_info info;
+	struct stat st;
+	if (rtl_collector_find(c->name) == c || !dladdr(c, &info) || !info.dli_fname ||
+	    stat(info.dli_fname, &st))
+		return h;
+	uint64_t id[5] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+			   (uint64_t)st.st_mtim.tv_nsec };
+	return fnv1a(h, id, sizeof(id));
+}
+
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n)
 {
 	/* FNV-1a of the names: built-in plans are fixed by their name; a
 	 * plug-in's name is its own (cmd_run refuses two of one name) */
 	uint64_t h = FNV1A_INIT;
-	for (size_t i = 0; i < n; i++)   /* each name with its NUL: "ab","c" is not "a","bc" */
+	for (size_t i = 0; i < n; i++) {   /* each name with its NUL: "ab","c" is not "a","bc" */
 		h = fnv1a(h, cs[i]->name, strlen(cs[i]->name) + 1);
+		if (cs[i]->plan_key)
+			h = fnv1a(h, cs[i]->plan_key, strlen(cs[i]->plan_key) + 1);
+		h = hash_plugin_file(h, cs[i]);
+	}
 	s->cs = cs;
 	s->n = n;
 	s->timers = false;
@@ -194,6 +214,40 @@ int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_RETURN)
 			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &stop);
+	return err;
+}
+
+int rtl_collector_check(const struct rtl_collector *c, const char **why)
+{
+	/* one block of every kind, the way the relocator describes them */
+	static const struct rtl_cfg_block blocks[] = {
+		{ 0x1000, 0x1004, 2, RTL_END_BRANCH, 0x1040 },
+		{ 0x1006, 0x1006, 1, RTL_END_FALL, 0 },
+		{ 0x1008, 0x100c, 2, RTL_END_CALL, 0x2000 },
+		{ 0x1011, 0x1011, 1, RTL_END_INDIRECT_CALL, 0 },
+		{ 0x1013, 0x1018, 2, RTL_END_JUMP, 0x1040 },
+		{ 0x101a, 0x101a, 1, RTL_END_INDIRECT_JUMP, 0 },
+		{ 0x101c, 0x1020, 3, RTL_END_STOP, 0 },
+		{ 0x1040, 0x1044, 2, RTL_END_RETURN, 0 },
+	};
+	const struct rtl_function_cfg cfg = { "/check/module", "check_function", 0x1000, 0x48,
+					      blocks, sizeof(blocks) / sizeof(*blocks) };
+	struct probe_plan out = { 0 };
+	struct rtl_plan plan = { &cfg, 0, &out };
+	int err = c->plan ? c->plan(&cfg, &plan) : 0;
+	*why = NULL;
+	if (err == -RTL_ERR_UNSUPPORTED)
+		*why = "its plan asks for a point or primitive reticle does not implement (reticle/probe.h)";
+	else if (err == -EINVAL)
+		*why = "its plan puts a snippet where the function has no such point";
+	else if (err)
+		*why = "its plan fails";
+	for (size_t i = 0; i < out.n && !err && !c->timers; i++)
+		if (out.pts[i].op == RTL_PRIM_TIMER_START || out.pts[i].op == RTL_PRIM_TIMER_STOP) {
+			err = -EINVAL;
+			*why = "its plan uses timers but the collector does not set timers";
+		}
+	probe_plan_free(&out);
 	return err;
 }
 

@@ -105,6 +105,38 @@ static int call_item(const rtl_profile_call *c, void *user)
 	return 0;
 }
 
+static int branch_item(const rtl_profile_branch *b, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	fprintf(l->out, "{\"function\": %" PRId64 ", \"site\": \"0x%" PRIx64 "\", \"taken\": %" PRIu64
+		", \"not_taken\": %" PRIu64 "}", b->function, b->site, b->taken, b->not_taken);
+	return 0;
+}
+
+static int time_item(const rtl_profile_time *t, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	fprintf(l->out, "{\"function\": %" PRId64 ", \"tid\": %d, \"calls\": %" PRIu64
+		", \"inclusive\": %.9f, \"exclusive\": %.9f}", t->function, t->tid, t->calls,
+		t->inclusive, t->exclusive);
+	return 0;
+}
+
+static int metric_item(const rtl_profile_metric *m, void *user)
+{
+	struct list *l = user;
+
+	sep(l);
+	fprintf(l->out, "{\"function\": %" PRId64 ", \"name\": ", m->function);
+	rpt_json_string(l->out, m->name);
+	fprintf(l->out, ", \"site\": \"0x%" PRIx64 "\", \"value\": %.17g}", m->site, m->value);
+	return 0;
+}
+
 static void function_item(FILE *out, const rtl_profile_function *f, const rtl_profile_totals *t)
 {
 	char buf[32];
@@ -173,6 +205,19 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	fputs("\n  ],\n  \"call_sites\": [", out);
 	l.n = 0;
 	if ((err = rtl_profile_foreach_call(p, call_item, &l)))
+		goto out;
+	/* the other collectors' tables, empty when they did not run */
+	fputs("\n  ],\n  \"branches\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_branch(p, branch_item, &l)))
+		goto out;
+	fputs("\n  ],\n  \"times\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_time(p, time_item, &l)))
+		goto out;
+	fputs("\n  ],\n  \"metrics\": [", out);
+	l.n = 0;
+	if ((err = rtl_profile_foreach_metric(p, metric_item, &l)))
 		goto out;
 	fputs("\n  ]\n}\n", out);
 	err = rpt_out_status(out);

@@ -36,6 +36,8 @@ void rpt_json_string(FILE *out, const char *s);
 
 /* The time table (times.c) when P has function times: *SHOWN set then. */
 int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown);
+/* The metric tables (plug-in collectors' own measures), if P has any. */
+int rpt_metrics(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree (report/tree.c): at most LIMIT lines (0: all), with the
  * counts HAVE names; and the one line that describes image ID. */

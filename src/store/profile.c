@@ -36,6 +36,9 @@ static const char *const schema_sql =
 	"CREATE TABLE function_times(function INTEGER NOT NULL REFERENCES functions(id),"
 	" tid INTEGER NOT NULL, calls INTEGER NOT NULL, inclusive REAL NOT NULL,"
 	" exclusive REAL NOT NULL, PRIMARY KEY(function, tid)) WITHOUT ROWID;"
+	"CREATE TABLE metrics(function INTEGER NOT NULL REFERENCES functions(id),"
+	" name TEXT NOT NULL, site INTEGER NOT NULL, value REAL NOT NULL,"
+	" PRIMARY KEY(function, name, site)) WITHOUT ROWID;"
 	"CREATE VIEW function_report AS SELECT m.path AS module, f.name AS name,"
 	" printf('0x%x', f.addr) AS address, f.calls AS calls, f.instrs AS instrs"
 	" FROM functions f JOIN modules m ON m.id = f.module"
@@ -84,6 +87,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ADD_TIME] = "INSERT INTO function_times(function, tid, calls, inclusive, exclusive)"
 			" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET calls = calls + excluded.calls,"
 			" inclusive = inclusive + excluded.inclusive, exclusive = exclusive + excluded.exclusive",
+	[ST_ADD_METRIC] = "INSERT INTO metrics(function, name, site, value) VALUES (?1, ?2, ?3, ?4)"
+			  " ON CONFLICT DO UPDATE SET value = value + excluded.value",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",

@@ -312,6 +312,34 @@ int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t
 		     " ORDER BY function, tid", 0, 0, time_row, &c);
 }
 
+struct metric_ctx {
+	int (*fn)(const rtl_profile_metric *m, void *user);
+	void *user;
+};
+
+static int metric_row(sqlite3_stmt *s, void *ctx)
+{
+	struct metric_ctx *c = ctx;
+	rtl_profile_metric m = {
+		.function = sqlite3_column_int64(s, 0),
+		.name = (const char *)sqlite3_column_text(s, 1),
+		.site = u64(s, 2),
+		.value = sqlite3_column_double(s, 3),
+	};
+	return c->fn(&m, c->user);
+}
+
+int rtl_profile_foreach_metric(rtl_profile *p, int (*fn)(const rtl_profile_metric *m, void *user),
+			       void *user)
+{
+	struct metric_ctx c = { fn, user };
+
+	if (!file_has_table(p, "metrics"))
+		return 0;
+	return query(p, "SELECT function, name, site, value FROM metrics"
+		     " ORDER BY name, function, site", 0, 0, metric_row, &c);
+}
+
 static int totals_row(sqlite3_stmt *s, void *ctx)
 {
 	rtl_profile_totals *t = ctx;
@@ -449,7 +477,7 @@ static int build_scope(rtl_profile *p, const char *filter)
 		" GROUP BY a.rep, c.site, b.rep;"
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
 		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
-		"%s%s",
+		"%s%s%s",
 		(long long)p->process, filter, filter,
 		file_has_table(p, "branches")
 		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
@@ -460,7 +488,11 @@ static int build_scope(rtl_profile *p, const char *filter)
 		? "CREATE TEMP TABLE function_times AS SELECT x.rep AS function, t.tid AS tid,"
 		  " sum(t.calls) AS calls, sum(t.inclusive) AS inclusive, sum(t.exclusive) AS exclusive"
 		  " FROM main.function_times t JOIN temp.fmap x ON x.id = t.function"
-		  " GROUP BY x.rep, t.tid;" : "");
+		  " GROUP BY x.rep, t.tid;" : "",
+		file_has_table(p, "metrics")
+		? "CREATE TEMP TABLE metrics AS SELECT x.rep AS function, t.name AS name,"
+		  " t.site AS site, sum(t.value) AS value FROM main.metrics t"
+		  " JOIN temp.fmap x ON x.id = t.function GROUP BY x.rep, t.name, t.site;" : "");
 	int err = sql ? 0 : -ENOMEM;
 
 	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -475,6 +507,7 @@ static int drop_scope(rtl_profile *p)
 		return 0;
 	p->scoped = 0;
 	if (sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
+			 " DROP TABLE IF EXISTS temp.metrics;"
 			 " DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
 			 " DROP TABLE temp.functions; DROP TABLE temp.fmap; DROP TABLE temp.modules;",
 			 NULL, NULL, NULL) != SQLITE_OK)
@@ -517,6 +550,7 @@ static int ensure_scope(rtl_profile *p)
 	}
 	if (err) {
 		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
+			 " DROP TABLE IF EXISTS temp.metrics;"
 			     " DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
 			     " DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
 			     " DROP TABLE IF EXISTS temp.modules;", NULL, NULL, NULL);

@@ -245,3 +245,20 @@ int rtl_profile_add_time(rtl_profile *p, int64_t function, int tid, uint64_t cal
 	sqlite3_bind_double(s, 5, exclusive);
 	return step_insert(p, s, NULL, "add function time");
 }
+
+int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
+			   double value)
+{
+	sqlite3_stmt *s;
+	if (!writable(p) || !name || !*name)
+		return -EINVAL;
+	if (!known(function, p->nfunctions))
+		return -ENOENT;
+	if (!(s = store_stmt(p, ST_ADD_METRIC)))
+		return -RTL_ERR_STORE;
+	sqlite3_bind_int64(s, 1, function);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)site);
+	sqlite3_bind_double(s, 4, value);
+	return step_insert(p, s, NULL, "add metric");
+}

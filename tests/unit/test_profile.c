@@ -188,6 +188,59 @@ static void test_round_trip(void)
 	rtl_profile_close(p);
 }
 
+struct metrics_seen { int n; char text[256]; };
+
+static int collect_metric(const rtl_profile_metric *m, void *user)
+{
+	struct metrics_seen *s = user;
+	size_t used = strlen(s->text);
+	snprintf(s->text + used, sizeof(s->text) - used, "%s:%lld:%llx:%g ", m->name,
+		 (long long)m->function, (unsigned long long)m->site, m->value);
+	s->n++;
+	return 0;
+}
+
+/* A plug-in's measures: one value per (function, name, site), added up
+ * when written twice and across the images of a run. */
+static void test_metrics(void)
+{
+	rtl_profile *p;
+	int64_t mod, fn, mod2, fn2;
+	rtl_profile_process first = { .id = 1, .pid = 10, .kind = "launch", .exit_status = 0 };
+	rtl_profile_process second = { .id = 2, .parent = 1, .pid = 11, .kind = "fork", .exit_status = 0 };
+
+	CHECK_EQ(rtl_profile_create(in_dir("m.db"), &p), 0);
+	CHECK_EQ(rtl_profile_add_process(p, &first), 0);
+	CHECK_EQ(rtl_profile_add_process_module(p, 1, "/bin/x", 0, &mod), 0);
+	CHECK_EQ(rtl_profile_add_function(p, mod, "f", 0x1000, 16, 1, NULL, &fn), 0);
+	CHECK_EQ(rtl_profile_add_metric(p, fn, "bias", 0x1004, 2.5), 0);
+	CHECK_EQ(rtl_profile_add_metric(p, fn, "bias", 0x1004, 1), 0);
+	CHECK_EQ(rtl_profile_add_metric(p, fn, "alpha", 0x1000, 7), 0);
+	CHECK_EQ(rtl_profile_add_metric(p, fn + 5, "bias", 0, 1), -ENOENT);
+	CHECK_EQ(rtl_profile_add_metric(p, fn, "", 0, 1), -EINVAL);
+	CHECK_EQ(rtl_profile_add_metric(p, fn, NULL, 0, 1), -EINVAL);
+	CHECK_EQ(rtl_profile_add_process(p, &second), 0);
+	CHECK_EQ(rtl_profile_add_process_module(p, 2, "/bin/x", 0, &mod2), 0);
+	CHECK_EQ(rtl_profile_add_function(p, mod2, "f", 0x1000, 16, 1, NULL, &fn2), 0);
+	CHECK_EQ(rtl_profile_add_metric(p, fn2, "bias", 0x1004, 0.5), 0);
+	CHECK_EQ(rtl_profile_commit(p), 0);
+	rtl_profile_close(p);
+
+	struct metrics_seen all = { 0 }, one = { 0 };
+	char want[128];
+	CHECK_EQ(rtl_profile_open(in_dir("m.db"), &p), 0);
+	CHECK_EQ(rtl_profile_foreach_metric(p, collect_metric, &all), 0);
+	snprintf(want, sizeof(want), "alpha:%lld:1000:7 bias:%lld:1004:4 ", (long long)fn, (long long)fn);
+	CHECK_EQ(all.n, 2);
+	CHECK(!strcmp(all.text, want));
+	CHECK_EQ(rtl_profile_select_process(p, 2), 0);
+	CHECK_EQ(rtl_profile_foreach_metric(p, collect_metric, &one), 0);
+	snprintf(want, sizeof(want), "bias:%lld:1004:0.5 ", (long long)fn2);
+	CHECK(!strcmp(one.text, want));
+	rtl_profile_close(p);
+	unlink(in_dir("m.db"));   /* later tests count the files */
+}
+
 static void test_abandon(void)
 {
 	rtl_profile *p;
@@ -318,6 +371,7 @@ int main(void)
 		return perror("mkdtemp"), 1;
 	test_round_trip();
 	test_abandon();
+	test_metrics();
 	test_killed_writer();
 	test_disk_full();
 	test_foreign_files();

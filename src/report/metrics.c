@@ -1,0 +1,104 @@
+/* Plug-in collectors' own measures (the metrics table) in the text report:
+ * one table per metric name, functions by the sum of their values. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/report_priv.h"
+
+struct summed {
+	char *name;           /* owned by the first entry of its name */
+	int64_t function;
+	double value;
+	size_t sites;
+};
+
+struct sums {
+	struct summed *v;
+	size_t n, cap;
+};
+
+static int add_metric(const rtl_profile_metric *m, void *user)
+{
+	struct sums *s = user;
+	struct summed *last = s->n ? &s->v[s->n - 1] : NULL;
+	/* rows come by name, then function */
+	if (last && !strcmp(last->name, m->name) && last->function == m->function) {
+		last->value += m->value;
+		last->sites++;
+		return 0;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		struct summed *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+		last = s->n ? &s->v[s->n - 1] : NULL;
+	}
+	char *name = last && !strcmp(last->name, m->name) ? last->name : strdup(m->name);
+	if (!name)
+		return -ENOMEM;
+	s->v[s->n++] = (struct summed){ name, m->function, m->value, 1 };
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct summed *x = a, *y = b;
+	return (x->value < y->value) - (x->value > y->value);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const rtl_profile_function *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void write_metric(FILE *out, struct summed *v, size_t n, const struct rpt_rows *rows,
+			 size_t top)
+{
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].value;
+	qsort(v, n, sizeof(*v), by_value);
+	fprintf(out, "\nmetric %s (a collector's own measure, summed per function)\n", v[0].name);
+	fprintf(out, "%16s  %7s  %6s  %s\n", "value", "share", "sites", "function (module)");
+	size_t limit = top && top < n ? top : n;
+	for (size_t i = 0; i < limit; i++) {
+		rtl_profile_function key = { .id = v[i].function };
+		const rtl_profile_function *f = bsearch(&key, rows->fn, rows->n, sizeof(*rows->fn), by_id);
+		char buf[32];
+		fprintf(out, "%16.15g  %6.2f%%  %6zu  %s (%s)\n", v[i].value,
+			total != 0 ? 100.0 * v[i].value / total : 0.0, v[i].sites,
+			f ? rpt_name(f, buf) : "?", f ? rpt_basename(f->module) : "?");
+	}
+	if (limit < n)
+		fprintf(out, "(%zu more function%s: --top N or --top 0 for more)\n", n - limit,
+			n - limit == 1 ? "" : "s");
+}
+
+int rpt_metrics(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct sums s = { 0 };
+	struct rpt_rows rows = { .demangle = !o->no_demangle };
+	int err = rtl_profile_foreach_metric(p, add_metric, &s);
+	if (err || !s.n || (err = rpt_rows_load(p, 1, 1, &rows)))
+		goto out;
+	qsort(rows.fn, rows.n, sizeof(*rows.fn), by_id);
+	for (size_t i = 0, j; i < s.n; i = j) {
+		for (j = i + 1; j < s.n && s.v[j].name == s.v[i].name; j++)
+			;
+		char *name = s.v[i].name;   /* the sort below moves its owner */
+		write_metric(out, s.v + i, j - i, &rows, o->top);
+		for (size_t k = i; k < j; k++)
+			s.v[k].name = name;
+	}
+out:
+	for (size_t i = 0; i < s.n; i++)
+		if (!i || s.v[i].name != s.v[i - 1].name)
+			free(s.v[i].name);
+	free(s.v);
+	rpt_rows_free(&rows);
+	return err;
+}
