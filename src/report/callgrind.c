@@ -11,7 +11,13 @@
  * blocks add up to the function's count, else one line at the function's
  * address. Each recorded
  * call site becomes a calls= line with its exact count; the inclusive cost
- * after it is a gprof-style estimate (callgraph.h). */
+ * after it is a gprof-style estimate (callgraph.h). Jumps inside a function
+ * are written as callgrind's --collect-jumps=yes writes them: jcnd= for
+ * each conditional branch that jumped (edges: times it jumped, of times it
+ * ran), jump= for each direct jump that ends an executed block (bbcount),
+ * into another function's middle too, not to its start (a tail call);
+ * fall-throughs are not jumps, nor are indirect jumps (their targets are
+ * not counted apart) or rep string instructions. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,6 +46,8 @@ struct export {
 	unsigned char *use_blocks, *named;
 	struct cg_graph g;
 	size_t cap_arcs;
+	struct cg_branch { size_t fn; uint64_t site, taken, not_taken; } *branches;
+	size_t nbranches, cap_branches;
 	int ev_ir, ev_calls;             /* column of each event, or -1 */
 	size_t *ob;                      /* per function: its module's ordinal */
 	unsigned char *ob_named;         /* per module ordinal */
@@ -101,6 +109,28 @@ static int add_arc(const rtl_profile_call *c, void *user)
 	x->g.arcs[x->g.narcs++] = (struct cg_arc){ .from = from, .to = to, .site = c->site,
 						   .count = c->count };
 	return 0;
+}
+
+static int add_branch(const rtl_profile_branch *b, void *user)
+{
+	struct export *x = user;
+	size_t fn = find(x, b->function);
+
+	if (fn == (size_t)-1 || !b->taken)
+		return 0;
+	if (rtl_grow(&x->branches, &x->cap_branches, x->nbranches + 1, sizeof(*x->branches)))
+		return -ENOMEM;
+	x->branches[x->nbranches++] = (struct cg_branch){ fn, b->site, b->taken, b->not_taken };
+	return 0;
+}
+
+static int cmp_branch(const void *a, const void *b)
+{
+	const struct cg_branch *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	return (x->site > y->site) - (x->site < y->site);
 }
 
 static int cmp_block(const void *a, const void *b)
@@ -201,8 +231,11 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	}
 	qsort(x->by_id, x->rows.n, sizeof(*x->by_id), cmp_id);
 	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
-	    (err = rtl_profile_foreach_call(p, add_arc, x)))
+	    (err = rtl_profile_foreach_call(p, add_arc, x)) ||
+	    (err = rtl_profile_foreach_branch(p, add_branch, x)))
 		return err;
+	if (x->nbranches)
+		qsort(x->branches, x->nbranches, sizeof(*x->branches), cmp_branch);
 	if (x->nblocks)     /* qsort(NULL, 0) is undefined */
 		qsort(x->blocks, x->nblocks, sizeof(*x->blocks), cmp_block);
 	self_costs(x);
@@ -231,6 +264,7 @@ static void free_export(struct export *x)
 	free(x->use_blocks);
 	free(x->named);
 	free(x->g.arcs);
+	free(x->branches);
 	free(x->ob);
 	free(x->ob_named);
 	cgp_free(&x->places);
@@ -368,6 +402,103 @@ static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
 	write_costs(out, x, &site, a->cost);
 }
 
+/* The first row of module MODULE at ADDR or after it: rows are by module
+ * id, then address. */
+static size_t lower_bound(const struct export *x, int64_t module, uint64_t addr)
+{
+	size_t lo = 0, hi = x->rows.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const rtl_profile_function *f = &x->rows.fn[mid];
+
+		if (f->module_id < module || (f->module_id == module && f->addr < addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether a function of module MODULE starts at ADDR. */
+static int starts_function(const struct export *x, int64_t module, uint64_t addr)
+{
+	size_t i = lower_bound(x, module, addr);
+
+	return i < x->rows.n && x->rows.fn[i].module_id == module && x->rows.fn[i].addr == addr;
+}
+
+/* The function of module MODULE that holds ADDR, or (size_t)-1. */
+static size_t function_at(const struct export *x, int64_t module, uint64_t addr)
+{
+	size_t i = lower_bound(x, module, addr + 1);
+	const rtl_profile_function *f = i ? &x->rows.fn[i - 1] : NULL;
+
+	return f && f->module_id == module && addr >= f->addr && addr < f->addr + f->size ? i - 1
+											  : (size_t)-1;
+}
+
+/* One jump= or jcnd= line and the position of its instruction. */
+static void write_jump(FILE *out, struct export *x, size_t v, uint64_t site, uint64_t target,
+		       uint64_t taken, const uint64_t *executed)
+{
+	struct cg_place from = place_of(x, v, site), to = place_of(x, v, target);
+
+	const rtl_profile_function *f = &x->rows.fn[v];
+	size_t into = target >= f->addr && target < f->addr + f->size ? v : function_at(x, f->module_id, target);
+
+	switch_file(out, x, from.file);
+	if (x->lines && to.file != from.file)
+		write_file(out, x, "jfi", to.file);
+	if (into != v && into != (size_t)-1)
+		write_fn_name(out, x, "jfn", into);
+	if (executed)
+		fprintf(out, "jcnd=%" PRIu64 "/%" PRIu64 " 0x%" PRIx64, taken, *executed, target);
+	else
+		fprintf(out, "jump=%" PRIu64 " 0x%" PRIx64, taken, target);
+	if (x->lines)
+		fprintf(out, " %" PRIu32, to.line);
+	fprintf(out, "\n0x%" PRIx64, site);
+	if (x->lines)
+		fprintf(out, " %" PRIu32, from.line);
+	fputc('\n', out);
+}
+
+/* Function V's jumps, by site; *B walks the branches. */
+static void write_jumps(FILE *out, struct export *x, size_t v, size_t *b)
+{
+	const rtl_profile_function *f = &x->rows.fn[v];
+	size_t k = 0, nk = x->nblocks_of[v];
+	uint64_t target, site;
+
+	while (*b < x->nbranches && x->branches[*b].fn < v)
+		++*b;
+	for (;;) {
+		const struct cg_block *blk = k < nk ? &x->blocks[x->first_block[v] + k] : NULL;
+		const struct cg_branch *br = *b < x->nbranches && x->branches[*b].fn == v ?
+					     &x->branches[*b] : NULL;
+		if (!blk && !br)
+			return;
+		/* a block ends before the next one starts: its jump comes first */
+		if (blk && (!br || blk->addr <= br->site)) {
+			k++;
+			/* a jump to another function's start is a tail call,
+			 * which callgrind counts as a call; one into another's
+			 * middle (a part split off, .cold) is a jump */
+			if (blk->count && !cgp_block_jump(&x->places, f->module, blk->addr, blk->ninstrs,
+							  &site, &target) &&
+			    (target == f->addr || !starts_function(x, f->module_id, target)))
+				write_jump(out, x, v, site, target, blk->count, NULL);
+			continue;
+		}
+		++*b;
+		uint64_t executed = br->taken + br->not_taken;
+		if (!cgp_branch_target(&x->places, f->module, br->site, &target) &&
+		    target >= f->addr && target < f->addr + f->size)
+			write_jump(out, x, v, br->site, target, br->taken, &executed);
+	}
+}
+
 static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 {
 	const char *v;
@@ -406,7 +537,7 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 static void write_body(FILE *out, struct export *x)
 {
 	uint64_t total[CG_MAX_EVENTS] = { 0 };
-	size_t ob = (size_t)-1, a = 0;
+	size_t ob = (size_t)-1, a = 0, b = 0;
 
 	if (!x->lines)
 		fputs("fl=(1) ???\n", out);
@@ -436,6 +567,7 @@ static void write_body(FILE *out, struct export *x)
 		}
 		write_fn_name(out, x, "fn", v);
 		write_self(out, x, v);
+		write_jumps(out, x, v, &b);
 		for (size_t k = first_arc; k < a; k++)
 			write_arc(out, x, &x->g.arcs[k]);
 	}

@@ -123,6 +123,40 @@ int cgp_block(struct cg_places *p, const char *module, uint64_t addr, uint32_t n
 	return 0;
 }
 
+int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, uint64_t *target)
+{
+	rtl_binary *bin = rpt_sources_binary(&p->src, module);
+	uint8_t code[15];
+	struct x86_insn in;
+
+	if (!bin || !cgp_decode(bin, site, code, &in) || (in.kind != X86_JCC && in.kind != X86_LOOP))
+		return 1;
+	*target = in.target;
+	return 0;
+}
+
+int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
+		   uint64_t *site, uint64_t *target)
+{
+	rtl_binary *bin = rpt_sources_binary(&p->src, module);
+	uint8_t code[15];
+	struct x86_insn in = { 0 };
+	uint64_t at = addr;
+
+	for (uint32_t i = 0; bin && i < ninstrs; i++) {
+		size_t len = cgp_decode(bin, at, code, &in);
+		if (!len)
+			return 1;
+		if (i + 1 < ninstrs)
+			at += len;
+	}
+	if (!bin || !ninstrs || in.kind != X86_JMP)
+		return 1;
+	*site = at;
+	*target = in.target;
+	return 0;
+}
+
 void cgp_free(struct cg_places *p)
 {
 	rpt_sources_free(&p->src);

@@ -44,4 +44,12 @@ size_t cgp_insn_len(struct rtl_binary *bin, uint64_t addr);
 struct x86_insn;
 size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_insn *in);
 
+/* Jumps, for jump= and jcnd= lines: the target of the conditional branch
+ * at link-time SITE of MODULE; the site and target of the direct jump
+ * that ends the block at ADDR (NINSTRS instructions). 0, or 1 when there
+ * is no such instruction or it cannot be read. */
+int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, uint64_t *target);
+int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
+		   uint64_t *site, uint64_t *target);
+
 #endif
