@@ -142,6 +142,18 @@ typedef struct rtl_source_name {
 int rtl_binary_foreach_source_name(rtl_binary *bin,
 				   int (*fn)(const rtl_source_name *n, void *user), void *user);
 
+/* A symbol of the binary's own .symtab (or, without one, its .dynsym), as
+ * the file lists it: defined, neither a FILE nor a SECTION symbol. */
+typedef struct rtl_symbol {
+	const char *name;     /* lives as long as the binary */
+	uint64_t addr, size;
+	uint8_t type, bind;   /* STT_*, STB_* */
+	size_t index;         /* in its table */
+} rtl_symbol;
+/* Calls FN for each, in table order. Returns 0, -ENOENT when the file has
+ * neither table, or FN's first non-zero value. */
+int rtl_binary_foreach_symbol(rtl_binary *bin, int (*fn)(const rtl_symbol *s, void *user), void *user);
+
 /* NAME demangled as c++filt prints it by default (C++, Rust and the other
  * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a
  * string the caller frees; NULL when NAME is not mangled (sub_<hex>, C

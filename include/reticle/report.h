@@ -16,6 +16,7 @@ enum rtl_report_format {
 	RTL_REPORT_JSON,
 	RTL_REPORT_CALLGRIND,
 	RTL_REPORT_LCOV,
+	RTL_REPORT_FDATA,
 };
 
 /* Zero-initialize, then set what you need; new fields keep 0 as default. */
@@ -24,9 +25,12 @@ typedef struct rtl_report_options {
 	int all;            /* also functions without counts (never executed,
 			     * not instrumented) */
 	int no_demangle;    /* text and callgrind: keep C++/Rust names mangled */
+	const char *module; /* fdata: the module written (path or basename);
+			     * NULL: the program's */
 } rtl_report_options;
 
-/* The format named NAME ("text", "json", "callgrind", "lcov") or -RTL_ERR_BAD_OPTION. */
+/* The format named NAME ("text", "json", "callgrind", "lcov", "fdata") or
+ * -RTL_ERR_BAD_OPTION. */
 int rtl_report_format_parse(const char *name);
 
 int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
@@ -47,6 +51,13 @@ int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out)
  * conditional branches (edges). O is ignored. -ENODATA when P has no
  * block counts. */
 int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
+
+/* BOLT's profile (llvm-bolt -data=FILE) of one module, O->module or the
+ * program: edge counts of its conditional branches (edges), jumps and
+ * fall-throughs of its blocks (bbcount), calls between its functions.
+ * -ENOENT when the profile has no such module, -ENODATA when it has no
+ * counts to write. */
+int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree: every process image of the session under the one that
  * forked it or that it replaced by exec, with pid, exit status, wall time

@@ -14,21 +14,28 @@
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: reticle report [--format text|json|callgrind|lcov] [--top N] [--all]\n"
-	      "                      [--no-demangle] [--process ID | --tree] [-o OUT] PROFILE\n"
+	fputs("usage: reticle report [--format text|json|callgrind|lcov|fdata] [--top N] [--all]\n"
+	      "                      [--no-demangle] [--process ID | --tree] [--module M]\n"
+	      "                      [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
 	      "module, address, name, calls and instructions executed (Ir).\n"
 	      "\n"
 	      "  -f, --format F  text (default): the run's facts and a table;\n"
-	      "                  json: one document with every row and the call sites;\n"
-	      "                  callgrind: for callgrind_annotate and KCachegrind (self Ir\n"
-	      "                  and call counts are exact, the inclusive cost of calls is\n"
-	      "                  a gprof-style estimate)\n"
+	      "                  json: one document with every row, the call sites,\n"
+	      "                  branches, times and plug-ins' metrics;\n"
+	      "                  callgrind: for callgrind_annotate and KCachegrind (self Ir,\n"
+	      "                  call counts and jumps are exact, the inclusive cost of\n"
+	      "                  calls is a gprof-style estimate)\n"
 	      "                  lcov: a tracefile for genhtml: per source file, the\n"
 	      "                  lines with code and their executions (needs bbcount\n"
 	      "                  or cover, and DWARF), functions and their calls,\n"
 	      "                  branches (edges); files not on disk are left out\n"
+	      "                  fdata: BOLT's profile of one module (llvm-bolt -data=F):\n"
+	      "                  branch, jump and fall-through counts (edges, bbcount),\n"
+	      "                  calls between its functions (callgraph)\n"
+	      "      --module M  fdata: the module (path or file name; default: the\n"
+	      "                  program, the run's first module)\n"
 	      "  -n, --top N     at most N functions (text: 20 by default; json: all;\n"
 	      "                  0: no limit; callgrind always writes every function)\n"
 	      "      --all       also functions that never ran or were not instrumented\n"
@@ -78,6 +85,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "process", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
 		{ "debug-dir", required_argument, NULL, 'g' },
+		{ "module", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -89,7 +97,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		switch (c) {
 		case 'f':
 			if ((a->format = rtl_report_format_parse(optarg)) < 0) {
-				cli_error("report: unknown format '%s' (expected text, json, callgrind or lcov)",
+				cli_error("report: unknown format '%s' (expected text, json, callgrind, lcov or fdata)",
 					  optarg);
 				return CLI_EXIT_USAGE;
 			}
@@ -118,6 +126,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return CLI_EXIT_USAGE;
 			break;
 		case 'D': a->opt.no_demangle = 1; break;
+		case 'm': a->opt.module = optarg; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;
 		case ':':
@@ -216,6 +225,16 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 	else if (err == -ENODATA && a->format == RTL_REPORT_LCOV && !a->tree) {
 		cli_error("report: '%s' has no block counts for lcov (run with -c cover or -c bbcount)",
 			  a->profile);
+		close_output(&o, a->out, err);
+		return CLI_EXIT_FAIL;
+	} else if ((err == -ENODATA || err == -ENOENT) && a->format == RTL_REPORT_FDATA && !a->tree) {
+		if (err == -ENOENT && a->opt.module)
+			cli_error("report: '%s' has no module '%s' (reticle report --format json lists them)",
+				  a->profile, a->opt.module);
+		else
+			cli_error("report: '%s' has no branch, block or call counts of %s for fdata "
+				  "(run with -c edges,bbcount,callgraph)", a->profile,
+				  a->opt.module ? a->opt.module : "the program");
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;
 	} else if (err) {

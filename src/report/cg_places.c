@@ -135,24 +135,33 @@ int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, ui
 	return 0;
 }
 
-int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
-		   uint64_t *site, uint64_t *target)
+int cgp_block_last(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
+		   uint64_t *site, struct x86_insn *in)
 {
 	rtl_binary *bin = rpt_sources_binary(&p->src, module);
 	uint8_t code[15];
-	struct x86_insn in = { 0 };
 	uint64_t at = addr;
 
-	for (uint32_t i = 0; bin && i < ninstrs; i++) {
-		size_t len = cgp_decode(bin, at, code, &in);
+	if (!bin || !ninstrs)
+		return 1;
+	for (uint32_t i = 0; i < ninstrs; i++) {
+		size_t len = cgp_decode(bin, at, code, in);
 		if (!len)
 			return 1;
 		if (i + 1 < ninstrs)
 			at += len;
 	}
-	if (!bin || !ninstrs || in.kind != X86_JMP)
-		return 1;
 	*site = at;
+	return 0;
+}
+
+int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
+		   uint64_t *site, uint64_t *target)
+{
+	struct x86_insn in;
+
+	if (cgp_block_last(p, module, addr, ninstrs, site, &in) || in.kind != X86_JMP)
+		return 1;
 	*target = in.target;
 	return 0;
 }

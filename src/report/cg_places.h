@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include "report/report_priv.h"
 
+struct x86_insn;
+
 struct cg_place {
 	uint64_t addr;
 	uint32_t file;        /* index in files[]; 0: unknown ("???") */
@@ -41,7 +43,6 @@ void cgp_free(struct cg_places *p);
  * it cannot be read or decoded. */
 size_t cgp_insn_len(struct rtl_binary *bin, uint64_t addr);
 /* The same, with the bytes read (CODE) and the instruction decoded (IN). */
-struct x86_insn;
 size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_insn *in);
 
 /* Jumps, for jump= and jcnd= lines: the target of the conditional branch
@@ -51,5 +52,8 @@ size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struc
 int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, uint64_t *target);
 int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
 		   uint64_t *site, uint64_t *target);
+/* The last instruction of that block, decoded, and its address: 0 or 1. */
+int cgp_block_last(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
+		   uint64_t *site, struct x86_insn *in);
 
 #endif

@@ -15,6 +15,7 @@ static const char *const format_names[] = {
 	[RTL_REPORT_JSON] = "json",
 	[RTL_REPORT_CALLGRIND] = "callgrind",
 	[RTL_REPORT_LCOV] = "lcov",
+	[RTL_REPORT_FDATA] = "fdata",
 };
 
 int rtl_report_format_parse(const char *name)
@@ -32,6 +33,7 @@ int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FI
 	case RTL_REPORT_JSON: return rtl_report_json(p, o, out);
 	case RTL_REPORT_CALLGRIND: return rtl_report_callgrind(p, o, out);
 	case RTL_REPORT_LCOV: return rtl_report_lcov(p, o, out);
+	case RTL_REPORT_FDATA: return rtl_report_fdata(p, o, out);
 	}
 	return -RTL_ERR_BAD_OPTION;
 }
