@@ -402,28 +402,10 @@ static void write_arc(FILE *out, struct export *x, const struct cg_arc *a)
 	write_costs(out, x, &site, a->cost);
 }
 
-/* The first row of module MODULE at ADDR or after it: rows are by module
- * id, then address. */
-static size_t lower_bound(const struct export *x, int64_t module, uint64_t addr)
-{
-	size_t lo = 0, hi = x->rows.n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const rtl_profile_function *f = &x->rows.fn[mid];
-
-		if (f->module_id < module || (f->module_id == module && f->addr < addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Whether a function of module MODULE starts at ADDR. */
 static int starts_function(const struct export *x, int64_t module, uint64_t addr)
 {
-	size_t i = lower_bound(x, module, addr);
+	size_t i = rpt_rows_lower_bound(&x->rows, module, addr);
 
 	return i < x->rows.n && x->rows.fn[i].module_id == module && x->rows.fn[i].addr == addr;
 }
@@ -431,7 +413,7 @@ static int starts_function(const struct export *x, int64_t module, uint64_t addr
 /* The function of module MODULE that holds ADDR, or (size_t)-1. */
 static size_t function_at(const struct export *x, int64_t module, uint64_t addr)
 {
-	size_t i = lower_bound(x, module, addr + 1);
+	size_t i = rpt_rows_lower_bound(&x->rows, module, addr + 1);
 	const rtl_profile_function *f = i ? &x->rows.fn[i - 1] : NULL;
 
 	return f && f->module_id == module && addr >= f->addr && addr < f->addr + f->size ? i - 1
@@ -485,8 +467,9 @@ static void write_jumps(FILE *out, struct export *x, size_t v, size_t *b)
 			/* a jump to another function's start is a tail call,
 			 * which callgrind counts as a call; one into another's
 			 * middle (a part split off, .cold) is a jump */
+			uint64_t last = blk->placed ? x->places.v[blk->first + blk->ninstrs - 1].addr : 0;
 			if (blk->count && !cgp_block_jump(&x->places, f->module, blk->addr, blk->ninstrs,
-							  &site, &target) &&
+							  last, &site, &target) &&
 			    (target == f->addr || !starts_function(x, f->module_id, target)))
 				write_jump(out, x, v, site, target, blk->count, NULL);
 			continue;

@@ -136,15 +136,15 @@ int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, ui
 }
 
 int cgp_block_last(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
-		   uint64_t *site, struct x86_insn *in)
+		   uint64_t last, uint64_t *site, struct x86_insn *in)
 {
 	rtl_binary *bin = rpt_sources_binary(&p->src, module);
 	uint8_t code[15];
-	uint64_t at = addr;
+	uint64_t at = last ? last : addr;
 
 	if (!bin || !ninstrs)
 		return 1;
-	for (uint32_t i = 0; i < ninstrs; i++) {
+	for (uint32_t i = last ? ninstrs - 1 : 0; i < ninstrs; i++) {
 		size_t len = cgp_decode(bin, at, code, in);
 		if (!len)
 			return 1;
@@ -156,11 +156,11 @@ int cgp_block_last(struct cg_places *p, const char *module, uint64_t addr, uint3
 }
 
 int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
-		   uint64_t *site, uint64_t *target)
+		   uint64_t last, uint64_t *site, uint64_t *target)
 {
 	struct x86_insn in;
 
-	if (cgp_block_last(p, module, addr, ninstrs, site, &in) || in.kind != X86_JMP)
+	if (cgp_block_last(p, module, addr, ninstrs, last, site, &in) || in.kind != X86_JMP)
 		return 1;
 	*target = in.target;
 	return 0;

@@ -47,13 +47,15 @@ size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struc
 
 /* Jumps, for jump= and jcnd= lines: the target of the conditional branch
  * at link-time SITE of MODULE; the site and target of the direct jump
- * that ends the block at ADDR (NINSTRS instructions). 0, or 1 when there
- * is no such instruction or it cannot be read. */
+ * that ends the block at ADDR (NINSTRS instructions; LAST, the address of
+ * the last, when known from cgp_block, else 0: the block is decoded to
+ * find it). 0, or 1 when there is no such instruction or it cannot be
+ * read. */
 int cgp_branch_target(struct cg_places *p, const char *module, uint64_t site, uint64_t *target);
 int cgp_block_jump(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
-		   uint64_t *site, uint64_t *target);
+		   uint64_t last, uint64_t *site, uint64_t *target);
 /* The last instruction of that block, decoded, and its address: 0 or 1. */
 int cgp_block_last(struct cg_places *p, const char *module, uint64_t addr, uint32_t ninstrs,
-		   uint64_t *site, struct x86_insn *in);
+		   uint64_t last, uint64_t *site, struct x86_insn *in);
 
 #endif

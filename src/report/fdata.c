@@ -33,9 +33,10 @@ struct fdata {
 	const char *module;           /* path of the module written */
 	struct fd_id *ids;            /* its functions' profile ids, sorted */
 	rtl_binary *bin;
-	const rtl_profile_function **fn;   /* its functions, by address */
+	const rtl_profile_function *fn;    /* its functions, by address: rows
+					    * FIRST to FIRST + NFN - 1 */
 	char **bolt;                  /* per function: BOLT's name, or NULL */
-	size_t nfn;
+	size_t first, nfn;
 	struct fd_record *rec;
 	size_t nrec, caprec;
 	struct cg_places places;
@@ -66,20 +67,11 @@ static int by_addr_index(const void *a, const void *b)
  * (size_t)-1. */
 static size_t function_at(const struct fdata *d, uint64_t addr, int exact)
 {
-	size_t lo = 0, hi = d->nfn;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (d->fn[mid]->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	size_t i = rpt_rows_lower_bound(&d->rows, d->module_id, addr + 1) - d->first;
+	const rtl_profile_function *f = i ? &d->fn[i - 1] : NULL;
+	if (!f || (exact ? f->addr != addr : addr >= f->addr + (f->size ? f->size : 1)))
 		return (size_t)-1;
-	const rtl_profile_function *f = d->fn[lo - 1];
-	if (exact ? f->addr != addr : addr >= f->addr + (f->size ? f->size : 1))
-		return (size_t)-1;
-	return lo - 1;
+	return i - 1;
 }
 
 static const struct fd_sym *sym_base;
@@ -145,7 +137,7 @@ static int add_record(struct fdata *d, uint64_t from, uint64_t to, uint64_t coun
 		return 0;
 	if (rtl_grow(&d->rec, &d->caprec, d->nrec + 1, sizeof(*d->rec)))
 		return -ENOMEM;
-	d->rec[d->nrec++] = (struct fd_record){ f, from - d->fn[f]->addr, g, to - d->fn[g]->addr, count };
+	d->rec[d->nrec++] = (struct fd_record){ f, from - d->fn[f].addr, g, to - d->fn[g].addr, count };
 	return 0;
 }
 
@@ -181,7 +173,7 @@ static int add_block(const rtl_profile_block *b, void *user)
 	struct x86_insn in;
 	uint64_t site;
 	if (!b->count || function_of(d, b->function) == (size_t)-1 ||
-	    cgp_block_last(&d->places, d->module, b->addr, b->ninstrs, &site, &in))
+	    cgp_block_last(&d->places, d->module, b->addr, b->ninstrs, 0, &site, &in))
 		return 0;
 	switch (in.kind) {
 	case X86_JMP:
@@ -199,7 +191,7 @@ static int add_call(const rtl_profile_call *c, void *user)
 	size_t g = function_of(d, c->callee);
 	if (g == (size_t)-1 || function_of(d, c->caller) == (size_t)-1)
 		return 0;
-	return add_record(d, c->site, d->fn[g]->addr, c->count, 1);
+	return add_record(d, c->site, d->fn[g].addr, c->count, 1);
 }
 
 static int cmp_record(const void *a, const void *b)
@@ -244,18 +236,19 @@ int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		goto out;
 	if ((err = pick_module(&d, o)))
 		goto out;
-	d.fn = malloc((d.rows.n + 1) * sizeof(*d.fn));
 	d.bolt = calloc(d.rows.n + 1, sizeof(*d.bolt));
 	d.ids = malloc((d.rows.n + 1) * sizeof(*d.ids));
-	if (!d.fn || !d.bolt || !d.ids) {
+	if (!d.bolt || !d.ids) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < d.rows.n; i++)   /* by module, then address */
-		if (d.rows.fn[i].module_id == d.module_id) {
-			d.ids[d.nfn] = (struct fd_id){ d.rows.fn[i].id, d.nfn };
-			d.fn[d.nfn++] = &d.rows.fn[i];
-		}
+	/* rows are by module, then address: the module's are one run */
+	d.first = rpt_rows_lower_bound(&d.rows, d.module_id, 0);
+	d.fn = d.rows.fn + d.first;
+	while (d.first + d.nfn < d.rows.n && d.fn[d.nfn].module_id == d.module_id) {
+		d.ids[d.nfn] = (struct fd_id){ d.fn[d.nfn].id, d.nfn };
+		d.nfn++;
+	}
 	if (d.nfn)
 		qsort(d.ids, d.nfn, sizeof(*d.ids), by_id);
 	if (!(d.bin = rpt_sources_binary(&d.places.src, d.module))) {
@@ -285,7 +278,6 @@ out:
 	for (size_t i = 0; d.bolt && i < d.rows.n; i++)
 		free(d.bolt[i]);
 	free(d.bolt);
-	free(d.fn);
 	free(d.ids);
 	free(d.rec);
 	cgp_free(&d.places);

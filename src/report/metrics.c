@@ -49,12 +49,6 @@ static int by_value(const void *a, const void *b)
 	return (x->value < y->value) - (x->value > y->value);
 }
 
-static int by_id(const void *a, const void *b)
-{
-	const rtl_profile_function *x = a, *y = b;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 static void write_metric(FILE *out, struct summed *v, size_t n, const struct rpt_rows *rows,
 			 size_t top)
 {
@@ -66,8 +60,7 @@ static void write_metric(FILE *out, struct summed *v, size_t n, const struct rpt
 	fprintf(out, "%16s  %7s  %6s  %s\n", "value", "share", "sites", "function (module)");
 	size_t limit = top && top < n ? top : n;
 	for (size_t i = 0; i < limit; i++) {
-		rtl_profile_function key = { .id = v[i].function };
-		const rtl_profile_function *f = bsearch(&key, rows->fn, rows->n, sizeof(*rows->fn), by_id);
+		const rtl_profile_function *f = rpt_rows_by_id(rows, v[i].function);
 		char buf[32];
 		fprintf(out, "%16.15g  %6.2f%%  %6zu  %s (%s)\n", v[i].value,
 			total != 0 ? 100.0 * v[i].value / total : 0.0, v[i].sites,
@@ -85,7 +78,7 @@ int rpt_metrics(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	int err = rtl_profile_foreach_metric(p, add_metric, &s);
 	if (err || !s.n || (err = rpt_rows_load(p, 1, 1, &rows)))
 		goto out;
-	qsort(rows.fn, rows.n, sizeof(*rows.fn), by_id);
+	rpt_rows_sort_by_id(&rows);
 	for (size_t i = 0, j; i < s.n; i = j) {
 		for (j = i + 1; j < s.n && s.v[j].name == s.v[i].name; j++)
 			;

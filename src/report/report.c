@@ -84,6 +84,42 @@ void rpt_rows_free(struct rpt_rows *rows)
 	memset(rows, 0, sizeof(*rows));
 }
 
+size_t rpt_rows_lower_bound(const struct rpt_rows *rows, int64_t module, uint64_t addr)
+{
+	size_t lo = 0, hi = rows->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const rtl_profile_function *f = &rows->fn[mid];
+
+		if (f->module_id < module || (f->module_id == module && f->addr < addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const rtl_profile_function *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+void rpt_rows_sort_by_id(struct rpt_rows *rows)
+{
+	if (rows->n)
+		qsort(rows->fn, rows->n, sizeof(*rows->fn), by_id);
+}
+
+const rtl_profile_function *rpt_rows_by_id(const struct rpt_rows *rows, int64_t id)
+{
+	rtl_profile_function key = { .id = id };
+
+	return rows->n ? bsearch(&key, rows->fn, rows->n, sizeof(*rows->fn), by_id) : NULL;
+}
+
 const char *rpt_basename(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;

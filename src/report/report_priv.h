@@ -24,6 +24,13 @@ struct rpt_rows {
  * rpt_rows_free(). */
 int rpt_rows_load(rtl_profile *p, int all, int by_addr, struct rpt_rows *rows);
 void rpt_rows_free(struct rpt_rows *rows);
+/* Rows loaded by address: the index of the first row of MODULE (an id) at
+ * ADDR or after it (ROWS->n when none). */
+size_t rpt_rows_lower_bound(const struct rpt_rows *rows, int64_t module, uint64_t addr);
+/* Rows sorted by id (rpt_rows_sort_by_id), then the row of profile id ID,
+ * or NULL. */
+void rpt_rows_sort_by_id(struct rpt_rows *rows);
+const rtl_profile_function *rpt_rows_by_id(const struct rpt_rows *rows, int64_t id);
 
 /* The last component of PATH. */
 const char *rpt_basename(const char *path);

@@ -47,12 +47,6 @@ static int by_exclusive(const void *a, const void *b)
 	return (x->exclusive < y->exclusive) - (x->exclusive > y->exclusive);
 }
 
-static int by_id(const void *a, const void *b)
-{
-	const rtl_profile_function *x = a, *y = b;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown)
 {
 	struct times ts = { 0 };
@@ -63,7 +57,7 @@ int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown
 		goto out;
 	if ((err = rpt_rows_load(p, 1, 1, &rows)))
 		goto out;
-	qsort(rows.fn, rows.n, sizeof(*rows.fn), by_id);
+	rpt_rows_sort_by_id(&rows);
 	qsort(ts.v, ts.n, sizeof(*ts.v), by_exclusive);
 	double total = 0;
 	for (size_t i = 0; i < ts.n; i++)
@@ -73,8 +67,7 @@ int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown
 	size_t limit = o->top && o->top < ts.n ? o->top : ts.n;
 	for (size_t i = 0; i < limit; i++) {
 		const struct timed *t = &ts.v[i];
-		rtl_profile_function key = { .id = t->function };
-		const rtl_profile_function *f = bsearch(&key, rows.fn, rows.n, sizeof(*rows.fn), by_id);
+		const rtl_profile_function *f = rpt_rows_by_id(&rows, t->function);
 		char buf[32];
 		fprintf(out, "%10.6f  %6.2f%%  %10.6f  %12" PRIu64 "  %s (%s)\n", t->exclusive,
 			total > 0 ? 100.0 * t->exclusive / total : 0.0, t->inclusive, t->calls,

@@ -22,8 +22,8 @@ function by address; it cannot tell a tail call there from a jump).
 usage: jumps_oracle.py RETICLE WORKDIR [--only NAME,NAME...] -- PROGRAM ARGS...
 --only limits the check to the jumps of those functions of the program."""
 import os, re, shutil, subprocess, sys
-from callgrind_oracle import function_ranges, parse_callgrind
-from edges_oracle import disassembly
+from callgrind_oracle import function_ranges
+from edges_oracle import disassembly, executions
 
 
 def parse_jumps(path):
@@ -95,11 +95,7 @@ def main():
     # callgrind writes link-time addresses of the executable (offsets in
     # its object): checked against main's
     main_start = next(r[0] for r in function_ranges(exe) if r[2] == "main")
-    executed = {}
-    for (ob, fn), v in parse_callgrind(cg_out).items():
-        if ob and os.path.realpath(ob) == exe:
-            for a, ir in v["instr"].items():
-                executed[a] = executed.get(a, 0) + ir
+    executed = executions(cg_out, exe)[0]
     if main_start not in executed:
         print(f"FAIL: callgrind's addresses are not link-time ones (main {main_start:#x} not run)")
         return 1
