@@ -47,6 +47,18 @@ struct rtl_timer_view {
 	double exclusive;     /* seconds less the time of the timed functions it called */
 };
 
+/* One node of a thread's calling-context tree whose function is the one
+ * finish() sees (RTL_PRIM_TIMER_START places every timed call in its
+ * thread's tree): the path of timed calls from the thread's start to it. */
+struct rtl_context_view {
+	int tid;
+	uint64_t id;          /* unique in the profile */
+	uint64_t parent;      /* the caller's context, 0 at a root of the tree */
+	uint64_t calls;
+	double inclusive;     /* seconds from entries to exits */
+	double exclusive;     /* less the time of the timed calls it made */
+};
+
 /* One measured function, as finish() sees it. Valid during the call only. */
 struct rtl_function_view {
 	int64_t id;           /* row id in the profile's functions table */
@@ -67,6 +79,9 @@ struct rtl_function_view {
 	/* its timer, per thread that called it, by thread */
 	const struct rtl_timer_view *timers;
 	size_t ntimers;
+	/* its contexts, by thread then id */
+	const struct rtl_context_view *contexts;
+	size_t ncontexts;
 };
 
 struct rtl_collector {

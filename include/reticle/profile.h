@@ -189,6 +189,25 @@ typedef struct rtl_profile_time {
  * without calltime. */
 int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user);
 
+/* A node of a thread's calling-context tree (the calltime collector): the
+ * path of timed calls from the thread's start to a call of FUNCTION. ID is
+ * unique in the profile (the engine's rtl_context_view.id), PARENT the
+ * caller's context (0: a root; a context of the shared timer, beyond the
+ * last timed function, is not written, and its callees' PARENT names no
+ * row). Adding the same ID again adds the counts. */
+typedef struct rtl_profile_context {
+	uint64_t id, parent;
+	int64_t function;
+	int tid;
+	uint64_t calls;
+	double inclusive, exclusive;   /* seconds; exclusive of the timed calls it made */
+} rtl_profile_context;
+int rtl_profile_add_context(rtl_profile *p, const rtl_profile_context *c);
+/* Contexts by id (a caller's before its callees'); none in a profile
+ * written without calltime. */
+int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_context *c, void *user),
+				void *user);
+
 /* A collector's own measure, for collectors whose results have no table of
  * their own (plug-ins: reticle run --collector): the value NAME of
  * FUNCTION at link-time SITE (the function's address when the value is

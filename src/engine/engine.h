@@ -118,6 +118,18 @@ struct thread_times {
 	pid_t tid;
 	struct ta_timer *t;       /* by timer number */
 	size_t n;
+	struct ta_node *nodes;    /* its context tree: node K at [K - 1] */
+	size_t nnodes;
+	uint64_t first_id;        /* the context id of node 1 */
+};
+
+/* The contexts of an image, by timer (timers_contexts). */
+struct contexts {
+	struct context_rec {
+		uint32_t timer;
+		struct rtl_context_view v;
+	} *r;
+	size_t n;
 };
 
 struct proc {
@@ -193,6 +205,7 @@ struct proc {
 	size_t ntimers;           /* timers numbered so far (0 is the overflow one) */
 	struct thread_times *times;   /* of threads that have ended */
 	size_t ntimes, ntimes_cap;
+	uint64_t ncontexts;       /* context ids given so far */
 };
 
 /* arcs.c: indirect call sites in their windows' arc tables */
@@ -231,6 +244,10 @@ void timers_harvest_all(struct proc *p);
 void timers_record(struct proc *p, struct func_state *fs, uint64_t desc);
 /* The per-thread views of FS's timer (malloc'd, *N of them), or NULL. */
 struct rtl_timer_view *timers_view(struct proc *p, const struct func_state *fs, size_t *n);
+/* The contexts of every thread's tree that ran or holds one that did. */
+int timers_contexts(struct proc *p, struct contexts *c);
+/* FS's contexts among C, in *N: how many. */
+const struct context_rec *timers_contexts_of(const struct contexts *c, const struct func_state *fs, size_t *n);
 /* TSC ticks per second, measured over the session so far. */
 double timers_tsc_hz(struct rtl_session *s);
 /* Maps LEN bytes of reticle's memfd FD at offset 0 into P's thread TID:

@@ -119,8 +119,10 @@ struct scratch {
 	struct rtl_call_view *cv;
 	struct rtl_counter_view *ctr;
 	struct rtl_target_view *tv;
-	size_t bcap, ccap, ctrcap, tcap;
+	struct rtl_context_view *xv;
+	size_t bcap, ccap, ctrcap, tcap, xcap;
 	struct arcs arcs;
+	struct contexts contexts;
 };
 
 /* Every snippet's counter of FS (link-time addresses), sorted. */
@@ -223,12 +225,21 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	if (err)
 		return err;
 	struct rtl_timer_view *timers = fs->timer ? timers_view(p, fs, &ntimers) : NULL;
+	size_t ncontexts = 0;
+	const struct context_rec *cr = fs->timer ? timers_contexts_of(&sc->contexts, fs, &ncontexts) : NULL;
+	if (rtl_grow(&sc->xv, &sc->xcap, ncontexts, sizeof(*sc->xv))) {
+		free(timers);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ncontexts; i++)
+		sc->xv[i] = cr[i].v;
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
 		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
 		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
 		.counters = sc->ctr, .ncounters = nctr,
 		.targets = sc->tv, .ntargets = ntargets, .timers = timers, .ntimers = ntimers,
+		.contexts = sc->xv, .ncontexts = ncontexts,
 	};
 	for (size_t c = 0; c < session_ncollectors(p->s) && !err; c++)
 		err = session_collector(p->s, c)->finish(&view, prof);
@@ -273,6 +284,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		err = add_functions(p, prof);
 	if (!err)
 		err = arcs_collect(p, &sc.arcs);
+	if (!err)
+		err = timers_contexts(p, &sc.contexts);
 	for (size_t i = 0; !err && i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
@@ -284,6 +297,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 	free(sc.cv);
 	free(sc.ctr);
 	free(sc.tv);
+	free(sc.xv);
+	free(sc.contexts.r);
 	arcs_free(&sc.arcs);
 	return err;
 }

@@ -66,8 +66,10 @@ void proc_free(struct proc *p)
 	free(p->command);
 	shm_free(&p->shm);
 	thread_region_free(&p->areas);
-	for (size_t i = 0; i < p->ntimes; i++)
+	for (size_t i = 0; i < p->ntimes; i++) {
 		free(p->times[i].t);
+		free(p->times[i].nodes);
+	}
 	free(p->times);
 	if (p->mem >= 0)
 		close(p->mem);

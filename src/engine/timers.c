@@ -94,14 +94,24 @@ static void keep(struct proc *p, pid_t tid, unsigned k, uint64_t now)
 {
 	uint8_t *a = thread_area_local(&p->areas, k);
 	thread_area_close_frames(a, now);
-	size_t n = p->ntimers < TA_MAX_TIMERS ? p->ntimers : TA_MAX_TIMERS;
-	struct thread_times tt = { tid, malloc(n * sizeof(struct ta_timer)), n };
-	if (!tt.t || rtl_grow(&p->times, &p->ntimes_cap, p->ntimes + 1, sizeof(*p->times))) {
+	size_t n = p->ntimers < TA_MAX_TIMERS ? p->ntimers : TA_MAX_TIMERS, nnodes;
+	const struct ta_node *nodes = thread_area_nodes(a, &nnodes);
+	struct thread_times tt = { tid, malloc(n * sizeof(struct ta_timer)), n,
+				   malloc((nnodes + 1) * sizeof(struct ta_node)), nnodes, p->ncontexts + 1 };
+	if (!tt.t || !tt.nodes || rtl_grow(&p->times, &p->ntimes_cap, p->ntimes + 1, sizeof(*p->times))) {
 		free(tt.t);
+		free(tt.nodes);
 		return;
 	}
 	memcpy(tt.t, a + TA_WORDS, n * sizeof(struct ta_timer));
+	memcpy(tt.nodes, nodes + 1, nnodes * sizeof(struct ta_node));
+	p->ncontexts += nnodes;
 	p->times[p->ntimes++] = tt;
+	const struct ta_node *lost = (const struct ta_node *)(a + TA_LOST);
+	if (lost->calls)
+		rtl_warn("pid %d, thread %d: %llu calls on paths beyond the first %d are left out of the "
+			 "calling-context tree", (int)p->pid, (int)tid, (unsigned long long)lost->calls,
+			 TA_MAX_NODES);
 }
 
 void timers_thread_exit(struct proc *p, pid_t tid)
@@ -141,6 +151,83 @@ void timers_record(struct proc *p, struct func_state *fs, uint64_t desc)
 	fs->timer = (uint32_t)(TA_WORDS + n * sizeof(struct ta_timer));
 	fs->timer_desc = desc;
 	*(uint64_t *)window_local(w, desc) = fs->timer;
+}
+
+static int by_timer(const void *a, const void *b)
+{
+	const struct context_rec *x = a, *y = b;
+	if (x->timer != y->timer)
+		return (x->timer > y->timer) - (x->timer < y->timer);
+	if (x->v.tid != y->v.tid)
+		return (x->v.tid > y->v.tid) - (x->v.tid < y->v.tid);
+	return (x->v.id > y->v.id) - (x->v.id < y->v.id);
+}
+
+/* The node number of NODE's caller (0: a root). */
+static size_t caller_of(const struct ta_node *node)
+{
+	uint64_t off = node->key >> TA_KEY_SHIFT;
+	return off >= TA_NODES ? (off - TA_NODES) / sizeof(struct ta_node) : 0;
+}
+
+int timers_contexts(struct proc *p, struct contexts *c)
+{
+	memset(c, 0, sizeof(*c));
+	size_t total = 0;
+	for (size_t i = 0; i < p->ntimes; i++)
+		total += p->times[i].nnodes;
+	if (!total)
+		return 0;
+	c->r = malloc(total * sizeof(*c->r));
+	if (!c->r)
+		return -ENOMEM;
+	double hz = timers_tsc_hz(p->s);
+	for (size_t i = 0; i < p->ntimes; i++) {
+		const struct thread_times *tt = &p->times[i];
+		/* a node is kept when it ran or a descendant did (a forked
+		 * child's tree starts with its parent's paths, counts zeroed);
+		 * a caller was taken before its callees, so one pass back */
+		uint8_t *kept = calloc(tt->nnodes + 1, 1);
+		if (!kept)
+			return -ENOMEM;
+		for (size_t k = tt->nnodes; k >= 1; k--) {
+			const struct ta_node *n = &tt->nodes[k - 1];
+			size_t up = caller_of(n);
+			kept[k] |= n->calls || n->inclusive;
+			if (kept[k] && up < k)
+				kept[up] = 1;
+		}
+		for (size_t k = 1; k <= tt->nnodes; k++) {
+			const struct ta_node *n = &tt->nodes[k - 1];
+			uint64_t timer = n->key & ((1ull << TA_KEY_SHIFT) - 1);
+			size_t up = caller_of(n);
+			if (!kept[k] || up >= k || timer <= TA_WORDS)
+				continue;   /* the shared timer: no function to name */
+			uint64_t base = (uint64_t)p->image << 32;
+			c->r[c->n++] = (struct context_rec){ (uint32_t)timer, { tt->tid, base | (tt->first_id + k - 1),
+				up ? base | (tt->first_id + up - 1) : 0, n->calls, (double)(int64_t)n->inclusive / hz,
+				(double)(int64_t)n->exclusive / hz } };
+		}
+		free(kept);
+	}
+	qsort(c->r, c->n, sizeof(*c->r), by_timer);
+	return 0;
+}
+
+const struct context_rec *timers_contexts_of(const struct contexts *c, const struct func_state *fs, size_t *n)
+{
+	*n = 0;
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->r[mid].timer < fs->timer)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + *n < c->n && c->r[lo + *n].timer == fs->timer)
+		(*n)++;
+	return c->r + lo;
 }
 
 static int by_tid(const void *a, const void *b)

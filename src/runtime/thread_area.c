@@ -100,7 +100,8 @@ static size_t frames_end(const uint8_t *a)
 {
 	uint64_t top = ((const uint64_t *)a)[TA_TOP / 8], limit = ((const uint64_t *)a)[TA_LIMIT / 8];
 	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
-	return top > base + TA_FRAMES && top <= base + TA_FRAMES_END ? top - base : TA_FRAMES;
+	return top > base + TA_FRAMES && top <= base + TA_FRAMES_END && (top - base - TA_FRAMES) % sizeof(struct ta_frame) == 0
+		? top - base : TA_FRAMES;
 }
 
 /* Pops area A's top frame (its end at offset END) at NOW: what the
@@ -111,10 +112,15 @@ static void pop_frame(uint8_t *a, size_t end, uint64_t now)
 	uint64_t elapsed = now - f->start;
 	f[-1].children += elapsed;
 	struct ta_timer *t = (struct ta_timer *)(a + f->timer);
-	if (f->timer >= TA_WORDS && f->timer + sizeof(*t) <= TA_SIZE) {
+	if (f->timer >= TA_WORDS && f->timer + sizeof(*t) <= TA_INDEX) {
 		if (--t->active == 0)
 			t->inclusive += elapsed;
 		t->exclusive += elapsed - f->children;
+	}
+	struct ta_node *n = (struct ta_node *)(a + f->node);
+	if (f->node == TA_LOST || (f->node >= TA_NODES && f->node + sizeof(*n) <= TA_SIZE)) {
+		n->inclusive += elapsed;
+		n->exclusive += elapsed - f->children;
 	}
 	((uint64_t *)a)[TA_TOP / 8] -= sizeof(*f);
 }
@@ -159,5 +165,26 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	for (size_t i = 0; i < ntimers && i < TA_MAX_TIMERS; i++)
 		if (st[i].active)
 			dt[i].active = st[i].active;
+	/* the tree's paths go on, their counts do not: the child's open
+	 * frames find their nodes, and its calls on those paths too */
+	size_t nodes;
+	const struct ta_node *sn = thread_area_nodes(from, &nodes);
+	struct ta_node *dn = (struct ta_node *)(to + TA_NODES);
+	uint32_t *index = (uint32_t *)(to + TA_INDEX);
+	for (uint32_t i = 1; i <= nodes; i++) {
+		dn[i].key = sn[i].key;
+		uint32_t h = ta_context_slot(sn[i].key);
+		while (index[h])
+			h = (h + 1) & ((1u << TA_INDEX_BITS) - 1);
+		index[h] = i;
+	}
+	((uint64_t *)to)[TA_NODES_USED / 8] = nodes;
 	return 0;
+}
+
+const struct ta_node *thread_area_nodes(const uint8_t *a, size_t *n)
+{
+	uint64_t used = ((const uint64_t *)a)[TA_NODES_USED / 8];
+	*n = used < TA_MAX_NODES ? used : TA_MAX_NODES;
+	return (const struct ta_node *)(a + TA_NODES);
 }

@@ -11,9 +11,18 @@
  *
  * An area: a header (the top of the frame stack and its limit), a stack of
  * frames (one per function entered and not yet left: the stack pointer at
- * its entry, its timer, when it started, the time of its children), and the
- * timers' words. Area 0 is the null area, for threads beyond the last one:
- * its limit is its first frame, so nothing is ever pushed there. */
+ * its entry, its timer, when it started, the time of its children, its
+ * context), the timers' words, and the thread's calling-context tree. Area
+ * 0 is the null area, for threads beyond the last one: its limit is its
+ * first frame, so nothing is ever pushed there.
+ *
+ * The calling-context tree: a node per call path (the function and the
+ * node of its caller's frame; the roots' caller is node 0, the sentinel's),
+ * with its calls and ticks. Nodes are taken in order (node 1, 2, ...: the
+ * pages touched grow with the tree, not with its bound), and found by an
+ * open-addressing index of node numbers hashed from the key (ta_context_key,
+ * ta_context_slot). When TA_MAX_NODES are taken, a new path's frames use
+ * the lost node, whose calls say how many were left out of the tree. */
 #ifndef RETICLE_RUNTIME_THREAD_AREA_H
 #define RETICLE_RUNTIME_THREAD_AREA_H
 
@@ -24,13 +33,22 @@
 enum {
 	TA_TOP = 0,               /* address of the next free frame */
 	TA_LIMIT = 8,             /* a frame is pushed only at or below it */
-	TA_SENTINEL = 64,         /* a frame whose sp is ~0: never left */
-	TA_FRAMES = TA_SENTINEL + 32,
-	TA_FRAMES_END = 1 << 20,  /* 32,765 frames deep */
+	TA_NODES_USED = 16,       /* nodes taken in the context tree */
+	TA_LOST = 32,             /* the lost node (a struct ta_node) */
+	TA_SENTINEL = 64,         /* a frame whose sp is ~0: never left; its node is 0 */
+	TA_FRAME_SIZE = 40,
+	TA_FRAMES = TA_SENTINEL + TA_FRAME_SIZE,
+	TA_FRAMES_END = 1 << 20,  /* 26,211 frames deep */
 	TA_WORDS = 1 << 20,       /* timers from here */
-	TA_SIZE = 4 << 20,
+	TA_INDEX = 4 << 20,       /* the context index: uint32_t node numbers */
+	TA_INDEX_BITS = 20,
+	TA_NODES = 8 << 20,       /* node K at TA_NODES + 32 * K (node 0 unused) */
+	TA_MAX_NODES = (3 << (TA_INDEX_BITS - 2)) - 1,   /* the index under 3/4 full */
+	TA_SIZE = 32 << 20,       /* TA_NODES + (TA_MAX_NODES + 1) nodes */
 	TA_COUNT = 512,           /* areas of an image, the null one included */
+	TA_KEY_SHIFT = 22,        /* a key: caller's node offset << 22 | timer offset */
 };
+#define TA_HASH_MUL 0x9e3779b97f4a7c15ull
 
 /* A frame on an area's stack. */
 struct ta_frame {
@@ -38,7 +56,29 @@ struct ta_frame {
 	uint64_t timer;           /* offset of its timer's words in the area */
 	uint64_t start;           /* TSC at its entry */
 	uint64_t children;        /* TSC ticks of the frames above it */
+	uint64_t node;            /* offset of its context's node in the area */
 };
+_Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
+_Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_SIZE, "nodes fill the area");
+
+/* A node of the calling-context tree. */
+struct ta_node {
+	uint64_t key;             /* ta_context_key; 0: the lost node */
+	uint64_t calls;
+	uint64_t inclusive;       /* ticks from entries to exits (a path is never its own descendant) */
+	uint64_t exclusive;       /* less the ticks of its children */
+};
+
+static inline uint64_t ta_context_key(uint64_t caller_node, uint64_t timer)
+{
+	return caller_node << TA_KEY_SHIFT | timer;
+}
+
+/* The index slot a key's search starts at (the entry snippet's hash). */
+static inline uint32_t ta_context_slot(uint64_t key)
+{
+	return (uint32_t)((key * TA_HASH_MUL) >> (64 - TA_INDEX_BITS));
+}
 
 /* A timer's words, at TA_WORDS + 32 * its number. */
 struct ta_timer {
@@ -78,8 +118,11 @@ void thread_area_close_frames(uint8_t *a, uint64_t now);
  * start that much later. */
 void thread_area_shift_frames(uint8_t *a, uint64_t ticks);
 /* Copies S into a fresh region D placed alike: area K (a forked child's
- * one thread) with the counts of its NTIMERS timers zeroed and its open
- * frames restarted at NOW. */
+ * one thread) with the counts of its NTIMERS timers and its context tree
+ * zeroed and its open frames restarted at NOW. */
+/* The context nodes of area A: node K (1 <= K <= *N) at [K]; the lost
+ * node is at A + TA_LOST. */
+const struct ta_node *thread_area_nodes(const uint8_t *a, size_t *n);
 int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
 		       struct thread_region *d);
 

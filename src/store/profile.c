@@ -36,6 +36,9 @@ static const char *const schema_sql =
 	"CREATE TABLE function_times(function INTEGER NOT NULL REFERENCES functions(id),"
 	" tid INTEGER NOT NULL, calls INTEGER NOT NULL, inclusive REAL NOT NULL,"
 	" exclusive REAL NOT NULL, PRIMARY KEY(function, tid)) WITHOUT ROWID;"
+	"CREATE TABLE contexts(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" function INTEGER NOT NULL REFERENCES functions(id), tid INTEGER NOT NULL,"
+	" calls INTEGER NOT NULL, inclusive REAL NOT NULL, exclusive REAL NOT NULL);"
 	"CREATE TABLE metrics(function INTEGER NOT NULL REFERENCES functions(id),"
 	" name TEXT NOT NULL, site INTEGER NOT NULL, value REAL NOT NULL,"
 	" PRIMARY KEY(function, name, site)) WITHOUT ROWID;"
@@ -89,6 +92,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 			" inclusive = inclusive + excluded.inclusive, exclusive = exclusive + excluded.exclusive",
 	[ST_ADD_METRIC] = "INSERT INTO metrics(function, name, site, value) VALUES (?1, ?2, ?3, ?4)"
 			  " ON CONFLICT DO UPDATE SET value = value + excluded.value",
+	[ST_ADD_CONTEXT] = "INSERT INTO contexts(id, parent, function, tid, calls, inclusive, exclusive)"
+			   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET"
+			   " calls = calls + excluded.calls, inclusive = inclusive + excluded.inclusive,"
+			   " exclusive = exclusive + excluded.exclusive",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",

@@ -312,6 +312,37 @@ int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t
 		     " ORDER BY function, tid", 0, 0, time_row, &c);
 }
 
+struct context_ctx {
+	int (*fn)(const rtl_profile_context *c, void *user);
+	void *user;
+};
+
+static int context_row(sqlite3_stmt *s, void *ctx)
+{
+	struct context_ctx *c = ctx;
+	rtl_profile_context x = {
+		.id = u64(s, 0),
+		.parent = u64(s, 1),
+		.function = sqlite3_column_int64(s, 2),
+		.tid = sqlite3_column_int(s, 3),
+		.calls = u64(s, 4),
+		.inclusive = sqlite3_column_double(s, 5),
+		.exclusive = sqlite3_column_double(s, 6),
+	};
+	return c->fn(&x, c->user);
+}
+
+int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_context *c, void *user),
+				void *user)
+{
+	struct context_ctx c = { fn, user };
+
+	if (!file_has_table(p, "contexts"))
+		return 0;
+	return query(p, "SELECT id, parent, function, tid, calls, inclusive, exclusive FROM contexts"
+		     " ORDER BY id", 0, 0, context_row, &c);
+}
+
 struct metric_ctx {
 	int (*fn)(const rtl_profile_metric *m, void *user);
 	void *user;
@@ -477,7 +508,7 @@ static int build_scope(rtl_profile *p, const char *filter)
 		" GROUP BY a.rep, c.site, b.rep;"
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
 		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
-		"%s%s%s",
+		"%s%s%s%s",
 		(long long)p->process, filter, filter,
 		file_has_table(p, "branches")
 		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
@@ -492,7 +523,11 @@ static int build_scope(rtl_profile *p, const char *filter)
 		file_has_table(p, "metrics")
 		? "CREATE TEMP TABLE metrics AS SELECT x.rep AS function, t.name AS name,"
 		  " t.site AS site, sum(t.value) AS value FROM main.metrics t"
-		  " JOIN temp.fmap x ON x.id = t.function GROUP BY x.rep, t.name, t.site;" : "");
+		  " JOIN temp.fmap x ON x.id = t.function GROUP BY x.rep, t.name, t.site;" : "",
+		file_has_table(p, "contexts")
+		? "CREATE TEMP TABLE contexts AS SELECT c.id AS id, c.parent AS parent, x.rep AS function,"
+		  " c.tid AS tid, c.calls AS calls, c.inclusive AS inclusive, c.exclusive AS exclusive"
+		  " FROM main.contexts c JOIN temp.fmap x ON x.id = c.function ORDER BY c.id;" : "");
 	int err = sql ? 0 : -ENOMEM;
 
 	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -501,15 +536,19 @@ static int build_scope(rtl_profile *p, const char *filter)
 	return err;
 }
 
+static const char *const drop_scope_sql =
+	"DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
+	" DROP TABLE IF EXISTS temp.metrics; DROP TABLE IF EXISTS temp.contexts;"
+	" DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
+	" DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
+	" DROP TABLE IF EXISTS temp.modules;";
+
 static int drop_scope(rtl_profile *p)
 {
 	if (!p->scoped)
 		return 0;
 	p->scoped = 0;
-	if (sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
-			 " DROP TABLE IF EXISTS temp.metrics;"
-			 " DROP TABLE temp.call_sites; DROP TABLE temp.blocks;"
-			 " DROP TABLE temp.functions; DROP TABLE temp.fmap; DROP TABLE temp.modules;",
+	if (sqlite3_exec(p->db, drop_scope_sql,
 			 NULL, NULL, NULL) != SQLITE_OK)
 		return store_fail(p, "select process");
 	return 0;
@@ -549,11 +588,7 @@ static int ensure_scope(rtl_profile *p)
 		err = build_scope(p, "");
 	}
 	if (err) {
-		sqlite3_exec(p->db, "DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
-			 " DROP TABLE IF EXISTS temp.metrics;"
-			     " DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
-			     " DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
-			     " DROP TABLE IF EXISTS temp.modules;", NULL, NULL, NULL);
+		sqlite3_exec(p->db, drop_scope_sql, NULL, NULL, NULL);
 		p->scope_built = 0;
 		return err;
 	}

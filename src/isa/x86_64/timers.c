@@ -1,70 +1,162 @@
 /* The timer snippets. Both run where the flags are dead and the red zone is
- * free (a function's entry, a return), so they keep four registers there
+ * free (a function's entry, a return), so they keep their registers there
  * and never move %rsp: unwind information needs no rows for them. What a
  * thread keeps is in its area, at %gs (runtime/thread_area.h): the top of
- * its frame stack, the frames, the timers' words.
+ * its frame stack, the frames, the timers' words, the context tree.
  *
  * Frames pair entries with exits by the stack pointer, not by counting:
  * at an entry, every frame whose stack pointer is at or below the current
  * one was left without its exit (a tail call jumped out of it, longjmp or
  * an exception unwound it) and is closed now; at a return, every frame
  * below the current stack pointer is closed, then the function's own (at
- * it exactly). A frame is published (the top moved) before it is filled,
- * so that a signal handler running in between pushes above it. */
+ * it exactly). A frame is published (the top moved) once its context is
+ * found, before it is filled, so that a signal handler running in between
+ * pushes above it; one that runs during the search pushes where this frame
+ * will be, under the same caller. */
 #include <errno.h>
 #include "isa/x86_64/timers.h"
 #include "runtime/thread_area.h"
+
+#define D32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
 
 static const uint8_t save[] = {
 	0x48, 0x89, 0x44, 0x24, 0xf8,   /* mov [rsp-8],rax */
 	0x48, 0x89, 0x54, 0x24, 0xf0,   /* mov [rsp-16],rdx */
 	0x48, 0x89, 0x4c, 0x24, 0xe8,   /* mov [rsp-24],rcx */
 	0x48, 0x89, 0x74, 0x24, 0xe0,   /* mov [rsp-32],rsi */
+};
+static const uint8_t save_more[] = {
+	0x48, 0x89, 0x7c, 0x24, 0xd8,   /* mov [rsp-40],rdi */
+	0x4c, 0x89, 0x44, 0x24, 0xd0,   /* mov [rsp-48],r8 */
+};
+static const uint8_t now_top[] = {
 	0x0f, 0x31,                     /* rdtsc */
 	0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
 	0x48, 0x09, 0xd0,               /* or rax,rdx: the time */
-	0x65, 0x48, 0x8b, 0x0c, 0x25, TA_TOP, 0, 0, 0,   /* mov rcx,gs:[TOP] */
+	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
+};
+static const uint8_t restore_more[] = {
+	0x4c, 0x8b, 0x44, 0x24, 0xd0,   /* mov r8,[rsp-48] */
+	0x48, 0x8b, 0x7c, 0x24, 0xd8,   /* mov rdi,[rsp-40] */
 };
 static const uint8_t restore[] = {
-	0x65, 0x48, 0x89, 0x0c, 0x25, TA_TOP, 0, 0, 0,   /* mov gs:[TOP],rcx */
+	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_TOP),   /* mov gs:[TOP],rcx */
 	0x48, 0x8b, 0x74, 0x24, 0xe0,   /* mov rsi,[rsp-32] */
 	0x48, 0x8b, 0x4c, 0x24, 0xe8,   /* mov rcx,[rsp-24] */
 	0x48, 0x8b, 0x54, 0x24, 0xf0,   /* mov rdx,[rsp-16] */
 	0x48, 0x8b, 0x44, 0x24, 0xf8,   /* mov rax,[rsp-8] */
 };
-/* rax the time, rcx the top: the top frame is closed (rcx lowered). */
+/* rax the time, rcx the top: the top frame is closed (rcx lowered), its
+ * ticks added to its timer and to its context. */
 static const uint8_t pop[] = {
-	0x48, 0x83, 0xe9, 0x20,         /* sub rcx,32 */
+	0x48, 0x83, 0xe9, TA_FRAME_SIZE,   /* sub rcx,40 */
 	0x48, 0x89, 0xc6,               /* mov rsi,rax */
 	0x48, 0x2b, 0x71, 0x10,         /* sub rsi,[rcx+16]: elapsed */
-	0x48, 0x01, 0x71, 0xf8,         /* add [rcx-8],rsi: the parent's children */
+	0x48, 0x01, 0x71, 0xf0,         /* add [rcx-16],rsi: the parent's children */
+	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32]: its node */
+	0x65, 0x48, 0x01, 0x72, 0x10,   /* add gs:[rdx+16],rsi: the context's inclusive */
 	0x48, 0x8b, 0x51, 0x08,         /* mov rdx,[rcx+8]: its timer */
 	0x65, 0x48, 0xff, 0x4a, 0x08,   /* dec qword gs:[rdx+8]: active */
 	0x75, 0x05,                     /* jnz: not its outermost frame */
 	0x65, 0x48, 0x01, 0x72, 0x10,   /* add gs:[rdx+16],rsi: inclusive */
 	0x48, 0x2b, 0x71, 0x18,         /* sub rsi,[rcx+24] */
 	0x65, 0x48, 0x01, 0x72, 0x18,   /* add gs:[rdx+24],rsi: exclusive */
+	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32] */
+	0x65, 0x48, 0x01, 0x72, 0x18,   /* add gs:[rdx+24],rsi: the context's exclusive */
 };
-static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0xe0 };   /* cmp [rcx-32],rsp */
+static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   /* cmp [rcx-40],rsp */
+
+/* rcx the free frame, rdx the timer: rdi the offset of the node of the
+ * timer's function under the caller's context (taken if new; the lost node
+ * when the tree is full). r8 and rsi are clobbered. */
+static void find_context(struct x86_writer *w)
+{
+	static const uint8_t key[] = {
+		0x48, 0x8b, 0x71, 0xf8,         /* mov rsi,[rcx-8]: the caller's node */
+		0x48, 0xc1, 0xe6, TA_KEY_SHIFT, /* shl rsi,22 */
+		0x48, 0x09, 0xd6,               /* or rsi,rdx: the key */
+		0x48, 0x89, 0xf7,               /* mov rdi,rsi */
+		0x49, 0xb8,                     /* movabs r8,TA_HASH_MUL */
+	};
+	static const uint8_t hash[] = {
+		0x49, 0x0f, 0xaf, 0xf8,         /* imul rdi,r8 */
+		0x48, 0xc1, 0xef, 64 - TA_INDEX_BITS,   /* shr rdi,44: the slot */
+	};
+	static const uint8_t probe[] = {
+		0x65, 0x44, 0x8b, 0x04, 0xbd, D32(TA_INDEX),   /* mov r8d,gs:[rdi*4+INDEX] */
+		0x45, 0x85, 0xc0,               /* test r8d,r8d */
+	};
+	static const uint8_t compare[] = {
+		0x49, 0xc1, 0xe0, 0x05,         /* shl r8,5 */
+		0x65, 0x49, 0x39, 0xb0, D32(TA_NODES),   /* cmp gs:[r8+NODES],rsi */
+	};
+	static const uint8_t next[] = {
+		0xff, 0xc7,                     /* inc edi */
+		0x81, 0xe7, D32((1u << TA_INDEX_BITS) - 1),   /* and edi,mask */
+	};
+	static const uint8_t room[] = {
+		0x65, 0x4c, 0x8b, 0x04, 0x25, D32(TA_NODES_USED),   /* mov r8,gs:[USED] */
+		0x49, 0x81, 0xf8, D32(TA_MAX_NODES),   /* cmp r8,MAX */
+	};
+	/* the index names the node before its key is set: a signal handler
+	 * that searches in between passes over it */
+	static const uint8_t take[] = {
+		0x49, 0xff, 0xc0,               /* inc r8 */
+		0x65, 0x4c, 0x89, 0x04, 0x25, D32(TA_NODES_USED),   /* mov gs:[USED],r8 */
+		0x65, 0x44, 0x89, 0x04, 0xbd, D32(TA_INDEX),   /* mov gs:[rdi*4+INDEX],r8d */
+		0x49, 0xc1, 0xe0, 0x05,         /* shl r8,5 */
+		0x65, 0x49, 0x89, 0xb0, D32(TA_NODES),   /* mov gs:[r8+NODES],rsi */
+	};
+	static const uint8_t lost[] = {
+		0x49, 0xc7, 0xc0, D32((uint32_t)(TA_LOST - TA_NODES)),   /* mov r8,LOST-NODES */
+	};
+	static const uint8_t found[] = {
+		0x49, 0x8d, 0xb8, D32(TA_NODES), /* lea rdi,[r8+NODES]: the node */
+		0x65, 0x48, 0xff, 0x47, 0x08,   /* inc qword gs:[rdi+8]: its calls */
+	};
+	x86_put(w, key, sizeof(key));
+	x86_put_u64(w, TA_HASH_MUL);
+	x86_put(w, hash, sizeof(hash));
+	size_t loop = w->len;
+	x86_put(w, probe, sizeof(probe));
+	size_t to_empty = x86_jump8(w, 0x74);                      /* jz: a free slot */
+	x86_put(w, compare, sizeof(compare));
+	size_t to_hit = x86_jump8(w, 0x74);                        /* je: found */
+	x86_put(w, next, sizeof(next));
+	x86_jump8_back(w, 0xeb, loop);
+	x86_land8(w, to_empty);
+	x86_put(w, room, sizeof(room));
+	size_t to_lost = x86_jump8(w, 0x73);                       /* jae: the tree is full */
+	x86_put(w, take, sizeof(take));
+	size_t to_taken = x86_jump8(w, 0xeb);
+	x86_land8(w, to_lost);
+	x86_put(w, lost, sizeof(lost));
+	x86_land8(w, to_hit);
+	x86_land8(w, to_taken);
+	x86_put(w, found, sizeof(found));
+}
 
 int x86_timer_start(struct x86_writer *w, uint64_t desc)
 {
 	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
 	static const uint8_t push[] = {
 		0x65, 0x48, 0xff, 0x02,                          /* inc qword gs:[rdx]: calls */
-		0x65, 0x48, 0x3b, 0x0c, 0x25, TA_LIMIT, 0, 0, 0, /* cmp rcx,gs:[LIMIT] */
+		0x65, 0x48, 0x3b, 0x0c, 0x25, D32(TA_LIMIT),     /* cmp rcx,gs:[LIMIT] */
 	};
 	static const uint8_t fill[] = {
-		0x48, 0x8d, 0x71, 0x20,                          /* lea rsi,[rcx+32] */
-		0x65, 0x48, 0x89, 0x34, 0x25, TA_TOP, 0, 0, 0,   /* mov gs:[TOP],rsi: published */
+		0x48, 0x8d, 0x71, TA_FRAME_SIZE,                 /* lea rsi,[rcx+40] */
+		0x65, 0x48, 0x89, 0x34, 0x25, D32(TA_TOP),       /* mov gs:[TOP],rsi: published */
 		0x48, 0x89, 0x21,                                /* mov [rcx],rsp */
 		0x48, 0x89, 0x51, 0x08,                          /* mov [rcx+8],rdx */
 		0x48, 0x89, 0x41, 0x10,                          /* mov [rcx+16],rax */
 		0x48, 0xc7, 0x41, 0x18, 0, 0, 0, 0,              /* mov qword [rcx+24],0 */
+		0x48, 0x89, 0x79, 0x20,                          /* mov [rcx+32],rdi */
 		0x65, 0x48, 0xff, 0x42, 0x08,                    /* inc qword gs:[rdx+8]: active */
 		0x48, 0x89, 0xf1,                                /* mov rcx,rsi */
 	};
 	x86_put(w, save, sizeof(save));
+	x86_put(w, save_more, sizeof(save_more));
+	x86_put(w, now_top, sizeof(now_top));
 	size_t stale = w->len;
 	x86_put(w, cmp_top, sizeof(cmp_top));
 	size_t to_push = x86_jump8(w, 0x77);                           /* ja: the top frame is live */
@@ -74,9 +166,11 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	x86_put(w, push, sizeof(push));
 	size_t to_full = x86_jump8(w, 0x77);                           /* ja: no room */
+	find_context(w);
 	x86_put(w, fill, sizeof(fill));
 	x86_land8(w, to_full);
 	x86_put(w, restore, sizeof(restore));
+	x86_put(w, restore_more, sizeof(restore_more));
 	return w->failed ? -ENOMEM : 0;
 }
 
@@ -84,6 +178,7 @@ int x86_timer_stop(struct x86_writer *w)
 {
 	static const uint8_t cmp_popped[] = { 0x48, 0x39, 0x21 };   /* cmp [rcx],rsp */
 	x86_put(w, save, sizeof(save));
+	x86_put(w, now_top, sizeof(now_top));
 	size_t loop = w->len;
 	x86_put(w, cmp_top, sizeof(cmp_top));
 	size_t to_out = x86_jump8(w, 0x77);                            /* ja: not ours, not left */
