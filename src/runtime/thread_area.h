@@ -88,7 +88,9 @@ struct ta_timer {
 	uint64_t exclusive;       /* ticks of its frames less their children's */
 };
 
-enum { TA_MAX_TIMERS = (TA_SIZE - TA_WORDS) / sizeof(struct ta_timer) };
+/* the timers end where the index starts: a timer's offset fits a key's low bits */
+enum { TA_MAX_TIMERS = (TA_INDEX - TA_WORDS) / sizeof(struct ta_timer) };
+_Static_assert(TA_INDEX <= 1 << TA_KEY_SHIFT, "a key holds any timer's offset");
 
 struct thread_region {
 	int fd;                   /* -1: none */

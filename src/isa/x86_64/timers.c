@@ -165,10 +165,10 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 	x86_land8(w, to_push);
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	x86_put(w, push, sizeof(push));
-	size_t to_full = x86_jump8(w, 0x77);                           /* ja: no room */
+	size_t to_full = x86_jump32(w, 0x77);                          /* ja: no room */
 	find_context(w);
 	x86_put(w, fill, sizeof(fill));
-	x86_land8(w, to_full);
+	x86_land32(w, to_full);
 	x86_put(w, restore, sizeof(restore));
 	x86_put(w, restore_more, sizeof(restore_more));
 	return w->failed ? -ENOMEM : 0;

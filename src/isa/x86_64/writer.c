@@ -103,14 +103,41 @@ size_t x86_jump8(struct x86_writer *w, uint8_t op)
 
 void x86_land8(struct x86_writer *w, size_t at)
 {
-	if (!w->failed)
+	if (w->failed)
+		return;
+	if (w->len - (at + 1) > 127)
+		w->failed = true;
+	else
 		w->buf[at] = (uint8_t)(w->len - (at + 1));
 }
 
 void x86_jump8_back(struct x86_writer *w, uint8_t op, size_t to)
 {
+	long rel = (long)to - (long)(w->len + 2);
+	if (rel < -128)
+		w->failed = true;
 	x86_put_u8(w, op);
-	x86_put_u8(w, (uint8_t)(int8_t)((long)to - (long)(w->len + 1)));
+	x86_put_u8(w, (uint8_t)(int8_t)rel);
+}
+
+size_t x86_jump32(struct x86_writer *w, uint8_t op)
+{
+	if (op == 0xeb)
+		x86_put_u8(w, 0xe9);
+	else {
+		x86_put_u8(w, 0x0f);
+		x86_put_u8(w, (uint8_t)(op + 0x10));
+	}
+	x86_put_u32(w, 0);
+	return w->len - 4;
+}
+
+void x86_land32(struct x86_writer *w, size_t at)
+{
+	if (!w->failed) {
+		uint32_t rel = (uint32_t)(w->len - (at + 4));
+		memcpy(w->buf + at, &rel, 4);
+	}
 }
 
 size_t x86_jmp(struct x86_writer *w, uint64_t target)

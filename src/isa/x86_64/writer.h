@@ -91,10 +91,15 @@ size_t x86_lea_rip(struct x86_writer *w, int reg);
 
 /* Short jumps inside a snippet: OP (a jcc or jmp opcode) with a rel8 to be
  * landed later (returns the rel8's offset); the rel8 at AT reaching the
- * current end; OP with a rel8 back to offset TO. */
+ * current end; OP with a rel8 back to offset TO. A rel8 that cannot reach
+ * sets failed. */
 size_t x86_jump8(struct x86_writer *w, uint8_t op);
 void x86_land8(struct x86_writer *w, size_t at);
 void x86_jump8_back(struct x86_writer *w, uint8_t op, size_t to);
+/* The same, near: OP is a short jcc's opcode (0x70-0x7f) or jmp's (0xeb),
+ * written in its rel32 form; x86_land32 lands it at the current end. */
+size_t x86_jump32(struct x86_writer *w, uint8_t op);
+void x86_land32(struct x86_writer *w, size_t at);
 
 /* OP (N bytes), a rip-relative modrm (register field REG) reaching ADDR,
  * then TRAIL bytes of IMM: the displacement is logged as a fix. */
