@@ -56,7 +56,11 @@ static int query_file(rtl_profile *p, const char *sql, int has_arg, int64_t arg,
 
 	if (p->tmp && !p->committed && (ret = store_flush(p)))
 		return ret;
-	if ((rc = sqlite3_prepare_v2(p->db, sql, -1, &s, NULL)) != SQLITE_OK)
+	/* the queries are ours and the version was checked: a file that
+	 * lacks their columns had its schema damaged */
+	if ((rc = sqlite3_prepare_v2(p->db, sql, -1, &s, NULL)) == SQLITE_ERROR)
+		return -RTL_ERR_PROFILE_CORRUPT;
+	if (rc != SQLITE_OK)
 		return read_fail(p, rc, "prepare query");
 	if (has_arg)
 		sqlite3_bind_int64(s, 1, arg);
