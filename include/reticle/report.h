@@ -17,6 +17,10 @@ enum rtl_report_format {
 	RTL_REPORT_CALLGRIND,
 	RTL_REPORT_LCOV,
 	RTL_REPORT_FDATA,
+	RTL_REPORT_FOLDED,
+	RTL_REPORT_CHROME,
+	RTL_REPORT_PPROF,
+	RTL_REPORT_SVG,
 };
 
 /* Zero-initialize, then set what you need; new fields keep 0 as default. */
@@ -29,8 +33,8 @@ typedef struct rtl_report_options {
 			     * NULL: the program's */
 } rtl_report_options;
 
-/* The format named NAME ("text", "json", "callgrind", "lcov", "fdata") or
- * -RTL_ERR_BAD_OPTION. */
+/* The format named NAME ("text", "json", "callgrind", "lcov", "fdata",
+ * "folded", "chrome", "pprof", "svg") or -RTL_ERR_BAD_OPTION. */
 int rtl_report_format_parse(const char *name);
 
 int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
@@ -58,6 +62,22 @@ int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
  * -ENOENT when the profile has no such module, -ENODATA when it has no
  * counts to write. */
 int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
+
+/* The calling-context tree (calltime) for the tools that draw it; each
+ * returns -ENODATA when P has no contexts.
+ * Folded stacks (flame graphs): "f1;f2;...;fn NS" per call path, its
+ * exclusive nanoseconds, threads and images merged. */
+int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* Chrome trace event JSON (Perfetto): per process and thread, one complete
+ * event per call path, as long as its inclusive time, nested under its
+ * caller's: the tree drawn, not a timeline of the calls. */
+int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* pprof's profile.proto (uncompressed): a sample per call path with its
+ * calls and exclusive nanoseconds. */
+int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* A flame graph (SVG, for a browser): a box per call path as wide as its
+ * exclusive time and its descendants', threads and images merged. */
+int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree: every process image of the session under the one that
  * forked it or that it replaced by exec, with pid, exit status, wall time

@@ -14,7 +14,7 @@
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: reticle report [--format text|json|callgrind|lcov|fdata] [--top N] [--all]\n"
+	fputs("usage: reticle report [--format FORMAT] [--top N] [--all]\n"
 	      "                      [--no-demangle] [--process ID | --tree] [--module M]\n"
 	      "                      [-o OUT] PROFILE\n"
 	      "\n"
@@ -34,6 +34,16 @@ static void report_usage(FILE *f)
 	      "                  fdata: BOLT's profile of one module (llvm-bolt -data=F):\n"
 	      "                  branch, jump and fall-through counts (edges, bbcount),\n"
 	      "                  calls between its functions (callgraph)\n"
+	      "                  folded: flame-graph stacks from the calling-context\n"
+	      "                  tree (calltime): each call path and its exclusive ns\n"
+	      "                  chrome: trace event JSON (Perfetto, chrome://tracing):\n"
+	      "                  per thread, each call path as an event as long as its\n"
+	      "                  inclusive time, nested under its caller (the tree, not\n"
+	      "                  a timeline)\n"
+	      "                  pprof: profile.proto for go tool pprof (calls and\n"
+	      "                  exclusive ns per call path; binary: needs -o)\n"
+	      "                  svg: a flame graph of the calling-context tree, to\n"
+	      "                  open in a browser (zooms on a click)\n"
 	      "      --module M  fdata: the module (path or file name; default: the\n"
 	      "                  program, the run's first module)\n"
 	      "  -n, --top N     at most N functions (text: 20 by default; json: all;\n"
@@ -97,7 +107,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		switch (c) {
 		case 'f':
 			if ((a->format = rtl_report_format_parse(optarg)) < 0) {
-				cli_error("report: unknown format '%s' (expected text, json, callgrind, lcov or fdata)",
+				cli_error("report: unknown format '%s' (expected text, json, callgrind, lcov, fdata, "
+					  "folded, chrome, pprof or svg)",
 					  optarg);
 				return CLI_EXIT_USAGE;
 			}
@@ -215,6 +226,10 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 	struct output o;
 	int err;
 
+	if (a->format == RTL_REPORT_PPROF && !a->tree && !a->out && isatty(STDOUT_FILENO)) {
+		cli_error("report: pprof's format is binary: write it to a file with -o FILE");
+		return CLI_EXIT_USAGE;
+	}
 	if ((err = open_output(a->out, &o))) {
 		cli_error("report: cannot write '%s': %s", a->out, rtl_strerror(err));
 		return CLI_EXIT_FAIL;
@@ -235,6 +250,11 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 			cli_error("report: '%s' has no branch, block or call counts of %s for fdata "
 				  "(run with -c edges,bbcount,callgraph)", a->profile,
 				  a->opt.module ? a->opt.module : "the program");
+		close_output(&o, a->out, err);
+		return CLI_EXIT_FAIL;
+	} else if (err == -ENODATA && (a->format == RTL_REPORT_FOLDED || a->format == RTL_REPORT_CHROME ||
+					 a->format == RTL_REPORT_PPROF || a->format == RTL_REPORT_SVG) && !a->tree) {
+		cli_error("report: '%s' has no calling contexts (run with -c calltime)", a->profile);
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;
 	} else if (err) {

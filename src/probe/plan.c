@@ -210,7 +210,12 @@ int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet start = { RTL_PRIM_TIMER_START }, stop = { RTL_PRIM_TIMER_STOP };
-	int err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
+	/* a compiler's cold part (NAME.cold, NAME.cold.N) is entered by a jump
+	 * from its function, whose frame goes on: no frame of its own, but its
+	 * returns close the function's */
+	const char *cold = cfg->name ? strstr(cfg->name, ".cold") : NULL;
+	bool part = cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
+	int err = part ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_RETURN)
 			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &stop);

@@ -5,9 +5,7 @@
 #include <reticle/error.h>
 #include "report/report_priv.h"
 
-/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms and
- * surrogates are invalid too: strict JSON readers reject them). */
-static int utf8_len(const unsigned char *s)
+int rpt_utf8_len(const unsigned char *s)
 {
 	int n = s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
 
@@ -34,7 +32,7 @@ void rpt_json_string(FILE *out, const char *str)
 			fprintf(out, "\\u%04x", *s++);
 		else if (*s < 0x80)
 			fputc(*s++, out);
-		else if ((n = utf8_len(s))) {
+		else if ((n = rpt_utf8_len(s))) {
 			fwrite(s, 1, n, out);
 			s += n;
 		} else {

@@ -16,6 +16,10 @@ static const char *const format_names[] = {
 	[RTL_REPORT_CALLGRIND] = "callgrind",
 	[RTL_REPORT_LCOV] = "lcov",
 	[RTL_REPORT_FDATA] = "fdata",
+	[RTL_REPORT_FOLDED] = "folded",
+	[RTL_REPORT_CHROME] = "chrome",
+	[RTL_REPORT_PPROF] = "pprof",
+	[RTL_REPORT_SVG] = "svg",
 };
 
 int rtl_report_format_parse(const char *name)
@@ -34,6 +38,10 @@ int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FI
 	case RTL_REPORT_CALLGRIND: return rtl_report_callgrind(p, o, out);
 	case RTL_REPORT_LCOV: return rtl_report_lcov(p, o, out);
 	case RTL_REPORT_FDATA: return rtl_report_fdata(p, o, out);
+	case RTL_REPORT_FOLDED: return rtl_report_folded(p, o, out);
+	case RTL_REPORT_CHROME: return rtl_report_chrome(p, o, out);
+	case RTL_REPORT_PPROF: return rtl_report_pprof(p, o, out);
+	case RTL_REPORT_SVG: return rtl_report_svg(p, o, out);
 	}
 	return -RTL_ERR_BAD_OPTION;
 }

@@ -38,6 +38,9 @@ const char *rpt_basename(const char *path);
 /* F's name, or a synthesized "fn_<addr>" in BUF for unnamed code. */
 const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 
+/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms and
+ * surrogates are invalid too: strict JSON and XML readers reject them). */
+int rpt_utf8_len(const unsigned char *s);
 /* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
 void rpt_json_string(FILE *out, const char *s);
 

@@ -1,0 +1,35 @@
+/* Folded stacks (flame graphs: flamegraph.pl, inferno, speedscope, and
+ * reticle report --format svg) from the calling-context tree:
+ *
+ *   _start;__libc_start_main;main;parse 1234567
+ *
+ * one line per call path with its exclusive time in nanoseconds, threads
+ * and images merged; frames are function names (';' in a name becomes
+ * ':'). A path that took no time of its own has no line. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/cct.h"
+#include "util/array.h"
+
+static int fold_line(const struct cct *t, size_t node, const char *path, void *user)
+{
+	long long ns = llround(t->n[node].exclusive * 1e9);
+	if (ns > 0)
+		fprintf(user, "%s %lld\n", path, ns);
+	return 0;
+}
+
+int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	if (!o)
+		o = &rpt_default_options;
+	struct cct t;
+	int err = cct_load(p, 0, !o->no_demangle, &t);
+	if (err)
+		return err;
+	err = cct_walk_paths(&t, fold_line, out);
+	cct_free(&t);
+	return err ? err : rpt_out_status(out);
+}
