@@ -17,9 +17,11 @@ static const char usage_text[] =
 	"executable or shared object), sorted by address: link-time address, size\n"
 	"in bytes, where it was found, whether reticle can instrument it (and why\n"
 	"not), and the name (sub_<hex> when no symbol names it, name@plt for PLT\n"
-	"stubs), then \"at FILE:LINE\" where DWARF places its entry. Sources: symtab, dynsym, plt, eh_frame (an FDE), entry (the ELF\n"
-	"entry point, DT_INIT/DT_FINI, init/fini arrays), gap (code between known\n"
-	"functions that nothing names; its bounds are guessed).\n"
+	"stubs), then \"at FILE:LINE\" where DWARF places its entry. Sources:\n"
+	"symtab, dynsym, debugfile (the symtab of a separate debug file), plt,\n"
+	"eh_frame (an FDE), entry (the ELF entry point, DT_INIT/DT_FINI, init/fini\n"
+	"arrays), gap (code between known functions that nothing names; its bounds\n"
+	"are guessed).\n"
 	"\n"
 	"  --format text|json  output format (default text)\n"
 	"  --all               also list the loadable segments and the code\n"
@@ -30,7 +32,8 @@ static const char usage_text[] =
 	"                      both: name, and demangled when it differs)\n"
 	"  --debug-dir DIR     look for PROGRAM's separate debug file in DIR first\n"
 	"                      (DIR/.build-id/xx/yyyy.debug, or its .gnu_debuglink\n"
-	"                      name), then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
+	"                      name), then in $RETICLE_DEBUG_DIR and /usr/lib/debug;\n"
+	"                      with $DEBUGINFOD_URLS set, debuginfod servers last\n"
 	"  -h, --help          show this help\n";
 
 /* "symtab,plt" for text, "\"symtab\", \"plt\"" for JSON. */

@@ -84,6 +84,7 @@ struct rtl_binary {
 	const unsigned char *debug_image;
 	size_t debug_image_size;
 	int dwarf_tried;
+	int debug_tried;            /* rtl_elf_open_debug_file looked, once */
 	/* relative source names DWARF gives, resolved against their unit's
 	 * comp_dir (srcline.c): open addressing keyed by libdw's pointer */
 	struct rtl_src_path { const char *raw, *full; } *src_paths;

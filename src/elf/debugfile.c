@@ -2,10 +2,16 @@
  * packages): found through the build-id (/usr/lib/debug/.build-id/xx/
  * yyyy.debug) or .gnu_debuglink (beside the binary, in its .debug/ folder,
  * or under /usr/lib/debug/ as gdb looks), and used only when its build-id
- * is the binary's. Its .symtab names what .dynsym does not (_int_malloc,
- * __memmove_avx512_unaligned_erms); addresses are the binary's own. */
+ * is the binary's; where none is on disk and $DEBUGINFOD_URLS names
+ * servers, asked of them through elfutils' debuginfod client (loaded only
+ * then, so that a run without it pays nothing). Its .symtab names what
+ * .dynsym does not (_int_malloc, __memmove_avx512_unaligned_erms);
+ * addresses are the binary's own. */
+#include <dlfcn.h>
+#include <elfutils/debuginfod.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,76 @@ static int try_open(rtl_binary *bin, const char *path)
 	return 0;
 }
 
+/* elfutils' client, from its library: it brings libcurl, which a run
+ * without servers should not load. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find)(debuginfod_client *c, const unsigned char *id, int len, char **path);
+	void (*set_progress)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user)(debuginfod_client *c, void *value);
+	void *(*get_user)(debuginfod_client *c);
+	void (*end)(debuginfod_client *c);
+} dbgd;
+static pthread_once_t dbgd_once = PTHREAD_ONCE_INIT;
+
+static void dbgd_load(void)
+{
+	void *lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		rtl_debug("debuginfod: %s", dlerror());
+		return;
+	}
+	*(void **)&dbgd.find = dlsym(lib, "debuginfod_find_debuginfo");
+	*(void **)&dbgd.set_progress = dlsym(lib, "debuginfod_set_progressfn");
+	*(void **)&dbgd.set_user = dlsym(lib, "debuginfod_set_user_data");
+	*(void **)&dbgd.get_user = dlsym(lib, "debuginfod_get_user_data");
+	*(void **)&dbgd.end = dlsym(lib, "debuginfod_end");
+	if (dbgd.find && dbgd.set_progress && dbgd.set_user && dbgd.get_user && dbgd.end)
+		*(void **)&dbgd.begin = dlsym(lib, "debuginfod_begin");
+}
+
+/* A download under way says so once, on its first news of a size: it can
+ * take seconds where a lookup in the client's cache takes none. */
+static int dbgd_progress(debuginfod_client *c, long done, long total)
+{
+	const char **path = dbgd.get_user(c);
+	if (*path && total > 0 && done < total) {
+		rtl_info("%s: downloading its debug information (%ld KiB) from debuginfod", *path,
+			 (total + 1023) / 1024);
+		*path = NULL;
+	}
+	(void)done;
+	return 0;
+}
+
+/* The debug file of build-id ID from debuginfod servers, when
+ * $DEBUGINFOD_URLS names some (the client keeps what it fetched, and what
+ * it did not find, in its cache: $DEBUGINFOD_CACHE_PATH). */
+static int try_debuginfod(rtl_binary *bin, const unsigned char *id, size_t idlen)
+{
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	if (!urls || !urls[strspn(urls, " \t")])
+		return -1;
+	pthread_once(&dbgd_once, dbgd_load);
+	debuginfod_client *c = dbgd.begin ? dbgd.begin() : NULL;
+	if (!c)
+		return -1;
+	const char *news = bin->path;
+	char *path = NULL;
+	dbgd.set_user(c, &news);
+	dbgd.set_progress(c, dbgd_progress);
+	int fd = dbgd.find(c, id, (int)idlen, &path);
+	dbgd.end(c);
+	if (fd < 0) {
+		rtl_debug("%s: no debug file from debuginfod: %s", bin->path, strerror(-fd));
+		return -1;
+	}
+	close(fd);
+	int r = try_open(bin, path);
+	free(path);
+	return r;
+}
+
 /* The file name in .gnu_debuglink, or NULL. */
 static const char *debuglink(const rtl_binary *bin)
 {
@@ -77,6 +153,11 @@ static const char *debuglink(const rtl_binary *bin)
 
 int rtl_elf_open_debug_file(rtl_binary *bin)
 {
+	if (bin->debug_elf)
+		return 0;
+	if (bin->debug_tried)
+		return -1;
+	bin->debug_tried = 1;
 	char path[PATH_MAX], root_buf[PATH_MAX];
 	const char *root;
 	size_t idlen;
@@ -94,7 +175,7 @@ int rtl_elf_open_debug_file(rtl_binary *bin)
 	const char *link = debuglink(bin);
 	char *real = link ? realpath(bin->path, NULL) : NULL;
 	if (!real)
-		return -1;
+		return id && idlen ? try_debuginfod(bin, id, idlen) : -1;
 	char *slash = strrchr(real, '/');
 	*slash = 0;   /* the binary's folder */
 	const char *dir = *real ? real : "/";
@@ -110,5 +191,5 @@ int rtl_elf_open_debug_file(rtl_binary *bin)
 		    !access(path, R_OK) && !try_open(bin, path))
 			found = 0;
 	free(real);
-	return found;
+	return found && id && idlen ? try_debuginfod(bin, id, idlen) : found;
 }
