@@ -142,6 +142,22 @@ typedef struct rtl_source_name {
 int rtl_binary_foreach_source_name(rtl_binary *bin,
 				   int (*fn)(const rtl_source_name *n, void *user), void *user);
 
+/* Code of an inlined call (DW_TAG_inlined_subroutine): [addr, end) holds
+ * code of NAME (its linkage name, else its name; lives as long as the
+ * binary), DEPTH calls inside the function it was inlined into (1: into
+ * the function itself; 2: into code inlined there...). Ranges of one
+ * depth do not overlap; a deeper one lies inside a shallower one. */
+typedef struct rtl_inline_range {
+	uint64_t addr, end;
+	const char *name;
+	int depth;
+} rtl_inline_range;
+/* Calls FN for every range of every inlined call DWARF describes (in the
+ * functions dwarf_getfuncs finds in each unit). Returns 0, -ENOENT without
+ * DWARF, or FN's first non-zero value. */
+int rtl_binary_foreach_inline_range(rtl_binary *bin,
+				    int (*fn)(const rtl_inline_range *r, void *user), void *user);
+
 /* A symbol of the binary's own .symtab (or, without one, its .dynsym), as
  * the file lists it: defined, neither a FILE nor a SECTION symbol. */
 typedef struct rtl_symbol {

@@ -31,6 +31,8 @@ typedef struct rtl_report_options {
 	int no_demangle;    /* text and callgrind: keep C++/Rust names mangled */
 	const char *module; /* fdata: the module written (path or basename);
 			     * NULL: the program's */
+	int inlined;        /* text: also the Ir of inlined code by the inlined
+			     * function (DWARF's inlined calls) */
 } rtl_report_options;
 
 /* The format named NAME ("text", "json", "callgrind", "lcov", "fdata",

@@ -15,7 +15,8 @@
 static void report_usage(FILE *f)
 {
 	fputs("usage: reticle report [--format FORMAT] [--top N] [--all]\n"
-	      "                      [--no-demangle] [--process ID | --tree] [--module M]\n"
+	      "                      [--no-demangle] [--inline] [--process ID | --tree]\n"
+	      "                      [--module M]\n"
 	      "                      [-o OUT] PROFILE\n"
 	      "\n"
 	      "Reads PROFILE (written by 'reticle run') and prints its functions by count:\n"
@@ -59,6 +60,9 @@ static void report_usage(FILE *f)
 	      "      --no-demangle  keep C++ and Rust names as the symbols spell them\n"
 	      "                  (text and callgrind show them as c++filt does; json\n"
 	      "                  always has the symbol's name)\n"
+	      "      --inline    text: also the Ir of inlined code by the inlined\n"
+	      "                  function (DWARF's inlined calls, the innermost; needs\n"
+	      "                  bbcount or cover)\n"
 	      "      --debug-dir DIR  look for separate debug files (source lines) in DIR\n"
 	      "                  first, then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
@@ -91,6 +95,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "top", required_argument, NULL, 'n' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-demangle", no_argument, NULL, 'D' },
+		{ "inline", no_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "process", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
@@ -137,6 +142,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return CLI_EXIT_USAGE;
 			break;
 		case 'D': a->opt.no_demangle = 1; break;
+		case 'I': a->opt.inlined = 1; break;
 		case 'm': a->opt.module = optarg; break;
 		case 'o': a->out = optarg; break;
 		case 'h': report_usage(stdout); return -1;

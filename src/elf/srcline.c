@@ -261,3 +261,66 @@ int rtl_binary_foreach_source_name(rtl_binary *bin,
 		}
 	return w.err;
 }
+
+struct inline_walk {
+	int (*fn)(const rtl_inline_range *r, void *user);
+	void *user;
+	int err;
+};
+
+/* The inlined calls under DIE, DEPTH levels in (lexical blocks and the
+ * calls inlined into inlined code too). */
+static int walk_inlines(struct inline_walk *w, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+	int err = 0;
+
+	if (dwarf_child(die, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute attr;
+			rtl_inline_range r = { 0, 0, NULL, depth + 1 };
+			r.name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_linkage_name, &attr));
+			if (!r.name)
+				r.name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &attr));
+			Dwarf_Addr base, start, end;
+			ptrdiff_t at = 0;
+			while (r.name && !err && (at = dwarf_ranges(&child, at, &base, &start, &end)) > 0)
+				if (start && end > start) {
+					r.addr = start;
+					r.end = end;
+					err = w->fn(&r, w->user);
+				}
+			if (!err)
+				err = walk_inlines(w, &child, depth + 1);
+		} else if (tag == DW_TAG_lexical_block) {
+			err = walk_inlines(w, &child, depth);
+		}
+	} while (!err && !dwarf_siblingof(&child, &child));
+	return err;
+}
+
+static int inlines_of(Dwarf_Die *die, void *arg)
+{
+	struct inline_walk *w = arg;
+	w->err = walk_inlines(w, die, 0);
+	return w->err ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+int rtl_binary_foreach_inline_range(rtl_binary *bin,
+				    int (*fn)(const rtl_inline_range *r, void *user), void *user)
+{
+	struct inline_walk w = { fn, user, 0 };
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+
+	if (!rtl_binary_has_source_lines(bin))
+		return -ENOENT;
+	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, NULL))
+		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton)
+			dwarf_getfuncs(&cudie, inlines_of, &w, 0);
+	return w.err;
+}

@@ -213,7 +213,8 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		fprintf(out, "(%" PRIu64 " more function%s: --top N or --top 0 for more)\n",
 			avail - rows.n, avail - rows.n == 1 ? "" : "s");
 	int timed;
-	if ((err = rpt_times(p, o, out, &timed)) || (err = rpt_metrics(p, o, out)))
+	if ((err = rpt_times(p, o, out, &timed)) || (err = rpt_metrics(p, o, out)) ||
+	    (o->inlined && (err = rpt_inlined(p, o, out))))
 		goto out;
 	err = rpt_out_status(out);
 out:
