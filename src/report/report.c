@@ -139,7 +139,7 @@ const char *rpt_name(const rtl_profile_function *f, char buf[32])
 {
 	if (f->name && *f->name)
 		return f->name;
-	snprintf(buf, 32, "fn_%" PRIx64, f->addr);
+	snprintf(buf, 32, "sub_%" PRIx64, f->addr);
 	return buf;
 }
 

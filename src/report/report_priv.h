@@ -35,7 +35,8 @@ const rtl_profile_function *rpt_rows_by_id(const struct rpt_rows *rows, int64_t 
 /* The last component of PATH. */
 const char *rpt_basename(const char *path);
 
-/* F's name, or a synthesized "fn_<addr>" in BUF for unnamed code. */
+/* F's name, or "sub_<hex addr>" in BUF for unnamed code (the binary
+ * analyzer's spelling). */
 const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 
 /* Length of the valid UTF-8 sequence at S, or 0 (overlong forms and

@@ -130,7 +130,7 @@ static size_t write_proc(struct rtl_sim *m, rtl_profile *prof, int64_t mod, cons
 			j++;
 	char name[40];
 	if (!p)
-		snprintf(name, sizeof name, "[unknown 0x%" PRIx64 "]", lo);
+		snprintf(name, sizeof name, "sub_%" PRIx64, lo);
 	if ((*err = rtl_profile_add_function(prof, mod, p ? p->name : name, lo, hi - lo, 1, NULL, &fid)))
 		return n;
 	uint64_t instrs = 0;

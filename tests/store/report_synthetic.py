@@ -52,7 +52,7 @@ ROWS = {
     "leaf": ("libdemo.so.1", 0x5000, 40, 1200),
     "helper": ("demo", 0x1300, 30, 600),
     "main": ("demo", 0x1100, 1, 100),
-    "fn_6000": ("libdemo.so.1", 0x6000, 2, 20),
+    "sub_6000": ("libdemo.so.1", 0x6000, 2, 20),
     'weird "name"\tx': ("demo", 0x1600, 3, 9),
     "bad\ufffdname": ("demo", 0x1700, 1, 1),  # not UTF-8: U+FFFD in JSON
 }
@@ -61,7 +61,7 @@ TOTAL_CALLS = 137
 INCLUSIVE = {  # Ir, Calls
     "main": [100 + 5000 + 600 + 1200 + 2500, 1 + 10 + 30 + 40 + 50],
     "work": [5000 + 600 + 1200, 10 + 30 + 40],
-    "rec": [2500, 50], "leaf": [1200, 40], "helper": [600, 30], "fn_6000": [20, 2],
+    "rec": [2500, 50], "leaf": [1200, 40], "helper": [600, 30], "sub_6000": [20, 2],
 }
 ARCS = {("main", "work"): 10, ("main", "rec"): 5, ("work", "helper"): 30,
         ("work", "leaf"): 40, ("rec", "rec"): 45}
