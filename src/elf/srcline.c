@@ -244,20 +244,27 @@ static int one_function(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* The DIE that holds a unit's functions: a skeleton unit's split unit (its
+ * .dwo, when libdw found it), else the unit's own. */
+static Dwarf_Die *unit_die(uint8_t type, Dwarf_Die *cudie, Dwarf_Die *subdie)
+{
+	return type == DW_UT_skeleton && dwarf_tag(subdie) == DW_TAG_compile_unit ? subdie : cudie;
+}
+
 int rtl_binary_foreach_source_name(rtl_binary *bin,
 				   int (*fn)(const rtl_source_name *n, void *user), void *user)
 {
 	struct name_walk w = { bin, NULL, fn, user, 0 };
 	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
+	Dwarf_Die cudie, subdie;
 	uint8_t type;
 
 	if (!rtl_binary_has_source_lines(bin))
 		return -ENOENT;
-	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, NULL))
+	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, &subdie))
 		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton) {
 			w.cu = &cudie;
-			dwarf_getfuncs(&cudie, one_function, &w, 0);
+			dwarf_getfuncs(unit_die(type, &cudie, &subdie), one_function, &w, 0);
 		}
 	return w.err;
 }
@@ -314,13 +321,13 @@ int rtl_binary_foreach_inline_range(rtl_binary *bin,
 {
 	struct inline_walk w = { fn, user, 0 };
 	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
+	Dwarf_Die cudie, subdie;
 	uint8_t type;
 
 	if (!rtl_binary_has_source_lines(bin))
 		return -ENOENT;
-	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, NULL))
+	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, &subdie))
 		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton)
-			dwarf_getfuncs(&cudie, inlines_of, &w, 0);
+			dwarf_getfuncs(unit_die(type, &cudie, &subdie), inlines_of, &w, 0);
 	return w.err;
 }
