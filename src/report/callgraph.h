@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CG_MAX_EVENTS 2
+#define CG_MAX_EVENTS 3
 
 struct cg_arc {
 	size_t from, to;                 /* function indices */

@@ -1,8 +1,9 @@
 /* Callgrind export (valgrind.org/docs/manual/cl-format.html) for
  * callgrind_annotate and KCachegrind.
  *
- * Events: Ir (instructions executed, from bbcount) and Calls (function
- * entries, from fcount), whichever the profile has. Positions are link-time
+ * Events: Ir (instructions executed, from bbcount), Calls (function
+ * entries, from fcount or calltime) and Time (nanoseconds, calltime),
+ * whichever the profile has. Positions are link-time
  * instruction addresses, and source lines when DWARF places some executed
  * code (cg_places.h): then fl= is each function's file, fi=/fe= mark
  * instructions of other files (inlined code) and each executed instruction
@@ -11,7 +12,10 @@
  * blocks add up to the function's count, else one line at the function's
  * address. Each recorded
  * call site becomes a calls= line with its exact count; the inclusive cost
- * after it is a gprof-style estimate (callgraph.h). Jumps inside a function
+ * after it is a gprof-style estimate (callgraph.h), except Time's: from
+ * calltime's calling-context tree, the inclusive time of the calls from
+ * the caller to the callee, shared among the pair's sites by their counts
+ * (one line at the caller's entry when no site was recorded). Jumps inside a function
  * are written as callgrind's --collect-jumps=yes writes them: jcnd= for
  * each conditional branch that jumped (edges: times it jumped, of times it
  * ran), jump= for each direct jump that ends an executed block (bbcount),
@@ -20,6 +24,7 @@
  * not counted apart) or rep string instructions. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -48,7 +53,16 @@ struct export {
 	size_t cap_arcs;
 	struct cg_branch { size_t fn; uint64_t site, taken, not_taken; } *branches;
 	size_t nbranches, cap_branches;
-	int ev_ir, ev_calls;             /* column of each event, or -1 */
+	int ev_ir, ev_calls, ev_time;    /* column of each event, or -1 */
+	uint64_t *time_self, *time_calls;  /* per function, from function_times */
+	struct cg_pair { size_t from, to; uint64_t calls, below; double inclusive; } *pairs;
+	size_t npairs;                   /* caller-callee arcs of the context tree */
+	struct cg_ctx {                  /* contexts by id */
+		uint64_t id, calls, below;   /* below: calls in its subtree, its own too */
+		size_t fn, parent;           /* parent: index, or -1 at a root */
+		double inclusive;
+	} *ctx;
+	size_t nctx, cap_ctx;
 	size_t *ob;                      /* per function: its module's ordinal */
 	unsigned char *ob_named;         /* per module ordinal */
 	struct cg_places places;
@@ -108,6 +122,127 @@ static int add_arc(const rtl_profile_call *c, void *user)
 		return -ENOMEM;
 	x->g.arcs[x->g.narcs++] = (struct cg_arc){ .from = from, .to = to, .site = c->site,
 						   .count = c->count };
+	return 0;
+}
+
+static int add_time(const rtl_profile_time *t, void *user)
+{
+	struct export *x = user;
+	size_t fn = find(x, t->function);
+
+	if (fn != (size_t)-1) {
+		x->time_self[fn] += t->exclusive > 0 ? (uint64_t)llround(t->exclusive * 1e9) : 0;
+		x->time_calls[fn] += t->calls;
+	}
+	x->ev_time = 0;   /* there are times: load() gives the event a column */
+	return 0;
+}
+
+/* Contexts come by id, a parent before its children. */
+static int add_context(const rtl_profile_context *c, void *user)
+{
+	struct export *x = user;
+	size_t fn = find(x, c->function), lo = 0, hi = x->nctx;
+
+	if (fn == (size_t)-1)
+		return 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->ctx[mid].id < c->parent)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (rtl_grow(&x->ctx, &x->cap_ctx, x->nctx + 1, sizeof(*x->ctx)))
+		return -ENOMEM;
+	/* a thread's first timed call is nobody's callee */
+	size_t parent = c->parent && lo < x->nctx && x->ctx[lo].id == c->parent ? lo : (size_t)-1;
+	x->ctx[x->nctx++] = (struct cg_ctx){ c->id, c->calls, c->calls, fn, parent, c->inclusive };
+	return 0;
+}
+
+/* The pairs (caller's function, callee's) of the tree, with their calls,
+ * the calls made below them (callgrind's inclusive Calls) and time. */
+static int make_pairs(struct export *x)
+{
+	for (size_t i = x->nctx; i-- > 0;)
+		if (x->ctx[i].parent != (size_t)-1)
+			x->ctx[x->ctx[i].parent].below += x->ctx[i].below;
+	x->pairs = malloc((x->nctx + 1) * sizeof(*x->pairs));
+	if (!x->pairs)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->nctx; i++) {
+		const struct cg_ctx *c = &x->ctx[i];
+		if (c->parent != (size_t)-1)
+			x->pairs[x->npairs++] = (struct cg_pair){ x->ctx[c->parent].fn, c->fn, c->calls, c->below,
+								  c->inclusive };
+	}
+	return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct cg_pair *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+static int cmp_arc(const void *a, const void *b);
+
+/* Time on the calls= lines: each caller-callee pair's inclusive time
+ * shared among its recorded sites by their counts (the arcs are sorted by
+ * caller); a pair without a site gets an arc at the caller's entry. An arc
+ * the tree does not have (a callee without a timer) carries no time: the
+ * tree already gives it to the timed functions below it. */
+static int exact_times(struct export *x)
+{
+	size_t narcs = x->g.narcs, a = 0;
+	int err = make_pairs(x);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < narcs; i++)
+		x->g.arcs[i].cost[x->ev_time] = 0;
+	if (x->npairs)
+		qsort(x->pairs, x->npairs, sizeof(*x->pairs), cmp_pair);
+	for (size_t i = 0, j; i < x->npairs; i = j) {
+		struct cg_pair s = x->pairs[i];
+		for (j = i + 1; j < x->npairs && x->pairs[j].from == s.from && x->pairs[j].to == s.to; j++) {
+			s.calls += x->pairs[j].calls;
+			s.below += x->pairs[j].below;
+			s.inclusive += x->pairs[j].inclusive;
+		}
+		uint64_t ns = s.inclusive > 0 ? (uint64_t)llround(s.inclusive * 1e9) : 0, sites = 0, given = 0;
+		while (a < narcs && x->g.arcs[a].from < s.from)
+			a++;
+		size_t last = (size_t)-1;
+		for (size_t k = a; k < narcs && x->g.arcs[k].from == s.from; k++)
+			if (x->g.arcs[k].to == s.to) {
+				sites += x->g.arcs[k].count;
+				last = k;
+			}
+		for (size_t k = a; sites && k < narcs && x->g.arcs[k].from == s.from; k++)
+			if (x->g.arcs[k].to == s.to) {
+				uint64_t share = k == last ? ns - given :
+					(uint64_t)((double)ns * (double)x->g.arcs[k].count / (double)sites);
+				x->g.arcs[k].cost[x->ev_time] = share;
+				given += share;
+			}
+		if (sites)
+			continue;
+		if (rtl_grow(&x->g.arcs, &x->cap_arcs, x->g.narcs + 1, sizeof(*x->g.arcs)))
+			return -ENOMEM;
+		struct cg_arc *n = &x->g.arcs[x->g.narcs++];
+		*n = (struct cg_arc){ .from = s.from, .to = s.to, .site = x->rows.fn[s.from].addr, .count = s.calls };
+		n->cost[x->ev_time] = ns;
+		/* no site: no estimate either; the tree gives Calls below it */
+		if (x->ev_calls >= 0)
+			n->cost[x->ev_calls] = s.below;
+	}
+	if (x->g.narcs > narcs)
+		qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
 	return 0;
 }
 
@@ -172,8 +307,10 @@ static void self_costs(struct export *x)
 			x->use_blocks[v] = x->nblocks_of[v] && x->self[v][x->ev_ir] == sum;
 		}
 		if (x->ev_calls >= 0)
-			x->self[v][x->ev_calls] = f->calls;
-		x->entries[v] = f->have & RTL_HAVE_CALLS ? f->calls : 0;
+			x->self[v][x->ev_calls] = f->have & RTL_HAVE_CALLS ? f->calls : x->time_calls[v];
+		if (x->ev_time >= 0)
+			x->self[v][x->ev_time] = x->time_self[v];
+		x->entries[v] = f->have & RTL_HAVE_CALLS ? f->calls : x->time_calls[v];
 	}
 }
 
@@ -200,15 +337,14 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	size_t n;
 	int err, nev = 0;
 
-	x->ev_ir = x->ev_calls = -1;
-	if ((t->have & RTL_HAVE_INSTRS) || t->blocks || !(t->have & RTL_HAVE_CALLS))
-		x->ev_ir = nev++;
-	if (t->have & RTL_HAVE_CALLS)
-		x->ev_calls = nev++;
-	x->g.nevents = nev;
+	x->ev_ir = x->ev_calls = x->ev_time = -1;
 	if ((err = rpt_rows_load(p, 1, 1, &x->rows)))
 		return err;
 	n = x->rows.n + 1;
+	x->time_self = calloc(n, sizeof(*x->time_self));
+	x->time_calls = calloc(n, sizeof(*x->time_calls));
+	if (!x->time_self || !x->time_calls)
+		return -ENOMEM;
 	x->by_id = calloc(n, sizeof(*x->by_id));
 	x->self = calloc(n, sizeof(*x->self));
 	x->entries = calloc(n, sizeof(*x->entries));
@@ -230,6 +366,17 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 			   x->ob[v - 1] + 1 : v ? x->ob[v - 1] : 0;
 	}
 	qsort(x->by_id, x->rows.n, sizeof(*x->by_id), cmp_id);
+	if ((err = rtl_profile_foreach_time(p, add_time, x)))
+		return err;
+	int timed = x->ev_time == 0;
+	if ((t->have & RTL_HAVE_INSTRS) || t->blocks || (!(t->have & RTL_HAVE_CALLS) && !timed))
+		x->ev_ir = nev++;
+	if ((t->have & RTL_HAVE_CALLS) || timed)
+		x->ev_calls = nev++;
+	x->ev_time = timed ? nev++ : -1;
+	x->g.nevents = nev;
+	if (timed && (err = rtl_profile_foreach_context(p, add_context, x)))
+		return err;
 	if ((err = rtl_profile_foreach_block(p, -1, add_block, x)) ||
 	    (err = rtl_profile_foreach_call(p, add_arc, x)) ||
 	    (err = rtl_profile_foreach_branch(p, add_branch, x)))
@@ -249,13 +396,17 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	/* Output order: by caller, then call site. */
 	if (x->g.narcs)
 		qsort(x->g.arcs, x->g.narcs, sizeof(*x->g.arcs), cmp_arc);
-	return 0;
+	return x->ev_time >= 0 && x->nctx ? exact_times(x) : 0;
 }
 
 static void free_export(struct export *x)
 {
 	rpt_rows_free(&x->rows);
 	free(x->by_id);
+	free(x->time_self);
+	free(x->time_calls);
+	free(x->pairs);
+	free(x->ctx);
 	free(x->self);
 	free(x->entries);
 	free(x->blocks);
@@ -347,7 +498,8 @@ static void write_self(FILE *out, struct export *x, size_t v)
 {
 	const rtl_profile_function *f = &x->rows.fn[v];
 	uint64_t c[CG_MAX_EVENTS] = { 0 };
-	int entry_done = x->ev_calls < 0;
+	/* Calls and Time go on the entry's line */
+	int entry_done = x->ev_calls < 0 && x->ev_time < 0;
 
 	for (size_t k = 0; x->use_blocks[v] && k < x->nblocks_of[v]; k++) {
 		const struct cg_block *b = &x->blocks[x->first_block[v] + k];
@@ -361,7 +513,10 @@ static void write_self(FILE *out, struct export *x, size_t v)
 			memset(c, 0, sizeof(c));
 			c[x->ev_ir] = b->placed ? b->count : b->ir;
 			if (!entry_done && at->addr == f->addr) {
-				c[x->ev_calls] = x->self[v][x->ev_calls];
+				if (x->ev_calls >= 0)
+					c[x->ev_calls] = x->self[v][x->ev_calls];
+				if (x->ev_time >= 0)
+					c[x->ev_time] = x->self[v][x->ev_time];
 				entry_done = 1;
 			}
 			if (all_zero(x, c))
@@ -375,6 +530,8 @@ static void write_self(FILE *out, struct export *x, size_t v)
 		c[x->ev_ir] = 0;
 	if (entry_done && x->ev_calls >= 0)
 		c[x->ev_calls] = 0;
+	if (entry_done && x->ev_time >= 0)
+		c[x->ev_time] = 0;
 	if (!all_zero(x, c)) {
 		struct cg_place at = place_of(x, v, f->addr);
 
@@ -500,12 +657,17 @@ static void write_header(FILE *out, rtl_profile *p, const struct export *x)
 		write_one_line(out, v);
 	}
 	fputs("desc: Note: self costs and call counts are exact; the inclusive cost of a call"
-	      " is a gprof-style estimate\n", out);
+	      " is a gprof-style estimate", out);
+	fputs(x->ev_time >= 0 && x->nctx ? ", but for Time (exact, from the calling-context tree)\n" : "\n", out);
+	if (x->ev_time >= 0)
+		fputs("event: Time : Wall-clock time (ns)\n", out);
 	fputs(x->lines ? "positions: instr line\nevents:" : "positions: instr\nevents:", out);
 	if (x->ev_ir >= 0)
 		fputs(" Ir", out);
 	if (x->ev_calls >= 0)
 		fputs(" Calls", out);
+	if (x->ev_time >= 0)
+		fputs(" Time", out);
 	fputs("\nsummary:", out);
 	for (int e = 0; e < x->g.nevents; e++) {
 		uint64_t sum = 0;

@@ -240,6 +240,7 @@ def check_exports(reticle, db, work, names, ctx):
     if extra:
         fail(f"folded: {len(extra)} stacks that took no time, e.g. {extra[0]}")
     check_svg(reticle, db, work, lines)
+    check_callgrind(reticle, db, work, names, ctx)
     chrome = os.path.join(work, "trace.json")
     r = subprocess.run([reticle, "report", "-f", "chrome", "-o", chrome, db], capture_output=True, text=True)
     try:
@@ -282,6 +283,70 @@ def check_exports(reticle, db, work, names, ctx):
     print(f"pprof: {len(samples)} samples")
 
 
+def check_callgrind(reticle, db, work, names, ctx):
+    """The callgrind export's Time event: per function its exclusive ns,
+    per caller-callee pair the inclusive ns of the calls= lines equal to
+    the contexts' (the tree's arcs); callgrind_annotate reads it."""
+    out = os.path.join(work, "cg.out")
+    r = subprocess.run([reticle, "report", "--no-demangle", "-f", "callgrind", "-o", out, db],
+                       capture_output=True, text=True)
+    if r.returncode:
+        fail(f"callgrind: status {r.returncode}: {r.stderr}")
+        return
+    want_self, want_arc = defaultdict(int), defaultdict(int)
+    for cid, c in ctx.items():
+        want_self[names[c["fn"]]] += c["exc"]
+        if c["parent"] in ctx:
+            want_arc[(names[ctx[c["parent"]]["fn"]], names[c["fn"]])] += c["inc"]
+    got_self, got_arc, lines_of = defaultdict(int), defaultdict(int), defaultdict(int)
+    cnames, fn, cfn, after_call, col, npos = {}, None, None, False, None, 1
+    for line in open(out):
+        line = line.rstrip("\n")
+        if line.startswith("positions:"):
+            npos = len(line.split()) - 1
+        elif line.startswith("events:"):
+            ev = line.split()[1:]
+            col = ev.index("Time") if "Time" in ev else None
+        m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line)
+        if m:
+            if m.group(3) is not None:
+                cnames[m.group(2)] = m.group(3)
+            if m.group(1) == "fn":
+                fn = cnames[m.group(2)]
+            else:
+                cfn = cnames[m.group(2)]
+        elif line.startswith("calls="):
+            after_call = True
+        elif line[:2] == "0x" and col is not None:
+            w = line.split()
+            v = int(w[npos + col]) if len(w) > npos + col else 0
+            if after_call:
+                got_arc[(fn, cfn)] += v
+                lines_of[(fn, cfn)] += 1
+                after_call = False
+            else:
+                got_self[fn] += v
+                lines_of[fn] += 1
+    if col is None:
+        fail("callgrind: no Time event")
+        return
+    for name, s in want_self.items():
+        want = max(round(s * 1e9), 0)
+        if abs(got_self.get(name, 0) - want) > 1 + lines_of[name] + want * 1e-6:
+            fail(f"callgrind: self Time of {name}: {got_self.get(name, 0)}, contexts {want}")
+    for pair, s in want_arc.items():
+        want = max(round(s * 1e9), 0)
+        if abs(got_arc.get(pair, 0) - want) > 1 + lines_of[pair] + want * 1e-6:
+            fail(f"callgrind: Time of calls {pair[0]} -> {pair[1]}: {got_arc.get(pair, 0)}, contexts {want}")
+    extra = [p for p in got_arc if p not in want_arc and got_arc[p]]
+    if extra:
+        fail(f"callgrind: Time on calls the tree does not have: {extra[:3]}")
+    a = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True)
+    if a.returncode or "Time" not in a.stdout:
+        fail(f"callgrind_annotate: status {a.returncode}: {a.stderr[:200]}")
+    print(f"callgrind: Time of {len(want_self)} functions and {len(want_arc)} caller-callee pairs")
+
+
 def check_svg(reticle, db, work, folded):
     """The flame graph against the folded stacks: a frame per path prefix
     (depth, name) as wide as the time of the stacks under it, callees
@@ -316,7 +381,8 @@ def check_svg(reticle, db, work, folded):
     for key in set(exp) | set(got):
         e = sorted(v for v in exp.get(key, []) if v * 1180 >= 0.12)
         g = sorted(v for v in got.get(key, []) if v * 1180 >= 0.12)
-        if len(e) != len(g) or any(abs(a - b) > 1e-6 + 1e-4 * a for a, b in zip(e, g)):
+        # folded lines are whole ns: up to half a ns off each
+        if len(e) != len(g) or any(abs(a - b) > 1e-6 + 1e-4 * a + len(folded) / total for a, b in zip(e, g)):
             fail(f"svg: frames {key}: widths {g[:4]}, folded stacks {e[:4]}")
     # nesting: each frame above depth 0 lies within one frame below it
     by_depth = defaultdict(list)
