@@ -8,6 +8,8 @@
 #ifndef RETICLE_BINARY_H
 #define RETICLE_BINARY_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,53 +41,53 @@ enum rtl_binary_kind { RTL_BIN_EXEC, RTL_BIN_PIE, RTL_BIN_SHARED };
  * -RTL_ERR_WRONG_ARCH (not ELFCLASS64 x86-64), -RTL_ERR_TRUNCATED or
  * -RTL_ERR_BAD_ELF. Function discovery runs here; the instrumentability
  * check runs lazily (see rtl_binary_check_functions). */
-int rtl_binary_open(const char *path, rtl_binary **out);
+RTL_API int rtl_binary_open(const char *path, rtl_binary **out);
 /* As rtl_binary_open, without function discovery (no functions, no code
  * pointers): for reading bytes and source lines cheaply, as reports do. */
-int rtl_binary_open_image(const char *path, rtl_binary **out);
-void rtl_binary_close(rtl_binary *bin);
+RTL_API int rtl_binary_open_image(const char *path, rtl_binary **out);
+RTL_API void rtl_binary_close(rtl_binary *bin);
 
-const char *rtl_binary_path(const rtl_binary *bin);
-enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin);
-int rtl_binary_is_static(const rtl_binary *bin);   /* no PT_INTERP and no PT_DYNAMIC */
+RTL_API const char *rtl_binary_path(const rtl_binary *bin);
+RTL_API enum rtl_binary_kind rtl_binary_kind(const rtl_binary *bin);
+RTL_API int rtl_binary_is_static(const rtl_binary *bin);   /* no PT_INTERP and no PT_DYNAMIC */
 /* The loader writes into its text (DT_TEXTREL): the file's bytes are not
  * the loaded text's. */
-int rtl_binary_has_textrel(const rtl_binary *bin);
-uint64_t rtl_binary_entry(const rtl_binary *bin);
-const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path or NULL */
+RTL_API int rtl_binary_has_textrel(const rtl_binary *bin);
+RTL_API uint64_t rtl_binary_entry(const rtl_binary *bin);
+RTL_API const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path or NULL */
 
 /* A file-name-safe key for the binary's contents: "b-" and its GNU build-id
  * in hex, or "f-" and a hash of the file's device, inode, size, modification
  * time and path when it has none. Returns 0, or -1 when BUF is too short. */
-int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len);
+RTL_API int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len);
 
 /* Functions sorted by address, no duplicates (one record per entry address). */
-size_t rtl_binary_function_count(const rtl_binary *bin);
-const rtl_function *rtl_binary_function(const rtl_binary *bin, size_t i);
+RTL_API size_t rtl_binary_function_count(const rtl_binary *bin);
+RTL_API const rtl_function *rtl_binary_function(const rtl_binary *bin, size_t i);
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */
-const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t addr);
+RTL_API const rtl_function *rtl_binary_find_function(const rtl_binary *bin, uint64_t addr);
 
 /* Runs the relocator's check over every function and fills instrumentable/reason. */
-void rtl_binary_check_functions(rtl_binary *bin);
+RTL_API void rtl_binary_check_functions(rtl_binary *bin);
 
 /* Copies LEN bytes at link-time address VADDR from the file image (PT_LOAD
  * segments; bytes past p_filesz read as zero). Returns 0 or -RTL_ERR_BAD_ELF
  * if the range is not inside one loadable segment. */
-int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len);
+RTL_API int rtl_binary_read(const rtl_binary *bin, uint64_t vaddr, void *buf, size_t len);
 /* Whether the LEN bytes at VADDR are read-only while the program runs: in a
  * loadable segment without PF_W, or in PT_GNU_RELRO. */
-int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t len);
+RTL_API int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t len);
 /* Link-time address of the GOT slot PLT stub F jumps through, or 0 when F is
  * not a PLT stub of that form (PLT0, lazy IBT entries). */
-uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f);
+RTL_API uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f);
 
 /* Loadable segments, for mapping link-time to run-time addresses. */
 typedef struct rtl_segment {
 	uint64_t vaddr, memsz, offset, filesz;
 	unsigned flags;  /* PF_R | PF_W | PF_X */
 } rtl_segment;
-size_t rtl_binary_segment_count(const rtl_binary *bin);
-const rtl_segment *rtl_binary_segment(const rtl_binary *bin, size_t i);
+RTL_API size_t rtl_binary_segment_count(const rtl_binary *bin);
+RTL_API const rtl_segment *rtl_binary_segment(const rtl_binary *bin, size_t i);
 
 /* Link-time addresses of words that the dynamic loader fills with
  * base + addend (R_X86_64_RELATIVE, and R_X86_64_64 against a section
@@ -96,20 +98,20 @@ typedef struct rtl_code_pointer {
 	uint64_t where;   /* link-time address of the 8-byte word */
 	uint64_t target;  /* link-time address it points to */
 } rtl_code_pointer;
-size_t rtl_binary_code_pointer_count(const rtl_binary *bin);
-const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i);
+RTL_API size_t rtl_binary_code_pointer_count(const rtl_binary *bin);
+RTL_API const rtl_code_pointer *rtl_binary_code_pointer(const rtl_binary *bin, size_t i);
 
 /* Number of valid .eh_frame FDEs seen (before merging with symbols). */
-size_t rtl_binary_fde_count(const rtl_binary *bin);
+RTL_API size_t rtl_binary_fde_count(const rtl_binary *bin);
 
 /* Source location of the instruction at link-time ADDR from DWARF line
  * tables (the binary's own, else its separate debug file's): returns 0 and
  * sets *file (the path DWARF gives, living as long as BIN) and *line, or
  * -ENOENT. DWARF is opened on the first call; without any, every call
  * costs a test. */
-int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
+RTL_API int rtl_binary_source_line(rtl_binary *bin, uint64_t addr, const char **file, int *line);
 /* Whether BIN has DWARF to place code with (opens it as the above does). */
-int rtl_binary_has_source_lines(rtl_binary *bin);
+RTL_API int rtl_binary_has_source_lines(rtl_binary *bin);
 
 /* The address range of one row of a DWARF line table: [addr, end) is code
  * of FILE's LINE (FILE lives as long as the binary). */
@@ -124,7 +126,7 @@ typedef struct rtl_source_range {
  * rows with line 0, empty ranges and sequences at address 0, which the
  * linker left for discarded code, are skipped), in table order. Returns 0,
  * -ENOENT without DWARF, or FN's first non-zero value. */
-int rtl_binary_foreach_source_range(rtl_binary *bin,
+RTL_API int rtl_binary_foreach_source_range(rtl_binary *bin,
 				    int (*fn)(const rtl_source_range *r, void *user), void *user);
 /* A function or a label of the source, where its name is written
  * (DW_AT_decl_file, decl_line) and the address of its code. */
@@ -139,7 +141,7 @@ typedef struct rtl_source_name {
 /* Calls FN for every function DWARF describes with code, and for the
  * labels inside it. Returns 0, -ENOENT without DWARF, or FN's first
  * non-zero value. */
-int rtl_binary_foreach_source_name(rtl_binary *bin,
+RTL_API int rtl_binary_foreach_source_name(rtl_binary *bin,
 				   int (*fn)(const rtl_source_name *n, void *user), void *user);
 
 /* Code of an inlined call (DW_TAG_inlined_subroutine): [addr, end) holds
@@ -155,7 +157,7 @@ typedef struct rtl_inline_range {
 /* Calls FN for every range of every inlined call DWARF describes (in the
  * functions dwarf_getfuncs finds in each unit). Returns 0, -ENOENT without
  * DWARF, or FN's first non-zero value. */
-int rtl_binary_foreach_inline_range(rtl_binary *bin,
+RTL_API int rtl_binary_foreach_inline_range(rtl_binary *bin,
 				    int (*fn)(const rtl_inline_range *r, void *user), void *user);
 
 /* A symbol of the binary's own .symtab (or, without one, its .dynsym), as
@@ -168,12 +170,12 @@ typedef struct rtl_symbol {
 } rtl_symbol;
 /* Calls FN for each, in table order. Returns 0, -ENOENT when the file has
  * neither table, or FN's first non-zero value. */
-int rtl_binary_foreach_symbol(rtl_binary *bin, int (*fn)(const rtl_symbol *s, void *user), void *user);
+RTL_API int rtl_binary_foreach_symbol(rtl_binary *bin, int (*fn)(const rtl_symbol *s, void *user), void *user);
 
 /* NAME demangled as c++filt prints it by default (C++, Rust and the other
  * schemes libiberty knows; a "@plt" or "@@VERSION" suffix kept), in a
  * string the caller frees; NULL when NAME is not mangled (sub_<hex>, C
  * names) or memory runs out. */
-char *rtl_demangle(const char *name);
+RTL_API char *rtl_demangle(const char *name);
 
 #endif

@@ -10,6 +10,8 @@
 #ifndef RETICLE_CACHESIM_H
 #define RETICLE_CACHESIM_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,31 +75,31 @@ typedef struct rtl_cache_config {
  *   "cachegrind,l1i=32768:8:64,l1d=32768:8:64,ll=8m:16:64"
  * (grammar in docs/cachesim.md). On error returns -RTL_ERR_BAD_OPTION and
  * writes a message naming the parameter into ERR. */
-int rtl_cache_config_parse(const char *spec, rtl_cache_config *out, char *err, size_t errlen);
+RTL_API int rtl_cache_config_parse(const char *spec, rtl_cache_config *out, char *err, size_t errlen);
 
 /* Checks sizes, ways, line sizes and policies; same error convention. */
-int rtl_cache_config_check(const rtl_cache_config *cfg, char *err, size_t errlen);
+RTL_API int rtl_cache_config_check(const rtl_cache_config *cfg, char *err, size_t errlen);
 
 typedef struct rtl_cachesim rtl_cachesim;
 
-int rtl_cachesim_create(rtl_cachesim **out);
-void rtl_cachesim_destroy(rtl_cachesim *b);
+RTL_API int rtl_cachesim_create(rtl_cachesim **out);
+RTL_API void rtl_cachesim_destroy(rtl_cachesim *b);
 
 /* Adds a hierarchy; returns its index (>= 0) or a negative error. Must be
  * called before the first push. */
-int rtl_cachesim_add(rtl_cachesim *b, const rtl_cache_config *cfg);
+RTL_API int rtl_cachesim_add(rtl_cachesim *b, const rtl_cache_config *cfg);
 
 /* Enables the reuse-distance histogram over accesses of LINE bytes
  * (fully-associative LRU at every size). Before the first push. */
-int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line);
+RTL_API int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line);
 
 /* Attributes accesses and misses of level LEVEL of hierarchy CFG to the
  * instruction addresses of the accesses. Before the first push. */
-int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level);
+RTL_API int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level);
 
 /* Simulates N accesses through every hierarchy of the bank. -EINVAL (and
  * nothing simulated) if an access has a kind other than LOAD..IFETCH. */
-int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n);
+RTL_API int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n);
 
 typedef struct rtl_cache_stats {
 	uint64_t access[RTL_ACC_KINDS];  /* by kind (MODIFY stays 0: see docs) */
@@ -106,12 +108,12 @@ typedef struct rtl_cache_stats {
 	uint64_t writebacks;             /* dirty lines written to the next level */
 } rtl_cache_stats;
 
-int rtl_cachesim_count(const rtl_cachesim *b);
-const rtl_cache_config *rtl_cachesim_config(const rtl_cachesim *b, int cfg);
-int rtl_cachesim_stats(const rtl_cachesim *b, int cfg, int level, rtl_cache_stats *out);
+RTL_API int rtl_cachesim_count(const rtl_cachesim *b);
+RTL_API const rtl_cache_config *rtl_cachesim_config(const rtl_cachesim *b, int cfg);
+RTL_API int rtl_cachesim_stats(const rtl_cachesim *b, int cfg, int level, rtl_cache_stats *out);
 
 /* Number of simulators actually run (after sharing): for reports/benches. */
-int rtl_cachesim_engines(const rtl_cachesim *b);
+RTL_API int rtl_cachesim_engines(const rtl_cachesim *b);
 
 /* Reuse distances: HIST[k] counts accesses whose distance d (distinct lines
  * touched since the previous access to the same line) has k = 0 for d = 0,
@@ -122,10 +124,10 @@ typedef struct rtl_reuse_hist {
 	uint64_t total, cold;
 	uint64_t bucket[RTL_REUSE_BUCKETS];
 } rtl_reuse_hist;
-int rtl_cachesim_reuse(const rtl_cachesim *b, rtl_reuse_hist *out);
+RTL_API int rtl_cachesim_reuse(const rtl_cachesim *b, rtl_reuse_hist *out);
 /* Misses of a fully-associative LRU cache of LINES lines (LINES a power of
  * two) computed from the histogram. */
-uint64_t rtl_reuse_misses(const rtl_reuse_hist *h, uint64_t lines);
+RTL_API uint64_t rtl_reuse_misses(const rtl_reuse_hist *h, uint64_t lines);
 
 /* Per-instruction attribution (see enable_attribution): calls FN for every
  * instruction address in ascending order. */
@@ -133,11 +135,11 @@ typedef struct rtl_instr_cost {
 	uint64_t iaddr;
 	uint64_t access, miss;
 } rtl_instr_cost;
-int rtl_cachesim_foreach_instr(const rtl_cachesim *b,
+RTL_API int rtl_cachesim_foreach_instr(const rtl_cachesim *b,
 			       int (*fn)(const rtl_instr_cost *c, void *user), void *user);
 /* Sums the attributed costs into N functions given as sorted, disjoint
  * [start, end) ranges; OUT[i] receives function i's totals. */
-int rtl_cachesim_sum_functions(const rtl_cachesim *b, const uint64_t (*ranges)[2],
+RTL_API int rtl_cachesim_sum_functions(const rtl_cachesim *b, const uint64_t (*ranges)[2],
 			       size_t n, rtl_instr_cost *out);
 
 /* Trace files: Dinero IV extended din ("r 1000 4"), classic din ("0 1000"),
@@ -146,12 +148,12 @@ enum rtl_trace_format { RTL_TRACE_AUTO, RTL_TRACE_DIN, RTL_TRACE_DIN_CLASSIC, RT
 typedef struct rtl_trace_reader rtl_trace_reader;
 
 /* PATH NULL or "-" reads stdin. */
-int rtl_trace_open(const char *path, int format, rtl_trace_reader **out);
+RTL_API int rtl_trace_open(const char *path, int format, rtl_trace_reader **out);
 /* Fills up to MAX accesses; returns how many (0 at the end) or a negative
  * error (-RTL_ERR_BAD_INPUT: rtl_trace_error() names the line). */
-long rtl_trace_read(rtl_trace_reader *r, rtl_access *buf, size_t max);
-const char *rtl_trace_error(const rtl_trace_reader *r);
-uint64_t rtl_trace_line(const rtl_trace_reader *r);
-void rtl_trace_close(rtl_trace_reader *r);
+RTL_API long rtl_trace_read(rtl_trace_reader *r, rtl_access *buf, size_t max);
+RTL_API const char *rtl_trace_error(const rtl_trace_reader *r);
+RTL_API uint64_t rtl_trace_line(const rtl_trace_reader *r);
+RTL_API void rtl_trace_close(rtl_trace_reader *r);
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef RETICLE_COLLECTOR_H
 #define RETICLE_COLLECTOR_H
 
+#include <reticle/api.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,16 +122,16 @@ typedef const struct rtl_collector *(*rtl_collector_entry_fn)(int api, const cha
 /* Checks C before a run: its plan() on a made-up function with a block of
  * every kind must succeed, and plan timers only if C sets timers. Returns
  * 0, or the error and *WHY, a sentence saying what is wrong. */
-int rtl_collector_check(const struct rtl_collector *c, const char **why);
+RTL_API int rtl_collector_check(const struct rtl_collector *c, const char **why);
 
 /* The counter of point KIND at link-time ADDR among V (N of them, sorted
  * as rtl_function_view's counters are), or NULL. */
-const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
+RTL_API const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
 						enum rtl_point_kind kind, uint64_t addr);
 
 /* The collectors built into libreticle, and lookup by name. */
-const struct rtl_collector *rtl_collector_find(const char *name);
-size_t rtl_collector_count(void);
-const struct rtl_collector *rtl_collector_at(size_t i);
+RTL_API const struct rtl_collector *rtl_collector_find(const char *name);
+RTL_API size_t rtl_collector_count(void);
+RTL_API const struct rtl_collector *rtl_collector_at(size_t i);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef RETICLE_ERROR_H
 #define RETICLE_ERROR_H
 
+#include <reticle/api.h>
+
 enum rtl_error {
 	RTL_ERR_BASE = 4096,
 	RTL_ERR_NOT_ELF,        /* file is not an ELF object */
@@ -25,14 +27,14 @@ enum rtl_error {
 };
 
 /* A message for any code returned by libreticle (negative errno included). */
-const char *rtl_strerror(int err);
+RTL_API const char *rtl_strerror(int err);
 
 /* libreticle never prints: it hands diagnostics to this callback (default:
  * none). level: 0 error, 1 warning, 2 info, 3 debug. */
 typedef void (*rtl_log_fn)(int level, const char *msg, void *user);
-void rtl_set_log(rtl_log_fn fn, void *user);
+RTL_API void rtl_set_log(rtl_log_fn fn, void *user);
 /* Messages above LEVEL are neither formatted nor passed on (default 3, all):
  * the engine has a debug line for every stop of the target. */
-void rtl_set_log_level(int level);
+RTL_API void rtl_set_log_level(int level);
 
 #endif

@@ -34,6 +34,8 @@
 #ifndef RETICLE_PROBE_H
 #define RETICLE_PROBE_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,18 +107,18 @@ typedef struct rtl_plan rtl_plan;
  * conditional branch), or -RTL_ERR_UNSUPPORTED for a point kind or a
  * primitive not implemented. Plans must depend on the cfg only: the engine
  * may plan in another thread and keeps copies across runs. */
-int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s);
+RTL_API int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s);
 
 /* rtl_plan_add with RTL_PRIM_COUNT at every block, at every conditional
  * branch (both ways), or at the entry: the common plans in one call. */
-int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan);
-int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
-int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+RTL_API int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+RTL_API int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+RTL_API int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 /* A counter before every call, and the targets of every indirect call. */
-int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+RTL_API int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* The function's timer: started at its entry, stopped at every return. */
-int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+RTL_API int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* What a snippet counted, as finish() sees it. */
 struct rtl_counter_view {

@@ -14,22 +14,24 @@
 #ifndef RETICLE_PROFILE_H
 #define RETICLE_PROFILE_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct rtl_profile rtl_profile;
 
-int rtl_profile_create(const char *path, rtl_profile **out);
-int rtl_profile_open(const char *path, rtl_profile **out);   /* read-only */
-int rtl_profile_commit(rtl_profile *p);
-void rtl_profile_close(rtl_profile *p);
+RTL_API int rtl_profile_create(const char *path, rtl_profile **out);
+RTL_API int rtl_profile_open(const char *path, rtl_profile **out);   /* read-only */
+RTL_API int rtl_profile_commit(rtl_profile *p);
+RTL_API void rtl_profile_close(rtl_profile *p);
 
 /* Free-form facts about the run: "command", "pid", "exit_status",
  * "collectors", "start_time", ... */
-int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value);
+RTL_API int rtl_profile_set_meta(rtl_profile *p, const char *key, const char *value);
 /* The key "schema_version" is the store's own and cannot be set.
  * Returns a string owned by P (valid until the next call) or NULL. */
-const char *rtl_profile_get_meta(rtl_profile *p, const char *key);
+RTL_API const char *rtl_profile_get_meta(rtl_profile *p, const char *key);
 
 /* A process image of the session (a process between two exec calls). ID
  * is the caller's (1 for the first image; unique); PARENT the image that
@@ -48,12 +50,12 @@ typedef struct rtl_profile_process {
 	uint64_t calls, instrs;
 } rtl_profile_process;
 
-int rtl_profile_add_process(rtl_profile *p, const rtl_profile_process *proc);
+RTL_API int rtl_profile_add_process(rtl_profile *p, const rtl_profile_process *proc);
 
 /* A module: the executable or a shared object, with its run-time load bias,
  * of process image PROCESS (rtl_profile_add_module: of image 1). */
-int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id);
-int rtl_profile_add_process_module(rtl_profile *p, int64_t process, const char *path,
+RTL_API int rtl_profile_add_module(rtl_profile *p, const char *path, uint64_t load_bias, int64_t *id);
+RTL_API int rtl_profile_add_process_module(rtl_profile *p, int64_t process, const char *path,
 				   uint64_t load_bias, int64_t *id);
 
 /* Which counts a function row carries. */
@@ -61,17 +63,17 @@ enum { RTL_HAVE_CALLS = 1, RTL_HAVE_INSTRS = 2 };
 
 /* A function (link-time ADDR within MODULE). INSTRUMENTED is 0 when the
  * relocator skipped it; REASON says why (NULL otherwise). */
-int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
+RTL_API int rtl_profile_add_function(rtl_profile *p, int64_t module, const char *name,
 			     uint64_t addr, uint64_t size, int instrumented,
 			     const char *reason, int64_t *id);
 /* Sets the counts named by HAVE and keeps the others, so fcount and
  * bbcount may each set their own count on the same row. */
-int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned have,
+RTL_API int rtl_profile_set_function_counts(rtl_profile *p, int64_t function, unsigned have,
 				    uint64_t calls, uint64_t instrs);
 
 /* A basic block of FUNCTION: link-time address, instructions in it,
  * executions. Adding the same (FUNCTION, ADDR) again adds COUNT. */
-int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
+RTL_API int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
 			  uint32_t ninstrs, uint64_t count);
 
 /* A call arc: the call instruction at link-time SITE in CALLER called
@@ -79,12 +81,12 @@ int rtl_profile_add_block(rtl_profile *p, int64_t function, uint64_t addr,
  * collectors may both know an arc (bbcount from the call's block, callgraph
  * from its own counter): adding the same (CALLER, SITE, CALLEE) again keeps
  * the larger count. */
-int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
+RTL_API int rtl_profile_add_call(rtl_profile *p, int64_t caller, uint64_t site,
 			 int64_t callee, uint64_t count);
 
 /* A conditional branch at link-time SITE in FUNCTION: times it jumped and
  * times it fell through. Adding the same (FUNCTION, SITE) again adds both. */
-int rtl_profile_add_branch(rtl_profile *p, int64_t function, uint64_t site, uint64_t taken,
+RTL_API int rtl_profile_add_branch(rtl_profile *p, int64_t function, uint64_t site, uint64_t taken,
 			   uint64_t not_taken);
 
 /* Reading: function rows with their module, sorted by the report's order. */
@@ -105,7 +107,7 @@ typedef struct rtl_profile_function {
 /* Calls FN for every function that has a non-zero count (or every function
  * when ALL is set), in descending order of instrs, then calls. Stops and
  * returns FN's value when it is non-zero. */
-int rtl_profile_foreach_function(rtl_profile *p, int all,
+RTL_API int rtl_profile_foreach_function(rtl_profile *p, int all,
 				 int (*fn)(const rtl_profile_function *f, void *user),
 				 void *user);
 
@@ -118,12 +120,12 @@ int rtl_profile_foreach_function(rtl_profile *p, int all,
 
 /* Functions of any order, by module then address (exporters that need a
  * stable order use this one). */
-int rtl_profile_foreach_function_by_addr(rtl_profile *p, int all,
+RTL_API int rtl_profile_foreach_function_by_addr(rtl_profile *p, int all,
 					 int (*fn)(const rtl_profile_function *f, void *user),
 					 void *user);
 
 /* Every (key, value) pair of the meta table, by key. */
-int rtl_profile_foreach_meta(rtl_profile *p,
+RTL_API int rtl_profile_foreach_meta(rtl_profile *p,
 			     int (*fn)(const char *key, const char *value, void *user),
 			     void *user);
 
@@ -134,7 +136,7 @@ typedef struct rtl_profile_module {
 	int64_t process;      /* its process image; 0 in a merged view */
 } rtl_profile_module;
 
-int rtl_profile_foreach_module(rtl_profile *p,
+RTL_API int rtl_profile_foreach_module(rtl_profile *p,
 			       int (*fn)(const rtl_profile_module *m, void *user),
 			       void *user);
 
@@ -147,7 +149,7 @@ typedef struct rtl_profile_block {
 
 /* Blocks of FUNCTION (or of every function when FUNCTION < 0), by function
  * then address. */
-int rtl_profile_foreach_block(rtl_profile *p, int64_t function,
+RTL_API int rtl_profile_foreach_block(rtl_profile *p, int64_t function,
 			      int (*fn)(const rtl_profile_block *b, void *user),
 			      void *user);
 
@@ -159,7 +161,7 @@ typedef struct rtl_profile_call {
 } rtl_profile_call;
 
 /* Call sites, by caller, site, then callee. */
-int rtl_profile_foreach_call(rtl_profile *p,
+RTL_API int rtl_profile_foreach_call(rtl_profile *p,
 			     int (*fn)(const rtl_profile_call *c, void *user),
 			     void *user);
 
@@ -171,13 +173,13 @@ typedef struct rtl_profile_branch {
 
 /* Conditional branches (the edges collector), by function then site; none
  * in a profile written without it. */
-int rtl_profile_foreach_branch(rtl_profile *p,
+RTL_API int rtl_profile_foreach_branch(rtl_profile *p,
 			       int (*fn)(const rtl_profile_branch *b, void *user),
 			       void *user);
 
 /* A function's timer in one thread (the calltime collector): calls, and
  * seconds inclusive and exclusive of the timed functions it called. */
-int rtl_profile_add_time(rtl_profile *p, int64_t function, int tid, uint64_t calls, double inclusive,
+RTL_API int rtl_profile_add_time(rtl_profile *p, int64_t function, int tid, uint64_t calls, double inclusive,
 			 double exclusive);
 typedef struct rtl_profile_time {
 	int64_t function;
@@ -187,7 +189,7 @@ typedef struct rtl_profile_time {
 } rtl_profile_time;
 /* Function times, by function then thread; none in a profile written
  * without calltime. */
-int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user);
+RTL_API int rtl_profile_foreach_time(rtl_profile *p, int (*fn)(const rtl_profile_time *t, void *user), void *user);
 
 /* A node of a thread's calling-context tree (the calltime collector): the
  * path of timed calls from the thread's start to a call of FUNCTION. ID is
@@ -202,10 +204,10 @@ typedef struct rtl_profile_context {
 	uint64_t calls;
 	double inclusive, exclusive;   /* seconds; exclusive of the timed calls it made */
 } rtl_profile_context;
-int rtl_profile_add_context(rtl_profile *p, const rtl_profile_context *c);
+RTL_API int rtl_profile_add_context(rtl_profile *p, const rtl_profile_context *c);
 /* Contexts by id (a caller's before its callees'); none in a profile
  * written without calltime. */
-int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_context *c, void *user),
+RTL_API int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_context *c, void *user),
 				void *user);
 
 /* A collector's own measure, for collectors whose results have no table of
@@ -213,7 +215,7 @@ int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_cont
  * FUNCTION at link-time SITE (the function's address when the value is
  * the function's). Adding the same (FUNCTION, NAME, SITE) again adds
  * VALUE. Reports show the sum per function and name. */
-int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
+RTL_API int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
 			   double value);
 typedef struct rtl_profile_metric {
 	int64_t function;
@@ -222,7 +224,7 @@ typedef struct rtl_profile_metric {
 	double value;
 } rtl_profile_metric;
 /* Metrics by name, function, then site; none in a profile without them. */
-int rtl_profile_foreach_metric(rtl_profile *p, int (*fn)(const rtl_profile_metric *m, void *user),
+RTL_API int rtl_profile_foreach_metric(rtl_profile *p, int (*fn)(const rtl_profile_metric *m, void *user),
 			       void *user);
 
 /* Sums over all functions. HAVE has a bit when at least one function
@@ -237,11 +239,11 @@ typedef struct rtl_profile_totals {
 	uint64_t processes;        /* process images in the current scope */
 } rtl_profile_totals;
 
-int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t);
+RTL_API int rtl_profile_get_totals(rtl_profile *p, rtl_profile_totals *t);
 
 /* Process images by id, with their sums (a profile of schema 1, or one
  * written without processes, reads as one image made from its meta). */
-int rtl_profile_foreach_process(rtl_profile *p,
+RTL_API int rtl_profile_foreach_process(rtl_profile *p,
 				int (*fn)(const rtl_profile_process *proc, void *user),
 				void *user);
 
@@ -249,7 +251,7 @@ int rtl_profile_foreach_process(rtl_profile *p,
  * images: a function, block or call site of the same module path and
  * address is one row with the counts added (ids are the lowest of the
  * merged rows). PROCESS > 0 keeps one image. -ENOENT for an unknown id. */
-int rtl_profile_select_process(rtl_profile *p, int64_t process);
-int64_t rtl_profile_selected_process(const rtl_profile *p);
+RTL_API int rtl_profile_select_process(rtl_profile *p, int64_t process);
+RTL_API int64_t rtl_profile_selected_process(const rtl_profile *p);
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef RETICLE_REPORT_H
 #define RETICLE_REPORT_H
 
+#include <reticle/api.h>
+
 #include <stdio.h>
 #include <reticle/profile.h>
 
@@ -37,60 +39,60 @@ typedef struct rtl_report_options {
 
 /* The format named NAME ("text", "json", "callgrind", "lcov", "fdata",
  * "folded", "chrome", "pprof", "svg") or -RTL_ERR_BAD_OPTION. */
-int rtl_report_format_parse(const char *name);
+RTL_API int rtl_report_format_parse(const char *name);
 
-int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
 
 /* A header (meta facts, totals) and a table of functions by count. */
-int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* One JSON object: meta, totals, modules, functions, call sites. */
-int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* Callgrind format for callgrind_annotate and KCachegrind: events Ir
  * and/or Calls, exact self costs and call counts, gprof-style estimated
  * inclusive costs on calls= lines (see docs/report.md). O->top is ignored:
  * a call graph needs every function. */
-int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_callgrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* lcov tracefile (genhtml, lcov --summary): per source file on disk, the
  * lines DWARF gives code and their executions (from blocks: bbcount,
  * cover), the functions that start there and their calls, and the
  * conditional branches (edges). O is ignored. -ENODATA when P has no
  * block counts. */
-int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* BOLT's profile (llvm-bolt -data=FILE) of one module, O->module or the
  * program: edge counts of its conditional branches (edges), jumps and
  * fall-throughs of its blocks (bbcount), calls between its functions.
  * -ENOENT when the profile has no such module, -ENODATA when it has no
  * counts to write. */
-int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The calling-context tree (calltime) for the tools that draw it; each
  * returns -ENODATA when P has no contexts.
  * Folded stacks (flame graphs): "f1;f2;...;fn NS" per call path, its
  * exclusive nanoseconds, threads and images merged. */
-int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* Chrome trace event JSON (Perfetto): per process and thread, one complete
  * event per call path, as long as its inclusive time, nested under its
  * caller's: the tree drawn, not a timeline of the calls. */
-int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* pprof's profile.proto (uncompressed): a sample per call path with its
  * calls and exclusive nanoseconds. */
-int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* A flame graph (SVG, for a browser): a box per call path as wide as its
  * exclusive time and its descendants', threads and images merged. */
-int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
+RTL_API int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The process tree: every process image of the session under the one that
  * forked it or that it replaced by exec, with pid, exit status, wall time
  * and counts. */
-int rtl_report_tree(rtl_profile *p, FILE *out);
+RTL_API int rtl_report_tree(rtl_profile *p, FILE *out);
 
 /* Every function named FUNCTION (its symbol's name, or as demangled), in
  * every module: the source lines of its executed instructions with their Ir
  * (bbcount), from DWARF and the source files, or, where DWARF does not
  * place them or DISASM is set, its instructions with their counts. Returns
  * 0, -ENOENT when no function has that name, -EIO or the store's error. */
-int rtl_report_annotate(rtl_profile *p, const char *function, int disasm, FILE *out);
+RTL_API int rtl_report_annotate(rtl_profile *p, const char *function, int disasm, FILE *out);
 
 #endif

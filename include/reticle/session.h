@@ -7,6 +7,8 @@
 #ifndef RETICLE_SESSION_H
 #define RETICLE_SESSION_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -31,24 +33,24 @@ struct rtl_session_opts {
 	uint64_t warm_cache_max;
 };
 
-int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
-void rtl_session_destroy(rtl_session *s);
+RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
+RTL_API void rtl_session_destroy(rtl_session *s);
 
 /* Starts ARGV (argv[0] is searched in PATH) stopped at its first instruction.
  * Returns 0, -ENOENT, -EACCES, -RTL_ERR_NOT_ELF, -RTL_ERR_WRONG_ARCH, ... */
-int rtl_session_launch(rtl_session *s, char *const argv[]);
+RTL_API int rtl_session_launch(rtl_session *s, char *const argv[]);
 
 /* Runs the target to its end and writes the profile. *STATUS is the first
  * process's exit status as a shell reports it (128+signal when killed). */
-int rtl_session_run(rtl_session *s, int *status);
+RTL_API int rtl_session_run(rtl_session *s, int *status);
 
 /* The first process's pid, once launched (0 before). */
-pid_t rtl_session_pid(const rtl_session *s);
+RTL_API pid_t rtl_session_pid(const rtl_session *s);
 
 /* The profile written (one for the whole session, every process image in
  * it), once the session has ended: count 1, or 0 when none was written. */
-size_t rtl_session_profile_count(const rtl_session *s);
-const char *rtl_session_profile_path(const rtl_session *s, size_t i);
+RTL_API size_t rtl_session_profile_count(const rtl_session *s);
+RTL_API const char *rtl_session_profile_path(const rtl_session *s, size_t i);
 
 /* Engine statistics, for --stats and the benchmarks. */
 struct rtl_session_stats {
@@ -62,6 +64,6 @@ struct rtl_session_stats {
 	size_t profiles_failed;  /* 1 when the profile could not be written */
 	size_t processes;        /* process images measured (the profile's tree) */
 };
-void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
+RTL_API void rtl_session_stats(const rtl_session *s, struct rtl_session_stats *st);
 
 #endif

@@ -15,21 +15,23 @@
 #ifndef RETICLE_SIMPOINT_H
 #define RETICLE_SIMPOINT_H
 
+#include <reticle/api.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct rtl_bbv rtl_bbv;
 
-int rtl_bbv_create(rtl_bbv **out);
-void rtl_bbv_destroy(rtl_bbv *v);
+RTL_API int rtl_bbv_create(rtl_bbv **out);
+RTL_API void rtl_bbv_destroy(rtl_bbv *v);
 /* Appends one interval: N (block id, count) pairs; ids are 1-based. */
-int rtl_bbv_add_interval(rtl_bbv *v, const uint32_t *ids, const uint64_t *counts, size_t n);
+RTL_API int rtl_bbv_add_interval(rtl_bbv *v, const uint32_t *ids, const uint64_t *counts, size_t n);
 /* Reads an exp-bbv file. -RTL_ERR_BAD_INPUT with ERR naming the line, or
  * saying the file holds no interval. */
-int rtl_bbv_read(const char *path, rtl_bbv **out, char *err, size_t errlen);
-size_t rtl_bbv_intervals(const rtl_bbv *v);
+RTL_API int rtl_bbv_read(const char *path, rtl_bbv **out, char *err, size_t errlen);
+RTL_API size_t rtl_bbv_intervals(const rtl_bbv *v);
 /* Sum of the counts of interval I (its instructions, for exp-bbv). */
-uint64_t rtl_bbv_interval_total(const rtl_bbv *v, size_t i);
+RTL_API uint64_t rtl_bbv_interval_total(const rtl_bbv *v, size_t i);
 
 typedef struct rtl_simpoint_opts {
 	int max_k;          /* largest k tried (default 10) */
@@ -56,6 +58,6 @@ typedef struct rtl_simpoint_result {
 } rtl_simpoint_result;
 
 /* OPTS may be NULL (defaults). */
-int rtl_simpoint_choose(const rtl_bbv *v, const rtl_simpoint_opts *opts, rtl_simpoint_result *out);
+RTL_API int rtl_simpoint_choose(const rtl_bbv *v, const rtl_simpoint_opts *opts, rtl_simpoint_result *out);
 
 #endif

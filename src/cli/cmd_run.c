@@ -12,13 +12,14 @@
 #include <reticle/error.h>
 #include <reticle/session.h>
 #include "cli.h"
+#include "control.h"
 
 static volatile pid_t forward_to;
 
 static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
-	      "                   [--stats] -- PROGRAM [ARGS...]\n"
+	      "                   [--stats] [-f CONTROL_FILE] [-- PROGRAM [ARGS...]]\n"
 	      "\n"
 	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes one\n"
 	      "profile (SQLite) for the run: PROFILE (default reticle.PID.db), every process\n"
@@ -44,6 +45,11 @@ static void usage(FILE *f)
 	      "      --debug-dir DIR  look for separate debug files (names) in DIR first,\n"
 	      "                       then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "      --stats          print engine statistics at the end\n"
+	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
+	      "                       arguments, collect, collectors, output, cold, stats,\n"
+	      "                       debug_dirs (e.g. collect = {\"fcount\", \"calltime\"});\n"
+	      "                       options given here override it, and a PROGRAM after\n"
+	      "                       -- its application and arguments\n"
 	      "  -h, --help           this help\n"
 	      "\n"
 	      "Warm start: for each binary, reticle remembers which functions ran and their\n"
@@ -163,6 +169,49 @@ static void forward_signal(int sig, siginfo_t *info, void *uc)
 		kill(forward_to, sig);
 }
 
+/* What the command line (and a control file) ask for. */
+struct run_args {
+	const char *collect, *output;
+	const char *plugins[MAX_COLLECTORS / 2];
+	size_t nplugins;
+	bool stats, cold;
+	char **program;
+};
+
+/* What options left unsaid, from the control file CTL: the command line
+ * wins, a program after -- replaces its application and arguments.
+ * *FROM_FILE: the argv built from it, to free. */
+static int take_control(struct run_args *a, const struct run_control *ctl, char ***from_file)
+{
+	a->collect = a->collect ? a->collect : ctl->collect;
+	a->output = a->output ? a->output : ctl->output;
+	for (size_t i = 0; !a->nplugins && i < ctl->nplugins; i++) {
+		if (i == sizeof(a->plugins) / sizeof(*a->plugins)) {
+			cli_error("run: at most %zu collectors in a control file", i);
+			return CLI_EXIT_USAGE;
+		}
+		a->plugins[i] = ctl->plugins[i];
+		if (i + 1 == ctl->nplugins)
+			a->nplugins = ctl->nplugins;
+	}
+	a->stats |= ctl->stats == 1;
+	a->cold |= ctl->cold == 1;
+	for (size_t i = 0; i < ctl->ndebug_dirs; i++)
+		if (cli_add_debug_dir(ctl->debug_dirs[i]))
+			return CLI_EXIT_USAGE;
+	if (!a->program[0] && ctl->application) {
+		*from_file = calloc(ctl->narguments + 2, sizeof(char *));
+		if (!*from_file)
+			return CLI_EXIT_FAIL;
+		(*from_file)[0] = ctl->application;
+		memcpy(*from_file + 1, ctl->arguments, ctl->narguments * sizeof(char *));
+		a->program = *from_file;
+	}
+	return 0;
+}
+
+static int run_program(const struct run_args *a);
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -172,30 +221,29 @@ int cmd_run(int argc, char **argv)
 		{ "cold", no_argument, NULL, 'C' },
 		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "collector", required_argument, NULL, 'P' },
+		{ "file", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const struct rtl_collector *colls[MAX_COLLECTORS];
-	const char *plugins[MAX_COLLECTORS / 2];
-	size_t ncolls = 0, nplugins = 0;
-	const char *collect = NULL, *output = NULL;
-	bool stats = false, cold = false;
+	struct run_args a = { 0 };
+	const char *control_path = NULL;
 	int opt;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+c:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:o:f:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': collect = optarg; break;
-		case 'o': output = optarg; break;
-		case 's': stats = true; break;
-		case 'C': cold = true; break;
+		case 'c': a.collect = optarg; break;
+		case 'f': control_path = optarg; break;
+		case 'o': a.output = optarg; break;
+		case 's': a.stats = true; break;
+		case 'C': a.cold = true; break;
 		case 'P':
-			if (nplugins == sizeof(plugins) / sizeof(*plugins)) {
-				cli_error("run: at most %zu --collector options", nplugins);
+			if (a.nplugins == sizeof(a.plugins) / sizeof(*a.plugins)) {
+				cli_error("run: at most %zu --collector options", a.nplugins);
 				return CLI_EXIT_USAGE;
 			}
-			plugins[nplugins++] = optarg;
+			a.plugins[a.nplugins++] = optarg;
 			break;
 		case 'g':
 			if (cli_add_debug_dir(optarg))
@@ -208,14 +256,37 @@ int cmd_run(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		cli_error("run: no program given (usage: reticle run [OPTIONS] -- PROGRAM [ARGS...])");
+	a.program = argv + optind;
+	struct run_control ctl;
+	char **from_file = NULL;
+	int rc = 0;
+	if (control_path && control_load(control_path, &ctl))
+		return CLI_EXIT_USAGE;
+	if (control_path)
+		rc = take_control(&a, &ctl, &from_file);
+	if (!rc)
+		rc = run_program(&a);
+	free(from_file);
+	if (control_path)
+		control_free(&ctl);
+	return rc;
+}
+
+static int run_program(const struct run_args *a)
+{
+	const struct rtl_collector *colls[MAX_COLLECTORS];
+	size_t ncolls = 0;
+	const char *output = a->output;
+	char **program = a->program;
+	if (!program[0]) {
+		cli_error("run: no program given (usage: reticle run [OPTIONS] -- PROGRAM [ARGS...], "
+			  "or application in a control file)");
 		return CLI_EXIT_USAGE;
 	}
-	if ((collect || !nplugins) && parse_collectors(collect ? collect : "fcount", colls, &ncolls))
+	if ((a->collect || !a->nplugins) && parse_collectors(a->collect ? a->collect : "fcount", colls, &ncolls))
 		return CLI_EXIT_USAGE;
-	for (size_t i = 0; i < nplugins; i++) {
-		int rc = cli_load_collector(plugins[i], colls, ncolls, &colls[ncolls]);
+	for (size_t i = 0; i < a->nplugins; i++) {
+		int rc = cli_load_collector(a->plugins[i], colls, ncolls, &colls[ncolls]);
 		if (rc)
 			return rc;
 		ncolls++;
@@ -223,7 +294,7 @@ int cmd_run(int argc, char **argv)
 	if (!output_writable(output))
 		return CLI_EXIT_FAIL;
 
-	char *warm = cold ? NULL : warm_cache_dir();
+	char *warm = a->cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
 					 .warm_cache_max = cache_max_bytes() };
@@ -234,12 +305,12 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;
 	}
-	if ((err = rtl_session_launch(s, argv + optind))) {
+	if ((err = rtl_session_launch(s, program))) {
 		if (err == -RTL_ERR_WRONG_ARCH)
 			cli_error("%s: %s (reticle run takes x86-64 programs; reticle sim runs RISC-V "
-				  "RV64 and MIPS32 ones)", argv[optind], rtl_strerror(err));
+				  "RV64 and MIPS32 ones)", program[0], rtl_strerror(err));
 		else
-			cli_error("%s: %s", argv[optind], rtl_strerror(err));
+			cli_error("%s: %s", program[0], rtl_strerror(err));
 		rtl_session_destroy(s);
 		/* as shells do: 127 not found, 126 found but cannot be run */
 		bool cannot_run = err == -EACCES || err == -EISDIR || err == -ENOEXEC ||
@@ -270,7 +341,7 @@ int cmd_run(int argc, char **argv)
 	 * reticle did not */
 	if (st.profiles_failed && !err && status == 0)
 		err = -RTL_ERR_STORE;
-	if (stats) {
+	if (a->stats) {
 		fprintf(stderr, "reticle: %zu modules, %zu functions instrumented (%zu from the warm-start "
 			"list), %zu skipped, %zu traps, %zu saved copies placed, %.3f s instrumenting\n",
 			st.modules, st.functions_instrumented, st.functions_warm, st.functions_skipped,

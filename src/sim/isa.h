@@ -74,13 +74,15 @@ struct rtl_sim_isa {
  * that returns to the dispatch loop. */
 #define RTL_SIM_NEXT(cpu, p) do { const struct rtl_sim_pinsn *n_ = (p) + 1; n_->fn((cpu), n_); } while (0)
 
-/* Services of the core called from generated actions. */
-int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1,
+/* Services of the core called from generated actions: exported by the CLI
+ * to the generated simulators it loads (--isa FILE), beside the public API. */
+#define RTL_SIM_SERVICE __attribute__((visibility("default")))
+RTL_SIM_SERVICE int64_t rtl_sim_syscall(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1,
 			uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
-void rtl_sim_trap(struct rtl_sim_cpu *cpu, uint64_t pc, const char *what);
+RTL_SIM_SERVICE void rtl_sim_trap(struct rtl_sim_cpu *cpu, uint64_t pc, const char *what);
 /* The guest is killed by signal sig (Linux's number for the ISA), as the
  * kernel would do on that exception: status 128 + sig. */
-void rtl_sim_raise(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t sig);
+RTL_SIM_SERVICE void rtl_sim_raise(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t sig);
 
 /* Memory access helpers: guest address -> host address within the reservation. */
 #define RTL_SIM_HOST(cpu, a) ((cpu)->mem + ((a) & (cpu)->mem_mask))
@@ -100,7 +102,7 @@ static inline void rtl_st32be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { r
 static inline void rtl_st64be(struct rtl_sim_cpu *c, uint64_t a, uint64_t v) { rtl_st64(c, a, __builtin_bswap64(v)); }
 
 /* Accessors used by the traced routines: report, then access. */
-void rtl_sim_mem_access(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t addr, unsigned size, int is_write);
+RTL_SIM_SERVICE void rtl_sim_mem_access(struct rtl_sim_cpu *cpu, uint64_t pc, uint64_t addr, unsigned size, int is_write);
 #define RTL_SIM_TRACED(sfx, bits) \
 	static inline uint##bits##_t rtl_ld##bits##sfx##t(struct rtl_sim_cpu *c, uint64_t pc, uint64_t a) \
 	{ rtl_sim_mem_access(c, pc, a, bits / 8, 0); return rtl_ld##bits##sfx(c, a); } \

@@ -1,0 +1,26 @@
+/* Control files for reticle run -f (control.c). */
+#ifndef RETICLE_CLI_CONTROL_H
+#define RETICLE_CLI_CONTROL_H
+
+#include <stddef.h>
+
+/* What a control file sets; NULL, 0 or -1 (cold, stats) where it is silent. */
+struct run_control {
+	char *application;
+	char **arguments;
+	size_t narguments;
+	char *collect;            /* comma-separated, as -c */
+	char **plugins;           /* "./x.so[:ARGS]", as --collector */
+	size_t nplugins;
+	char *output;
+	int cold, stats;
+	char **debug_dirs;
+	size_t ndebug_dirs;
+};
+
+/* Runs the control file PATH and reads what it set. 0, or a negative
+ * error after a message naming the file and line. */
+int control_load(const char *path, struct run_control *c);
+void control_free(struct run_control *c);
+
+#endif
