@@ -83,6 +83,13 @@ RTL_API int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *
  * exclusive time and its descendants', threads and images merged. */
 RTL_API int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
+/* A and B compared function by function (functions matched by their
+ * module's file name and their name): each one's Ir (or calls, when the
+ * two do not both have instructions) in both, the difference, the ratio
+ * and Ir per call, by the size of the difference; O->top rows (0: all).
+ * -ENODATA when the two have no count in common. */
+RTL_API int rtl_report_diff(rtl_profile *a, rtl_profile *b, const rtl_report_options *o, FILE *out);
+
 /* The process tree: every process image of the session under the one that
  * forked it or that it replaced by exec, with pid, exit status, wall time
  * and counts. */
