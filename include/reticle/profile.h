@@ -252,6 +252,28 @@ RTL_API int rtl_profile_foreach_process(rtl_profile *p,
  * address is one row with the counts added (ids are the lowest of the
  * merged rows). PROCESS > 0 keeps one image. -ENOENT for an unknown id. */
 RTL_API int rtl_profile_select_process(rtl_profile *p, int64_t process);
+
+/* Merges the profiles INPUTS (N of them) into a new profile OUT: every
+ * process image of each becomes one of OUT's, marked with its rank (the
+ * input's meta mpi_rank, else its index in INPUTS); OUT's meta is the
+ * first input's (without mpi_rank) and merged_profiles. PROGRESS (or NULL)
+ * is called after each input; its non-zero return stops the merge. 0, or
+ * an input's error (as rtl_profile_open's) and no OUT. */
+RTL_API int rtl_profile_merge(const char *out, const char *const *inputs, size_t n,
+			      int (*progress)(size_t i, void *user), void *user);
+
+/* Counts per rank (a merged profile, reticle merge): per function (module
+ * path and link-time address) and rank, its calls and instructions, by
+ * module, address, then rank. None in a profile without ranks. */
+typedef struct rtl_profile_rank_count {
+	const char *module, *name;
+	uint64_t addr;
+	int64_t rank;
+	unsigned have;        /* RTL_HAVE_* */
+	uint64_t calls, instrs;
+} rtl_profile_rank_count;
+RTL_API int rtl_profile_foreach_rank_count(rtl_profile *p,
+					   int (*fn)(const rtl_profile_rank_count *r, void *user), void *user);
 RTL_API int64_t rtl_profile_selected_process(const rtl_profile *p);
 
 #endif

@@ -31,6 +31,9 @@ struct rtl_session_opts {
 	/* Bytes the warm-start cache may hold (its least recently used files
 	 * go beyond), 0 for the default, 2 GiB. */
 	uint64_t warm_cache_max;
+	/* More of the profile's meta: key, value, key, value, ..., NULL (or
+	 * NULL for none); reticle run adds mpi_rank and mpi_size there. */
+	const char *const *meta;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -169,6 +169,44 @@ static void forward_signal(int sig, siginfo_t *info, void *uc)
 		kill(forward_to, sig);
 }
 
+/* The MPI rank of this process, when a launcher started it as one (Open
+ * MPI, MPICH's hydra and other PMI launchers, MVAPICH, Slurm's srun), and
+ * the job's size; -1 when none is set. */
+static long env_number(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		char *end;
+		long n = v && *v ? strtol(v, &end, 10) : -1;
+		if (v && *v && !*end && n >= 0)
+			return n;
+	}
+	return -1;
+}
+
+static long mpi_rank(long *size)
+{
+	static const char *const ranks[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+					     "MV2_COMM_WORLD_RANK", "SLURM_PROCID", NULL };
+	static const char *const sizes[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE",
+					     "SLURM_NTASKS", NULL };
+	*size = env_number(sizes);
+	return env_number(ranks);
+}
+
+/* OUTPUT with ".rankN" before its extension (p.db: p.rank3.db), or
+ * reticle.rankN.db without one: each rank writes its own. */
+static char *ranked_output(const char *output, long rank)
+{
+	char *out = NULL;
+	if (!output)
+		return asprintf(&out, "reticle.rank%ld.db", rank) < 0 ? NULL : out;
+	const char *base = strrchr(output, '/'), *dot = strrchr(base ? base + 1 : output, '.');
+	if (!dot || dot == (base ? base + 1 : output))
+		return asprintf(&out, "%s.rank%ld", output, rank) < 0 ? NULL : out;
+	return asprintf(&out, "%.*s.rank%ld%s", (int)(dot - output), output, rank, dot) < 0 ? NULL : out;
+}
+
 /* What the command line (and a control file) ask for. */
 struct run_args {
 	const char *collect, *output;
@@ -272,12 +310,37 @@ int cmd_run(int argc, char **argv)
 	return rc;
 }
 
+static int run_session(const struct run_args *a, char **program, const char *output,
+		       const char *const *meta);
+
 static int run_program(const struct run_args *a)
+{
+	const char *output = a->output;
+	char **program = a->program;
+	/* under an MPI launcher: a profile per rank, named and marked by it */
+	long size, rank = mpi_rank(&size);
+	char *ranked = rank >= 0 ? ranked_output(output, rank) : NULL, rank_s[24], size_s[24];
+	const char *meta[5] = { NULL };
+	if (rank >= 0) {
+		if (!ranked)
+			return CLI_EXIT_FAIL;
+		output = ranked;
+		snprintf(rank_s, sizeof(rank_s), "%ld", rank);
+		snprintf(size_s, sizeof(size_s), "%ld", size);
+		meta[0] = "mpi_rank";
+		meta[1] = rank_s;
+		meta[2] = size >= 0 ? "mpi_size" : NULL;
+		meta[3] = size_s;
+	}
+	int rc = run_session(a, program, output, meta);
+	free(ranked);
+	return rc;
+}
+
+static int run_session(const struct run_args *a, char **program, const char *output, const char *const *meta)
 {
 	const struct rtl_collector *colls[MAX_COLLECTORS];
 	size_t ncolls = 0;
-	const char *output = a->output;
-	char **program = a->program;
 	if (!program[0]) {
 		cli_error("run: no program given (usage: reticle run [OPTIONS] -- PROGRAM [ARGS...], "
 			  "or application in a control file)");
@@ -297,7 +360,7 @@ static int run_program(const struct run_args *a)
 	char *warm = a->cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
-					 .warm_cache_max = cache_max_bytes() };
+					 .warm_cache_max = cache_max_bytes(), .meta = meta };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

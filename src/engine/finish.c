@@ -267,6 +267,9 @@ int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid
 		err = rtl_profile_set_meta(prof, "command", command);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "tool", "reticle 0.1.0");
+	char *const *meta = session_meta(s);
+	for (size_t i = 0; !err && meta && meta[i] && meta[i + 1]; i += 2)
+		err = rtl_profile_set_meta(prof, meta[i], meta[i + 1]);
 	return err;
 }
 

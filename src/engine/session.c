@@ -55,6 +55,7 @@ struct rtl_session {
 	unsigned images;
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
+	char **meta;              /* the caller's key, value pairs for the profile; NULL-ended */
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
 	struct ahead *ahead;      /* copies made ahead; NULL with one CPU */
@@ -64,6 +65,7 @@ struct rtl_session {
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
+char *const *session_meta(const struct rtl_session *s) { return s->meta; }
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i) { return s->colls[i]; }
 const struct probe_set *session_probes(const struct rtl_session *s) { return &s->probes; }
 
@@ -178,7 +180,18 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	uint64_t max = opts->sz >= offsetof(struct rtl_session_opts, warm_cache_max) + sizeof(opts->warm_cache_max)
 		       ? opts->warm_cache_max : 0;
 	s->warm_max = max ? max : 2ull << 30;
-	if (!s->colls || (opts->output && !s->output) || (warm && !s->warm_dir)) {
+	const char *const *meta = opts->sz >= offsetof(struct rtl_session_opts, meta) + sizeof(opts->meta)
+				  ? opts->meta : NULL;
+	size_t nmeta = 0;
+	while (meta && meta[nmeta] && meta[nmeta + 1])
+		nmeta += 2;
+	s->meta = calloc(nmeta + 1, sizeof(char *));
+	for (size_t i = 0; s->meta && i < nmeta; i++)
+		if (!(s->meta[i] = strdup(meta[i]))) {
+			rtl_session_destroy(s);
+			return -ENOMEM;
+		}
+	if (!s->colls || !s->meta || (opts->output && !s->output) || (warm && !s->warm_dir)) {
 		rtl_session_destroy(s);
 		return -ENOMEM;
 	}
@@ -220,6 +233,9 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->main_command);
 	free(s->output);
 	free(s->warm_dir);
+	for (size_t i = 0; s->meta && s->meta[i]; i++)
+		free(s->meta[i]);
+	free(s->meta);
 	placement_free(s->placement);
 	free(s);
 }

@@ -7,6 +7,8 @@
 #include <reticle/session.h>
 
 size_t session_ncollectors(const struct rtl_session *s);
+/* The caller's meta for the profile: key, value, ..., NULL. */
+char *const *session_meta(const struct rtl_session *s);
 const struct rtl_collector *session_collector(const struct rtl_session *s, size_t i);
 
 #endif

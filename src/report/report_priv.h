@@ -47,6 +47,8 @@ void rpt_json_string(FILE *out, const char *s);
 
 /* The time table (times.c) when P has function times: *SHOWN set then. */
 int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown);
+/* The load-imbalance table of a merged profile with ranks (ranks.c). */
+int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The inlined-code table (inlined.c): Ir by inlined function. */
 int rpt_inlined(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The metric tables (plug-in collectors' own measures), if P has any. */

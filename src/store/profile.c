@@ -16,7 +16,8 @@
 static const char *const schema_sql =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT) WITHOUT ROWID;"
 	"CREATE TABLE processes(id INTEGER PRIMARY KEY, parent INTEGER, pid INTEGER NOT NULL,"
-	" kind TEXT NOT NULL, command TEXT, exit_status INTEGER, start_ns INTEGER, end_ns INTEGER);"
+	" kind TEXT NOT NULL, command TEXT, exit_status INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" rank INTEGER);"
 	"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
 	" load_bias INTEGER NOT NULL, process INTEGER NOT NULL DEFAULT 1);"
 	"CREATE TABLE functions(id INTEGER PRIMARY KEY,"

@@ -619,3 +619,53 @@ int64_t rtl_profile_selected_process(const rtl_profile *p)
 {
 	return p ? p->process : 0;
 }
+
+struct rank_ctx {
+	int (*fn)(const rtl_profile_rank_count *r, void *user);
+	void *user;
+};
+
+static int rank_row(sqlite3_stmt *s, void *ctx)
+{
+	struct rank_ctx *c = ctx;
+	rtl_profile_rank_count r = {
+		.module = (const char *)sqlite3_column_text(s, 0),
+		.addr = u64(s, 1),
+		.name = (const char *)sqlite3_column_text(s, 2),
+		.rank = sqlite3_column_int64(s, 3),
+		.have = (unsigned)sqlite3_column_int(s, 4),
+		.calls = u64(s, 5),
+		.instrs = u64(s, 6),
+	};
+	return c->fn(&r, c->user);
+}
+
+/* Whether the file's TABLE has COLUMN. */
+static int file_has_column(rtl_profile *p, const char *table, const char *column)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(p->db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, column, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+int rtl_profile_foreach_rank_count(rtl_profile *p, int (*fn)(const rtl_profile_rank_count *r, void *user),
+				   void *user)
+{
+	struct rank_ctx c = { fn, user };
+
+	if (!file_has_table(p, "processes") || !file_has_column(p, "processes", "rank"))
+		return 0;
+	/* the file's own tables: the merged scope has added the ranks up */
+	return query_file(p, "SELECT m.path, f.addr, min(f.name), r.rank, max(f.have), sum(f.calls), sum(f.instrs)"
+			  " FROM main.functions f JOIN main.modules m ON m.id = f.module"
+			  " JOIN main.processes r ON r.id = m.process WHERE r.rank IS NOT NULL"
+			  " GROUP BY m.path, f.addr, r.rank ORDER BY m.path, f.addr, r.rank", 0, 0, rank_row, &c);
+}
