@@ -251,22 +251,32 @@ static Dwarf_Die *unit_die(uint8_t type, Dwarf_Die *cudie, Dwarf_Die *subdie)
 	return type == DW_UT_skeleton && dwarf_tag(subdie) == DW_TAG_compile_unit ? subdie : cudie;
 }
 
-int rtl_binary_foreach_source_name(rtl_binary *bin,
-				   int (*fn)(const rtl_source_name *n, void *user), void *user)
+/* Calls CB (a dwarf_getfuncs callback) with ARG for every function of
+ * every unit of BIN, until *ERR is set; *UNIT (when not NULL) is the unit's
+ * DIE meanwhile. *ERR, or -ENOENT without DWARF. */
+static int foreach_function(rtl_binary *bin, Dwarf_Die **unit, int (*cb)(Dwarf_Die *fn, void *arg), void *arg,
+			    const int *err)
 {
-	struct name_walk w = { bin, NULL, fn, user, 0 };
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
 	uint8_t type;
 
 	if (!rtl_binary_has_source_lines(bin))
 		return -ENOENT;
-	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, &subdie))
+	while (!*err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, &subdie))
 		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton) {
-			w.cu = &cudie;
-			dwarf_getfuncs(unit_die(type, &cudie, &subdie), one_function, &w, 0);
+			if (unit)
+				*unit = &cudie;
+			dwarf_getfuncs(unit_die(type, &cudie, &subdie), cb, arg, 0);
 		}
-	return w.err;
+	return *err;
+}
+
+int rtl_binary_foreach_source_name(rtl_binary *bin,
+				   int (*fn)(const rtl_source_name *n, void *user), void *user)
+{
+	struct name_walk w = { bin, NULL, fn, user, 0 };
+	return foreach_function(bin, &w.cu, one_function, &w, &w.err);
 }
 
 struct inline_walk {
@@ -320,14 +330,5 @@ int rtl_binary_foreach_inline_range(rtl_binary *bin,
 				    int (*fn)(const rtl_inline_range *r, void *user), void *user)
 {
 	struct inline_walk w = { fn, user, 0 };
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, subdie;
-	uint8_t type;
-
-	if (!rtl_binary_has_source_lines(bin))
-		return -ENOENT;
-	while (!w.err && !dwarf_get_units(bin->dwarf, cu, &cu, NULL, &type, &cudie, &subdie))
-		if (type == DW_UT_compile || type == DW_UT_partial || type == DW_UT_skeleton)
-			dwarf_getfuncs(unit_die(type, &cudie, &subdie), inlines_of, &w, 0);
-	return w.err;
+	return foreach_function(bin, NULL, inlines_of, &w, &w.err);
 }

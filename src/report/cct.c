@@ -132,11 +132,11 @@ static int add_context(const rtl_profile_context *c, void *user)
 	return 0;
 }
 
-int cct_load(rtl_profile *p, int by_thread, int demangle, struct cct *t)
+int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct cct *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->root = t->last_root = CCT_NONE;
-	t->rows.demangle = demangle;
+	t->rows.demangle = !(o ? o : &rpt_default_options)->no_demangle;
 	struct load l = { .t = t, .by_thread = by_thread };
 	int err = by_thread ? rtl_profile_foreach_process(p, pid_row, &l) : 0;
 	if (!err)

@@ -33,8 +33,9 @@ struct cct {
 };
 
 /* Loads P's contexts: BY_THREAD keeps each thread's tree apart (roots per
- * process and thread). -ENODATA when P has none. Free with cct_free. */
-int cct_load(rtl_profile *p, int by_thread, int demangle, struct cct *t);
+ * process and thread); names demangled unless O (NULL: the defaults) says
+ * not. -ENODATA when P has none. Free with cct_free. */
+int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct cct *t);
 void cct_free(struct cct *t);
 /* Calls FN(T, NODE, PATH, USER) for every node, callers first, depth
  * first, with PATH its functions' names joined by ';' (';' in a name

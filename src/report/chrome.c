@@ -53,10 +53,8 @@ static int64_t *thread_next(struct chrome *c, int pid, int tid)
 
 int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	if (!o)
-		o = &rpt_default_options;
 	struct cct t;
-	int err = cct_load(p, 1, !o->no_demangle, &t);
+	int err = cct_load(p, 1, o, &t);
 	if (err)
 		return err;
 	struct chrome c = { out, 1, malloc(t.count * sizeof(int64_t)), malloc(t.count * sizeof(int64_t)),

@@ -146,10 +146,8 @@ static void frame(FILE *out, const struct cct *t, const struct layout *l, size_t
 
 int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	if (!o)
-		o = &rpt_default_options;
 	struct cct t;
-	int err = cct_load(p, 0, !o->no_demangle, &t);
+	int err = cct_load(p, 0, o, &t);
 	if (err)
 		return err;
 	struct layout l = { malloc(t.count * sizeof(double)), malloc(t.count * sizeof(double)),

@@ -23,10 +23,8 @@ static int fold_line(const struct cct *t, size_t node, const char *path, void *u
 
 int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	if (!o)
-		o = &rpt_default_options;
 	struct cct t;
-	int err = cct_load(p, 0, !o->no_demangle, &t);
+	int err = cct_load(p, 0, o, &t);
 	if (err)
 		return err;
 	err = cct_walk_paths(&t, fold_line, out);

@@ -133,10 +133,8 @@ static uint64_t value_type(struct pprof *x, unsigned field, const char *type, co
 
 int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	if (!o)
-		o = &rpt_default_options;
 	struct cct t;
-	int err = cct_load(p, 0, !o->no_demangle, &t);
+	int err = cct_load(p, 0, o, &t);
 	if (err)
 		return err;
 	struct pprof x = { .t = &t, .fn_loc = calloc(t.rows.n + 1, sizeof(uint64_t)) };
