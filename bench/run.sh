@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Slowdown of `reticle run` (fcount, bbcount; each cold, with an empty
-# warm-start cache, and warm; edges, callgraph, calltime and cover warm) against native runs and the peer tools
+# warm-start cache, and warm; edges, callgraph, calltime, cover and loops warm) against native runs and the peer tools
 # (valgrind callgrind, uftrace), measured in the same run.
 # usage: bench/run.sh [--quick] [--rounds N] [--no-peers] [RETICLE]
 #   --quick     one round instead of three (a round runs native, fcount and
@@ -43,16 +43,16 @@ best() {
 cold() { rm -rf "$tmp/cold"; RETICLE_CACHE_DIR="$tmp/cold" "$@"; }
 warm() { RETICLE_CACHE_DIR="$tmp/warm-$key" "$@"; }
 
-printf '%-9s %8s %11s %11s %11s %11s %11s %11s %11s %11s %10s %10s\n' workload native fcount fc-warm bbcount bb-warm \
-	ed-warm cg-warm ct-warm cv-warm callgrind uftrace
+printf '%-9s %8s %11s %11s %11s %11s %11s %11s %11s %11s %11s %10s %10s\n' workload native fcount fc-warm bbcount \
+	bb-warm ed-warm cg-warm ct-warm cv-warm lp-warm callgrind uftrace
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
-	for c in fcount bbcount edges callgraph calltime cover; do
+	for c in fcount bbcount edges callgraph calltime cover loops; do
 		key=$w-$c; warm "$RETICLE" run -c $c -o "$tmp/p.db" -- "${!cmd}" <"$STDIN" >/dev/null 2>&1
 	done
 	# rounds of native, fcount, bbcount (cold and warm): a machine whose
 	# speed drifts between runs (shared VMs) affects them alike
-	n=; f=; fw=; b=; bw=; ew=; gw=; tw=; vw=
+	n=; f=; fw=; b=; bw=; ew=; gw=; tw=; vw=; lw=
 	reps_saved=$reps; reps=1
 	for _ in $(seq "$reps_saved"); do
 		n="$n $(best "${!cmd}")"
@@ -64,6 +64,7 @@ for w in $WORKLOADS; do
 		key=$w-callgraph; gw="$gw $(best warm "$RETICLE" run -c callgraph -o "$tmp/c.db" -- "${!cmd}")"
 		key=$w-calltime; tw="$tw $(best warm "$RETICLE" run -c calltime -o "$tmp/t.db" -- "${!cmd}")"
 		key=$w-cover; vw="$vw $(best warm "$RETICLE" run -c cover -o "$tmp/v.db" -- "${!cmd}")"
+		key=$w-loops; lw="$lw $(best warm "$RETICLE" run -c loops -o "$tmp/l.db" -- "${!cmd}")"
 	done
 	reps=$reps_saved
 	cg=-; uf=-
@@ -73,7 +74,7 @@ for w in $WORKLOADS; do
 		uf=$(best uftrace record -P . -d "$tmp/uftrace.data" "${!cmd}" 2>/dev/null || echo -)
 		reps=$reps_saved
 	fi
-	python3 - "$w" "$n" "$f" "$fw" "$b" "$bw" "$ew" "$gw" "$tw" "$vw" "$cg" "$uf" <<'PY'
+	python3 - "$w" "$n" "$f" "$fw" "$b" "$bw" "$ew" "$gw" "$tw" "$vw" "$lw" "$cg" "$uf" <<'PY'
 import statistics, sys
 # reticle's cells: best / median of the rounds, each against native's best /
 # median (the median tells a lucky native run from a real difference)
@@ -87,7 +88,7 @@ def cell(x):
         return f"{v[0] / min(n):.2f}x"
     return f"{min(v) / min(n):.2f}/{statistics.median(v) / statistics.median(n):.2f}x"
 c = [cell(x) for x in rest]
-print(f"{w:<9} {min(n):7.2f}s {c[0]:>11} {c[1]:>11} {c[2]:>11} {c[3]:>11} {c[4]:>11} {c[5]:>11} {c[6]:>11} {c[7]:>11} {c[8]:>10} {c[9]:>10}")
+print(f"{w:<9} {min(n):7.2f}s {c[0]:>11} {c[1]:>11} {c[2]:>11} {c[3]:>11} {c[4]:>11} {c[5]:>11} {c[6]:>11} {c[7]:>11} {c[8]:>11} {c[9]:>10} {c[10]:>10}")
 PY
 done
 

@@ -13,7 +13,9 @@
  * Implemented today: the primitive "add 1 to a counter of its own" at the
  * points RTL_POINT_ENTRY, RTL_POINT_BLOCK, RTL_POINT_REP_ITERATIONS (adds
  * the iterations of the block's rep string instructions instead of 1),
- * RTL_POINT_BRANCH_TAKEN, RTL_POINT_BRANCH_NOT_TAKEN, RTL_POINT_CALL_BEFORE
+ * RTL_POINT_BRANCH_TAKEN, RTL_POINT_BRANCH_NOT_TAKEN, RTL_POINT_BACK_EDGE
+ * (a branch or jump back to a block of the same function, counted when it
+ * jumps: a loop's iterations), RTL_POINT_CALL_BEFORE
  * (a direct or indirect call), RTL_POINT_EXIT (a return), and
  * RTL_POINT_INDIRECT_TARGET at an indirect call, where it counts each
  * target apart (finish() sees them in rtl_function_view's targets).
@@ -36,6 +38,7 @@
 
 #include <reticle/api.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,11 +51,13 @@ enum rtl_point_kind {
 	RTL_POINT_CALL_BEFORE = 6,  /* before a call instruction; addr = the call's */
 	RTL_POINT_INDIRECT_TARGET = 8, /* each target of an indirect call; addr = the call's */
 	RTL_POINT_EXIT = 5,         /* a return; addr = the ret instruction's */
+	RTL_POINT_BACK_EDGE = 10,   /* a branch or jump to a block at or before it in the
+				     * same function (rtl_cfg_back_edge): counts when it
+				     * jumps; addr = the branch's */
 	/* declared, not yet implemented: */
 	RTL_POINT_CALL_AFTER = 7,   /* where the call returns to */
 	RTL_POINT_MEMORY = 9,       /* an instruction that reads or writes memory */
-	RTL_POINT_BACK_EDGE = 10,   /* a loop's back-edge */
-	RTL_POINT_KIND_COUNT
+	RTL_POINT_KIND_COUNT = 11
 };
 
 /* How a basic block ends. */
@@ -114,6 +119,11 @@ RTL_API int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr
 RTL_API int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 RTL_API int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 RTL_API int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+/* Whether block B of CFG ends in a back-edge: a conditional branch or a
+ * jump to a block at or before it in the same function (a loop's). */
+RTL_API bool rtl_cfg_back_edge(const struct rtl_function_cfg *cfg, const struct rtl_cfg_block *b);
+/* A counter on every back-edge: each loop's iterations. */
+RTL_API int rtl_plan_count_back_edges(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 /* A counter before every call, and the targets of every indirect call. */
 RTL_API int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 

@@ -7,6 +7,7 @@ extern const struct rtl_collector collector_edges;
 extern const struct rtl_collector collector_callgraph;
 extern const struct rtl_collector collector_calltime;
 extern const struct rtl_collector collector_cover;
+extern const struct rtl_collector collector_loops;
 /* Sorts counter views as rtl_function_view's counters are (the engine's). */
 void rtl_counters_sort(struct rtl_counter_view *v, size_t n);
 #endif

@@ -11,6 +11,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_callgraph,
 	&collector_calltime,
 	&collector_cover,
+	&collector_loops,
 };
 
 size_t rtl_collector_count(void)

@@ -161,10 +161,30 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 		if (!(b = block_with(cfg, addr, true)) || b->end != RTL_END_RETURN)
 			return -EINVAL;
 		break;
+	case RTL_POINT_BACK_EDGE:
+		if (!(b = block_with(cfg, addr, true)) || !rtl_cfg_back_edge(cfg, b))
+			return -EINVAL;
+		break;
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
 	return probe_plan_push_op(plan->out, kind, addr + plan->bias, s->op);
+}
+
+bool rtl_cfg_back_edge(const struct rtl_function_cfg *cfg, const struct rtl_cfg_block *b)
+{
+	return (b->end == RTL_END_BRANCH || b->end == RTL_END_JUMP) && b->target && b->target <= b->last &&
+	       b->target >= cfg->addr && b->target < cfg->addr + cfg->size;
+}
+
+int rtl_plan_count_back_edges(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		if (rtl_cfg_back_edge(cfg, &cfg->blocks[b]))
+			err = rtl_plan_add(plan, RTL_POINT_BACK_EDGE, cfg->blocks[b].last, &count);
+	return err;
 }
 
 int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan)

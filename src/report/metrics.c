@@ -21,6 +21,8 @@ static int add_metric(const rtl_profile_metric *m, void *user)
 {
 	struct sums *s = user;
 	struct summed *last = s->n ? &s->v[s->n - 1] : NULL;
+	if (!strcmp(m->name, RPT_LOOP_METRIC))
+		return 0;   /* loops.c lists them per loop */
 	/* rows come by name, then function */
 	if (last && !strcmp(last->name, m->name) && last->function == m->function) {
 		last->value += m->value;

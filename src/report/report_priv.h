@@ -47,6 +47,10 @@ void rpt_json_string(FILE *out, const char *s);
 
 /* The time table (times.c) when P has function times: *SHOWN set then. */
 int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown);
+/* The loops collector's metric, and its table (loops.c); the metric
+ * tables leave it to that one. */
+#define RPT_LOOP_METRIC "loop_iterations"
+int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The load-imbalance table of a merged profile with ranks (ranks.c). */
 int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The inlined-code table (inlined.c): Ir by inlined function. */

@@ -214,7 +214,7 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 			avail - rows.n, avail - rows.n == 1 ? "" : "s");
 	int timed;
 	if ((err = rpt_times(p, o, out, &timed)) || (err = rpt_metrics(p, o, out)) ||
-	    (err = rpt_ranks(p, o, out)) ||
+	    (err = rpt_loops(p, o, out)) || (err = rpt_ranks(p, o, out)) ||
 	    (o->inlined && (err = rpt_inlined(p, o, out))))
 		goto out;
 	err = rpt_out_status(out);

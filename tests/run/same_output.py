@@ -55,7 +55,7 @@ def main():
         elif opts[i] == "--timeout":
             timeout = float(opts[i + 1])
         i += 2
-    sets = sets or ["fcount", "bbcount", "fcount,bbcount", "calltime"]
+    sets = sets or ["fcount", "bbcount", "fcount,bbcount,loops", "calltime"]
     os.makedirs(work, exist_ok=True)
     native = run(prog, stdin_path)
     ok = True

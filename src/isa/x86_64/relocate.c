@@ -826,7 +826,8 @@ static int point_counter(struct emitter *e, uint64_t addr, enum rtl_point_kind k
 	return err ? err : emit_counter(e->w, ctr, keep_flags, env->atomic, out);
 }
 
-/* A counter for point KIND of branch I, if the plan has one there. */
+/* A counter for point KIND of branch I, if the plan has one there; a
+ * back-edge's counts the times it jumps, as a taken edge's does. */
 static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out)
 {
 	const struct x86_analysis *a = e->a;
@@ -834,7 +835,7 @@ static int edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, s
 	if (!probe_plan_has(&e->plan, kind, in->addr))
 		return 0;
 	/* the fall-through: past the function's end it is assumed live too */
-	bool live = flags_live_at(a, kind == RTL_POINT_BRANCH_TAKEN ? in->target : in->addr + in->len);
+	bool live = flags_live_at(a, kind == RTL_POINT_BRANCH_NOT_TAKEN ? in->addr + in->len : in->target);
 	return point_counter(e, in->addr, kind, live, out);
 }
 
@@ -856,6 +857,8 @@ static int taken_path(struct emitter *e, size_t i, size_t skip, struct x86_reloc
 {
 	int err = edge_counter(e, i, RTL_POINT_BRANCH_TAKEN, out);
 	if (!err)
+		err = edge_counter(e, i, RTL_POINT_BACK_EDGE, out);
+	if (!err)
 		err = branch_to(e, e->a->insns[i].target, x86_jmp, 0, false);
 	if (!err)
 		err = land_rel8(e->w, skip);
@@ -868,7 +871,8 @@ static int taken_path(struct emitter *e, size_t i, size_t skip, struct x86_reloc
 static int counted_branch(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
-	if (!probe_plan_has(&e->plan, RTL_POINT_BRANCH_TAKEN, in->addr)) {
+	if (!probe_plan_has(&e->plan, RTL_POINT_BRANCH_TAKEN, in->addr) &&
+	    !probe_plan_has(&e->plan, RTL_POINT_BACK_EDGE, in->addr)) {
 		int err = branch_to(e, in->target, NULL, in->cc, true);
 		return err ? err : edge_counter(e, i, RTL_POINT_BRANCH_NOT_TAKEN, out);
 	}
@@ -925,8 +929,10 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	struct x86_writer *w = e->w;
 
 	switch (in->kind) {
-	case X86_JMP:
-		return branch_to(e, in->target, x86_jmp, 0, false);
+	case X86_JMP: {
+		int err = edge_counter(e, i, RTL_POINT_BACK_EDGE, out);
+		return err ? err : branch_to(e, in->target, x86_jmp, 0, false);
+	}
 	case X86_JCC:
 		return counted_branch(e, i, out);
 	case X86_CALL: {
