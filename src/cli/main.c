@@ -77,7 +77,8 @@ static void usage(FILE *f)
 	      "Environment: RETICLE_VERBOSE=0..3 sets how much reticle logs (default 1: warnings);\n"
 	      "RETICLE_CACHE_DIR moves the warm-start cache and RETICLE_CACHE_MAX_MB bounds it\n"
 	      "('reticle run --help'); RETICLE_PIN=0 stops 'reticle run' from sharing one CPU\n"
-	      "with a program that is starting up.\n", f);
+	      "with a program that is starting up; DEBUGINFOD_URLS lets reticle fetch the\n"
+	      "debug files of stripped binaries (names) from debuginfod servers.\n", f);
 }
 
 int main(int argc, char **argv)
