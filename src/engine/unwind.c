@@ -114,7 +114,12 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 	struct os_saved_regs saved;
 	uint64_t back = p->gadget + 2;
 	uint64_t deadline = os_now_ns() + CALL_SECONDS * 1000000000ull;
-	int err = os_call_begin(tid, func, a0, a1, back, p->mem, &saved);
+	/* reticle's call is not the program's time: the timed functions it
+	 * runs (__register_frame_info) see the null area, which takes no frame,
+	 * instead of the thread's (they would count as its top frame's callees
+	 * while the pause of the trap is taken out of that frame) */
+	uint64_t null_area = p->areas.addr ? thread_area_addr(&p->areas, 0) : 0;
+	int err = os_call_begin(tid, func, a0, a1, back, null_area, p->mem, &saved);
 	if (err)
 		return err;
 	p->in_call = true;

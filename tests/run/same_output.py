@@ -13,7 +13,7 @@ usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
 --repeat N runs each cold and warm pair N times (races show up in some runs
 only); a run still going after --timeout S seconds (default 600) is a hang."""
 import glob
-import json, os, shutil, subprocess, sys
+import json, os, shutil, sqlite3, subprocess, sys
 import verify_copies
 
 
@@ -112,6 +112,19 @@ def main():
                 if got != n:
                     print(f"FAIL [{tag}]: {name} called {got} times under reticle, program says {n}")
                     ok = False
+        if "calltime" in cs:
+            # a frame's exclusive time is its ticks less its children's:
+            # never negative unless time was counted twice (reticle's own
+            # inferior calls as the program's callees did)
+            con = sqlite3.connect(db)
+            neg = con.execute("SELECT f.name, t.exclusive FROM function_times t JOIN functions f"
+                              " ON f.id = t.function WHERE t.exclusive < 0 ORDER BY t.exclusive LIMIT 3").fetchall()
+            neg += con.execute("SELECT f.name, c.exclusive FROM contexts c JOIN functions f"
+                               " ON f.id = c.function WHERE c.exclusive < 0 ORDER BY c.exclusive LIMIT 3").fetchall()
+            con.close()
+            if neg:
+                print(f"FAIL [{tag}]: negative exclusive times: {neg}")
+                ok = False
         stats = [l for l in r.stderr.decode(errors="replace").splitlines() if "traps" in l]
         print(f"ok [{tag}]: exit {r.returncode}, {len(r.stdout)} bytes of output; "
               f"{stats[-1].replace('reticle: ', '') if stats else ''}")

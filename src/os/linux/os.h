@@ -128,11 +128,12 @@ int os_set_sigmask(pid_t tid, uint64_t mask);
 
 /* Inferior function calls: os_call_begin() saves the registers of stopped
  * thread TID and sets it up to call FUNC(A0, A1) returning to RETURN_TO (an
- * int3); resume it and wait for that breakpoint, then os_call_end() reads
- * the return value and restores the registers. */
+ * int3), with %gs based at GS_BASE during the call (0: as it is); resume it
+ * and wait for that breakpoint, then os_call_end() reads the return value
+ * and restores the registers, %gs's base included. */
 struct os_saved_regs { uint64_t raw[32]; };
 int os_call_begin(pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t return_to,
-		  int memfd, struct os_saved_regs *saved);
+		  uint64_t gs_base, int memfd, struct os_saved_regs *saved);
 int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret);
 
 /* Reads auxv entry TYPE of process PID; 0 if absent. */

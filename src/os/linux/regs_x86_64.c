@@ -204,7 +204,7 @@ int os_leave_syscall(pid_t tid, int memfd)
 }
 
 int os_call_begin(pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t return_to,
-		  int memfd, struct os_saved_regs *saved)
+		  uint64_t gs_base, int memfd, struct os_saved_regs *saved)
 {
 	struct user_regs_struct r;
 	_Static_assert(sizeof(saved->raw) >= sizeof(r), "os_saved_regs too small");
@@ -223,6 +223,8 @@ int os_call_begin(pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t r
 	r.rsi = a1;
 	r.rax = 0;
 	r.orig_rax = (uint64_t)-1;
+	if (gs_base)
+		r.gs_base = gs_base;
 	return set_regs(tid, &r);
 }
 
