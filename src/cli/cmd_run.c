@@ -172,9 +172,7 @@ static void forward_signal(int sig, siginfo_t *info, void *uc)
 		kill(forward_to, sig);
 }
 
-/* The MPI rank of this process, when a launcher started it as one (Open
- * MPI, MPICH's hydra and other PMI launchers, MVAPICH, Slurm's srun), and
- * the job's size; -1 when none is set. */
+/* The first of the variables NAMES set to a non-negative number, or -1. */
 static long env_number(const char *const *names)
 {
 	for (; *names; names++) {
@@ -187,6 +185,9 @@ static long env_number(const char *const *names)
 	return -1;
 }
 
+/* The MPI rank of this process, when a launcher started it as one (Open
+ * MPI, MPICH's hydra and other PMI launchers, MVAPICH, Slurm's srun), and
+ * the job's size; -1 when none is set. */
 static long mpi_rank(long *size)
 {
 	static const char *const ranks[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
@@ -226,14 +227,14 @@ static int take_control(struct run_args *a, const struct run_control *ctl, char 
 {
 	a->collect = a->collect ? a->collect : ctl->collect;
 	a->output = a->output ? a->output : ctl->output;
-	for (size_t i = 0; !a->nplugins && i < ctl->nplugins; i++) {
-		if (i == sizeof(a->plugins) / sizeof(*a->plugins)) {
-			cli_error("run: at most %zu collectors in a control file", i);
+	size_t room = sizeof(a->plugins) / sizeof(*a->plugins);
+	if (!a->nplugins) {
+		if (ctl->nplugins > room) {
+			cli_error("run: at most %zu collectors in a control file", room);
 			return CLI_EXIT_USAGE;
 		}
-		a->plugins[i] = ctl->plugins[i];
-		if (i + 1 == ctl->nplugins)
-			a->nplugins = ctl->nplugins;
+		memcpy(a->plugins, ctl->plugins, ctl->nplugins * sizeof(*a->plugins));
+		a->nplugins = ctl->nplugins;
 	}
 	a->stats |= ctl->stats == 1;
 	a->cold |= ctl->cold == 1;
@@ -313,13 +314,11 @@ int cmd_run(int argc, char **argv)
 	return rc;
 }
 
-static int run_session(const struct run_args *a, char **program, const char *output,
-		       const char *const *meta);
+static int run_session(const struct run_args *a, const char *output, const char *const *meta);
 
 static int run_program(const struct run_args *a)
 {
 	const char *output = a->output;
-	char **program = a->program;
 	/* under an MPI launcher: a profile per rank, named and marked by it */
 	long size, rank = mpi_rank(&size);
 	char *ranked = rank >= 0 ? ranked_output(output, rank) : NULL, rank_s[24], size_s[24];
@@ -335,13 +334,14 @@ static int run_program(const struct run_args *a)
 		meta[2] = size >= 0 ? "mpi_size" : NULL;
 		meta[3] = size_s;
 	}
-	int rc = run_session(a, program, output, meta);
+	int rc = run_session(a, output, meta);
 	free(ranked);
 	return rc;
 }
 
-static int run_session(const struct run_args *a, char **program, const char *output, const char *const *meta)
+static int run_session(const struct run_args *a, const char *output, const char *const *meta)
 {
+	char **program = a->program;
 	const struct rtl_collector *colls[MAX_COLLECTORS];
 	size_t ncolls = 0;
 	if (!program[0]) {

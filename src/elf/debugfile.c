@@ -107,7 +107,6 @@ static int dbgd_progress(debuginfod_client *c, long done, long total)
 			 (total + 1023) / 1024);
 		*path = NULL;
 	}
-	(void)done;
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/binary.h>
-#include "report/cg_places.h"
+#include "report/cg_places.h"   /* cgp_insn_len */
 #include "util/array.h"
 
 struct insn {
@@ -27,7 +27,7 @@ struct module_insns {
 
 struct walk {
 	struct rpt_rows rows;     /* by id */
-	struct cg_places places;  /* the binaries (rpt_sources) and the decoder */
+	struct rpt_sources src;   /* the modules' binaries */
 	struct module_insns *mods;
 	size_t nmods, capmods;
 	int err;
@@ -50,7 +50,7 @@ static int add_block(const rtl_profile_block *b, void *user)
 	const rtl_profile_function *f = rpt_rows_by_id(&w->rows, b->function);
 	if (!f || !b->count || !f->module)
 		return 0;
-	rtl_binary *bin = rpt_sources_binary(&w->places.src, f->module);
+	rtl_binary *bin = rpt_sources_binary(&w->src, f->module);
 	if (!bin || !rtl_binary_has_source_lines(bin))
 		return 0;
 	struct module_insns *m = module_of(w, f->module);
@@ -186,7 +186,7 @@ int rpt_inlined(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	for (size_t i = 0; i < w.nmods && !err; i++) {
 		struct module_insns *m = &w.mods[i];
 		qsort(m->v, m->n, sizeof(*m->v), by_addr);
-		rtl_binary *bin = rpt_sources_binary(&w.places.src, m->path);
+		rtl_binary *bin = rpt_sources_binary(&w.src, m->path);
 		if (bin && (err = rtl_binary_foreach_inline_range(bin, mark_range, m)) == -ENOENT)
 			err = 0;
 		if (!err)
@@ -221,7 +221,7 @@ out:
 		free(w.mods[i].v);
 	free(w.mods);
 	free(rows);
-	cgp_free(&w.places);
+	rpt_sources_free(&w.src);
 	rpt_rows_free(&w.rows);
 	return err;
 }
