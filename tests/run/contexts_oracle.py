@@ -217,6 +217,18 @@ def is_below(ctx, d, cid):
     return False
 
 
+def export(reticle, db, work, fmt, name, demangle=False):
+    """`reticle report -f FMT -o WORK/NAME DB`: the file's path, or None
+    after a failure."""
+    out = os.path.join(work, name)
+    r = subprocess.run([reticle, "report"] + ([] if demangle else ["--no-demangle"]) + ["-f", fmt, "-o", out, db],
+                       capture_output=True, text=True)
+    if r.returncode:
+        fail(f"{fmt}: status {r.returncode}: {r.stderr}")
+        return None
+    return out
+
+
 def check_exports(reticle, db, work, names, ctx):
     merged = defaultdict(lambda: [0, 0.0])
     for cid, c in ctx.items():
@@ -241,19 +253,18 @@ def check_exports(reticle, db, work, names, ctx):
         fail(f"folded: {len(extra)} stacks that took no time, e.g. {extra[0]}")
     check_svg(reticle, db, work, lines)
     check_callgrind(reticle, db, work, names, ctx)
-    chrome = os.path.join(work, "trace.json")
-    r = subprocess.run([reticle, "report", "-f", "chrome", "-o", chrome, db], capture_output=True, text=True)
+    chrome = export(reticle, db, work, "chrome", "trace.json", demangle=True)
     try:
-        doc = json.load(open(chrome))
-        check_chrome(doc, len(ctx))
+        if chrome:
+            check_chrome(json.load(open(chrome)), len(ctx))
     except (OSError, ValueError) as e:
-        fail(f"chrome: {e} {r.stderr}")
+        fail(f"chrome: {e}")
     if not shutil.which("go"):
         print("no go: pprof not checked")
         return
-    pb = os.path.join(work, "profile.pb")
-    r = subprocess.run([reticle, "report", "--no-demangle", "-f", "pprof", "-o", pb, db],
-                       capture_output=True, text=True)
+    pb = export(reticle, db, work, "pprof", "profile.pb")
+    if not pb:
+        return
     raw = subprocess.run(["go", "tool", "pprof", "-raw", pb], capture_output=True, text=True,
                          env=dict(os.environ, HOME=work, GOCACHE=os.path.join(work, "gocache")))
     if raw.returncode:
@@ -287,11 +298,8 @@ def check_callgrind(reticle, db, work, names, ctx):
     """The callgrind export's Time event: per function its exclusive ns,
     per caller-callee pair the inclusive ns of the calls= lines equal to
     the contexts' (the tree's arcs); callgrind_annotate reads it."""
-    out = os.path.join(work, "cg.out")
-    r = subprocess.run([reticle, "report", "--no-demangle", "-f", "callgrind", "-o", out, db],
-                       capture_output=True, text=True)
-    if r.returncode:
-        fail(f"callgrind: status {r.returncode}: {r.stderr}")
+    out = export(reticle, db, work, "callgrind", "cg.out")
+    if not out:
         return
     want_self, want_arc = defaultdict(int), defaultdict(int)
     for cid, c in ctx.items():
@@ -353,11 +361,8 @@ def check_svg(reticle, db, work, folded):
     """The flame graph against the folded stacks: a frame per path prefix
     (depth, name) as wide as the time of the stacks under it, callees
     within their caller."""
-    svg = os.path.join(work, "flame.svg")
-    r = subprocess.run([reticle, "report", "--no-demangle", "-f", "svg", "-o", svg, db],
-                       capture_output=True, text=True)
-    if r.returncode:
-        fail(f"svg: status {r.returncode}: {r.stderr}")
+    svg = export(reticle, db, work, "svg", "flame.svg")
+    if not svg:
         return
     import xml.etree.ElementTree as ET
     try:
