@@ -206,6 +206,9 @@ struct proc {
 	struct thread_times *times;   /* of threads that have ended */
 	size_t ntimes, ntimes_cap;
 	uint64_t ncontexts;       /* context ids given so far */
+	/* TSC ticks per second for the profile being written: one rate for all
+	 * its times, so that function_times and contexts agree (proc_write_profile) */
+	double tsc_hz;
 };
 
 /* arcs.c: indirect call sites in their windows' arc tables */

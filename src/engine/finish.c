@@ -282,6 +282,7 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		.end_ns = end_ns,
 	};
 	timers_harvest_all(p);   /* the threads left: the image ends */
+	p->tsc_hz = timers_tsc_hz(p->s);   /* measured once: every time of the image at one rate */
 	int err = rtl_profile_add_process(prof, &row);
 	if (!err)
 		err = add_functions(p, prof);

@@ -181,7 +181,7 @@ int timers_contexts(struct proc *p, struct contexts *c)
 	c->r = malloc(total * sizeof(*c->r));
 	if (!c->r)
 		return -ENOMEM;
-	double hz = timers_tsc_hz(p->s);
+	double hz = p->tsc_hz;
 	for (size_t i = 0; i < p->ntimes; i++) {
 		const struct thread_times *tt = &p->times[i];
 		/* a node is kept when it ran or a descendant did (a forked
@@ -245,7 +245,7 @@ struct rtl_timer_view *timers_view(struct proc *p, const struct func_state *fs, 
 	struct rtl_timer_view *v = malloc(p->ntimes * sizeof(*v));
 	if (!v)
 		return NULL;
-	double hz = timers_tsc_hz(p->s);
+	double hz = p->tsc_hz;
 	for (size_t i = 0; i < p->ntimes; i++) {
 		const struct thread_times *tt = &p->times[i];
 		if (idx >= tt->n || !tt->t[idx].calls)
