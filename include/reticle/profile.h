@@ -210,6 +210,26 @@ RTL_API int rtl_profile_add_context(rtl_profile *p, const rtl_profile_context *c
 RTL_API int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_context *c, void *user),
 				void *user);
 
+/* A node of a thread's tree of sampled call stacks (the sample collector):
+ * the path of calls from the thread's start to FUNCTION, and the samples
+ * taken with exactly that stack (none taken deeper). ID is unique in the
+ * profile, PARENT the caller's node (0: a root, the thread's outermost
+ * frame). WEIGHT is the sum of the samples' periods: nanoseconds of the
+ * clock events (meta sample_event), else events. Adding the same ID again
+ * adds both. */
+typedef struct rtl_profile_sample {
+	uint64_t id, parent;
+	int64_t function;
+	int tid;
+	uint64_t samples;
+	double weight;
+} rtl_profile_sample;
+RTL_API int rtl_profile_add_sample(rtl_profile *p, const rtl_profile_sample *c);
+/* Sampled stacks by id (a caller's before its callees'); none in a profile
+ * written without the sample collector. */
+RTL_API int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sample *c, void *user),
+				       void *user);
+
 /* A collector's own measure, for collectors whose results have no table of
  * their own (plug-ins: reticle run --collector): the value NAME of
  * FUNCTION at link-time SITE (the function's address when the value is

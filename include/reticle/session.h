@@ -34,6 +34,12 @@ struct rtl_session_opts {
 	/* More of the profile's meta: key, value, key, value, ..., NULL (or
 	 * NULL for none); reticle run adds mpi_rank and mpi_size there. */
 	const char *const *meta;
+	/* The sample collector's event (NULL: cpu-clock), samples per second
+	 * of a running thread (0: 1000) and bytes of user stack copied per
+	 * sample for unwinding (0: 16384). */
+	const char *sample_event;
+	unsigned sample_freq;
+	unsigned sample_stack;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -12,6 +12,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_calltime,
 	&collector_cover,
 	&collector_loops,
+	&collector_sample,
 };
 
 size_t rtl_collector_count(void)

@@ -185,6 +185,7 @@ struct proc {
 	char *command;            /* its command line, for the profile */
 	/* its place in the session's process tree (the profile's processes) */
 	int64_t image, parent_image;
+	unsigned exec_gen;        /* execs of this pid before this image (the sampler's key) */
 	const char *kind;         /* "launch", "fork" or "exec" */
 	uint64_t start_ns;        /* since the session started */
 	bool ended;
@@ -484,6 +485,17 @@ void placement_task_exit(struct placement *pl, pid_t tid);
 const struct os_cpus *placement_all_cpus(const struct placement *pl);
 void placement_free(struct placement *pl);
 struct placement *session_placement(const struct rtl_session *s);
+/* The sampler (the sample collector), or NULL. */
+struct sampler *session_sampler(const struct rtl_session *s);
+/* Whether any collector instruments functions (sample alone does not). */
+bool session_instruments(const struct rtl_session *s);
+
+/* The profile row of function FS (of M, F), added with its state
+ * (finish.c); WHY_NOT says why it was not relocated. */
+int finish_function_row(struct proc *p, struct module *m, const rtl_function *f, struct func_state *fs,
+			rtl_profile *prof, const char *why_not);
+/* The image's sampled stacks into PROF (samples.c). */
+int samples_write(struct proc *p, rtl_profile *prof);
 
 /* engine/finish.c: writes a process image into the session's profile, and
  * the session's own facts (meta) once at its end */

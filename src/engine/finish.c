@@ -24,7 +24,7 @@ static int module_row(struct proc *p, struct module *m, rtl_profile *prof)
 }
 
 /* The profile row of function FS (of M, F), added with its state. */
-static int function_row(struct proc *p, struct module *m, const rtl_function *f, struct func_state *fs,
+int finish_function_row(struct proc *p, struct module *m, const rtl_function *f, struct func_state *fs,
 			rtl_profile *prof, const char *why_not)
 {
 	if (fs->profile_id >= 0)
@@ -56,7 +56,7 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 								     f->sources != RTL_SRC_PLT);
 			if (fs->status != FS_DONE && !skipped)
 				continue;
-			int err = function_row(p, m, f, fs, prof, "never called");
+			int err = finish_function_row(p, m, f, fs, prof, "never called");
 			if (err)
 				return err;
 		}
@@ -108,7 +108,7 @@ static int callee_of(struct proc *p, uint64_t target, rtl_profile *prof, bool cr
 		}
 	}
 	*link_target = target - m->bias;
-	int err = create ? function_row(p, m, f, fs, prof, "not relocated") : 0;
+	int err = create ? finish_function_row(p, m, f, fs, prof, "not relocated") : 0;
 	*id = fs->profile_id;
 	return err;
 }
@@ -242,7 +242,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		.contexts = sc->xv, .ncontexts = ncontexts,
 	};
 	for (size_t c = 0; c < session_ncollectors(p->s) && !err; c++)
-		err = session_collector(p->s, c)->finish(&view, prof);
+		if (session_collector(p->s, c)->finish)
+			err = session_collector(p->s, c)->finish(&view, prof);
 	free(timers);
 	return err;
 }
@@ -297,6 +298,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 			if (m->fs[k].status == FS_DONE)
 				err = finish_function(p, m, k, prof, &sc);
 	}
+	if (!err)
+		err = samples_write(p, prof);
 	free(sc.bv);
 	free(sc.cv);
 	free(sc.ctr);

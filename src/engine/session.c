@@ -13,7 +13,9 @@
 #include <reticle/session.h>
 #include "engine/engine.h"
 #include "engine/session_priv.h"
+#include "collectors/builtin.h"
 #include "os/linux/os.h"
+#include "sample/sample.h"
 #include "util/log.h"
 
 /* A process in a group-stop (job control), and the signal that stopped it. */
@@ -62,6 +64,10 @@ struct rtl_session {
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
+	/* the sample collector: its sampler once launched, and its options */
+	bool sampling, instruments;
+	struct sampler_opts sample_opts;
+	struct sampler *sampler;
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -102,6 +108,8 @@ void session_count_restored(struct rtl_session *s, bool same)
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
 uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
+struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
+bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 {
@@ -195,9 +203,20 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		rtl_session_destroy(s);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < opts->ncollectors; i++)
+	for (size_t i = 0; i < opts->ncollectors; i++) {
 		s->colls[i] = opts->collectors[i];
+		if (s->colls[i] == &collector_sample)
+			s->sampling = true;
+		else
+			s->instruments = true;
+	}
 	s->ncolls = opts->ncollectors;
+	if (opts->sz >= offsetof(struct rtl_session_opts, sample_stack) + sizeof(opts->sample_stack))
+		s->sample_opts = (struct sampler_opts){ opts->sample_event, opts->sample_freq, opts->sample_stack };
+	if (!s->instruments) {   /* nothing is relocated: nothing to remember */
+		free(s->warm_dir);
+		s->warm_dir = NULL;
+	}
 	probe_set_init(&s->probes, s->colls, s->ncolls);
 	s->t0 = os_now_ns();
 	s->tsc0 = os_tsc();
@@ -213,6 +232,7 @@ void rtl_session_destroy(rtl_session *s)
 		kill(s->procs[i]->pid, SIGKILL);
 		proc_free(s->procs[i]);
 	}
+	sampler_stop(s->sampler, NULL);
 	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
 		if (bins_free)
@@ -283,6 +303,34 @@ static void commit_profile(struct rtl_session *s)
 	}
 	rtl_profile_close(s->profile);
 	s->profile = NULL;
+}
+
+/* What the sampler did, for the report: its event, rate, and fidelity. */
+static void write_sample_meta(struct rtl_session *s, const struct sampler_stats *st)
+{
+	rtl_profile *prof = session_profile(s);
+	char buf[64];
+	if (!prof)
+		return;
+	const char *ev = s->sample_opts.event ? s->sample_opts.event : "cpu-clock";
+	int err = rtl_profile_set_meta(prof, "sample_event", ev);
+	snprintf(buf, sizeof(buf), "%u", s->sample_opts.freq ? s->sample_opts.freq : 1000);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_freq", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->samples);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_count", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->lost);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_lost", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->truncated);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_truncated", buf);
+	snprintf(buf, sizeof(buf), "%.0f", st->period_mean);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_period_mean", buf);
+	snprintf(buf, sizeof(buf), "%.4f", st->period_cv);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_period_cv", buf);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_kernel", st->kernel ? "1" : "0");
+	if (err && !s->profile_failed) {
+		rtl_log(0, "%s: cannot write the sampler's facts: %s", s->profile_path, rtl_strerror(err));
+		s->profile_failed = true;
+	}
 }
 
 static char *read_cmdline(pid_t pid)
@@ -431,6 +479,15 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 		remove_proc(s, p);
 		return err;
 	}
+	if (s->sampling) {
+		char why[512];
+		if ((err = sampler_start(&s->sample_opts, pid, &s->sampler, why, sizeof(why)))) {
+			rtl_log(0, "sample: %s", why);
+			kill(pid, SIGKILL);
+			remove_proc(s, p);
+			return -RTL_ERR_NO_SAMPLING;
+		}
+	}
 	s->main_pid = pid;
 	s->main_command = p->command ? strdup(p->command) : NULL;
 	return 0;
@@ -538,6 +595,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 {
 	pid_t pid = st->tid;
 	int64_t parent = p->image;
+	unsigned exec_gen = p->exec_gen;
 	const char *kind = pid == p->pid ? "exec" : "fork";   /* a vfork child's exec */
 	if (pid == p->pid) {
 		p->status = -1;
@@ -548,6 +606,8 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		proc_remove_thread(p, (pid_t)st->msg);
 	}
 	struct proc *q = proc_new(s, pid);
+	if (q)   /* the sampler counts the execs of a pid likewise */
+		q->exec_gen = pid == p->pid ? exec_gen + 1 : 1;
 	if (!q || add_proc(s, q, parent, kind) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
 	resume(NULL, pid, 0);
@@ -750,6 +810,12 @@ int rtl_session_run(rtl_session *s, int *status)
 		warm_prune(session_warm_dir(s), session_warm_max(s));
 	placement_free(s->placement);   /* every CPU back to reticle */
 	s->placement = NULL;
+	if (s->sampler) {
+		struct sampler_stats st;
+		sampler_stop(s->sampler, &st);
+		s->sampler = NULL;
+		write_sample_meta(s, &st);
+	}
 	commit_profile(s);
 	*status = s->main_status;
 	return err;

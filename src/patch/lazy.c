@@ -13,6 +13,7 @@
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "sample/sample.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -622,7 +623,11 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 /* Function K of M has a copy now, and its entry leads there. */
 static void relocated(struct proc *p, struct module *m, size_t k)
 {
-	m->fs[k].status = FS_DONE;
+	struct func_state *fs = &m->fs[k];
+	fs->status = FS_DONE;
+	if (session_sampler(p->s))
+		sampler_copy_placed(session_sampler(p->s), p->pid, p->exec_gen, fs->entry, fs->code_len,
+				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap);
 	back_patch(p, m, k);
 	unwind_function_relocated(p, m, k);
 }

@@ -98,6 +98,11 @@ static int copy_input(rtl_profile *p, int64_t rank, int first)
 		       " id + (%" PRId64 " << 32), CASE parent WHEN 0 THEN 0 ELSE parent + (%" PRId64 " << 32) END,"
 		       " function + %" PRId64 ", tid, calls, inclusive, exclusive FROM src.contexts", op, op, of)))
 		return err;
+	if (src_has(p, "samples", NULL) &&
+	    (err = run(p, "INSERT INTO samples(id, parent, function, tid, samples, weight) SELECT"
+		       " id + (%" PRId64 " << 32), CASE parent WHEN 0 THEN 0 ELSE parent + (%" PRId64 " << 32) END,"
+		       " function + %" PRId64 ", tid, samples, weight FROM src.samples", op, op, of)))
+		return err;
 	if (src_has(p, "metrics", NULL) &&
 	    (err = run(p, "INSERT INTO metrics(function, name, site, value) SELECT function + %" PRId64
 		       ", name, site, value FROM src.metrics", of)))

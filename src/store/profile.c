@@ -40,6 +40,9 @@ static const char *const schema_sql =
 	"CREATE TABLE contexts(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
 	" function INTEGER NOT NULL REFERENCES functions(id), tid INTEGER NOT NULL,"
 	" calls INTEGER NOT NULL, inclusive REAL NOT NULL, exclusive REAL NOT NULL);"
+	"CREATE TABLE samples(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" function INTEGER NOT NULL REFERENCES functions(id), tid INTEGER NOT NULL,"
+	" samples INTEGER NOT NULL, weight REAL NOT NULL);"
 	"CREATE TABLE metrics(function INTEGER NOT NULL REFERENCES functions(id),"
 	" name TEXT NOT NULL, site INTEGER NOT NULL, value REAL NOT NULL,"
 	" PRIMARY KEY(function, name, site)) WITHOUT ROWID;"
@@ -97,6 +100,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET"
 			   " calls = calls + excluded.calls, inclusive = inclusive + excluded.inclusive,"
 			   " exclusive = exclusive + excluded.exclusive",
+	[ST_ADD_SAMPLE] = "INSERT INTO samples(id, parent, function, tid, samples, weight)"
+			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET"
+			  " samples = samples + excluded.samples, weight = weight + excluded.weight",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",

@@ -347,6 +347,35 @@ int rtl_profile_foreach_context(rtl_profile *p, int (*fn)(const rtl_profile_cont
 		     " ORDER BY id", 0, 0, context_row, &c);
 }
 
+struct sample_ctx {
+	int (*fn)(const rtl_profile_sample *c, void *user);
+	void *user;
+};
+
+static int sample_row(sqlite3_stmt *s, void *ctx)
+{
+	struct sample_ctx *c = ctx;
+	rtl_profile_sample x = {
+		.id = u64(s, 0),
+		.parent = u64(s, 1),
+		.function = sqlite3_column_int64(s, 2),
+		.tid = sqlite3_column_int(s, 3),
+		.samples = u64(s, 4),
+		.weight = sqlite3_column_double(s, 5),
+	};
+	return c->fn(&x, c->user);
+}
+
+int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sample *c, void *user), void *user)
+{
+	struct sample_ctx c = { fn, user };
+
+	if (!file_has_table(p, "samples"))
+		return 0;
+	return query(p, "SELECT id, parent, function, tid, samples, weight FROM samples ORDER BY id", 0, 0,
+		     sample_row, &c);
+}
+
 struct metric_ctx {
 	int (*fn)(const rtl_profile_metric *m, void *user);
 	void *user;
@@ -531,7 +560,11 @@ static int build_scope(rtl_profile *p, const char *filter)
 		file_has_table(p, "contexts")
 		? "CREATE TEMP TABLE contexts AS SELECT c.id AS id, c.parent AS parent, x.rep AS function,"
 		  " c.tid AS tid, c.calls AS calls, c.inclusive AS inclusive, c.exclusive AS exclusive"
-		  " FROM main.contexts c JOIN temp.fmap x ON x.id = c.function ORDER BY c.id;" : "");
+		  " FROM main.contexts c JOIN temp.fmap x ON x.id = c.function ORDER BY c.id;" : "",
+		file_has_table(p, "samples")
+		? "CREATE TEMP TABLE samples AS SELECT c.id AS id, c.parent AS parent, x.rep AS function,"
+		  " c.tid AS tid, c.samples AS samples, c.weight AS weight"
+		  " FROM main.samples c JOIN temp.fmap x ON x.id = c.function ORDER BY c.id;" : "");
 	int err = sql ? 0 : -ENOMEM;
 
 	if (!err && sqlite3_exec(p->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -542,7 +575,7 @@ static int build_scope(rtl_profile *p, const char *filter)
 
 static const char *const drop_scope_sql =
 	"DROP TABLE IF EXISTS temp.branches; DROP TABLE IF EXISTS temp.function_times;"
-	" DROP TABLE IF EXISTS temp.metrics; DROP TABLE IF EXISTS temp.contexts;"
+	" DROP TABLE IF EXISTS temp.metrics; DROP TABLE IF EXISTS temp.contexts; DROP TABLE IF EXISTS temp.samples;"
 	" DROP TABLE IF EXISTS temp.call_sites; DROP TABLE IF EXISTS temp.blocks;"
 	" DROP TABLE IF EXISTS temp.functions; DROP TABLE IF EXISTS temp.fmap;"
 	" DROP TABLE IF EXISTS temp.modules;";

@@ -265,6 +265,24 @@ int rtl_profile_add_context(rtl_profile *p, const rtl_profile_context *c)
 	return step_insert(p, s, NULL, "add context");
 }
 
+int rtl_profile_add_sample(rtl_profile *p, const rtl_profile_sample *c)
+{
+	sqlite3_stmt *s;
+	if (!writable(p) || !c || !c->id || c->id > INT64_MAX || c->parent > INT64_MAX)
+		return -EINVAL;
+	if (!known(c->function, p->nfunctions))
+		return -ENOENT;
+	if (!(s = store_stmt(p, ST_ADD_SAMPLE)))
+		return -RTL_ERR_STORE;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)c->id);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)c->parent);
+	sqlite3_bind_int64(s, 3, c->function);
+	sqlite3_bind_int64(s, 4, c->tid);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)c->samples);
+	sqlite3_bind_double(s, 6, c->weight);
+	return step_insert(p, s, NULL, "add sample");
+}
+
 int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
 			   double value)
 {

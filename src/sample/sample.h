@@ -1,0 +1,104 @@
+/* The sampler: statistical samples of every thread and process of a
+ * session (perf_event, os/linux/perf_ring.h), each with its call stack
+ * unwound from a copy of the user stack by the modules' call-frame
+ * information (.eh_frame, .debug_frame; frame pointers where there is
+ * none), code-cache addresses mapped back to the original instructions.
+ *
+ * A reader thread drains the ring while the program runs and folds each
+ * stack into a tree of program counters per process image (a pid between
+ * two execs: its generation counts the execs). The engine tells it where
+ * each copy lies (sampler_copy_placed) and takes an image's tree when the
+ * image ends (sampler_take): the process is stopped then, so every sample
+ * it took is in the ring already. Internal to libreticle. */
+#ifndef RETICLE_SAMPLE_H
+#define RETICLE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sampler;
+
+struct sampler_opts {
+	const char *event;        /* default cpu-clock */
+	unsigned freq;            /* default 1000 */
+	unsigned stack_bytes;     /* default 16384 */
+};
+
+/* A node of an image's tree: the root of a thread (PC is its TID), or a
+ * frame: the original run-time address of the sampled instruction (the
+ * tree's leaves) or of a call (the return address less one). */
+#define SAMPLE_PC_KERNEL UINT64_MAX   /* a sample taken in the kernel */
+struct sample_node {
+	uint32_t parent;          /* index; UINT32_MAX at a root */
+	int tid;
+	uint64_t pc;
+	uint64_t self;            /* samples whose stack ends here */
+	uint64_t self_weight;     /* their periods (ns for the clock events) */
+};
+
+/* A file mapped executable in the image, as the ring told (the engine
+ * may not know it: with sample alone it does not follow the loader). */
+struct sample_map {
+	uint64_t start, end, bias;
+	char *path;
+};
+
+struct sample_tree {
+	struct sample_node *n;    /* parents before children */
+	size_t count;
+	struct sample_map *maps;  /* by start */
+	size_t nmaps;
+};
+
+struct sampler_stats {
+	uint64_t samples, lost, unwound_frames, truncated;
+	double period_mean, period_cv;   /* of the gaps between a thread's samples, ns */
+	bool kernel;              /* kernel samples taken too */
+};
+
+/* Starts sampling PID (stopped at its first instruction) and everything
+ * it creates. 0, or -err with WHY for the user. */
+int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out, char *why, size_t len);
+/* A copy of the function at original run-time ORIG_ENTRY placed at
+ * [COPY, COPY+LEN) in image (PID, GEN); FROM/TO (N) its instruction map,
+ * copied. */
+void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t copy, uint32_t len,
+			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n);
+/* The tree of image (PID, GEN), once every sample in the ring is read; the
+ * image is forgotten. Free with sample_tree_free. */
+int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree *out);
+void sample_tree_free(struct sample_tree *t);
+/* Stops the reader; STATS (or NULL) gets the totals. */
+void sampler_stop(struct sampler *s, struct sampler_stats *stats);
+const struct sampler_opts *sampler_options(const struct sampler *s);
+
+/* ---- the unwinder (unwind.c) ---- */
+struct unw_mods;   /* ELF files and their CFI, by path */
+struct unw_mods *unw_mods_new(void);
+/* reticle's own vdso, which is every process's (the same kernel): where,
+ * its size, and its link-time address of offset 0. */
+const void *unw_vdso(uint64_t *link_base, size_t *size);
+void unw_mods_free(struct unw_mods *m);
+
+/* Where a frame's code is, for the unwinder: the file and its load bias,
+ * and for code in a copy the original address (0 when not in a copy). */
+struct unw_frame_env {
+	/* the module mapped at PC: path and bias (run-time minus link-time),
+	 * false when none */
+	bool (*module_at)(void *user, uint64_t pc, const char **path, uint64_t *bias);
+	/* the original address of PC when it lies in a copy (EXACT: PC is the
+	 * sampled instruction, not a return address), else 0 */
+	uint64_t (*original)(void *user, uint64_t pc, bool exact);
+	void *user;
+};
+
+/* Unwinds from REGS (perf_ring's order) over STACK (LEN bytes from the
+ * stack pointer). FRAMES[0] is the sampled PC, then each caller's call
+ * (return address less one), original addresses. Returns how many (at
+ * most MAX); *TRUNCATED when the walk stopped before the outermost frame. */
+size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint64_t *regs,
+		 const uint8_t *stack, size_t len, uint64_t *frames, size_t max, bool *truncated);
+
+#endif
