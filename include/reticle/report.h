@@ -35,6 +35,9 @@ typedef struct rtl_report_options {
 			     * NULL: the program's */
 	int inlined;        /* text: also the Ir of inlined code by the inlined
 			     * function (DWARF's inlined calls) */
+	int samples;        /* folded, svg, chrome, pprof: draw the sampled
+			     * stacks (sample collector), not calltime's tree;
+			     * they are drawn anyway when there is no tree */
 } rtl_report_options;
 
 /* The format named NAME ("text", "json", "callgrind", "lcov", "fdata",
@@ -67,8 +70,10 @@ RTL_API int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *o
  * counts to write. */
 RTL_API int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
-/* The calling-context tree (calltime) for the tools that draw it; each
- * returns -ENODATA when P has no contexts.
+/* The calling-context tree (calltime), or the tree of sampled stacks
+ * (sample collector: O->samples, or a profile without calltime's), for
+ * the tools that draw it; each returns -ENODATA when P has neither. With
+ * samples, "calls" are samples and times are the samples' periods.
  * Folded stacks (flame graphs): "f1;f2;...;fn NS" per call path, its
  * exclusive nanoseconds, threads and images merged. */
 RTL_API int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out);

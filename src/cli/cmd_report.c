@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fputs("usage: reticle report [--format FORMAT] [--top N] [--all]\n"
-	      "                      [--no-demangle] [--inline] [--process ID | --tree]\n"
+	      "                      [--no-demangle] [--inline] [--samples] [--process ID | --tree]\n"
 	      "                      [--module M]\n"
 	      "                      [-o OUT] PROFILE\n"
 	      "\n"
@@ -36,7 +36,8 @@ static void report_usage(FILE *f)
 	      "                  branch, jump and fall-through counts (edges, bbcount),\n"
 	      "                  calls between its functions (callgraph)\n"
 	      "                  folded: flame-graph stacks from the calling-context\n"
-	      "                  tree (calltime): each call path and its exclusive ns\n"
+	      "                  tree (calltime): each call path and its exclusive ns;\n"
+	      "                  from sampled stacks (sample): its samples\n"
 	      "                  chrome: trace event JSON (Perfetto, chrome://tracing):\n"
 	      "                  per thread, each call path as an event as long as its\n"
 	      "                  inclusive time, nested under its caller (the tree, not\n"
@@ -63,6 +64,9 @@ static void report_usage(FILE *f)
 	      "      --inline    text: also the Ir of inlined code by the inlined\n"
 	      "                  function (DWARF's inlined calls, the innermost; needs\n"
 	      "                  bbcount or cover)\n"
+	      "      --samples   folded, chrome, pprof, svg: draw the stacks of the sample\n"
+	      "                  collector, not calltime's tree (the default when the\n"
+	      "                  profile has no calltime tree)\n"
 	      "      --debug-dir DIR  look for separate debug files (source lines) in DIR\n"
 	      "                  first, then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
@@ -96,6 +100,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "inline", no_argument, NULL, 'I' },
+		{ "samples", no_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "process", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->top_given = 1;
 			break;
 		case 'a': a->opt.all = 1; break;
+		case 'S': a->opt.samples = 1; break;
 		case 'p': {
 			char *end;
 			errno = 0;
@@ -260,7 +266,8 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 		return CLI_EXIT_FAIL;
 	} else if (err == -ENODATA && (a->format == RTL_REPORT_FOLDED || a->format == RTL_REPORT_CHROME ||
 					 a->format == RTL_REPORT_PPROF || a->format == RTL_REPORT_SVG) && !a->tree) {
-		cli_error("report: '%s' has no calling contexts (run with -c calltime)", a->profile);
+		cli_error("report: '%s' has no calling contexts%s (run with -c calltime or -c sample)", a->profile,
+			  a->opt.samples ? " from samples" : "");
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;
 	} else if (err) {

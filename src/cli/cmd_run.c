@@ -19,7 +19,8 @@ static volatile pid_t forward_to;
 static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
-	      "                   [--stats] [-f CONTROL_FILE] [-- PROGRAM [ARGS...]]\n"
+	      "                   [--freq HZ] [--event E] [--stats] [-f CONTROL_FILE]\n"
+	      "                   [-- PROGRAM [ARGS...]]\n"
 	      "\n"
 	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes one\n"
 	      "profile (SQLite) for the run: PROFILE (default reticle.PID.db), every process\n"
@@ -47,6 +48,13 @@ static void usage(FILE *f)
 	      "      --cold           neither use nor update the warm-start cache\n"
 	      "      --debug-dir DIR  look for separate debug files (names) in DIR first,\n"
 	      "                       then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
+	      "      --freq HZ        sample collector: samples per second of each running\n"
+	      "                       thread (default 1000; at most the kernel's\n"
+	      "                       perf_event_max_sample_rate)\n"
+	      "      --event E        sample collector: what to sample on: cpu-clock (default),\n"
+	      "                       task-clock, page-faults, context-switches, or, where the\n"
+	      "                       machine has a PMU, cycles, instructions, cache-references,\n"
+	      "                       cache-misses, branches, branch-misses\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
 	      "                       arguments, collect, collectors, output, cold, stats,\n"
@@ -218,6 +226,8 @@ struct run_args {
 	size_t nplugins;
 	bool stats, cold;
 	char **program;
+	const char *event;        /* the sample collector's */
+	unsigned freq;
 };
 
 /* What options left unsaid, from the control file CTL: the command line
@@ -264,6 +274,8 @@ int cmd_run(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'g' },
 		{ "collector", required_argument, NULL, 'P' },
 		{ "file", required_argument, NULL, 'f' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -291,6 +303,18 @@ int cmd_run(int argc, char **argv)
 			if (cli_add_debug_dir(optarg))
 				return CLI_EXIT_USAGE;
 			break;
+		case 'F': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !v || v > 1000000) {
+				cli_error("run: --freq takes samples per second, a whole number from 1 "
+					  "(the kernel's limit: /proc/sys/kernel/perf_event_max_sample_rate)");
+				return CLI_EXIT_USAGE;
+			}
+			a.freq = (unsigned)v;
+			break;
+		}
+		case 'E': a.event = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
@@ -357,13 +381,21 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return rc;
 		ncolls++;
 	}
+	bool sampling = false;
+	for (size_t i = 0; i < ncolls; i++)
+		sampling |= !strcmp(colls[i]->name, "sample");
+	if ((a->freq || a->event) && !sampling) {
+		cli_error("run: --freq and --event set the sample collector: add it (-c sample or -c fcount,sample)");
+		return CLI_EXIT_USAGE;
+	}
 	if (!output_writable(output))
 		return CLI_EXIT_FAIL;
 
 	char *warm = a->cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
-					 .warm_cache_max = cache_max_bytes(), .meta = meta };
+					 .warm_cache_max = cache_max_bytes(), .meta = meta,
+					 .sample_event = a->event, .sample_freq = a->freq };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -16,6 +16,7 @@ struct load {
 	size_t nids, capids, capnode;
 	struct pid_of { int64_t image; int pid; } *pids;
 	size_t npids, cappids;
+	double weight_unit;       /* samples' weight per second */
 };
 
 static uint64_t mix(uint64_t h)
@@ -132,6 +133,22 @@ static int add_context(const rtl_profile_context *c, void *user)
 	return 0;
 }
 
+/* A sampled stack's node: like a context, its samples as calls, their
+ * periods as its exclusive time (inclusive is summed after the load). */
+static int add_sample(const rtl_profile_sample *s, void *user)
+{
+	struct load *l = user;
+	rtl_profile_context c = { s->id, s->parent, s->function, s->tid, s->samples, 0, s->weight / l->weight_unit };
+	return add_context(&c, user);
+}
+
+static int any_context(const rtl_profile_context *c, void *user)
+{
+	(void)c;
+	*(bool *)user = true;
+	return 1;
+}
+
 int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct cct *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -139,7 +156,24 @@ int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct 
 	t->rows.demangle = !(o ? o : &rpt_default_options)->no_demangle;
 	struct load l = { .t = t, .by_thread = by_thread };
 	int err = by_thread ? rtl_profile_foreach_process(p, pid_row, &l) : 0;
-	if (!err)
+	bool samples = o && o->samples, has_contexts = false;
+	if (!err && !samples) {
+		int rc = rtl_profile_foreach_context(p, any_context, &has_contexts);
+		err = rc < 0 ? rc : 0;
+		samples = !has_contexts;
+	}
+	if (!err && samples) {
+		/* the clock events' periods are nanoseconds; others' are events */
+		const char *ev = rtl_profile_get_meta(p, "sample_event");
+		l.weight_unit = !ev || strstr(ev, "clock") ? 1e9 : 1;
+		t->sampled = true;
+		err = rtl_profile_foreach_sample(p, add_sample, &l);
+		for (size_t i = t->count; !err && i-- > 0;) {   /* callees after callers */
+			t->n[i].inclusive += t->n[i].exclusive;
+			if (t->n[i].parent != CCT_NONE)
+				t->n[t->n[i].parent].inclusive += t->n[i].inclusive;
+		}
+	} else if (!err)
 		err = rtl_profile_foreach_context(p, add_context, &l);
 	if (!err && !t->count)
 		err = -ENODATA;

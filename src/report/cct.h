@@ -5,6 +5,7 @@
 #ifndef RETICLE_REPORT_CCT_H
 #define RETICLE_REPORT_CCT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "report/report_priv.h"
@@ -30,9 +31,10 @@ struct cct {
 	size_t *index;
 	size_t index_size;
 	size_t last_root;
+	bool sampled;             /* from the sampled stacks: calls are samples */
 };
 
-/* Loads P's contexts: BY_THREAD keeps each thread's tree apart (roots per
+/* Loads P's contexts (or its sampled stacks: O->samples, or no contexts): BY_THREAD keeps each thread's tree apart (roots per
  * process and thread); names demangled unless O (NULL: the defaults) says
  * not. -ENODATA when P has none. Free with cct_free. */
 int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct cct *t);

@@ -3,7 +3,8 @@
  *
  *   _start;__libc_start_main;main;parse 1234567
  *
- * one line per call path with its exclusive time in nanoseconds, threads
+ * one line per call path with its exclusive time in nanoseconds (sampled
+ * stacks: the samples taken there), threads
  * and images merged; frames are function names (';' in a name becomes
  * ':'). A path that took no time of its own has no line. */
 #include <errno.h>
@@ -15,7 +16,8 @@
 
 static int fold_line(const struct cct *t, size_t node, const char *path, void *user)
 {
-	long long ns = llround(t->n[node].exclusive * 1e9);
+	/* sampled stacks: their samples, as perf's stackcollapse writes */
+	long long ns = t->sampled ? (long long)t->n[node].calls : llround(t->n[node].exclusive * 1e9);
 	if (ns > 0)
 		fprintf(user, "%s %lld\n", path, ns);
 	return 0;

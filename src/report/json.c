@@ -1,9 +1,11 @@
 /* JSON report: one object with meta, totals, modules, functions (by count,
  * every row unless --top is given) and call sites. Counts are numbers;
  * addresses are "0x..." strings so that no reader rounds them. */
+#include <errno.h>
 #include <inttypes.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
+#include "report/samples.h"
 
 int rpt_utf8_len(const unsigned char *s)
 {
@@ -170,6 +172,35 @@ static void write_totals(FILE *out, const rtl_profile_totals *t)
 	fputs("},\n", out);
 }
 
+/* The sample collector's functions by self samples, or null. */
+static int write_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct rpt_sampled s;
+	int err = rpt_sampled_load(p, o, &s);
+	if (err == -ENODATA) {
+		fputs("null", out);
+		return 0;
+	}
+	if (err)
+		return err;
+	fprintf(out, "{\"count\": %" PRIu64 ", \"seconds\": %.9f, \"functions\": [", s.samples, s.seconds);
+	size_t limit = o->top && o->top < s.n ? o->top : s.n;
+	for (size_t i = 0; i < limit; i++) {
+		const struct rpt_sampled_fn *f = &s.fn[i];
+		const rtl_profile_function *row = rpt_rows_by_id(&s.tree.rows, f->function);
+		fprintf(out, "%s\n    {\"module\": ", i ? "," : "");
+		rpt_json_string(out, row && row->module ? row->module : "?");
+		fputs(", \"name\": ", out);
+		rpt_json_string(out, row && row->name ? row->name : "?");
+		fprintf(out, ", \"address\": %" PRIu64 ", \"self\": %" PRIu64 ", \"total\": %" PRIu64
+			", \"self_seconds\": %.9f, \"total_seconds\": %.9f}", row ? row->addr : 0, f->self, f->total,
+			f->self_seconds, f->total_seconds);
+	}
+	fputs("\n  ]}", out);
+	rpt_sampled_free(&s);
+	return 0;
+}
+
 int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
 	if (!o)
@@ -217,7 +248,10 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	l.n = 0;
 	if ((err = rtl_profile_foreach_metric(p, metric_item, &l)))
 		goto out;
-	fputs("\n  ]\n}\n", out);
+	fputs("\n  ],\n  \"samples\": ", out);
+	if ((err = write_samples(p, o, out)))
+		goto out;
+	fputs("\n}\n", out);
 	err = rpt_out_status(out);
 out:
 	rpt_rows_free(&rows);

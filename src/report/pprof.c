@@ -142,8 +142,8 @@ int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		err = -ENOMEM;
 	if (!err) {
 		string_id(&x, "");                       /* string_table[0] */
-		value_type(&x, 1, "calls", "count");     /* sample_type */
-		pb_uint(&x.out, 14, value_type(&x, 1, "time", "nanoseconds"));   /* default_sample_type */
+		value_type(&x, 1, t.sampled ? "samples" : "calls", "count");     /* sample_type */
+		pb_uint(&x.out, 14, value_type(&x, 1, t.sampled ? "cpu" : "time", "nanoseconds"));   /* default_sample_type */
 		err = cct_walk_paths(&t, sample, &x);
 	}
 	if (!err && (x.out.failed || x.msg.failed || x.sub.failed))

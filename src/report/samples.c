@@ -1,0 +1,135 @@
+/* The sample collector's results by function: self samples (taken in the
+ * function itself) and total samples (taken while it was on the stack,
+ * counted once however deep its recursion), for the text and JSON
+ * reports. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/cct.h"
+#include "report/samples.h"
+
+static int by_self(const void *a, const void *b)
+{
+	const struct rpt_sampled_fn *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return (x->function > y->function) - (x->function < y->function);
+}
+
+static struct rpt_sampled_fn *entry(struct rpt_sampled *s, int64_t function)
+{
+	/* functions are few beside nodes: a linear probe table by id */
+	size_t mask = s->index_size - 1, h = (size_t)((uint64_t)function * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	for (; s->index[h] != SIZE_MAX; h = (h + 1) & mask)
+		if (s->fn[s->index[h]].function == function)
+			return &s->fn[s->index[h]];
+	s->index[h] = s->n;
+	s->fn[s->n] = (struct rpt_sampled_fn){ .function = function };
+	return &s->fn[s->n++];
+}
+
+int rpt_sampled_load(rtl_profile *p, const rtl_report_options *o, struct rpt_sampled *s)
+{
+	memset(s, 0, sizeof(*s));
+	rtl_report_options so = o ? *o : rpt_default_options;
+	so.samples = 1;
+	int err = cct_load(p, 0, &so, &s->tree);
+	if (err)
+		return err;
+	const struct cct *t = &s->tree;
+	size_t n = t->count;
+	uint64_t *incl = calloc(n ? n : 1, sizeof(*incl));
+	double *incl_s = calloc(n ? n : 1, sizeof(*incl_s));
+	s->index_size = 16;
+	while (s->index_size < 2 * n)
+		s->index_size *= 2;
+	s->index = malloc(s->index_size * sizeof(*s->index));
+	s->fn = malloc((n ? n : 1) * sizeof(*s->fn));
+	if (!incl || !incl_s || !s->index || !s->fn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(s->index, 0xff, s->index_size * sizeof(*s->index));
+	for (size_t i = n; i-- > 0;) {   /* callees come after their callers */
+		incl[i] += t->n[i].calls;
+		incl_s[i] += t->n[i].exclusive;
+		if (t->n[i].parent != CCT_NONE) {
+			incl[t->n[i].parent] += incl[i];
+			incl_s[t->n[i].parent] += incl_s[i];
+		}
+		s->samples += t->n[i].calls;
+		s->seconds += t->n[i].exclusive;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cct_node *node = &t->n[i];
+		struct rpt_sampled_fn *f = entry(s, node->function);
+		f->self += node->calls;
+		f->self_seconds += node->exclusive;
+		/* total: only the outermost frame of the function on a path */
+		size_t up = node->parent;
+		while (up != CCT_NONE && t->n[up].function != node->function)
+			up = t->n[up].parent;
+		if (up == CCT_NONE) {
+			f->total += incl[i];
+			f->total_seconds += incl_s[i];
+		}
+	}
+	qsort(s->fn, s->n, sizeof(*s->fn), by_self);
+out:
+	free(incl);
+	free(incl_s);
+	free(s->index);
+	s->index = NULL;
+	if (err)
+		rpt_sampled_free(s);
+	return err;
+}
+
+void rpt_sampled_free(struct rpt_sampled *s)
+{
+	cct_free(&s->tree);
+	free(s->fn);
+	free(s->index);
+	memset(s, 0, sizeof(*s));
+}
+
+int rpt_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
+{
+	struct rpt_sampled s;
+	int err = rpt_sampled_load(p, o, &s);
+	if (err == -ENODATA)
+		return 0;
+	if (err)
+		return err;
+	const char *ev = rtl_profile_get_meta(p, "sample_event");
+	char event[64];
+	snprintf(event, sizeof(event), "%s", ev ? ev : "?");
+	const char *freq = rtl_profile_get_meta(p, "sample_freq");
+	char hz[32];
+	snprintf(hz, sizeof(hz), "%s", freq ? freq : "?");
+	const char *lost = rtl_profile_get_meta(p, "sample_lost");
+	unsigned long long nlost = lost ? strtoull(lost, NULL, 10) : 0;
+	fprintf(out, "\nsamples (sample: %s at %s Hz, %" PRIu64 " samples = %.3f s", event, hz, s.samples, s.seconds);
+	if (nlost)
+		fprintf(out, ", %llu lost", nlost);
+	fprintf(out, "; shares of all samples)\n");
+	fprintf(out, "%7s  %7s  %10s  %10s  %s\n", "self", "total", "self s", "samples", "function (module)");
+	size_t limit = o->top && o->top < s.n ? o->top : s.n;
+	for (size_t i = 0; i < limit; i++) {
+		const struct rpt_sampled_fn *f = &s.fn[i];
+		const rtl_profile_function *row = rpt_rows_by_id(&s.tree.rows, f->function);
+		char buf[32];
+		double den = s.samples ? (double)s.samples : 1;
+		fprintf(out, "%6.2f%%  %6.2f%%  %10.6f  %10" PRIu64 "  %s (%s)\n", 100.0 * (double)f->self / den,
+			100.0 * (double)f->total / den, f->self_seconds, f->self, row ? rpt_name(row, buf) : "?",
+			row ? rpt_basename(row->module) : "?");
+	}
+	if (limit < s.n)
+		fprintf(out, "(%zu more sampled function%s: --top N or --top 0 for more)\n", s.n - limit,
+			s.n - limit == 1 ? "" : "s");
+	rpt_sampled_free(&s);
+	return 0;
+}
