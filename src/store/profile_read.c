@@ -541,7 +541,7 @@ static int build_scope(rtl_profile *p, const char *filter)
 		" GROUP BY a.rep, c.site, b.rep;"
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
 		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
-		"%s%s%s%s",
+		"%s%s%s%s%s",
 		(long long)p->process, filter, filter,
 		file_has_table(p, "branches")
 		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
