@@ -340,6 +340,10 @@ size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint
 			*truncated = false;
 			break;
 		}
+		if (rc < 0 && w.ok[6] && !w.r[6] && n > 1) {
+			*truncated = false;   /* a frame-pointer chain's end (Go's goexit) */
+			break;
+		}
 		if (rc < 0 && !step_fp(&w, &next))
 			break;
 		if (next.r[7] <= w.r[7])
