@@ -465,9 +465,11 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 		return err;
 	if ((err = os_launch(argv, &pid)))
 		return err;
-	s->placement = placement_new(pid);
+	/* nothing relocated (sample alone): no traps to share a CPU with, no
+	 * copies to make ahead */
+	s->placement = s->instruments ? placement_new(pid) : NULL;
 	/* copies made ahead need a CPU of their own: with one, they would compete */
-	if (placement_all_cpus(s->placement) && !s->ahead)
+	if (s->placement && placement_all_cpus(s->placement) && !s->ahead)
 		s->ahead = ahead_new(placement_all_cpus(s->placement), &s->probes);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {

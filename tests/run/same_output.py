@@ -5,7 +5,8 @@ the oracle), that a profile was written, and optionally that call counts of
 named functions equal what the program itself reports. Each collector set
 runs twice: with an empty warm-start cache, then with what that run left,
 checking the copies placed (made ahead, or saved) against fresh ones
-(verify_copies.py).
+(verify_copies.py). A run with the sample collector must have sampled
+stacks in its profile when the program ran long enough to be sampled.
 
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
                       [--collectors LIST ...] [--repeat N] [--timeout S]
@@ -61,11 +62,15 @@ def main():
         elif opts[i] == "--timeout":
             timeout = float(opts[i + 1])
         i += 2
-    sets = sets or ["fcount", "bbcount", "fcount,bbcount,loops", "calltime"]
+    # the sampler rides along with counters (stacks through the code cache)
+    # and runs alone (the program native but for perf_event)
+    sets = sets or ["fcount", "bbcount", "fcount,bbcount,loops,sample", "calltime", "sample"]
     os.makedirs(work, exist_ok=True)
     native = run(prog, stdin_path)
     ok = True
-    for cs, warm in [(cs, warm) for _ in range(repeat) for cs in sets for warm in (False, True)]:
+    # sample alone relocates nothing: no warm start to check
+    for cs, warm in [(cs, warm) for _ in range(repeat) for cs in sets for warm in (False, True)
+                     if not (warm and cs == "sample")]:
         # each set runs twice: cold (an empty warm-start cache), then warm
         # (what the first run recorded relocated at the entry point)
         tag = f"{cs} {'warm' if warm else 'cold'}"
@@ -108,7 +113,15 @@ def main():
                 print(f"FAIL [{tag}]: report of {prof} failed: {rep.stderr.decode()}")
                 failed = True
                 break
-            rows += json.loads(rep.stdout)["functions"]
+            doc = json.loads(rep.stdout)
+            rows += doc["functions"]
+            if "sample" in cs.split(","):
+                # every sample taken is in the profile, in some image's stacks
+                taken = int(doc["meta"].get("sample_count", "-1"))
+                written = (doc.get("samples") or {}).get("count", 0)
+                if taken != written:
+                    print(f"FAIL [{tag}]: {taken} samples taken, {written} in the profile")
+                    failed = True
         if failed:
             ok = False
             continue
