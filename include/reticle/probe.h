@@ -54,8 +54,9 @@ enum rtl_point_kind {
 	RTL_POINT_BACK_EDGE = 10,   /* a branch or jump to a block at or before it in the
 				     * same function (rtl_cfg_back_edge): counts when it
 				     * jumps; addr = the branch's */
+	RTL_POINT_CALL_AFTER = 7,   /* where a call returns to; addr = the call's
+				     * (RTL_PRIM_SLOT_SET only) */
 	/* declared, not yet implemented: */
-	RTL_POINT_CALL_AFTER = 7,   /* where the call returns to */
 	RTL_POINT_MEMORY = 9,       /* an instruction that reads or writes memory */
 	RTL_POINT_KIND_COUNT = 11
 };
@@ -94,8 +95,12 @@ enum rtl_primitive {
 	RTL_PRIM_COUNT = 0,   /* add 1 (the iterations at RTL_POINT_REP_ITERATIONS) */
 	RTL_PRIM_TIMER_START, /* the function's timer: at RTL_POINT_ENTRY only */
 	RTL_PRIM_TIMER_STOP,  /* ... at RTL_POINT_EXIT only */
-	/* declared, not yet implemented: */
+	/* the thread's signal slot := the function (its copy's entry), at
+	 * RTL_POINT_ENTRY and RTL_POINT_CALL_AFTER only: one store, read by
+	 * the shim collector's observer thread; needs the collector's timers
+	 * flag (the per-thread areas) */
 	RTL_PRIM_SLOT_SET,
+	/* declared, not yet implemented: */
 	RTL_PRIM_BUFFER_APPEND,
 	RTL_PRIM_CALL,
 };
@@ -129,6 +134,10 @@ RTL_API int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *p
 
 /* The function's timer: started at its entry, stopped at every return. */
 RTL_API int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+
+/* The thread's signal: the function at its entry and again after each of
+ * its calls returns (SHIM's software signal: what runs now). */
+RTL_API int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* What a snippet counted, as finish() sees it. */
 struct rtl_counter_view {

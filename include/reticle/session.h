@@ -40,6 +40,9 @@ struct rtl_session_opts {
 	const char *sample_event;
 	unsigned sample_freq;
 	unsigned sample_stack;
+	/* The shim collector's mean period between the observer's reads of a
+	 * thread's signal, in TSC cycles (0: 1000). */
+	unsigned shim_period;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -112,13 +112,26 @@ static const char *builtin_names(void)
 	return buf;
 }
 
-static int parse_collectors(const char *list, const struct rtl_collector **out, size_t *n)
+/* LIST's collectors into OUT; "shim:PERIOD" sets *SHIM_PERIOD. */
+static int parse_collectors(const char *list, const struct rtl_collector **out, size_t *n, unsigned *shim_period)
 {
 	char *copy = strdup(list), *save = NULL;
 	*n = 0;
 	if (!copy)
 		return -ENOMEM;
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(name, "shim:", 5)) {
+			char *end;
+			unsigned long v = strtoul(name + 5, &end, 10);
+			if (!name[5] || *end || !v || v > 100000000) {
+				cli_error("run: shim:PERIOD takes the observer's period in TSC cycles (e.g. shim:1000), "
+					  "not '%s'", name + 5);
+				free(copy);
+				return -RTL_ERR_BAD_OPTION;
+			}
+			*shim_period = (unsigned)v;
+			name[4] = 0;
+		}
 		const struct rtl_collector *c = rtl_collector_find(name);
 		if (!c) {
 			cli_error("unknown collector '%s' (built in: %s; a plug-in loads with --collector ./x.so)",
@@ -373,7 +386,9 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			  "or application in a control file)");
 		return CLI_EXIT_USAGE;
 	}
-	if ((a->collect || !a->nplugins) && parse_collectors(a->collect ? a->collect : "fcount", colls, &ncolls))
+	unsigned shim_period = 0;
+	if ((a->collect || !a->nplugins) &&
+	    parse_collectors(a->collect ? a->collect : "fcount", colls, &ncolls, &shim_period))
 		return CLI_EXIT_USAGE;
 	for (size_t i = 0; i < a->nplugins; i++) {
 		int rc = cli_load_collector(a->plugins[i], colls, ncolls, &colls[ncolls]);
@@ -381,9 +396,15 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return rc;
 		ncolls++;
 	}
-	bool sampling = false;
-	for (size_t i = 0; i < ncolls; i++)
+	bool sampling = false, shimming = false;
+	for (size_t i = 0; i < ncolls; i++) {
 		sampling |= !strcmp(colls[i]->name, "sample");
+		shimming |= !strcmp(colls[i]->name, "shim");
+	}
+	if (sampling && shimming) {
+		cli_error("run: sample and shim both write the sampled time: choose one");
+		return CLI_EXIT_USAGE;
+	}
 	if ((a->freq || a->event) && !sampling) {
 		cli_error("run: --freq and --event set the sample collector: add it (-c sample or -c fcount,sample)");
 		return CLI_EXIT_USAGE;
@@ -395,7 +416,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
 					 .warm_cache_max = cache_max_bytes(), .meta = meta,
-					 .sample_event = a->event, .sample_freq = a->freq };
+					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

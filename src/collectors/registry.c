@@ -13,6 +13,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_cover,
 	&collector_loops,
 	&collector_sample,
+	&collector_shim,
 };
 
 size_t rtl_collector_count(void)

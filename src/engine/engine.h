@@ -487,6 +487,8 @@ void placement_free(struct placement *pl);
 struct placement *session_placement(const struct rtl_session *s);
 /* The sampler (the sample collector), or NULL. */
 struct sampler *session_sampler(const struct rtl_session *s);
+/* SHIM's observer (the shim collector), or NULL. */
+struct shim *session_shim(const struct rtl_session *s);
 /* Whether any collector instruments functions (sample alone does not). */
 bool session_instruments(const struct rtl_session *s);
 
@@ -494,8 +496,10 @@ bool session_instruments(const struct rtl_session *s);
  * (finish.c); WHY_NOT says why it was not relocated. */
 int finish_function_row(struct proc *p, struct module *m, const rtl_function *f, struct func_state *fs,
 			rtl_profile *prof, const char *why_not);
-/* The image's sampled stacks into PROF (samples.c). */
+/* The image's sampled stacks into PROF (samples.c); the observer's
+ * samples of its threads' signals (shim), or with PROF NULL, forgotten. */
 int samples_write(struct proc *p, rtl_profile *prof);
+int shim_write(struct proc *p, rtl_profile *prof);
 
 /* engine/finish.c: writes a process image into the session's profile, and
  * the session's own facts (meta) once at its end */

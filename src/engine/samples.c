@@ -8,6 +8,7 @@
 #include <string.h>
 #include <reticle/profile.h>
 #include "engine/engine.h"
+#include "probe/plan.h"
 #include "sample/sample.h"
 #include "util/array.h"
 
@@ -215,5 +216,97 @@ int samples_write(struct proc *p, rtl_profile *prof)
 	free(w.files);
 	free(w.rows);
 	sample_tree_free(&t);
+	return err;
+}
+
+/* ---- the shim collector's samples ---- */
+
+struct entry_ref {
+	uint64_t entry;           /* a copy's run-time address */
+	uint32_t mod, fn;
+};
+
+static int by_entry_ref(const void *a, const void *b)
+{
+	const struct entry_ref *x = a, *y = b;
+	return (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* The copies of P by entry: what the signals name. */
+static struct entry_ref *copies_by_entry(struct proc *p, size_t *n)
+{
+	struct entry_ref *v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	for (size_t i = 0; i < p->nmods; i++) {
+		size_t nf = rtl_binary_function_count(p->mods[i].bin);
+		for (size_t k = 0; k < nf; k++)
+			if (p->mods[i].fs[k].status == FS_DONE && p->mods[i].fs[k].entry) {
+				if (rtl_grow(&v, &cap, *n + 1, sizeof(*v))) {
+					free(v);
+					return NULL;
+				}
+				v[(*n)++] = (struct entry_ref){ p->mods[i].fs[k].entry, (uint32_t)i, (uint32_t)k };
+			}
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), by_entry_ref);
+	return v;
+}
+
+int shim_write(struct proc *p, rtl_profile *prof)
+{
+	struct shim *sh = session_shim(p->s);
+	if (!sh)
+		return 0;
+	struct shim_counts sc;
+	int err = shim_take(sh, p->pid, p->exec_gen, &sc);
+	if (!prof || err || !sc.n) {
+		shim_counts_free(&sc);
+		return err;
+	}
+	size_t ncopies;
+	struct entry_ref *copies = copies_by_entry(p, &ncopies);
+	struct writer w = { .p = p, .prof = prof, .unknown = -1, .kernel = -1, .vdso = -1 };
+	double hz = p->tsc_hz > 0 ? p->tsc_hz : 1e9;
+	for (size_t i = 0; !err && i < sc.n; i++) {
+		const struct shim_count *c = &sc.c[i];
+		struct entry_ref key = { c->value, 0, 0 }, *at = ncopies ?
+			bsearch(&key, copies, ncopies, sizeof(key), by_entry_ref) : NULL;
+		struct entry_ref by_id;
+		size_t k;
+		for (size_t mi = 0; !at && mi < p->nmods; mi++)   /* the one-store form: its id */
+			if (probe_signal_of(p->mods[mi].bin, c->value, &k)) {
+				by_id = (struct entry_ref){ c->value, (uint32_t)mi, (uint32_t)k };
+				at = &by_id;
+			}
+		int64_t fid;
+		if (at) {
+			struct module *m = &p->mods[at->mod];
+			err = finish_function_row(p, m, rtl_binary_function(m->bin, at->fn), &m->fs[at->fn], prof,
+						  "not relocated");
+			fid = m->fs[at->fn].profile_id;
+		} else {   /* no signal yet (the loader, code not relocated) */
+			err = pseudo(&w, "[unknown]", &w.unknown);
+			fid = w.unknown;
+		}
+		uint32_t x = err ? UINT32_MAX : ctx_of(&w, UINT32_MAX, c->tid, fid);
+		if (x == UINT32_MAX) {
+			err = err ? err : -ENOMEM;
+			break;
+		}
+		w.c[x].samples += c->samples;
+		w.c[x].weight += (double)c->cycles / hz * 1e9;
+	}
+	uint64_t base = (uint64_t)p->image << 32;
+	for (size_t k = 0; !err && k < w.n; k++) {
+		rtl_profile_sample row = { base | (k + 1), 0, w.c[k].function, w.c[k].tid, w.c[k].samples,
+					   w.c[k].weight };
+		err = rtl_profile_add_sample(prof, &row);
+	}
+	free(copies);
+	free(w.c);
+	free(w.index);
+	shim_counts_free(&sc);
 	return err;
 }

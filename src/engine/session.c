@@ -68,6 +68,10 @@ struct rtl_session {
 	bool sampling, instruments;
 	struct sampler_opts sample_opts;
 	struct sampler *sampler;
+	/* the shim collector: its observer once launched, and its period */
+	bool shimming;
+	unsigned shim_period;
+	struct shim *shim;
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -109,6 +113,7 @@ const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; 
 uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
+struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
@@ -209,10 +214,19 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 			s->sampling = true;
 		else
 			s->instruments = true;
+		s->shimming |= s->colls[i] == &collector_shim;
+	}
+	if (s->sampling && s->shimming) {   /* both write the sampled stacks */
+		rtl_session_destroy(s);
+		return -RTL_ERR_BAD_OPTION;
 	}
 	s->ncolls = opts->ncollectors;
 	if (opts->sz >= offsetof(struct rtl_session_opts, sample_stack) + sizeof(opts->sample_stack))
 		s->sample_opts = (struct sampler_opts){ opts->sample_event, opts->sample_freq, opts->sample_stack };
+	if (opts->sz >= offsetof(struct rtl_session_opts, shim_period) + sizeof(opts->shim_period))
+		s->shim_period = opts->shim_period;
+	if (!s->shim_period)
+		s->shim_period = 1000;
 	if (!s->instruments) {   /* nothing is relocated: nothing to remember */
 		free(s->warm_dir);
 		s->warm_dir = NULL;
@@ -233,6 +247,7 @@ void rtl_session_destroy(rtl_session *s)
 		proc_free(s->procs[i]);
 	}
 	sampler_stop(s->sampler, NULL);
+	shim_stop(s->shim, NULL);
 	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
 		if (bins_free)
@@ -329,6 +344,37 @@ static void write_sample_meta(struct rtl_session *s, const struct sampler_stats 
 	err = err ? err : rtl_profile_set_meta(prof, "sample_kernel", st->kernel ? "1" : "0");
 	if (err && !s->profile_failed) {
 		rtl_log(0, "%s: cannot write the sampler's facts: %s", s->profile_path, rtl_strerror(err));
+		s->profile_failed = true;
+	}
+}
+
+/* What the observer did: its period, samples kept by DTE, their spread. */
+static void write_shim_meta(struct rtl_session *s, const struct shim_stats *st)
+{
+	rtl_profile *prof = session_profile(s);
+	char buf[64];
+	if (!prof)
+		return;
+	double hz = timers_tsc_hz(s);
+	int err = rtl_profile_set_meta(prof, "sample_event", "shim");
+	snprintf(buf, sizeof(buf), "%.0f", st->gap_mean > 0 ? hz / st->gap_mean : 0);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_freq", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->kept);
+	err = err ? err : rtl_profile_set_meta(prof, "sample_count", buf);
+	snprintf(buf, sizeof(buf), "%u", st->period);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_period_cycles", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->taken);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_reads", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->kept);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_kept", buf);
+	snprintf(buf, sizeof(buf), "%.1f", st->read_cycles);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_read_cycles", buf);
+	snprintf(buf, sizeof(buf), "%.0f", st->gap_mean);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_mean_cycles", buf);
+	snprintf(buf, sizeof(buf), "%.4f", st->gap_cv);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_cv", buf);
+	if (err && !s->profile_failed) {
+		rtl_log(0, "%s: cannot write the observer's facts: %s", s->profile_path, rtl_strerror(err));
 		s->profile_failed = true;
 	}
 }
@@ -463,6 +509,13 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	int err = check_program(s, argv[0]);
 	if (err)
 		return err;
+	if (s->shimming && !s->shim) {   /* before the first thread gets its area */
+		char why[512];
+		if ((err = shim_start(s->shim_period, &s->shim, why, sizeof(why)))) {
+			rtl_log(0, "shim: %s", why);
+			return -RTL_ERR_BAD_OPTION;
+		}
+	}
 	if ((err = os_launch(argv, &pid)))
 		return err;
 	/* nothing relocated (sample alone): no traps to share a CPU with, no
@@ -817,6 +870,12 @@ int rtl_session_run(rtl_session *s, int *status)
 		sampler_stop(s->sampler, &st);
 		s->sampler = NULL;
 		write_sample_meta(s, &st);
+	}
+	if (s->shim) {
+		struct shim_stats st;
+		shim_stop(s->shim, &st);
+		s->shim = NULL;
+		write_shim_meta(s, &st);
 	}
 	commit_profile(s);
 	*status = s->main_status;

@@ -8,12 +8,24 @@
 #include <reticle/error.h>
 #include "engine/engine.h"
 #include "os/linux/os.h"
+#include "sample/sample.h"
 #include "util/array.h"
 #include "util/log.h"
 
 static bool wanted(const struct proc *p)
 {
 	return session_probes(p->s)->timers;
+}
+
+/* The observer (shim) reads thread TID's signal in area K from now on. */
+static void watch(struct proc *p, pid_t tid, unsigned k)
+{
+	struct shim *s = session_shim(p->s);
+	if (!s || !k)
+		return;
+	uint64_t *signal = (uint64_t *)(thread_area_local(&p->areas, k) + TA_SIGNAL);
+	*signal = 0;
+	shim_watch(s, p->pid, p->exec_gen, tid, signal);
 }
 
 /* Gives thread T an area and points its %gs there. */
@@ -28,6 +40,7 @@ static void give_area(struct proc *p, struct thread *t)
 		return;
 	}
 	t->area = (int)k;
+	watch(p, t->tid, k);
 }
 
 int timers_setup_image(struct proc *p, pid_t tid)
@@ -73,8 +86,10 @@ int timers_fork(struct proc *p, struct proc *c, pid_t tid)
 		return err;
 	c->ntimers = p->ntimers;
 	struct thread *ct = proc_thread(c, c->pid);
-	if (ct)
+	if (ct) {
 		ct->area = (int)k;
+		watch(c, c->pid, k);
+	}
 	/* the child's counters start at zero: its copies' timers are
 	 * written again */
 	for (size_t i = 0; i < c->nmods; i++) {
@@ -120,6 +135,8 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 	if (!t || t->area < 0 || !p->areas.addr)
 		return;
 	if (t->area > 0) {
+		if (session_shim(p->s))
+			shim_unwatch(session_shim(p->s), tid);
 		keep(p, tid, (unsigned)t->area, os_tsc());
 		thread_region_give(&p->areas, (unsigned)t->area);
 	}

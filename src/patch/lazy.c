@@ -13,6 +13,7 @@
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "probe/plan.h"
 #include "sample/sample.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -863,6 +864,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.atomic = p->multithreaded,
 		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,
+		.signal_id = probe_signal_id(m->bin, idx),
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);

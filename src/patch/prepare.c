@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
+#include "probe/plan.h"
 
 bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len)
 {
@@ -199,6 +200,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 		.is_readonly = made_is_readonly, .keeps_caller = made_keeps_caller,
 		.new_counter = made_counter, .plan = made_plan, .ctx = &made,
 		.insns = insns, .ninsns = ninsns,
+		.signal_id = probe_signal_id(bin, (size_t)(f - rtl_binary_function(bin, 0))),
 	};
 	struct x86_reloc r;
 	const char *reason;

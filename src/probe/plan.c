@@ -131,7 +131,10 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	/* the function's timer: started at its entry, stopped at its exits */
 	if ((s->op == RTL_PRIM_TIMER_START && kind != RTL_POINT_ENTRY) ||
 	    (s->op == RTL_PRIM_TIMER_STOP && kind != RTL_POINT_EXIT) ||
-	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP))
+	    (s->op == RTL_PRIM_SLOT_SET && kind != RTL_POINT_ENTRY && kind != RTL_POINT_CALL_AFTER) ||
+	    (s->op == RTL_PRIM_COUNT && kind == RTL_POINT_CALL_AFTER) ||
+	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP &&
+	     s->op != RTL_PRIM_SLOT_SET))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:
@@ -149,6 +152,7 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 			return -EINVAL;
 		break;
 	case RTL_POINT_CALL_BEFORE:
+	case RTL_POINT_CALL_AFTER:
 		if (!(b = block_with(cfg, addr, true)) ||
 		    (b->end != RTL_END_CALL && b->end != RTL_END_INDIRECT_CALL))
 			return -EINVAL;
@@ -242,6 +246,19 @@ int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err;
 }
 
+int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet set = { RTL_PRIM_SLOT_SET };
+	/* a cold part runs in its function's frame: it keeps its signal */
+	const char *cold = cfg->name ? strstr(cfg->name, ".cold") : NULL;
+	bool part = cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
+	int err = part ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &set);
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		if (cfg->blocks[b].end == RTL_END_CALL || cfg->blocks[b].end == RTL_END_INDIRECT_CALL)
+			err = rtl_plan_add(plan, RTL_POINT_CALL_AFTER, cfg->blocks[b].last, &set);
+	return err;
+}
+
 int rtl_collector_check(const struct rtl_collector *c, const char **why)
 {
 	/* one block of every kind, the way the relocator describes them */
@@ -268,9 +285,10 @@ int rtl_collector_check(const struct rtl_collector *c, const char **why)
 	else if (err)
 		*why = "its plan fails";
 	for (size_t i = 0; i < out.n && !err && !c->timers; i++)
-		if (out.pts[i].op == RTL_PRIM_TIMER_START || out.pts[i].op == RTL_PRIM_TIMER_STOP) {
+		if (out.pts[i].op == RTL_PRIM_TIMER_START || out.pts[i].op == RTL_PRIM_TIMER_STOP ||
+		    out.pts[i].op == RTL_PRIM_SLOT_SET) {
 			err = -EINVAL;
-			*why = "its plan uses timers but the collector does not set timers";
+			*why = "its plan uses timers or the signal slot but the collector does not set timers";
 		}
 	probe_plan_free(&out);
 	return err;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <reticle/binary.h>
 #include <reticle/collector.h>
 #include <reticle/probe.h>
 
@@ -48,5 +49,11 @@ int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t 
 /* Sorts P and drops duplicates. */
 void probe_plan_finish(struct probe_plan *p);
 void probe_plan_free(struct probe_plan *p);
+
+/* The signal slot's value for function K of BIN (signal.c), 0 when it has
+ * none (the copy then stores its own address); and back: whether VALUE
+ * (as the slot holds it, sign-extended) names a function of BIN, *K. */
+uint32_t probe_signal_id(const rtl_binary *bin, size_t k);
+bool probe_signal_of(const rtl_binary *bin, uint64_t value, size_t *k);
 
 #endif

@@ -163,9 +163,10 @@ int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct 
 		samples = !has_contexts;
 	}
 	if (!err && samples) {
-		/* the clock events' periods are nanoseconds; others' are events */
+		/* the clock events' periods are nanoseconds (and shim's cycles
+		 * are written as such); others' are events */
 		const char *ev = rtl_profile_get_meta(p, "sample_event");
-		l.weight_unit = !ev || strstr(ev, "clock") ? 1e9 : 1;
+		l.weight_unit = !ev || strstr(ev, "clock") || !strcmp(ev, "shim") ? 1e9 : 1;
 		t->sampled = true;
 		err = rtl_profile_foreach_sample(p, add_sample, &l);
 		for (size_t i = t->count; !err && i-- > 0;) {   /* callees after callers */

@@ -34,6 +34,7 @@ enum {
 	TA_TOP = 0,               /* address of the next free frame */
 	TA_LIMIT = 8,             /* a frame is pushed only at or below it */
 	TA_NODES_USED = 16,       /* nodes taken in the context tree */
+	TA_SIGNAL = 24,           /* the thread's signal (shim): its copy's entry, 0 before any */
 	TA_LOST = 32,             /* the lost node (a struct ta_node) */
 	TA_SENTINEL = 64,         /* a frame whose sp is ~0: never left; its node is 0 */
 	TA_FRAME_SIZE = 40,

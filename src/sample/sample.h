@@ -74,6 +74,37 @@ void sample_tree_free(struct sample_tree *t);
 void sampler_stop(struct sampler *s, struct sampler_stats *stats);
 const struct sampler_opts *sampler_options(const struct sampler *s);
 
+/* ---- SHIM's observer (shim.c) ---- */
+struct shim;
+struct shim_count {
+	pid_t tid;
+	uint64_t value;           /* the signal: a copy's entry, 0 for none yet */
+	uint64_t samples, cycles; /* kept samples, and the TSC cycles they stand for */
+};
+struct shim_counts {
+	struct shim_count *c;
+	size_t n, cap;
+};
+struct shim_stats {
+	unsigned period;          /* nominal, cycles */
+	uint64_t taken, kept;     /* reads, and reads DTE kept */
+	double read_cycles;       /* mean cost of one read (two TSC reads around it) */
+	double gap_mean, gap_cv;  /* a thread's cycles between kept samples */
+};
+/* Starts the observer, pinned to a CPU: PERIOD cycles between sweeps on
+ * average. 0, or -err with WHY (one CPU only, a period too short). */
+int shim_start(unsigned period, struct shim **out, char *why, size_t len);
+/* Thread TID of image (PID, GEN) has its signal word at SIGNAL (reticle's
+ * mapping of its area); unwatched when it ends or its area is given to
+ * another thread. */
+void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal);
+void shim_unwatch(struct shim *s, pid_t tid);
+/* The counts of image (PID, GEN), which is forgotten (its areas are about
+ * to be unmapped). */
+int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out);
+void shim_counts_free(struct shim_counts *c);
+void shim_stop(struct shim *s, struct shim_stats *st);
+
 /* ---- the unwinder (unwind.c) ---- */
 struct unw_mods;   /* ELF files and their CFI, by path */
 struct unw_mods *unw_mods_new(void);

@@ -671,6 +671,7 @@ struct emitter {
 	uint64_t *table_disp_end;
 	size_t ntd;
 	struct probe_plan plan;
+	bool signal_after;   /* the instruction emitted last is a call whose return sets the signal */
 };
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -939,6 +940,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		int err = call_probes(e, i, bytes, out);
 		if (err)
 			return err;
+		e->signal_after = probe_plan_has_op(&e->plan, RTL_POINT_CALL_AFTER, in->addr, RTL_PRIM_SLOT_SET);
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
 		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
 			return -ENOMEM;
@@ -967,6 +969,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		int err = call_probes(e, i, bytes, out);
 		if (err)
 			return err;
+		e->signal_after = probe_plan_has_op(&e->plan, RTL_POINT_CALL_AFTER, in->addr, RTL_PRIM_SLOT_SET);
 	}
 	uint8_t as_jmp[16];
 	int modrm = -1;
@@ -1166,6 +1169,9 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		if (!out->timer_desc || (err = x86_timer_start(&out->w, out->timer_desc)))
 			goto out;
 	}
+	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_SLOT_SET) &&
+	    (err = x86_signal_set(&out->w, out->w.base, env->signal_id)))
+		goto out;
 	if (probe_plan_has(&e.plan, RTL_POINT_ENTRY, env->addr)) {
 		out->entry_counter = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;
@@ -1181,13 +1187,14 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
 		    a->insns[i - 1].is_nop)
 			x86_align_nops(&out->w, 16);
-		if (a->leader[i]) {
-			e.label[i] = x86_writer_pc(&out->w);
-			if ((err = emit_block_counter(&e, a->block_of[i], out)))
-				goto out;
-		} else {
-			e.label[i] = x86_writer_pc(&out->w);
-		}
+		e.label[i] = x86_writer_pc(&out->w);
+		/* where the call before returns (the return address, or the
+		 * return point of an original return): the signal again */
+		if (e.signal_after && (err = x86_signal_set(&out->w, out->w.base, env->signal_id)))
+			goto out;
+		e.signal_after = false;
+		if (a->leader[i] && (err = emit_block_counter(&e, a->block_of[i], out)))
+			goto out;
 		if ((err = emit_insn(&e, i, out)))
 			goto out;
 	}

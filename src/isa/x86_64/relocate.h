@@ -58,6 +58,9 @@ struct x86_reloc_env {
 	/* Every call pushes the original return address (runtimes that walk
 	 * their own stacks: Go, V8; backtrace()): see x86_ret_patch. */
 	bool original_returns;
+	/* The function's identity for its signal slot (RTL_PRIM_SLOT_SET:
+	 * probe_signal_id), 0 to store the copy's address instead. */
+	uint32_t signal_id;
 	/* The function's first NINSNS instructions, when the caller decoded
 	 * them already (x86_decode_function): not decoded twice. */
 	const struct x86_insn *insns;

@@ -14,6 +14,7 @@
  * pushes above it; one that runs during the search pushes where this frame
  * will be, under the same caller. */
 #include <errno.h>
+#include <reticle/error.h>
 #include "isa/x86_64/timers.h"
 #include "runtime/thread_area.h"
 
@@ -134,6 +135,32 @@ static void find_context(struct x86_writer *w)
 	x86_land8(w, to_hit);
 	x86_land8(w, to_taken);
 	x86_put(w, found, sizeof(found));
+}
+
+int x86_signal_set(struct x86_writer *w, uint64_t entry, uint32_t id)
+{
+	static const uint8_t mov_imm[] = { 0x65, 0x48, 0xc7, 0x04, 0x25, D32(TA_SIGNAL) };   /* mov gs:[SIGNAL],imm32 */
+	if (id) {
+		x86_put(w, mov_imm, sizeof(mov_imm));
+		x86_put(w, &id, 4);
+		return w->failed ? -ENOMEM : 0;
+	}
+	static const uint8_t keep[] = { 0x48, 0x89, 0x44, 0x24, 0xf8 };      /* mov [rsp-8],rax */
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x05 };                   /* lea rax,[rip+d32] */
+	static const uint8_t store[] = {
+		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_SIGNAL),                /* mov gs:[SIGNAL],rax */
+		0x48, 0x8b, 0x44, 0x24, 0xf8,                                /* mov rax,[rsp-8] */
+	};
+	x86_put(w, keep, sizeof(keep));
+	/* within the copy: it moves as one when placed again */
+	int64_t d = (int64_t)entry - (int64_t)(x86_writer_pc(w) + sizeof(lea) + 4);
+	if (d != (int32_t)d)
+		return -RTL_ERR_UNSUPPORTED;
+	x86_put(w, lea, sizeof(lea));
+	int32_t d32 = (int32_t)d;
+	x86_put(w, &d32, 4);
+	x86_put(w, store, sizeof(store));
+	return w->failed ? -ENOMEM : 0;
 }
 
 int x86_timer_start(struct x86_writer *w, uint64_t desc)

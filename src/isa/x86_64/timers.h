@@ -14,4 +14,10 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc);
  * the function's own (the one whose entry had this stack pointer). */
 int x86_timer_stop(struct x86_writer *w);
 
+/* The thread's signal (RTL_PRIM_SLOT_SET) into its area's signal word: ID
+ * sign-extended, one instruction; with ID 0, the address ENTRY (the
+ * copy's start), kept in rax for a moment in the red zone's first word
+ * (dead at an entry and where a call returns). No flag is changed. */
+int x86_signal_set(struct x86_writer *w, uint64_t entry, uint32_t id);
+
 #endif

@@ -1,0 +1,259 @@
+/* SHIM's observer (seed 004): a thread of reticle on another core that
+ * reads, every PERIOD cycles on average, the signal word of every thread
+ * of the program (its area's TA_SIGNAL: the copy of the function running
+ * now, stored by one instruction at each entry and after each call), and
+ * the TSC around each read. Double-time error correction: a read whose two
+ * TSC values are further apart than the tolerance (the observer was
+ * preempted or delayed between them) is dropped, so that a late sample
+ * does not stand for the time it missed. The period is drawn uniformly
+ * from [PERIOD/2, 3*PERIOD/2) so that it cannot alias with a loop of the
+ * program. A kept sample stands for the cycles since the thread's last
+ * kept one. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <x86intrin.h>
+#include "sample/sample.h"
+#include "util/array.h"
+
+struct cnt {
+	uint64_t value, samples, cycles;
+};
+
+struct watched {
+	volatile const uint64_t *signal;
+	pid_t pid, tid;
+	unsigned gen;
+	bool live;
+	uint64_t last;            /* TSC of its last kept sample, 0 before */
+	struct cnt *c;            /* open addressing by value */
+	size_t nc, size;
+};
+
+struct shim {
+	unsigned period, tolerance;
+	pthread_t thread;
+	bool started;
+	volatile bool stopping;
+	pthread_mutex_t lock;
+	struct watched **w;
+	size_t nw, capw;
+	int cpu;
+	/* statistics (the observer's; read at the end) */
+	uint64_t taken, kept, read_cycles, sweeps;
+	double gap_sum, gap_sq;
+	uint64_t ngaps;
+};
+
+static int count(struct watched *t, uint64_t value, uint64_t cycles)
+{
+	if ((t->nc + 1) * 2 > t->size) {
+		size_t size = t->size ? t->size * 2 : 64;
+		struct cnt *c = calloc(size, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->size; i++)
+			if (t->c[i].samples) {
+				size_t h = (size_t)(t->c[i].value * 0x9e3779b97f4a7c15ull >> 32) & (size - 1);
+				while (c[h].samples)
+					h = (h + 1) & (size - 1);
+				c[h] = t->c[i];
+			}
+		free(t->c);
+		t->c = c;
+		t->size = size;
+	}
+	size_t mask = t->size - 1, h = (size_t)(value * 0x9e3779b97f4a7c15ull >> 32) & mask;
+	while (t->c[h].samples && t->c[h].value != value)
+		h = (h + 1) & mask;
+	if (!t->c[h].samples) {
+		t->c[h].value = value;
+		t->nc++;
+	}
+	t->c[h].samples++;
+	t->c[h].cycles += cycles;
+	return 0;
+}
+
+static void *observe(void *arg)
+{
+	struct shim *s = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(s->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	uint64_t rnd = __rdtsc() | 1, next = __rdtsc();
+	while (!s->stopping) {
+		uint64_t now;
+		while ((now = __rdtsc()) < next)
+			_mm_pause();
+		pthread_mutex_lock(&s->lock);
+		size_t live = 0;
+		for (size_t i = 0; i < s->nw; i++) {
+			struct watched *t = s->w[i];
+			if (!t->live)
+				continue;
+			live++;
+			_mm_lfence();
+			uint64_t t0 = __rdtsc();
+			uint64_t v = *t->signal;
+			uint64_t t1 = __rdtscp(&(unsigned){ 0 });
+			s->taken++;
+			s->read_cycles += t1 - t0;
+			if (t1 - t0 > s->tolerance) {
+				t->last = 0;   /* DTE: a delayed read, and the time it missed, stand for nothing */
+				continue;
+			}
+			uint64_t gap = t->last ? t0 - t->last : 0;
+			if (t->last) {
+				s->gap_sum += (double)gap;
+				s->gap_sq += (double)gap * (double)gap;
+				s->ngaps++;
+			}
+			t->last = t0;
+			s->kept++;
+			count(t, v, gap);
+		}
+		s->sweeps++;
+		pthread_mutex_unlock(&s->lock);
+		if (!live) {
+			usleep(1000);   /* no thread to watch (yet) */
+			next = __rdtsc();
+			continue;
+		}
+		rnd ^= rnd << 13;
+		rnd ^= rnd >> 7;
+		rnd ^= rnd << 17;
+		next = now + s->period / 2 + rnd % s->period;
+	}
+	return NULL;
+}
+
+int shim_start(unsigned period, struct shim **out, char *why, size_t len)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 2) {
+		snprintf(why, len, "the shim collector's observer needs a core of its own, and this machine has "
+			 "one (use -c sample)");
+		return -EINVAL;
+	}
+	if (period < 100) {
+		snprintf(why, len, "a shim period of %u cycles is below what the observer can do (100 and above; "
+			 "a read costs ~30-100 cycles)", period);
+		return -EINVAL;
+	}
+	struct shim *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->period = period;
+	/* a read takes tens of cycles; a preempted one thousands */
+	s->tolerance = period / 2 > 400 ? period / 2 : 400;
+	/* the last CPU (reticle's own affinity may be one CPU while the
+	 * program starts up: engine/placement.c) */
+	s->cpu = (int)ncpu - 1;
+	pthread_mutex_init(&s->lock, NULL);
+	if (pthread_create(&s->thread, NULL, observe, s)) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		snprintf(why, len, "cannot start the observer thread");
+		return -EAGAIN;
+	}
+	s->started = true;
+	*out = s;
+	return 0;
+}
+
+void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal)
+{
+	struct watched *t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	*t = (struct watched){ signal, pid, tid, gen, true, 0, NULL, 0, 0 };
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nw; i++)   /* an area given again: the old thread left it */
+		if (s->w[i]->live && s->w[i]->signal == signal)
+			s->w[i]->live = false;
+	if (rtl_grow(&s->w, &s->capw, s->nw + 1, sizeof(*s->w)))
+		free(t);
+	else
+		s->w[s->nw++] = t;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void shim_unwatch(struct shim *s, pid_t tid)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nw; i++)
+		if (s->w[i]->tid == tid)
+			s->w[i]->live = false;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	int err = 0;
+	pthread_mutex_lock(&s->lock);
+	size_t keep = 0;
+	for (size_t i = 0; i < s->nw; i++) {
+		struct watched *t = s->w[i];
+		if (t->pid != pid || t->gen != gen) {
+			s->w[keep++] = t;
+			continue;
+		}
+		for (size_t k = 0; k < t->size && !err; k++) {
+			if (!t->c[k].samples)
+				continue;
+			if (rtl_grow(&out->c, &out->cap, out->n + 1, sizeof(*out->c)))
+				err = -ENOMEM;
+			else
+				out->c[out->n++] = (struct shim_count){ t->tid, t->c[k].value, t->c[k].samples,
+									 t->c[k].cycles };
+		}
+		free(t->c);
+		free(t);
+	}
+	s->nw = keep;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+void shim_counts_free(struct shim_counts *c)
+{
+	free(c->c);
+	memset(c, 0, sizeof(*c));
+}
+
+void shim_stop(struct shim *s, struct shim_stats *st)
+{
+	if (!s)
+		return;
+	if (s->started) {
+		s->stopping = true;
+		pthread_join(s->thread, NULL);
+	}
+	if (st) {
+		memset(st, 0, sizeof(*st));
+		st->period = s->period;
+		st->taken = s->taken;
+		st->kept = s->kept;
+		st->read_cycles = s->taken ? (double)s->read_cycles / (double)s->taken : 0;
+		if (s->ngaps) {
+			st->gap_mean = s->gap_sum / (double)s->ngaps;
+			double var = s->gap_sq / (double)s->ngaps - st->gap_mean * st->gap_mean;
+			st->gap_cv = var > 0 && st->gap_mean > 0 ? sqrt(var) / st->gap_mean : 0;
+		}
+	}
+	for (size_t i = 0; i < s->nw; i++) {
+		free(s->w[i]->c);
+		free(s->w[i]);
+	}
+	free(s->w);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
