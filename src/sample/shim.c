@@ -1,14 +1,16 @@
 /* SHIM's observer (seed 004): a thread of reticle on another core that
  * reads, every PERIOD cycles on average, the signal word of every thread
- * of the program (its area's TA_SIGNAL: the copy of the function running
- * now, stored by one instruction at each entry and after each call), and
- * the TSC around each read. Double-time error correction: a read whose two
- * TSC values are further apart than the tolerance (the observer was
- * preempted or delayed between them) is dropped, so that a late sample
- * does not stand for the time it missed. The period is drawn uniformly
- * from [PERIOD/2, 3*PERIOD/2) so that it cannot alias with a loop of the
- * program. A kept sample stands for the cycles since the thread's last
- * kept one. */
+ * of the program (its area's TA_SIGNAL: the function running now, stored
+ * by one instruction at each entry and after each call), and the TSC
+ * before and after each read. Double-time error correction, as SHIM's: the
+ * period between the starts of a thread's two consecutive reads and the
+ * period between their ends must agree (CPC, their ratio, within 5%, or
+ * within 2,048 cycles); when they do not, the observer was preempted or
+ * stalled around one of them,
+ * and the sample, with the period it would stand for, is dropped. The
+ * period is drawn uniformly from [PERIOD/2, 3*PERIOD/2) so that it cannot
+ * alias with a loop of the program. A kept sample stands for the cycles
+ * since the thread's previous read. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -30,13 +32,13 @@ struct watched {
 	pid_t pid, tid;
 	unsigned gen;
 	bool live;
-	uint64_t last;            /* TSC of its last kept sample, 0 before */
+	uint64_t last_s, last_e;  /* TSC before and after its last read, 0 before any */
 	struct cnt *c;            /* open addressing by value */
 	size_t nc, size;
 };
 
 struct shim {
-	unsigned period, tolerance;
+	unsigned period;
 	pthread_t thread;
 	bool started;
 	volatile bool stopping;
@@ -45,9 +47,12 @@ struct shim {
 	size_t nw, capw;
 	int cpu;
 	/* statistics (the observer's; read at the end) */
-	uint64_t taken, kept, read_cycles, sweeps;
+	uint64_t taken, kept, read_cycles, sweeps;   /* kept: DTE's */
 	double gap_sum, gap_sq;
 	uint64_t ngaps;
+	/* the gaps' distribution: 32-cycle buckets up to 32,768 cycles, the last
+	 * bucket for the rest */
+	uint64_t hist[1025];
 };
 
 static int count(struct watched *t, uint64_t value, uint64_t cycles)
@@ -105,17 +110,22 @@ static void *observe(void *arg)
 			uint64_t t1 = __rdtscp(&(unsigned){ 0 });
 			s->taken++;
 			s->read_cycles += t1 - t0;
-			if (t1 - t0 > s->tolerance) {
-				t->last = 0;   /* DTE: a delayed read, and the time it missed, stand for nothing */
+			uint64_t gap = t0 - t->last_s, gap_e = t1 - t->last_e;
+			bool first = !t->last_s;
+			t->last_s = t0;
+			t->last_e = t1;
+			/* DTE: start-to-start and end-to-end periods within 5%, or
+			 * within 2,048 cycles: a read of a line the program just
+			 * wrote takes a few hundred cycles more, and dropping those
+			 * would bias against the functions that change the signal
+			 * most; a preemption or an interrupt takes thousands */
+			uint64_t skew = gap > gap_e ? gap - gap_e : gap_e - gap;
+			if (first || (20 * skew > gap && skew > 2048))
 				continue;
-			}
-			uint64_t gap = t->last ? t0 - t->last : 0;
-			if (t->last) {
-				s->gap_sum += (double)gap;
-				s->gap_sq += (double)gap * (double)gap;
-				s->ngaps++;
-			}
-			t->last = t0;
+			s->hist[gap / 32 < 1024 ? gap / 32 : 1024]++;
+			s->gap_sum += (double)gap;
+			s->gap_sq += (double)gap * (double)gap;
+			s->ngaps++;
 			s->kept++;
 			count(t, v, gap);
 		}
@@ -151,8 +161,6 @@ int shim_start(unsigned period, struct shim **out, char *why, size_t len)
 	if (!s)
 		return -ENOMEM;
 	s->period = period;
-	/* a read takes tens of cycles; a preempted one thousands */
-	s->tolerance = period / 2 > 400 ? period / 2 : 400;
 	/* the last CPU (reticle's own affinity may be one CPU while the
 	 * program starts up: engine/placement.c) */
 	s->cpu = (int)ncpu - 1;
@@ -173,7 +181,7 @@ void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile con
 	struct watched *t = calloc(1, sizeof(*t));
 	if (!t)
 		return;
-	*t = (struct watched){ signal, pid, tid, gen, true, 0, NULL, 0, 0 };
+	*t = (struct watched){ signal, pid, tid, gen, true, 0, 0, NULL, 0, 0 };
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->nw; i++)   /* an area given again: the old thread left it */
 		if (s->w[i]->live && s->w[i]->signal == signal)
@@ -247,6 +255,15 @@ void shim_stop(struct shim *s, struct shim_stats *st)
 			st->gap_mean = s->gap_sum / (double)s->ngaps;
 			double var = s->gap_sq / (double)s->ngaps - st->gap_mean * st->gap_mean;
 			st->gap_cv = var > 0 && st->gap_mean > 0 ? sqrt(var) / st->gap_mean : 0;
+			double *q[] = { &st->gap_p10, &st->gap_p50, &st->gap_p90 };
+			double at[] = { 0.1, 0.5, 0.9 };
+			for (int i = 0; i < 3; i++) {
+				uint64_t want = (uint64_t)(at[i] * (double)s->ngaps), seen = 0;
+				size_t b = 0;
+				while (b < 1024 && (seen += s->hist[b]) <= want)
+					b++;
+				*q[i] = 32.0 * (double)b + 16;   /* the bucket's middle */
+			}
 		}
 	}
 	for (size_t i = 0; i < s->nw; i++) {

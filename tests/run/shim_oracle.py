@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Checks the shim collector (SHIM's observer) against what programs measure
+of themselves.
+
+usage: shim_oracle.py RETICLE WORKDIR phases -- SAMPLE_PHASES
+       shim_oracle.py RETICLE WORKDIR alias -- SHIM_ALIAS
+       shim_oracle.py RETICLE WORKDIR bad_input -- PROGRAM
+
+phases (programs/sample_phases.c prints "truth FUNCTION CPU_SECONDS" of
+functions that spin, in nested and recursive calls, two threads and a
+forked child): under `reticle run -c shim` the exit status is the program's
+(5), and each measured function's share of the samples of the measured
+functions is within 2 points of its share of their truth (shim samples
+wall-clock time per thread: a thread blocked in pthread_join keeps
+sampling its wait, which is left out by comparing the measured functions
+among themselves); the child's function is there; DTE kept at least 90%
+of the reads; `report -f folded` adds up to the json count.
+
+alias (programs/shim_alias.c P N): a loop whose iterations take 4P cycles,
+P in one function and 3P in another, sampled with shim:4P, a period that
+divides the iteration: a sampler with a fixed stride would see one
+function only; shim's randomized period must see them as the program's
+own TSC sums do, within 5 points (each phase is only 1,000 cycles: the
+signal stores' own stalls shift a few points), and its gap percentiles
+must spread (p10 < 0.8 x period < 1.2 x period < p90).
+
+bad_input: shim:50 (a period below what the observer can do) exits 1 with
+a message and does not run the program; shim:abc exits 2; sample with
+shim exits 2."""
+import json, os, shutil, subprocess, sys
+
+fails = 0
+
+
+def fail(msg):
+    global fails
+    fails += 1
+    print("FAIL " + msg)
+
+
+def truths(stdout):
+    t = {}
+    for line in stdout.splitlines():
+        w = line.split()
+        if len(w) == 3 and w[0] == "truth":
+            t[w[1]] = t.get(w[1], 0.0) + float(w[2])
+    return t
+
+
+def run(reticle, work, coll, prog, env):
+    db = os.path.join(work, coll.replace(":", "_") + ".db")
+    r = subprocess.run([reticle, "run", "-c", coll, "-o", db, "--"] + prog, capture_output=True,
+                       text=True, env=env, timeout=600)
+    doc = None
+    if os.path.exists(db):
+        rep = subprocess.run([reticle, "report", "-f", "json", db], capture_output=True, text=True)
+        doc = json.loads(rep.stdout) if rep.returncode == 0 else None
+    return r, db, doc
+
+
+def shares_of(doc, names):
+    fns = {}
+    for f in (doc.get("samples") or {}).get("functions", []):
+        fns[f["name"]] = fns.get(f["name"], 0) + f["self"]
+    got = {n: fns.get(n, 0) for n in names}
+    total = sum(got.values())
+    return {n: 100.0 * v / total if total else 0.0 for n, v in got.items()}, fns
+
+
+def compare(label, truth, doc, tol):
+    names = sorted(truth)
+    tsum = sum(truth.values())
+    got, _ = shares_of(doc, names)
+    print(f"{label}: {'function':<16} {'truth %':>8} {'shim %':>8}")
+    for n in names:
+        want = 100.0 * truth[n] / tsum
+        print(f"{label}: {n:<16} {want:8.2f} {got[n]:8.2f}")
+        if abs(got[n] - want) > tol:
+            fail(f"{label}: {n} has {got[n]:.2f}% of the samples, the program says {want:.2f}% (tolerance {tol})")
+
+
+def fidelity(label, doc):
+    meta = doc["meta"]
+    reads, kept = int(meta.get("shim_reads", 0)), int(meta.get("shim_kept", 0))
+    if not reads or kept < 0.9 * reads:
+        fail(f"{label}: DTE kept {kept} of {reads} reads")
+    if doc["samples"]["count"] != kept:
+        fail(f"{label}: {kept} samples kept, {doc['samples']['count']} in the profile")
+    return meta
+
+
+def main():
+    reticle, work, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    prog = sys.argv[sys.argv.index("--") + 1:]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+    if (os.cpu_count() or 1) < 2 and mode != "bad_input":
+        print("SKIP: shim needs two CPUs")
+        sys.exit(77)
+    if mode == "phases":
+        native = subprocess.run(prog, capture_output=True, text=True, timeout=600)
+        if native.returncode != 5 or not truths(native.stdout):
+            fail(f"native run: status {native.returncode}, no truth")
+        r, db, doc = run(reticle, work, "shim", prog, env)
+        if r.returncode != 5 or not doc:
+            fail(f"shim: status {r.returncode} (native 5), report: {bool(doc)}\n{r.stderr[-2000:]}")
+        else:
+            truth = truths(r.stdout)
+            compare("shim", truth, doc, 2.0)
+            fidelity("shim", doc)
+            folded = subprocess.run([reticle, "report", "-f", "folded", db], capture_output=True, text=True)
+            n = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines() if l.strip())
+            if n != doc["samples"]["count"]:
+                fail(f"folded lines add up to {n}, json count {doc['samples']['count']}")
+            _, fns = shares_of(doc, [])
+            if "sp_child" not in fns:
+                fail("the forked child's sp_child has no sample")
+    elif mode == "alias":
+        p = int(prog[1]) if len(prog) > 1 else 1000
+        r, db, doc = run(reticle, work, f"shim:{4 * p}", prog, env)
+        if r.returncode != 0 or not doc:
+            fail(f"alias: status {r.returncode}\n{r.stderr[-2000:]}")
+        else:
+            compare("alias", truths(r.stdout), doc, 5.0)
+            meta = fidelity("alias", doc)
+            p10, p50, p90 = (float(x) for x in meta["shim_gap_p10_p50_p90"].split())
+            print(f"alias: gaps p10 {p10:.0f} p50 {p50:.0f} p90 {p90:.0f} cycles, period {4 * p}")
+            if not (p10 < 0.8 * 4 * p and p90 > 1.2 * 4 * p):
+                fail(f"alias: the gaps do not spread (p10 {p10}, p90 {p90}, period {4 * p}): a fixed stride")
+    elif mode == "bad_input":
+        marker = os.path.join(work, "ran")
+        sh = ["sh", "-c", f"touch {marker}"]
+        for coll, want, what in (("shim:50", 1, "below"), ("shim:abc", 2, "PERIOD"), ("sample,shim", 2, "choose")):
+            r = subprocess.run([reticle, "run", "-c", coll, "-o", os.path.join(work, "x.db"), "--"] + sh,
+                               capture_output=True, text=True, env=env, timeout=60)
+            if r.returncode != want or what not in r.stderr:
+                fail(f"-c {coll}: status {r.returncode} (want {want}), message {r.stderr.strip()!r}")
+            if os.path.exists(marker):
+                fail(f"-c {coll}: the program ran")
+                os.remove(marker)
+            else:
+                print(f"ok: -c {coll}: status {r.returncode}: {r.stderr.strip().splitlines()[-1]}")
+    print(f"{fails} failure(s)")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
