@@ -11,7 +11,7 @@ PKGS=(
   valgrind sqlite3 bzip2 lua5.4 python3 libpython3.11-testsuite g++ uftrace dpkg-dev
   openjdk-17-jdk-headless golang-go nodejs openssl libc6-dbg gdb lcov bolt-16
   libdebuginfod-dev debuginfod curl openmpi-bin libopenmpi-dev mpich libmpich-dev
-  qemu-user gcc-riscv64-linux-gnu gcc-mipsel-linux-gnu
+  qemu-user gcc-riscv64-linux-gnu gcc-mipsel-linux-gnu linux-perf
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
