@@ -425,6 +425,12 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		return CLI_EXIT_FAIL;
 	}
 	if ((err = rtl_session_launch(s, program))) {
+		if (err == -RTL_ERR_BAD_OPTION || err == -RTL_ERR_NO_SAMPLING) {
+			/* the library said why (an unknown event, a shim period too
+			 * short; no sampling here) */
+			rtl_session_destroy(s);
+			return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		}
 		if (err == -RTL_ERR_WRONG_ARCH)
 			cli_error("%s: %s (reticle run takes x86-64 programs; reticle sim runs RISC-V "
 				  "RV64 and MIPS32 ones)", program[0], rtl_strerror(err));

@@ -542,7 +542,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 			rtl_log(0, "sample: %s", why);
 			kill(pid, SIGKILL);
 			remove_proc(s, p);
-			return -RTL_ERR_NO_SAMPLING;
+			return err == -ENOENT ? -RTL_ERR_BAD_OPTION : -RTL_ERR_NO_SAMPLING;
 		}
 	}
 	s->main_pid = pid;

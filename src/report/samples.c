@@ -12,6 +12,8 @@
 static int by_self(const void *a, const void *b)
 {
 	const struct rpt_sampled_fn *x = a, *y = b;
+	if (x->self_seconds != y->self_seconds)
+		return x->self_seconds < y->self_seconds ? 1 : -1;
 	if (x->self != y->self)
 		return x->self < y->self ? 1 : -1;
 	if (x->total != y->total)
@@ -115,17 +117,20 @@ int rpt_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	fprintf(out, "\nsamples (sample: %s at %s Hz, %" PRIu64 " samples = %.3f s", event, hz, s.samples, s.seconds);
 	if (nlost)
 		fprintf(out, ", %llu lost", nlost);
-	fprintf(out, "; shares of all samples)\n");
+	fprintf(out, "; shares of the time they stand for)\n");
 	fprintf(out, "%7s  %7s  %10s  %10s  %s\n", "self", "total", "self s", "samples", "function (module)");
 	size_t limit = o->top && o->top < s.n ? o->top : s.n;
 	for (size_t i = 0; i < limit; i++) {
 		const struct rpt_sampled_fn *f = &s.fn[i];
 		const rtl_profile_function *row = rpt_rows_by_id(&s.tree.rows, f->function);
 		char buf[32];
-		double den = s.samples ? (double)s.samples : 1;
-		fprintf(out, "%6.2f%%  %6.2f%%  %10.6f  %10" PRIu64 "  %s (%s)\n", 100.0 * (double)f->self / den,
-			100.0 * (double)f->total / den, f->self_seconds, f->self, row ? rpt_name(row, buf) : "?",
-			row ? rpt_basename(row->module) : "?");
+		/* shares of the time the samples stand for (their periods: a
+		 * shim sample stands for the cycles since the one before) */
+		double self = s.seconds > 0 ? f->self_seconds / s.seconds : s.samples ? (double)f->self / (double)s.samples : 0;
+		double total = s.seconds > 0 ? f->total_seconds / s.seconds
+					     : s.samples ? (double)f->total / (double)s.samples : 0;
+		fprintf(out, "%6.2f%%  %6.2f%%  %10.6f  %10" PRIu64 "  %s (%s)\n", 100.0 * self, 100.0 * total,
+			f->self_seconds, f->self, row ? rpt_name(row, buf) : "?", row ? rpt_basename(row->module) : "?");
 	}
 	if (limit < s.n)
 		fprintf(out, "(%zu more sampled function%s: --top N or --top 0 for more)\n", s.n - limit,

@@ -54,6 +54,7 @@ struct sampler {
 	struct perf_ring *ring;
 	pthread_t thread;
 	bool thread_started, stopping;
+	int wake[2];              /* a byte written here ends the reader's wait at once */
 	pthread_mutex_t lock;
 	struct image **images;
 	size_t nimages, capimages;
@@ -397,11 +398,13 @@ static void *reader(void *arg)
 {
 	struct sampler *s = arg;
 	size_t nfd = perf_ring_nfds(s->ring);
-	struct pollfd *pfd = calloc(nfd, sizeof(*pfd));
+	struct pollfd *pfd = calloc(nfd + 1, sizeof(*pfd));
 	for (size_t i = 0; pfd && i < nfd; i++)
 		pfd[i] = (struct pollfd){ perf_ring_fd(s->ring, i), POLLIN, 0 };
+	if (pfd)
+		pfd[nfd] = (struct pollfd){ s->wake[0], POLLIN, 0 };
 	for (;;) {
-		int n = pfd ? poll(pfd, nfd, 20) : 0;
+		int n = pfd ? poll(pfd, nfd + 1, 20) : 0;
 		pthread_mutex_lock(&s->lock);
 		bool stop = s->stopping;
 		perf_ring_read(s->ring, on_record, s);
@@ -411,8 +414,10 @@ static void *reader(void *arg)
 		bool hup = !pfd;
 		for (size_t i = 0; n > 0 && i < nfd; i++)
 			hup |= (pfd[i].revents & (POLLHUP | POLLERR)) != 0;
-		if (hup)
-			usleep(20000);   /* every task gone: poll would not wait */
+		if (hup) {   /* every task gone: poll would not wait */
+			struct pollfd w = { s->wake[0], POLLIN, 0 };
+			poll(&w, 1, 20);
+		}
 	}
 	free(pfd);
 	return NULL;
@@ -429,6 +434,12 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 	s->opts.freq = o && o->freq ? o->freq : 1000;
 	s->opts.stack_bytes = o && o->stack_bytes ? o->stack_bytes : 16384;
 	pthread_mutex_init(&s->lock, NULL);
+	s->wake[0] = s->wake[1] = -1;
+	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK)) {
+		snprintf(why, len, "%s", strerror(errno));
+		free(s);
+		return -errno;
+	}
 	struct perf_ring_opts ro = { s->opts.event, s->opts.freq, s->opts.stack_bytes, true };
 	int err = perf_ring_open(&ro, pid, &s->ring, why, len);
 	if (!err && !(s->mods = unw_mods_new()))
@@ -523,6 +534,8 @@ void sampler_stop(struct sampler *s, struct sampler_stats *stats)
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;
 		pthread_mutex_unlock(&s->lock);
+		ssize_t rc = write(s->wake[1], "", 1);   /* failing, the reader wakes within 20 ms */
+		(void)rc;
 		pthread_join(s->thread, NULL);
 	}
 	if (stats) {
@@ -540,6 +553,8 @@ void sampler_stop(struct sampler *s, struct sampler_stats *stats)
 	free(s->images);
 	free(s->cur);
 	unw_mods_free(s->mods);
+	close(s->wake[0]);
+	close(s->wake[1]);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

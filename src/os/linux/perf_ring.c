@@ -87,10 +87,11 @@ static int paranoid(void)
 
 static int explain(int err, const char *event, bool hw, char *why, size_t len)
 {
-	if (hw && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV))
+	if (hw && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
 		snprintf(why, len, "event '%s' needs a hardware performance counter, and this machine has none "
 			 "(a virtual machine without a PMU?): use cpu-clock or task-clock", event);
-	else if (err == EACCES || err == EPERM)
+		return -EOPNOTSUPP;   /* -ENOENT means an unknown name */
+	} else if (err == EACCES || err == EPERM)
 		snprintf(why, len, "perf_event_open is not allowed (kernel.perf_event_paranoid is %d): run as root, "
 			 "or set it to 2 or below (sysctl kernel.perf_event_paranoid=2)", paranoid());
 	else if (err == ENOSYS)
@@ -151,7 +152,7 @@ int perf_ring_open(const struct perf_ring_opts *o, pid_t pid, struct perf_ring *
 	if (e == sizeof(events) / sizeof(events[0])) {
 		snprintf(why, len, "unknown event '%s' (cpu-clock, task-clock, page-faults, context-switches, "
 			 "cycles, instructions, cache-references, cache-misses, branches, branch-misses)", o->event);
-		return -EINVAL;
+		return -ENOENT;
 	}
 	unsigned max = perf_max_sample_rate();
 	if (!o->freq || (max && o->freq > max)) {

@@ -48,7 +48,8 @@ struct perf_rec {
 struct perf_ring;
 
 /* Opens the event on PID (stopped) and maps its ring. Returns 0, or -errno
- * with WHY, a sentence naming the cause for the user. */
+ * with WHY, a sentence naming the cause for the user (-ENOENT: no event of
+ * that name). */
 int perf_ring_open(const struct perf_ring_opts *o, pid_t pid, struct perf_ring **out, char *why, size_t len);
 void perf_ring_close(struct perf_ring *r);
 /* The descriptors to poll for data: one per CPU. */

@@ -2,8 +2,11 @@
  * period: each iteration spends P TSC cycles in al_short and 3P in
  * al_long (spins on the TSC, no call inside). A sampler with a fixed
  * stride of 4P would see the same point of every iteration, one function
- * only; shim's randomized period must see them 1:3. The program prints
- * "truth FUNCTION CYCLES" of each (what it spun) for shim_oracle.py.
+ * only; shim's randomized period must see them 1:3. Then a loop of
+ * al_caller, which calls al_short and spins 2P itself once it returns:
+ * its own time is seen only if the signal is set again where a call
+ * returns. The program prints "truth FUNCTION CYCLES" of each (what it
+ * spun) for shim_oracle.py.
  * usage: shim_alias P ITERATIONS */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +15,7 @@
 
 #define NOINLINE __attribute__((noinline, noipa))
 
-static uint64_t in_short, in_long;
+static uint64_t in_short, in_long, in_caller;
 
 NOINLINE void al_short(uint64_t p)
 {
@@ -30,6 +33,15 @@ NOINLINE void al_long(uint64_t p)
 	in_long += __rdtsc() - t;
 }
 
+NOINLINE void al_caller(uint64_t p)
+{
+	al_short(p);
+	uint64_t t = __rdtsc(), end = t + 2 * p;
+	while (__rdtsc() < end)
+		;
+	in_caller += __rdtsc() - t;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t p = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
@@ -38,7 +50,9 @@ int main(int argc, char **argv)
 		al_short(p);
 		al_long(p);
 	}
-	printf("truth al_short %llu\ntruth al_long %llu\n", (unsigned long long)in_short,
-	       (unsigned long long)in_long);
+	for (uint64_t i = 0; i < n / 2; i++)
+		al_caller(p);
+	printf("truth al_short %llu\ntruth al_long %llu\ntruth al_caller %llu\n", (unsigned long long)in_short,
+	       (unsigned long long)in_long, (unsigned long long)in_caller);
 	return 0;
 }
