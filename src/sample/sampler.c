@@ -341,10 +341,6 @@ static void on_sample(struct sampler *s, const struct perf_sample *ps)
 	size_t nf = unw_stack(s->mods, &env, ps->regs, ps->stack, ps->stack_len, s->frames, MAX_FRAMES,
 			      &truncated);
 	s->st.unwound_frames += nf;
-	if (getenv("RETICLE_SAMPLE_DEBUG") && nf == 0)
-		fprintf(stderr, "sample: no frame: pid %d tid %d kernel %d ip %#llx sp %#llx stack %zu\n", (int)ps->pid,
-			(int)ps->tid, ps->in_kernel, (unsigned long long)ps->regs[PR_IP],
-			(unsigned long long)ps->regs[PR_SP], ps->stack_len);
 	s->st.truncated += truncated;
 	uint32_t at = child(img, UINT32_MAX, (uint64_t)ps->tid, ps->tid);
 	for (size_t i = nf; i-- > 0 && at != UINT32_MAX;)
