@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of SHIM's observer (the shim collector): the four workloads of
 # bench/workloads.sh natively, under `reticle run -c fcount` (the engine's
-# baseline: a counter at every entry), under `-c shim:1000000000` (the
+# baseline: a counter at every entry), under `-c shim:100000000` (the
 # signal stores, with the observer spinning on its core but reading about
 # never: the stores' own cost) and under shim at 5,000, 2,000 and 1,000
 # cycles, in alternating rounds. Prints per workload the median seconds
@@ -38,7 +38,7 @@ run_kind() {
 	case $k in
 	native) timed -- "$@" ;;
 	fcount) timed "$RETICLE" run -c fcount -o "$tmp/f.db" -- "$@"; rm -f "$tmp/f.db" ;;
-	stores) timed "$RETICLE" run -c shim:1000000000 -o "$tmp/s0.db" -- "$@"; rm -f "$tmp/s0.db" ;;
+	stores) timed "$RETICLE" run -c shim:100000000 -o "$tmp/s0.db" -- "$@"; rm -f "$tmp/s0.db" ;;
 	shim-*) timed "$RETICLE" run -c "shim:${k#shim-}" -o "$tmp/$k.db" -- "$@" ;;
 	esac
 }
