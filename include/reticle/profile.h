@@ -230,6 +230,21 @@ RTL_API int rtl_profile_add_sample(rtl_profile *p, const rtl_profile_sample *c);
 RTL_API int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sample *c, void *user),
 				       void *user);
 
+/* A run of a thread's own signal (reticle/signal.h, the shim collector):
+ * VALUE from START_NS to END_NS (ns since the session started) in thread
+ * TID of image PROCESS, as the observer first and last saw it. */
+typedef struct rtl_profile_signal_run {
+	int64_t process;
+	int tid;
+	uint64_t value;
+	uint64_t start_ns, end_ns;
+} rtl_profile_signal_run;
+RTL_API int rtl_profile_add_signal_run(rtl_profile *p, const rtl_profile_signal_run *r);
+/* Runs by image, thread, then start (of the selected image only, when one
+ * is); none in a profile without them. */
+RTL_API int rtl_profile_foreach_signal_run(rtl_profile *p,
+					   int (*fn)(const rtl_profile_signal_run *r, void *user), void *user);
+
 /* A collector's own measure, for collectors whose results have no table of
  * their own (plug-ins: reticle run --collector): the value NAME of
  * FUNCTION at link-time SITE (the function's address when the value is

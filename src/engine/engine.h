@@ -489,6 +489,8 @@ struct placement *session_placement(const struct rtl_session *s);
 struct sampler *session_sampler(const struct rtl_session *s);
 /* SHIM's observer (the shim collector), or NULL. */
 struct shim *session_shim(const struct rtl_session *s);
+/* The TSC when the session started (its times count from then). */
+uint64_t session_tsc0(const struct rtl_session *s);
 /* Whether any collector instruments functions (sample alone does not). */
 bool session_instruments(const struct rtl_session *s);
 

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <reticle/profile.h>
 #include "engine/engine.h"
+#include "os/linux/os.h"
 #include "probe/plan.h"
 #include "sample/sample.h"
 #include "util/array.h"
+#include "util/log.h"
 
 struct fctx {
 	uint32_t parent;          /* UINT32_MAX at a root */
@@ -261,7 +263,7 @@ int shim_write(struct proc *p, rtl_profile *prof)
 		return 0;
 	struct shim_counts sc;
 	int err = shim_take(sh, p->pid, p->exec_gen, &sc);
-	if (!prof || err || !sc.n) {
+	if (!prof || err || (!sc.n && !sc.nruns)) {
 		shim_counts_free(&sc);
 		return err;
 	}
@@ -304,6 +306,22 @@ int shim_write(struct proc *p, rtl_profile *prof)
 					   w.c[k].weight };
 		err = rtl_profile_add_sample(prof, &row);
 	}
+	/* the program's own signal: each run until the thread's next one, or
+	 * until now, when the image ends */
+	uint64_t tsc0 = session_tsc0(p->s), now = os_tsc();
+	for (size_t i = 0; !err && i < sc.nruns; i++) {
+		const struct shim_run *r = &sc.runs[i];
+		uint64_t end = i + 1 < sc.nruns && sc.runs[i + 1].tid == r->tid ? sc.runs[i + 1].tsc : now;
+		if (!r->value)
+			continue;   /* no signal */
+		rtl_profile_signal_run row = { p->image, r->tid, r->value,
+					       (uint64_t)((double)(r->tsc - tsc0) / hz * 1e9),
+					       (uint64_t)((double)(end - tsc0) / hz * 1e9) };
+		err = rtl_profile_add_signal_run(prof, &row);
+	}
+	if (!err && sc.runs_dropped)
+		rtl_warn("pid %d: %llu changes of the program's signal beyond 2^20 a thread are left out",
+			 (int)p->pid, (unsigned long long)sc.runs_dropped);
 	free(copies);
 	free(w.c);
 	free(w.index);

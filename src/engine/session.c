@@ -114,6 +114,7 @@ uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
+uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)

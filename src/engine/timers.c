@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
+#include <reticle/signal.h>
 #include "engine/engine.h"
 #include "os/linux/os.h"
 #include "sample/sample.h"
@@ -23,9 +24,12 @@ static void watch(struct proc *p, pid_t tid, unsigned k)
 	struct shim *s = session_shim(p->s);
 	if (!s || !k)
 		return;
-	uint64_t *signal = (uint64_t *)(thread_area_local(&p->areas, k) + TA_SIGNAL);
+	uint8_t *a = thread_area_local(&p->areas, k);
+	uint64_t *signal = (uint64_t *)(a + TA_SIGNAL), *user = (uint64_t *)(a + TA_USER_SIGNAL);
 	*signal = 0;
-	shim_watch(s, p->pid, p->exec_gen, tid, signal);
+	*user = 0;
+	*(uint64_t *)(a + TA_SIGNAL_MARK) = RTL_SIGNAL_MARK;   /* reticle/signal.h: the program's signal is read */
+	shim_watch(s, p->pid, p->exec_gen, tid, signal, user);
 }
 
 /* Gives thread T an area and points its %gs there. */

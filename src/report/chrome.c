@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "report/cct.h"
+#include "report/signals.h"
 #include "util/array.h"
 
 struct chrome {
@@ -99,6 +100,9 @@ int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out)
 			"\"args\":{\"calls\":%llu,\"inclusive_s\":%.9f,\"exclusive_s\":%.9f}}",
 			(long long)(ts / 1000), (int)(ts % 1000), (long long)(dur / 1000), (int)(dur % 1000), n->pid, n->tid, (unsigned long long)n->calls, n->inclusive, n->exclusive);
 	}
+	/* the program's own signals (shim), as counters on the run's clock */
+	if (!err && c.ts && c.dur && c.next)
+		err = rpt_signal_counters(p, out, c.first);
 	if (c.ts && c.dur && c.next)
 		fputs("\n]}\n", out);
 	free(c.ts);

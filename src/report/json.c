@@ -3,9 +3,11 @@
  * addresses are "0x..." strings so that no reader rounds them. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
 #include "report/samples.h"
+#include "report/signals.h"
 
 int rpt_utf8_len(const unsigned char *s)
 {
@@ -172,6 +174,19 @@ static void write_totals(FILE *out, const rtl_profile_totals *t)
 	fputs("},\n", out);
 }
 
+/* The program's own signals (shim): seconds and runs per value. */
+static int write_signals(rtl_profile *p, FILE *out)
+{
+	struct rpt_signals s;
+	int err = rpt_signals_load(p, &s);
+	for (size_t i = 0; !err && i < s.n; i++)
+		fprintf(out, "%s\n    {\"value\": %" PRIu64 ", \"seconds\": %.9f, \"runs\": %" PRIu64 "}",
+			i ? "," : "", s.v[i].value, s.v[i].seconds, s.v[i].runs);
+	if (!err)
+		free(s.v);
+	return err;
+}
+
 /* The sample collector's functions by self samples, or null. */
 static int write_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
@@ -251,6 +266,10 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	fputs("\n  ],\n  \"samples\": ", out);
 	if ((err = write_samples(p, o, out)))
 		goto out;
+	fputs(",\n  \"signals\": [", out);
+	if ((err = write_signals(p, out)))
+		goto out;
+	fputs("\n  ]", out);
 	fputs("\n}\n", out);
 	err = rpt_out_status(out);
 out:

@@ -8,6 +8,7 @@
 #include <reticle/error.h>
 #include "report/report_priv.h"
 #include "report/samples.h"
+#include "report/signals.h"
 
 /* Meta keys shown first, with their labels; other keys follow as they are. */
 static const char *const known_keys[][2] = {
@@ -214,7 +215,7 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		fprintf(out, "(%" PRIu64 " more function%s: --top N or --top 0 for more)\n",
 			avail - rows.n, avail - rows.n == 1 ? "" : "s");
 	int timed;
-	if ((err = rpt_times(p, o, out, &timed)) || (err = rpt_samples(p, o, out)) || (err = rpt_metrics(p, o, out)) ||
+	if ((err = rpt_times(p, o, out, &timed)) || (err = rpt_samples(p, o, out)) || (err = rpt_signals(p, o, out)) || (err = rpt_metrics(p, o, out)) ||
 	    (err = rpt_loops(p, o, out)) || (err = rpt_ranks(p, o, out)) ||
 	    (o->inlined && (err = rpt_inlined(p, o, out))))
 		goto out;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <reticle/signal.h>
 #include "runtime/thread_area.h"
 
 #define REGION_SIZE ((size_t)TA_COUNT * TA_SIZE)
@@ -54,6 +55,11 @@ int thread_area_at(const struct thread_region *r, uint64_t base)
 		return -1;
 	return (int)((base - r->addr) / TA_SIZE);
 }
+
+/* the program's header and reticle's agree; no frame reaches them */
+_Static_assert(RTL_SIGNAL_OFFSET == TA_USER_SIGNAL && RTL_SIGNAL_MARK_OFFSET == TA_SIGNAL_MARK, "signal.h");
+_Static_assert(TA_FRAMES + ((TA_FRAMES_END - TA_FRAMES) / TA_FRAME_SIZE) * TA_FRAME_SIZE <= TA_SIGNAL_MARK,
+	       "the last frame and the user signal overlap");
 
 /* The header of area K for its run-time address: an empty stack over the
  * sentinel; the null area's limit lets no frame in. */

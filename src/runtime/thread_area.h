@@ -40,6 +40,10 @@ enum {
 	TA_FRAME_SIZE = 40,
 	TA_FRAMES = TA_SENTINEL + TA_FRAME_SIZE,
 	TA_FRAMES_END = 1 << 20,  /* 26,211 frames deep */
+	/* in the 72 bytes after the last frame: the program's own signal
+	 * (reticle/signal.h) and the mark that says the observer reads it */
+	TA_USER_SIGNAL = TA_FRAMES_END - 8,
+	TA_SIGNAL_MARK = TA_FRAMES_END - 16,
 	TA_WORDS = 1 << 20,       /* timers from here */
 	TA_INDEX = 4 << 20,       /* the context index: uint32_t node numbers */
 	TA_INDEX_BITS = 20,

@@ -81,9 +81,18 @@ struct shim_count {
 	uint64_t value;           /* the signal: a copy's entry, 0 for none yet */
 	uint64_t samples, cycles; /* kept samples, and the TSC cycles they stand for */
 };
+/* A run of a thread's own signal (reticle/signal.h), from the first read
+ * that saw VALUE; a thread's runs in order. */
+struct shim_run {
+	pid_t tid;
+	uint64_t tsc, value;
+};
 struct shim_counts {
 	struct shim_count *c;
 	size_t n, cap;
+	struct shim_run *runs;
+	size_t nruns, capruns;
+	uint64_t runs_dropped;    /* changes beyond a thread's first 2^20 */
 };
 struct shim_stats {
 	unsigned period;          /* nominal, cycles */
@@ -95,10 +104,11 @@ struct shim_stats {
 /* Starts the observer, pinned to a CPU: PERIOD cycles between sweeps on
  * average. 0, or -err with WHY (one CPU only, a period too short). */
 int shim_start(unsigned period, struct shim **out, char *why, size_t len);
-/* Thread TID of image (PID, GEN) has its signal word at SIGNAL (reticle's
- * mapping of its area); unwatched when it ends or its area is given to
- * another thread. */
-void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal);
+/* Thread TID of image (PID, GEN) has its signal word at SIGNAL and the
+ * program's own at USER (reticle's mapping of its area); unwatched when it
+ * ends or its area is given to another thread. */
+void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal,
+		volatile const uint64_t *user);
 void shim_unwatch(struct shim *s, pid_t tid);
 /* The counts of image (PID, GEN), which is forgotten (its areas are about
  * to be unmapped). */

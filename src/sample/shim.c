@@ -27,14 +27,25 @@ struct cnt {
 	uint64_t value, samples, cycles;
 };
 
+/* A run of the program's own signal (reticle/signal.h): its value from
+ * the read that first saw it. */
+struct run {
+	uint64_t tsc, value;
+};
+
+enum { MAX_RUNS = 1 << 20 };   /* a thread's runs kept; later changes are counted only */
+
 struct watched {
-	volatile const uint64_t *signal;
+	volatile const uint64_t *signal, *user;
 	pid_t pid, tid;
 	unsigned gen;
 	bool live;
 	uint64_t last_s, last_e;  /* TSC before and after its last read, 0 before any */
 	struct cnt *c;            /* open addressing by value */
 	size_t nc, size;
+	struct run *runs;         /* the user signal's changes as seen */
+	size_t nruns, capruns;
+	uint64_t user_last, runs_dropped;
 };
 
 struct shim {
@@ -106,8 +117,16 @@ static void *observe(void *arg)
 			live++;
 			_mm_lfence();
 			uint64_t t0 = __rdtsc();
-			uint64_t v = *t->signal;
+			uint64_t v = *t->signal, u = *t->user;
 			uint64_t t1 = __rdtscp(&(unsigned){ 0 });
+			if (u != t->user_last) {   /* a new run of the program's signal */
+				if (t->nruns < MAX_RUNS &&
+				    !rtl_grow(&t->runs, &t->capruns, t->nruns + 1, sizeof(*t->runs)))
+					t->runs[t->nruns++] = (struct run){ t0, u };
+				else
+					t->runs_dropped++;
+				t->user_last = u;
+			}
 			s->taken++;
 			s->read_cycles += t1 - t0;
 			uint64_t gap = t0 - t->last_s, gap_e = t1 - t->last_e;
@@ -176,16 +195,34 @@ int shim_start(unsigned period, struct shim **out, char *why, size_t len)
 	return 0;
 }
 
-void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal)
+/* T is seen no more: its signal's last run ends at its last read. */
+static void close_runs(struct watched *t)
+{
+	if (t->user_last && t->last_e &&
+	    !rtl_grow(&t->runs, &t->capruns, t->nruns + 1, sizeof(*t->runs))) {
+		t->runs[t->nruns++] = (struct run){ t->last_e, 0 };
+		t->user_last = 0;
+	}
+}
+
+void shim_watch(struct shim *s, pid_t pid, unsigned gen, pid_t tid, volatile const uint64_t *signal,
+		volatile const uint64_t *user)
 {
 	struct watched *t = calloc(1, sizeof(*t));
 	if (!t)
 		return;
-	*t = (struct watched){ signal, pid, tid, gen, true, 0, 0, NULL, 0, 0 };
+	t->signal = signal;
+	t->user = user;
+	t->pid = pid;
+	t->tid = tid;
+	t->gen = gen;
+	t->live = true;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->nw; i++)   /* an area given again: the old thread left it */
-		if (s->w[i]->live && s->w[i]->signal == signal)
+		if (s->w[i]->live && s->w[i]->signal == signal) {
 			s->w[i]->live = false;
+			close_runs(s->w[i]);
+		}
 	if (rtl_grow(&s->w, &s->capw, s->nw + 1, sizeof(*s->w)))
 		free(t);
 	else
@@ -197,8 +234,10 @@ void shim_unwatch(struct shim *s, pid_t tid)
 {
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->nw; i++)
-		if (s->w[i]->tid == tid)
+		if (s->w[i]->tid == tid && s->w[i]->live) {
 			s->w[i]->live = false;
+			close_runs(s->w[i]);
+		}
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -214,6 +253,7 @@ int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
 			s->w[keep++] = t;
 			continue;
 		}
+		close_runs(t);
 		for (size_t k = 0; k < t->size && !err; k++) {
 			if (!t->c[k].samples)
 				continue;
@@ -223,7 +263,15 @@ int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
 				out->c[out->n++] = (struct shim_count){ t->tid, t->c[k].value, t->c[k].samples,
 									 t->c[k].cycles };
 		}
+		for (size_t k = 0; k < t->nruns && !err; k++) {
+			if (rtl_grow(&out->runs, &out->capruns, out->nruns + 1, sizeof(*out->runs)))
+				err = -ENOMEM;
+			else
+				out->runs[out->nruns++] = (struct shim_run){ t->tid, t->runs[k].tsc, t->runs[k].value };
+		}
+		out->runs_dropped += t->runs_dropped;
 		free(t->c);
+		free(t->runs);
 		free(t);
 	}
 	s->nw = keep;
@@ -233,6 +281,7 @@ int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
 
 void shim_counts_free(struct shim_counts *c)
 {
+	free(c->runs);
 	free(c->c);
 	memset(c, 0, sizeof(*c));
 }
@@ -268,6 +317,7 @@ void shim_stop(struct shim *s, struct shim_stats *st)
 	}
 	for (size_t i = 0; i < s->nw; i++) {
 		free(s->w[i]->c);
+		free(s->w[i]->runs);
 		free(s->w[i]);
 	}
 	free(s->w);

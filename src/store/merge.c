@@ -103,6 +103,10 @@ static int copy_input(rtl_profile *p, int64_t rank, int first)
 		       " id + (%" PRId64 " << 32), CASE parent WHEN 0 THEN 0 ELSE parent + (%" PRId64 " << 32) END,"
 		       " function + %" PRId64 ", tid, samples, weight FROM src.samples", op, op, of)))
 		return err;
+	if (src_has(p, "signal_runs", NULL) &&
+	    (err = run(p, "INSERT INTO signal_runs(process, tid, value, start_ns, end_ns) SELECT process + %" PRId64
+		       ", tid, value, start_ns, end_ns FROM src.signal_runs", op)))
+		return err;
 	if (src_has(p, "metrics", NULL) &&
 	    (err = run(p, "INSERT INTO metrics(function, name, site, value) SELECT function + %" PRId64
 		       ", name, site, value FROM src.metrics", of)))

@@ -43,6 +43,8 @@ static const char *const schema_sql =
 	"CREATE TABLE samples(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
 	" function INTEGER NOT NULL REFERENCES functions(id), tid INTEGER NOT NULL,"
 	" samples INTEGER NOT NULL, weight REAL NOT NULL);"
+	"CREATE TABLE signal_runs(process INTEGER NOT NULL, tid INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL);"
 	"CREATE TABLE metrics(function INTEGER NOT NULL REFERENCES functions(id),"
 	" name TEXT NOT NULL, site INTEGER NOT NULL, value REAL NOT NULL,"
 	" PRIMARY KEY(function, name, site)) WITHOUT ROWID;"
@@ -103,6 +105,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ADD_SAMPLE] = "INSERT INTO samples(id, parent, function, tid, samples, weight)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET"
 			  " samples = samples + excluded.samples, weight = weight + excluded.weight",
+	[ST_ADD_SIGNAL_RUN] = "INSERT INTO signal_runs(process, tid, value, start_ns, end_ns)"
+			      " VALUES (?1, ?2, ?3, ?4, ?5)",
 	[ST_SET_COUNTS] = "UPDATE functions SET have = have | ?1,"
 			  " calls = CASE WHEN ?1 & 1 THEN ?2 ELSE calls END,"
 			  " instrs = CASE WHEN ?1 & 2 THEN ?3 ELSE instrs END WHERE id = ?4",

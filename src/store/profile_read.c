@@ -376,6 +376,36 @@ int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sampl
 		     sample_row, &c);
 }
 
+struct signal_ctx {
+	int (*fn)(const rtl_profile_signal_run *r, void *user);
+	void *user;
+};
+
+static int signal_row(sqlite3_stmt *s, void *ctx)
+{
+	struct signal_ctx *c = ctx;
+	rtl_profile_signal_run r = {
+		.process = sqlite3_column_int64(s, 0),
+		.tid = sqlite3_column_int(s, 1),
+		.value = u64(s, 2),
+		.start_ns = u64(s, 3),
+		.end_ns = u64(s, 4),
+	};
+	return c->fn(&r, c->user);
+}
+
+int rtl_profile_foreach_signal_run(rtl_profile *p, int (*fn)(const rtl_profile_signal_run *r, void *user),
+				   void *user)
+{
+	struct signal_ctx c = { fn, user };
+
+	if (!file_has_table(p, "signal_runs"))
+		return 0;
+	/* the file's own table: its rows name their image */
+	return query(p, "SELECT process, tid, value, start_ns, end_ns FROM main.signal_runs"
+		     " WHERE ?1 = 0 OR process = ?1 ORDER BY process, tid, start_ns", 1, p->process, signal_row, &c);
+}
+
 struct metric_ctx {
 	int (*fn)(const rtl_profile_metric *m, void *user);
 	void *user;

@@ -283,6 +283,21 @@ int rtl_profile_add_sample(rtl_profile *p, const rtl_profile_sample *c)
 	return step_insert(p, s, NULL, "add sample");
 }
 
+int rtl_profile_add_signal_run(rtl_profile *p, const rtl_profile_signal_run *r)
+{
+	sqlite3_stmt *s;
+	if (!writable(p) || !r || r->end_ns < r->start_ns)
+		return -EINVAL;
+	if (!(s = store_stmt(p, ST_ADD_SIGNAL_RUN)))
+		return -RTL_ERR_STORE;
+	sqlite3_bind_int64(s, 1, r->process);
+	sqlite3_bind_int64(s, 2, r->tid);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)r->value);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)r->start_ns);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)r->end_ns);
+	return step_insert(p, s, NULL, "add signal run");
+}
+
 int rtl_profile_add_metric(rtl_profile *p, int64_t function, const char *name, uint64_t site,
 			   double value)
 {

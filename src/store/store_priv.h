@@ -14,7 +14,7 @@
 
 /* Write statements, prepared once on first use and reused. */
 enum store_stmt {
-	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_ADD_PROCESS, ST_SET_COUNTS, ST_ADD_TIME, ST_ADD_METRIC, ST_ADD_CONTEXT, ST_ADD_SAMPLE, ST_COUNT
+	ST_SET_META, ST_GET_META, ST_ADD_MODULE, ST_ADD_PROCESS, ST_SET_COUNTS, ST_ADD_TIME, ST_ADD_METRIC, ST_ADD_CONTEXT, ST_ADD_SAMPLE, ST_ADD_SIGNAL_RUN, ST_COUNT
 };
 
 /* Tables whose rows are inserted STORE_BATCH to a statement: SQLite's cost

@@ -3,6 +3,7 @@
 of themselves.
 
 usage: shim_oracle.py RETICLE WORKDIR phases -- PHASES
+       shim_oracle.py RETICLE WORKDIR signals -- SHIM_SIGNALS ROUNDS
        shim_oracle.py RETICLE WORKDIR alias -- SHIM_ALIAS
        shim_oracle.py RETICLE WORKDIR bad_input -- PROGRAM
 
@@ -26,6 +27,17 @@ time is seen only if the signal is set again there). Shim must see them
 as the program's own TSC sums do, within 5 points (each phase is only
 1,000 cycles: the signal stores' own stalls shift a few points), and its
 gap percentiles must spread (p10 < 0.8 x period < 1.2 x period < p90).
+
+signals (programs/shim_signals.c ROUNDS: the program's own signals through
+reticle/signal.h, values 1, 2, 3 in turn in the main thread, 7 in a
+second thread at the same time; it prints "truth VALUE CYCLES"): natively
+and under fcount the signal is off ("signal off"), under shim on; the
+report's seconds per value of the main thread's values are within 3
+points of their truth as shares (the second thread spins too: with the
+observer that is three threads on two CPUs here, and a descheduled
+observer misses a few short runs), value 7 holds its time relative to
+value 3 within 15%, each value's runs are at least half the rounds, and
+the chrome export has a counter track with their values.
 
 bad_input: shim:50 (a period below what the observer can do) and shim:abc
 exit 2 with a message and do not run the program; so does sample with
@@ -135,6 +147,47 @@ def main():
             print(f"alias: gaps p10 {p10:.0f} p50 {p50:.0f} p90 {p90:.0f} cycles, period {4 * p}")
             if not (p10 < 0.8 * 4 * p and p90 > 1.2 * 4 * p):
                 fail(f"alias: the gaps do not spread (p10 {p10}, p90 {p90}, period {4 * p}): a fixed stride")
+    elif mode == "signals":
+        rounds = int(prog[1])
+        native = subprocess.run(prog, capture_output=True, text=True, timeout=600)
+        if "signal off" not in native.stdout:
+            fail(f"native run: {native.stdout!r}")
+        r0 = subprocess.run([reticle, "run", "-c", "fcount", "-o", os.path.join(work, "f.db"), "--"] + prog,
+                            capture_output=True, text=True, env=env, timeout=600)
+        if "signal off" not in r0.stdout:
+            fail(f"under fcount the signal is not off: {r0.stdout!r}")
+        r, db, doc = run(reticle, work, "shim", prog, env)
+        if r.returncode != 0 or not doc or "signal on" not in r.stdout:
+            fail(f"shim: status {r.returncode}, {r.stdout!r}\n{r.stderr[-2000:]}")
+        else:
+            truth = {int(k): v for k, v in truths(r.stdout).items()}
+            got = {s["value"]: s for s in doc.get("signals", [])}
+            main = [1, 2, 3]
+            tsum = sum(truth[v] for v in main)
+            gsum = sum(got[v]["seconds"] for v in main if v in got)
+            for v in main:
+                want, have = 100 * truth[v] / tsum, 100 * got.get(v, {"seconds": 0})["seconds"] / gsum
+                print(f"signals: value {v}: truth {want:6.2f}%  shim {have:6.2f}%  runs {got.get(v, {}).get('runs')}")
+                if abs(want - have) > 3:
+                    fail(f"signal {v} held {have:.2f}% of the main thread's signalled time, the program says {want:.2f}%")
+            for v in main + [7]:
+                if v not in got or got[v]["runs"] < (1 if v == 7 else rounds // 2):
+                    fail(f"signal {v}: runs {got.get(v, {}).get('runs')} (rounds {rounds})")
+            if 3 in got and 7 in got:
+                ratio = (got[7]["seconds"] / got[3]["seconds"]) / (truth[7] / truth[3])
+                print(f"signals: value 7 against value 3: {ratio:.3f} of the program's ratio")
+                if abs(ratio - 1) > 0.15:
+                    fail(f"signal 7 against signal 3: {ratio:.3f} of the program's ratio")
+            out = os.path.join(work, "sg.json")
+            subprocess.run([reticle, "report", "-f", "chrome", "-o", out, db], check=False)
+            try:
+                events = json.load(open(out))["traceEvents"]
+            except (OSError, ValueError, KeyError) as e:
+                events = []
+                fail(f"chrome export: {e}")
+            values = {e["args"]["value"] for e in events if e.get("ph") == "C"}
+            if not {1, 2, 3, 7} <= values:
+                fail(f"chrome counters hold {sorted(values)}, not the signals 1, 2, 3, 7")
     elif mode == "bad_input":
         marker = os.path.join(work, "ran")
         sh = ["sh", "-c", f"touch {marker}"]
