@@ -52,9 +52,21 @@ RTL_API void rtl_session_destroy(rtl_session *s);
  * Returns 0, -ENOENT, -EACCES, -RTL_ERR_NOT_ELF, -RTL_ERR_WRONG_ARCH, ... */
 RTL_API int rtl_session_launch(rtl_session *s, char *const argv[]);
 
+/* Samples the running process PID (every thread, and what they create)
+ * instead of launching one: for the sample collector alone (instrumenting
+ * a running process is not there yet: -RTL_ERR_UNSUPPORTED). No ptrace:
+ * the process is not stopped. rtl_session_run then measures for DURATION
+ * seconds (0: until the process ends or rtl_session_stop), and the profile
+ * holds that image's samples (not those of programs it execs meanwhile).
+ * Returns 0, -ESRCH, -EPERM, -RTL_ERR_BAD_OPTION, -RTL_ERR_NO_SAMPLING. */
+RTL_API int rtl_session_attach(rtl_session *s, pid_t pid, double duration);
+
 /* Runs the target to its end and writes the profile. *STATUS is the first
- * process's exit status as a shell reports it (128+signal when killed). */
+ * process's exit status as a shell reports it (128+signal when killed; 0
+ * for an attached process). */
 RTL_API int rtl_session_run(rtl_session *s, int *status);
+/* Ends an attached run at the next check (20 ms): async-signal-safe. */
+RTL_API void rtl_session_stop(rtl_session *s);
 
 /* The first process's pid, once launched (0 before). */
 RTL_API pid_t rtl_session_pid(const rtl_session *s);

@@ -23,6 +23,11 @@ struct rtl_collector;
 int cli_load_collector(const char *spec, const struct rtl_collector *const *taken, size_t ntaken,
 		       const struct rtl_collector **out);
 
+/* Whether the profile can be written at PATH (NULL: reticle.PID.db here),
+ * before anything runs; prints why not, as command CMD. */
+#include <stdbool.h>
+bool cli_output_writable(const char *cmd, const char *path);
+
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };
 

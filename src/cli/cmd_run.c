@@ -153,36 +153,6 @@ static int parse_collectors(const char *list, const struct rtl_collector **out, 
 	return 0;
 }
 
-/* Whether the profile can be written where asked (PATH, or reticle.PID.db
- * in the current directory): found out before the program runs, not
- * after. Prints why not. */
-static bool output_writable(const char *path)
-{
-	char *copy = strdup(path ? path : "reticle.db");
-	if (!copy)
-		return false;
-	char *slash = strrchr(copy, '/');
-	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
-	struct stat st;
-	bool ok = false;
-	if (stat(dir, &st))
-		cli_error("run: cannot write the profile %s%s: %s", path ? path : "in ", path ? "" : dir,
-			  strerror(errno));
-	else if (!S_ISDIR(st.st_mode))
-		cli_error("run: cannot write the profile %s: %s is not a directory", path, dir);
-	else if (access(dir, W_OK | X_OK))
-		cli_error("run: cannot write the profile %s%s: %s", path ? path : "in ", path ? "" : dir,
-			  strerror(errno));
-	else if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
-		cli_error("run: cannot write the profile %s: it is a directory", path);
-	else if (path && !stat(path, &st) && access(path, W_OK))
-		cli_error("run: cannot write the profile %s: %s", path, strerror(errno));
-	else
-		ok = true;
-	free(copy);
-	return ok;
-}
-
 /* A signal some process sent to reticle (kill, sigqueue) goes on to the
  * target. One the kernel sent (a terminal's ^C, ^\\ or hang-up) went to
  * the whole foreground job, the target included: not twice. */
@@ -409,7 +379,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		cli_error("run: --freq and --event set the sample collector: add it (-c sample or -c fcount,sample)");
 		return CLI_EXIT_USAGE;
 	}
-	if (!output_writable(output))
+	if (!cli_output_writable("run", output))
 		return CLI_EXIT_FAIL;
 
 	char *warm = a->cold ? NULL : warm_cache_dir();

@@ -1,10 +1,13 @@
 /* reticle: a thin driver over libreticle. Each subcommand is a file cmd_*.c. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <reticle/error.h>
 #include "cli.h"
 
@@ -113,4 +116,34 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 	cli_error("unknown command '%s' (try 'reticle --help')", argv[1]);
 	return CLI_EXIT_USAGE;
+}
+
+/* Whether the profile can be written where asked (PATH, or reticle.PID.db
+ * in the current directory): found out before the program runs, not
+ * after. Prints why not, as command CMD. */
+bool cli_output_writable(const char *cmd, const char *path)
+{
+	char *copy = strdup(path ? path : "reticle.db");
+	if (!copy)
+		return false;
+	char *slash = strrchr(copy, '/');
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
+	struct stat st;
+	bool ok = false;
+	if (stat(dir, &st))
+		cli_error("%s: cannot write the profile %s%s: %s", cmd, path ? path : "in ", path ? "" : dir,
+			  strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		cli_error("%s: cannot write the profile %s: %s is not a directory", cmd, path, dir);
+	else if (access(dir, W_OK | X_OK))
+		cli_error("%s: cannot write the profile %s%s: %s", cmd, path ? path : "in ", path ? "" : dir,
+			  strerror(errno));
+	else if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
+		cli_error("%s: cannot write the profile %s: it is a directory", cmd, path);
+	else if (path && !stat(path, &st) && access(path, W_OK))
+		cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(errno));
+	else
+		ok = true;
+	free(copy);
+	return ok;
 }

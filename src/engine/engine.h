@@ -501,6 +501,10 @@ int finish_function_row(struct proc *p, struct module *m, const rtl_function *f,
 /* The image's sampled stacks into PROF (samples.c); the observer's
  * samples of its threads' signals (shim), or with PROF NULL, forgotten. */
 int samples_write(struct proc *p, rtl_profile *prof);
+/* TREE (an image the engine did not follow: an attached process's
+ * child) into PROF as P's; TREE is freed. */
+struct sample_tree;
+int samples_write_tree(struct proc *p, rtl_profile *prof, struct sample_tree *tree);
 int shim_write(struct proc *p, rtl_profile *prof);
 
 /* engine/finish.c: writes a process image into the session's profile, and

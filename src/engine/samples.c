@@ -164,6 +164,13 @@ int samples_write(struct proc *p, rtl_profile *prof)
 		return 0;
 	struct sample_tree t;
 	int err = sampler_take(smp, p->pid, p->exec_gen, &t);
+	return err ? err : samples_write_tree(p, prof, &t);
+}
+
+int samples_write_tree(struct proc *p, rtl_profile *prof, struct sample_tree *tree)
+{
+	struct sample_tree t = *tree;
+	int err = 0;
 	struct writer w = { .p = p, .prof = prof, .unknown = -1, .kernel = -1, .vdso = -1, .t = &t };
 	uint32_t *at = t.count ? malloc(t.count * sizeof(*at)) : NULL;
 	if (t.count && !at)
@@ -217,7 +224,7 @@ int samples_write(struct proc *p, rtl_profile *prof)
 	free(w.index);
 	free(w.files);
 	free(w.rows);
-	sample_tree_free(&t);
+	sample_tree_free(tree);
 	return err;
 }
 

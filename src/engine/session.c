@@ -72,6 +72,11 @@ struct rtl_session {
 	bool shimming;
 	unsigned shim_period;
 	struct shim *shim;
+	/* attached to a running process (sample alone): no ptrace; the run
+	 * ends at the deadline, at rtl_session_stop, or when it exits */
+	bool attached;
+	double duration;
+	volatile sig_atomic_t stop;
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -223,7 +228,8 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	}
 	s->ncolls = opts->ncollectors;
 	if (opts->sz >= offsetof(struct rtl_session_opts, sample_stack) + sizeof(opts->sample_stack))
-		s->sample_opts = (struct sampler_opts){ opts->sample_event, opts->sample_freq, opts->sample_stack };
+		s->sample_opts = (struct sampler_opts){ opts->sample_event, opts->sample_freq, opts->sample_stack,
+							 false };
 	if (opts->sz >= offsetof(struct rtl_session_opts, shim_period) + sizeof(opts->shim_period))
 		s->shim_period = opts->shim_period;
 	if (!s->shim_period)
@@ -843,11 +849,101 @@ static bool our_breakpoint(void *ctx, pid_t tid, uint64_t pc)
 	return p && lazy_is_entry_trap(p, pc - 1);
 }
 
+int rtl_session_attach(rtl_session *s, pid_t pid, double duration)
+{
+	if (s->instruments || s->shimming || !s->sampling || s->nprocs)
+		return -RTL_ERR_UNSUPPORTED;   /* instrumenting a running process is to come */
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	struct proc *p = proc_new(s, pid);
+	if (!p)
+		return -EPERM;
+	int err = add_proc(s, p, 0, "attach");
+	char why[512];
+	s->sample_opts.attach = true;
+	if (!err && (err = sampler_start(&s->sample_opts, pid, &s->sampler, why, sizeof(why)))) {
+		rtl_log(0, "sample: %s", why);
+		err = err == -ENOENT ? -RTL_ERR_BAD_OPTION : -RTL_ERR_NO_SAMPLING;
+	}
+	if (err) {
+		remove_proc(s, p);
+		return err;
+	}
+	s->attached = true;
+	s->duration = duration;
+	s->main_pid = pid;
+	s->main_command = p->command ? strdup(p->command) : NULL;
+	return 0;
+}
+
+void rtl_session_stop(rtl_session *s)
+{
+	s->stop = 1;
+}
+
+/* Whether PID has ended (gone, or a zombie its parent has not reaped). */
+static bool ended(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');   /* the command may hold spaces and parentheses */
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+/* An attached run: the sampler's reader does the work; this waits. */
+static int run_attached(struct rtl_session *s, int *status)
+{
+	uint64_t end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
+	struct proc *p = s->procs[0];
+	while (!s->stop && os_now_ns() < end && !ended(p->pid))
+		usleep(20000);
+	finish_proc(s, p);
+	int64_t parent = p->image;
+	remove_proc(s, p);
+	/* what it forked or exec'd meanwhile: images of their own, made of
+	 * the sampler's view alone (the engine did not follow them) */
+	struct sample_tree t;
+	pid_t pid;
+	unsigned gen;
+	rtl_profile *prof = session_profile(s);
+	while (prof && sampler_take_any(s->sampler, &pid, &gen, &t)) {
+		struct proc c = { .s = s, .pid = pid, .exec_gen = gen, .image = ++s->images, .mem = -1 };
+		rtl_profile_process row = { c.image, parent, pid, gen ? "exec" : "fork", NULL, 0,
+					    0, os_now_ns() - s->t0, 0, 0 };
+		int err = rtl_profile_add_process(prof, &row);
+		if (!err)
+			err = samples_write_tree(&c, prof, &t);
+		else
+			sample_tree_free(&t);
+		free(c.memo);
+		if (err && !s->profile_failed) {
+			rtl_log(0, "pid %d: cannot write into the profile: %s", (int)pid, rtl_strerror(err));
+			s->profile_failed = true;
+		}
+	}
+	s->stats.processes = s->images;
+	struct sampler_stats st;
+	sampler_stop(s->sampler, &st);
+	s->sampler = NULL;
+	write_sample_meta(s, &st);
+	commit_profile(s);
+	*status = 0;   /* not our child: its status is its parent's to know */
+	return 0;
+}
+
 int rtl_session_run(rtl_session *s, int *status)
 {
 	struct os_stop st;
 	if (!s->nprocs)
 		return -ESRCH;
+	if (s->attached)
+		return run_attached(s, status);
 	os_jobctl_begin();
 	os_resume(s->main_pid, 0);
 	int err = 0;

@@ -24,6 +24,7 @@ struct sampler_opts {
 	const char *event;        /* default cpu-clock */
 	unsigned freq;            /* default 1000 */
 	unsigned stack_bytes;     /* default 16384 */
+	bool attach;              /* a running process: all its threads */
 };
 
 /* A node of an image's tree: the root of a thread (PC is its TID), or a
@@ -70,6 +71,9 @@ void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t co
  * image is forgotten. Free with sample_tree_free. */
 int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree *out);
 void sample_tree_free(struct sample_tree *t);
+/* Some image not taken yet that has samples (an attached process's
+ * children): 1 and its tree, *PID and *GEN, or 0 when none is left. */
+int sampler_take_any(struct sampler *s, pid_t *pid, unsigned *gen, struct sample_tree *out);
 /* Stops the reader; STATS (or NULL) gets the totals. */
 void sampler_stop(struct sampler *s, struct sampler_stats *stats);
 const struct sampler_opts *sampler_options(const struct sampler *s);

@@ -429,6 +429,7 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 	s->opts.event = o && o->event ? o->event : "cpu-clock";
 	s->opts.freq = o && o->freq ? o->freq : 1000;
 	s->opts.stack_bytes = o && o->stack_bytes ? o->stack_bytes : 16384;
+	s->opts.attach = o && o->attach;
 	pthread_mutex_init(&s->lock, NULL);
 	s->wake[0] = s->wake[1] = -1;
 	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK)) {
@@ -436,7 +437,7 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 		free(s);
 		return -errno;
 	}
-	struct perf_ring_opts ro = { s->opts.event, s->opts.freq, s->opts.stack_bytes, true };
+	struct perf_ring_opts ro = { s->opts.event, s->opts.freq, s->opts.stack_bytes, true, o && o->attach };
 	int err = perf_ring_open(&ro, pid, &s->ring, why, len);
 	if (!err && !(s->mods = unw_mods_new()))
 		err = -ENOMEM;
@@ -508,6 +509,22 @@ int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree 
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
+}
+
+int sampler_take_any(struct sampler *s, pid_t *pid, unsigned *gen, struct sample_tree *out)
+{
+	pthread_mutex_lock(&s->lock);
+	perf_ring_read(s->ring, on_record, s);
+	struct image *img = NULL;
+	for (size_t i = 0; i < s->nimages && !img; i++)
+		if (!s->images[i]->taken && s->images[i]->nnodes)
+			img = s->images[i];
+	if (img) {
+		*pid = img->pid;
+		*gen = img->gen;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return img ? sampler_take(s, *pid, *gen, out) == 0 : 0;
 }
 
 void sample_tree_free(struct sample_tree *t)

@@ -2,11 +2,13 @@
 #include "os/linux/perf_ring.h"
 #include "util/array.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,6 +24,10 @@ struct cpu_ring {
 	size_t data_size;         /* a power of two */
 	size_t map_size;
 	uint64_t head;            /* of the batch being read */
+	/* the events of a running process's other threads on this CPU, whose
+	 * records go to this ring (PERF_EVENT_IOC_SET_OUTPUT) */
+	int *more;
+	size_t nmore, capmore;
 };
 
 struct batch_rec {
@@ -126,6 +132,31 @@ static int cpus_online(int *cpus, int max)
 	return n;
 }
 
+/* The threads of process PID now. */
+static int task_list(pid_t pid, pid_t **out, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (rtl_grow(out, &cap, *n + 1, sizeof(**out))) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		(*out)[(*n)++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return *n ? 0 : -ESRCH;
+}
+
 static int map_ring(struct cpu_ring *c, size_t pages)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -197,8 +228,17 @@ int perf_ring_open(const struct perf_ring_opts *o, pid_t pid, struct perf_ring *
 	while (pages > 128 && pages * 4096 * (size_t)ncpus > (64u << 20))
 		pages /= 2;
 	int err = 0;
+	/* a running process: every thread it has now (each inherits to what it
+	 * creates from now on); a launched one: its one thread */
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+	if (o->all_threads && (err = task_list(pid, &tids, &ntids))) {
+		snprintf(why, len, "process %d: %s", (int)pid, strerror(-err));
+		perf_ring_close(r);
+		return err;
+	}
 	for (int i = 0; i < ncpus && !err; i++) {
-		long fd = syscall(SYS_perf_event_open, &a, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		long fd = syscall(SYS_perf_event_open, &a, ntids ? tids[0] : pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel && !i) {
 			a.exclude_kernel = 1;   /* user samples are allowed at paranoid 2 */
 			fd = syscall(SYS_perf_event_open, &a, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
@@ -211,7 +251,19 @@ int perf_ring_open(const struct perf_ring_opts *o, pid_t pid, struct perf_ring *
 		c->fd = (int)fd;
 		if ((err = map_ring(c, pages)))
 			snprintf(why, len, "cannot map the sample buffer: %s", strerror(-err));
+		for (size_t k = 1; k < ntids && !err; k++) {
+			long more = syscall(SYS_perf_event_open, &a, tids[k], cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+			if (more < 0)
+				continue;   /* the thread has ended since */
+			if (rtl_grow(&c->more, &c->capmore, c->nmore + 1, sizeof(*c->more)) ||
+			    ioctl((int)more, PERF_EVENT_IOC_SET_OUTPUT, c->fd)) {
+				close((int)more);
+				continue;
+			}
+			c->more[c->nmore++] = (int)more;
+		}
 	}
+	free(tids);
 	r->kernel = !a.exclude_kernel;
 	if (err) {
 		perf_ring_close(r);
@@ -226,6 +278,9 @@ void perf_ring_close(struct perf_ring *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->ncpu; i++) {
+		for (size_t k = 0; k < r->cpu[i].nmore; k++)
+			close(r->cpu[i].more[k]);
+		free(r->cpu[i].more);
 		if (r->cpu[i].meta)
 			munmap(r->cpu[i].meta, r->cpu[i].map_size);
 		close(r->cpu[i].fd);

@@ -21,6 +21,7 @@ struct perf_ring_opts {
 	unsigned freq;            /* samples per second of a running task */
 	unsigned stack_bytes;     /* user stack copied per sample */
 	bool kernel;              /* also samples taken in the kernel (falls back to user only) */
+	bool all_threads;         /* a running process: each of its threads (else PID's only) */
 };
 
 struct perf_sample {
