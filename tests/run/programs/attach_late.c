@@ -2,7 +2,8 @@
  * then starts a thread (after the attach: the sampler must follow it) that
  * spins in at_thread for S/2 seconds, and forks a child that spins in
  * at_child as long, then exits 0. It prints "truth FUNCTION SECONDS" of
- * each spin (TSC, calibrated on CLOCK_MONOTONIC) for attach_oracle.py.
+ * each spin (the CPU time of the thread that ran it) for
+ * attach_oracle.py.
  * usage: attach_late SECONDS */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,14 +23,23 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double cpu(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* spins S seconds of wall-clock time; returns the CPU time it took (what
+ * cpu-clock samples see, whatever else the machine runs) */
 static double spin(double s)
 {
-	double t = now();
+	double t = now(), c = cpu();
 	volatile uint64_t x = 1;
 	while (now() - t < s)
 		for (int i = 0; i < 1000; i++)
 			x = x * 6364136223846793005ull + 1;
-	return now() - t;
+	return cpu() - c;
 }
 
 static double secs, t_main, t_thread;
