@@ -67,28 +67,30 @@ static const struct {
 /* the registers of enum PR_*, as perf's x86 register numbers */
 static const int perf_regno[PR_NREGS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 18, 19, 20, 21, 22, 23 };
 
-unsigned perf_max_sample_rate(void)
+/* The number in the sysctl file NAME (kernel.NAME), or DEFAULT. */
+static long sysctl_kernel(const char *name, long dflt)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	unsigned v = 0;
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	FILE *f = fopen(path, "r");
+	long v = dflt;
 	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
+		if (fscanf(f, "%ld", &v) != 1)
+			v = dflt;
 		fclose(f);
 	}
 	return v;
 }
 
+unsigned perf_max_sample_rate(void)
+{
+	long v = sysctl_kernel("perf_event_max_sample_rate", 0);
+	return v > 0 ? (unsigned)v : 0;
+}
+
 static int paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 2;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
+	return (int)sysctl_kernel("perf_event_paranoid", 2);
 }
 
 static int explain(int err, const char *event, bool hw, char *why, size_t len)
