@@ -17,7 +17,8 @@ within 2 points of its share of their truth (shim samples each thread's
 wall-clock time, as the program's clocks do: the main thread's sleeps and
 its wait in pthread_join are left out by comparing the measured functions
 among themselves); DTE kept at least 90% of the reads; `report -f folded`
-adds up to the json count.
+adds up to the json count. Then with `-c calltime,shim` in one run: shim's
+shares within 2 points of calltime's exact exclusive times.
 
 alias (programs/shim_alias.c P N): a loop whose iterations take 4P cycles,
 P in one function and 3P in another, sampled with shim:4P, a period that
@@ -135,6 +136,23 @@ def main():
             n = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines() if l.strip())
             if n != doc["samples"]["count"]:
                 fail(f"folded lines add up to {n}, json count {doc['samples']['count']}")
+        # beside calltime: the observer's shares against the exact timers
+        r, db, doc = run(reticle, work, "calltime,shim", prog, env)
+        if r.returncode != native.returncode or not doc:
+            fail(f"calltime,shim: status {r.returncode}\n{r.stderr[-2000:]}")
+        else:
+            rep = subprocess.run([reticle, "report", "-f", "json", "--all", db], capture_output=True, text=True)
+            full = json.loads(rep.stdout)
+            names = {f["id"]: f["name"] for f in full["functions"]}
+            exact = {}
+            for t in full["times"]:
+                n = names.get(t["function"])
+                if n in truth:
+                    exact[n] = exact.get(n, 0.0) + t["exclusive"]
+            if set(exact) != set(truth):
+                fail(f"calltime,shim: calltime timed {sorted(exact)}, not {sorted(truth)}")
+            else:
+                compare("calltime,shim", exact, doc, 2.0)
     elif mode == "alias":
         p = int(prog[1]) if len(prog) > 1 else 1000
         r, db, doc = run(reticle, work, f"shim:{4 * p}", prog, env)
