@@ -56,8 +56,10 @@ static int write_header(rtl_profile *p, const rtl_profile_totals *t, FILE *out)
 	}
 	fprintf(out, "%-13s %" PRIu64 " with counts, %" PRIu64 " in %" PRIu64 " module%s",
 		"functions", t->counted, t->functions, t->modules, t->modules == 1 ? "" : "s");
-	if (t->uninstrumented)
+	if (t->uninstrumented && t->have)
 		fprintf(out, " (%" PRIu64 " not instrumented)", t->uninstrumented);
+	else if (t->uninstrumented)   /* sample alone: nothing is, none need be */
+		fprintf(out, " (sampled, not counted)");
 	fputc('\n', out);
 	if (t->have & RTL_HAVE_CALLS)
 		fprintf(out, "%-13s %" PRIu64 "\n", "calls", t->calls);
