@@ -58,7 +58,8 @@ static void usage(FILE *f)
 	      "      --stats          print engine statistics at the end\n"
 	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
 	      "                       arguments, collect, collectors, output, cold, stats,\n"
-	      "                       debug_dirs (e.g. collect = {\"fcount\", \"calltime\"});\n"
+	      "                       debug_dirs, freq, event (e.g. collect = {\"fcount\",\n"
+	      "                       \"calltime\"});\n"
 	      "                       options given here override it, and a PROGRAM after\n"
 	      "                       -- its application and arguments\n"
 	      "  -h, --help           this help\n"
@@ -220,6 +221,8 @@ static int take_control(struct run_args *a, const struct run_control *ctl, char 
 {
 	a->collect = a->collect ? a->collect : ctl->collect;
 	a->output = a->output ? a->output : ctl->output;
+	a->freq = a->freq ? a->freq : ctl->freq;
+	a->event = a->event ? a->event : ctl->event;
 	size_t room = sizeof(a->plugins) / sizeof(*a->plugins);
 	if (!a->nplugins) {
 		if (ctl->nplugins > room) {

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "control.h"
 
-enum kind { STRING, STRINGS, STRING_OR_STRINGS, BOOLEAN };
+enum kind { STRING, STRINGS, STRING_OR_STRINGS, BOOLEAN, COUNT };
 
 static const struct key {
 	const char *name;
@@ -34,6 +34,8 @@ static const struct key {
 	{ "cold", BOOLEAN, "as --cold" },
 	{ "stats", BOOLEAN, "as --stats" },
 	{ "debug_dirs", STRINGS, "folders of separate debug files, as --debug-dir" },
+	{ "freq", COUNT, "samples per second (the sample collector), as --freq" },
+	{ "event", STRING, "what the sample collector samples on, as --event" },
 };
 
 static const struct key *key_named(const char *name)
@@ -101,10 +103,14 @@ static int assign(lua_State *L)
 	case STRINGS: ok |= strings(L, 3, !strcmp(name, "arguments")); break;
 	case STRING_OR_STRINGS: ok |= lua_type(L, 3) == LUA_TSTRING || strings(L, 3, 0); break;
 	case BOOLEAN: ok |= lua_isboolean(L, 3); break;
+	case COUNT:
+		ok |= lua_isinteger(L, 3) && lua_tointeger(L, 3) > 0 && lua_tointeger(L, 3) <= 1000000;
+		break;
 	}
 	if (!ok)
 		return fail_here(L, "%s: %s expected", name,
 				 k->kind == STRING ? "a string" : k->kind == BOOLEAN ? "true or false" :
+				 k->kind == COUNT ? "a whole number from 1 to 1000000" :
 				 k->kind == STRINGS ? "a list of strings" : "a string or a list of strings");
 	lua_rawset(L, 1);
 	return 0;
@@ -202,6 +208,10 @@ int control_load(const char *path, struct run_control *c)
 	lua_getfield(L, env, "stats");
 	c->stats = lua_isnil(L, -1) ? -1 : lua_toboolean(L, -1);
 	lua_pop(L, 2);
+	lua_getfield(L, env, "freq");
+	c->freq = lua_isinteger(L, -1) ? (unsigned)lua_tointeger(L, -1) : 0;
+	lua_pop(L, 1);
+	c->event = dup_field(L, env, "event");
 	c->application = dup_field(L, env, "application");
 	c->output = dup_field(L, env, "output");
 	char **collect = NULL;
@@ -245,6 +255,7 @@ void control_free(struct run_control *c)
 {
 	free(c->application);
 	free(c->output);
+	free(c->event);
 	free(c->collect);
 	free_list(c->arguments, c->narguments);
 	free_list(c->plugins, c->nplugins);

@@ -16,6 +16,8 @@ struct run_control {
 	int cold, stats;
 	char **debug_dirs;
 	size_t ndebug_dirs;
+	unsigned freq;            /* 0 when unset */
+	char *event;
 };
 
 /* Runs the control file PATH and reads what it set. 0, or a negative
