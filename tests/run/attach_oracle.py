@@ -16,6 +16,7 @@ attach with --duration 0.5 ends after about that long while the process
 runs on. Refusals: a process that does not exist (exit 1), an
 instrumenting collector (exit 2)."""
 import json, os, shutil, subprocess, sys, time
+import sampling
 
 fails = 0
 
@@ -32,6 +33,10 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+    why = sampling.unavailable(reticle)
+    if why:
+        print(f"SKIP: this machine does not let reticle sample: {why}")
+        sys.exit(77)
     db = os.path.join(work, "a.db")
     target = subprocess.Popen(prog, stdout=subprocess.PIPE, text=True)
     if target.stdout.readline().strip() != "ready":

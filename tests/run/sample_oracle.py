@@ -34,6 +34,7 @@ perf_event_open of cycles works). And a run whose program exits 7: status 7.
 
 Exits 0 when all agree."""
 import ctypes, json, os, shutil, subprocess, sys
+import sampling
 
 fails = 0
 TOL = 2.0  # points
@@ -244,6 +245,10 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+    why = sampling.unavailable(r)
+    if why:
+        print(f"SKIP: this machine does not let reticle sample: {why}")
+        sys.exit(77)
     if mode == "phases":
         phases(r, work, prog, env, opts)
     elif mode == "bad_input":
