@@ -487,6 +487,26 @@ void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t co
 	free(c.to);
 }
 
+/* IMG's copies once nothing needs them: it was taken, and no image still
+ * sampled was forked from it (a child looks copies up in its parent). A
+ * session of thousands of processes keeps the live ones' only. */
+static void release_copies(struct sampler *s, struct image *img)
+{
+	while (img && img->taken && img->copies) {
+		for (size_t i = 0; i < s->nimages; i++)
+			if (s->images[i]->parent == img && (!s->images[i]->taken || s->images[i]->copies))
+				return;
+		for (size_t i = 0; i < img->ncopies; i++) {
+			free(img->copies[i].from);
+			free(img->copies[i].to);
+		}
+		free(img->copies);
+		img->copies = NULL;
+		img->ncopies = img->capcopies = 0;
+		img = img->parent;
+	}
+}
+
 int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree *out)
 {
 	pthread_mutex_lock(&s->lock);
@@ -506,6 +526,7 @@ int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree 
 		for (size_t i = 0; i < s->ncur; i++)
 			if (s->cur[i].img == img)
 				s->cur[i] = s->cur[--s->ncur];
+		release_copies(s, img);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
