@@ -881,6 +881,35 @@ void rtl_session_stop(rtl_session *s)
 	s->stop = 1;
 }
 
+/* The sampled images no process of the engine's wrote: what an attached
+ * process forked or exec'd, a vfork child before its exec (the engine
+ * counts it in its parent). Each is an image of its own under PARENT (0:
+ * none known), made of the sampler's view alone, so that no sample taken
+ * is missing from the profile. */
+static void write_unfollowed(struct rtl_session *s, int64_t parent)
+{
+	struct sample_tree t;
+	pid_t pid;
+	unsigned gen;
+	rtl_profile *prof = s->sampler ? session_profile(s) : NULL;
+	while (prof && sampler_take_any(s->sampler, &pid, &gen, &t)) {
+		struct proc c = { .s = s, .pid = pid, .exec_gen = gen, .image = ++s->images, .mem = -1 };
+		rtl_profile_process row = { c.image, parent, pid, gen ? "exec" : "fork", "(sampled only)", 0,
+					    0, os_now_ns() - s->t0, 0, 0 };
+		int err = rtl_profile_add_process(prof, &row);
+		if (!err)
+			err = samples_write_tree(&c, prof, &t);
+		else
+			sample_tree_free(&t);
+		free(c.memo);
+		if (err && !s->profile_failed) {
+			rtl_log(0, "pid %d: cannot write into the profile: %s", (int)pid, rtl_strerror(err));
+			s->profile_failed = true;
+		}
+	}
+	s->stats.processes = s->images;
+}
+
 /* Whether PID has ended (gone, or a zombie its parent has not reaped). */
 static bool ended(pid_t pid)
 {
@@ -906,28 +935,7 @@ static int run_attached(struct rtl_session *s, int *status)
 	finish_proc(s, p);
 	int64_t parent = p->image;
 	remove_proc(s, p);
-	/* what it forked or exec'd meanwhile: images of their own, made of
-	 * the sampler's view alone (the engine did not follow them) */
-	struct sample_tree t;
-	pid_t pid;
-	unsigned gen;
-	rtl_profile *prof = session_profile(s);
-	while (prof && sampler_take_any(s->sampler, &pid, &gen, &t)) {
-		struct proc c = { .s = s, .pid = pid, .exec_gen = gen, .image = ++s->images, .mem = -1 };
-		rtl_profile_process row = { c.image, parent, pid, gen ? "exec" : "fork", NULL, 0,
-					    0, os_now_ns() - s->t0, 0, 0 };
-		int err = rtl_profile_add_process(prof, &row);
-		if (!err)
-			err = samples_write_tree(&c, prof, &t);
-		else
-			sample_tree_free(&t);
-		free(c.memo);
-		if (err && !s->profile_failed) {
-			rtl_log(0, "pid %d: cannot write into the profile: %s", (int)pid, rtl_strerror(err));
-			s->profile_failed = true;
-		}
-	}
-	s->stats.processes = s->images;
+	write_unfollowed(s, parent);
 	struct sampler_stats st;
 	sampler_stop(s->sampler, &st);
 	s->sampler = NULL;
@@ -965,6 +973,7 @@ int rtl_session_run(rtl_session *s, int *status)
 	placement_free(s->placement);   /* every CPU back to reticle */
 	s->placement = NULL;
 	if (s->sampler) {
+		write_unfollowed(s, 0);
 		struct sampler_stats st;
 		sampler_stop(s->sampler, &st);
 		s->sampler = NULL;

@@ -34,6 +34,16 @@ def run(cmd, stdin_path, env=None, timeout=600):
             stdin.close()
 
 
+def doc_shim_count(db):
+    """False when a shim run's observer kept no sample at all (it reads
+    every thread's signal thousands of times a millisecond: even the
+    shortest program gives some)."""
+    con = sqlite3.connect(db)
+    row = con.execute("SELECT value FROM meta WHERE key = 'shim_kept'").fetchone()
+    con.close()
+    return None if row is None else int(row[0]) > 0
+
+
 def shell_status(code):
     """Exit status as a shell reports it: 128+N for a death by signal N."""
     return 128 - code if code < 0 else code
@@ -64,8 +74,9 @@ def main():
             timeout = float(opts[i + 1])
         i += 2
     # the sampler rides along with counters (stacks through the code cache)
-    # and runs alone (the program native but for perf_event)
-    sets = sets or ["fcount", "bbcount", "fcount,bbcount,loops,sample", "calltime", "sample"]
+    # and runs alone (the program native but for perf_event); shim's
+    # signal stores and observer on every program too
+    sets = sets or ["fcount", "bbcount", "fcount,bbcount,loops,sample", "calltime", "sample", "shim"]
     if any("sample" in s.split(",") for s in sets):
         why = sampling.unavailable(reticle)
         if why:   # no perf_event here (a container, perf_event_paranoid 3): not reticle's fault
@@ -138,6 +149,9 @@ def main():
                 if got != n:
                     print(f"FAIL [{tag}]: {name} called {got} times under reticle, program says {n}")
                     ok = False
+        if "shim" in cs.split(",") and doc_shim_count(db) is False:
+            print(f"FAIL [{tag}]: the observer kept no sample")
+            ok = False
         if "calltime" in cs and not loose_times:
             # a frame's exclusive time is its ticks less its children's:
             # never negative unless time was counted twice (reticle's own
