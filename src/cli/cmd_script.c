@@ -63,6 +63,68 @@ static int push_strings(lua_State *L, int t, const char *key, const char **v, si
 	return 0;
 }
 
+/* The sample collector's options of table 1 (freq, event) as arguments
+ * into ARGV (FREQ holds the number's text); how many. */
+static size_t sample_options(lua_State *L, const char **argv, char freq[32])
+{
+	size_t n = 0;
+	lua_getfield(L, 1, "freq");
+	if (!lua_isnil(L, -1)) {
+		snprintf(freq, 32, "%lld", (long long)luaL_checkinteger(L, -1));
+		argv[n++] = "--freq";
+		argv[n++] = freq;
+	}
+	lua_getfield(L, 1, "event");
+	if (!lua_isnil(L, -1)) {
+		argv[n++] = "--event";
+		argv[n++] = luaL_checkstring(L, -1);
+	}
+	return n;
+}
+
+/* Runs ARGV (reticle's own command line) and pushes its exit status. */
+static int spawn_self(lua_State *L, const char **argv, const char *what)
+{
+	pid_t pid;
+	int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, (char *const *)argv, environ);
+	if (err)
+		return luaL_error(L, "%s: %s", what, strerror(err));
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	lua_pushinteger(L, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return 1;
+}
+
+/* reticle.attach{pid = N, duration = S, output = P, freq = HZ, event = E}:
+ * samples a running process (reticle attach); its exit status. */
+static int l_attach(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	const char *argv[16];
+	char pid[32], dur[64], freq[32];
+	size_t n = 0;
+	argv[n++] = "reticle";
+	argv[n++] = "attach";
+	lua_getfield(L, 1, "duration");
+	if (!lua_isnil(L, -1)) {
+		snprintf(dur, sizeof(dur), "%.9g", (double)luaL_checknumber(L, -1));
+		argv[n++] = "--duration";
+		argv[n++] = dur;
+	}
+	lua_getfield(L, 1, "output");
+	if (!lua_isnil(L, -1)) {
+		argv[n++] = "-o";
+		argv[n++] = luaL_checkstring(L, -1);
+	}
+	n += sample_options(L, argv + n, freq);
+	lua_getfield(L, 1, "pid");
+	snprintf(pid, sizeof(pid), "%lld", (long long)luaL_checkinteger(L, -1));
+	argv[n++] = pid;
+	argv[n] = NULL;
+	return spawn_self(L, argv, "reticle.attach");
+}
+
 static int l_run(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
@@ -96,21 +158,15 @@ static int l_run(lua_State *L)
 	lua_getfield(L, 1, "cold");
 	if (lua_toboolean(L, -1))
 		argv[n++] = "--cold";
+	char freq[32];
+	n += sample_options(L, argv + n, freq);
 	argv[n++] = "--";
 	size_t before = n;
 	push_strings(L, 1, "program", argv, &n, MAX);
 	if (n == before)
 		return luaL_error(L, "reticle.run: program = {PATH, ARGS...} expected");
 	argv[n] = NULL;
-	pid_t pid;
-	int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, (char *const *)argv, environ);
-	if (err)
-		return luaL_error(L, "reticle.run: %s", strerror(err));
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	lua_pushinteger(L, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	return 1;
+	return spawn_self(L, argv, "reticle.run");
 }
 
 static rtl_profile **check_profile(lua_State *L)
@@ -181,6 +237,89 @@ static int add_function(const rtl_profile_function *f, void *user)
 		set_int(L, "instrs", f->instrs);
 	lua_seti(L, -2, luaL_len(L, -2) + 1);
 	return 0;
+}
+
+/* p:samples(): the sampled time per function (sample, shim): a list of
+ * {name, module, samples, seconds}, samples taken in the function itself,
+ * by seconds. */
+struct sample_sums {
+	lua_State *L;
+	int names;                /* stack index: function id -> {name, module} */
+	int sums;                 /* function id -> {samples, seconds} */
+	double unit;
+};
+
+static int name_function(const rtl_profile_function *f, void *user)
+{
+	struct sample_sums *s = user;
+	lua_createtable(s->L, 0, 2);
+	lua_pushstring(s->L, f->name ? f->name : "");
+	lua_setfield(s->L, -2, "name");
+	lua_pushstring(s->L, f->module ? f->module : "");
+	lua_setfield(s->L, -2, "module");
+	lua_seti(s->L, s->names, f->id);
+	return 0;
+}
+
+static int sum_sample(const rtl_profile_sample *row, void *user)
+{
+	struct sample_sums *s = user;
+	lua_State *L = s->L;
+	if (lua_geti(L, s->sums, row->function) == LUA_TNIL) {
+		lua_pop(L, 1);
+		if (lua_geti(L, s->names, row->function) == LUA_TNIL) {
+			lua_pop(L, 1);
+			lua_createtable(L, 0, 4);
+		}
+		lua_pushvalue(L, -1);
+		lua_seti(L, s->sums, row->function);
+	}
+	lua_getfield(L, -1, "samples");
+	lua_Integer n = lua_tointeger(L, -1) + (lua_Integer)row->samples;
+	lua_pop(L, 1);
+	set_int(L, "samples", (uint64_t)n);
+	lua_getfield(L, -1, "seconds");
+	double sec = lua_tonumber(L, -1) + row->weight / s->unit;
+	lua_pop(L, 1);
+	lua_pushnumber(L, sec);
+	lua_setfield(L, -2, "seconds");
+	lua_pop(L, 1);
+	return 0;
+}
+
+static int by_seconds(lua_State *L)
+{
+	lua_getfield(L, 1, "seconds");
+	lua_getfield(L, 2, "seconds");
+	lua_pushboolean(L, lua_tonumber(L, -2) > lua_tonumber(L, -1));
+	return 1;
+}
+
+static int l_samples(lua_State *L)
+{
+	rtl_profile *p = *check_profile(L);
+	lua_settop(L, 1);
+	const char *ev = rtl_profile_get_meta(p, "sample_event");
+	struct sample_sums s = { L, 2, 3, !ev || strstr(ev, "clock") || !strcmp(ev, "shim") ? 1e9 : 1 };
+	lua_newtable(L);
+	lua_newtable(L);
+	int err = rtl_profile_foreach_function(p, 1, name_function, &s);
+	if (!err)
+		err = rtl_profile_foreach_sample(p, sum_sample, &s);
+	if (err)
+		return luaL_error(L, "samples: %s", rtl_strerror(err));
+	lua_newtable(L);   /* the list, sorted */
+	lua_pushnil(L);
+	while (lua_next(L, 3)) {
+		lua_seti(L, 4, luaL_len(L, 4) + 1);
+	}
+	lua_getglobal(L, "table");
+	lua_getfield(L, -1, "sort");
+	lua_pushvalue(L, 4);
+	lua_pushcfunction(L, by_seconds);
+	lua_call(L, 2, 0);
+	lua_pop(L, 1);
+	return 1;
 }
 
 static int l_functions(lua_State *L)
@@ -292,11 +431,12 @@ static int l_merge(lua_State *L)
 static int open_module(lua_State *L)
 {
 	static const luaL_Reg methods[] = {
-		{ "totals", l_totals }, { "functions", l_functions }, { "meta", l_meta },
+		{ "totals", l_totals }, { "functions", l_functions }, { "meta", l_meta }, { "samples", l_samples },
 		{ "report", l_report }, { "close", l_close }, { NULL, NULL },
 	};
 	static const luaL_Reg funcs[] = {
-		{ "run", l_run }, { "open", l_open }, { "diff", l_diff }, { "merge", l_merge }, { NULL, NULL },
+		{ "run", l_run }, { "attach", l_attach }, { "open", l_open }, { "diff", l_diff },
+		{ "merge", l_merge }, { NULL, NULL },
 	};
 	luaL_newmetatable(L, PROFILE_MT);
 	luaL_newlib(L, methods);
