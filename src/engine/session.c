@@ -250,7 +250,8 @@ void rtl_session_destroy(rtl_session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nprocs; i++) {
-		kill(s->procs[i]->pid, SIGKILL);
+		if (!s->attached)   /* a process reticle attached to is not its to end */
+			kill(s->procs[i]->pid, SIGKILL);
 		proc_free(s->procs[i]);
 	}
 	sampler_stop(s->sampler, NULL);
