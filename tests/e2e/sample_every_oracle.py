@@ -15,10 +15,7 @@ reticle, work, script, spinner = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), TMPDIR=work)
-why = sampling.unavailable(reticle)
-if why:
-    print(f"SKIP: this machine does not let reticle sample: {why}")
-    sys.exit(77)
+sampling.require(reticle)
 fails = 0
 target = subprocess.Popen([spinner, "3"], stdout=subprocess.PIPE, text=True)
 target.stdout.readline()   # "ready"

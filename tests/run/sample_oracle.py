@@ -258,10 +258,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
-    why = sampling.unavailable(r)
-    if why:
-        print(f"SKIP: this machine does not let reticle sample: {why}")
-        sys.exit(77)
+    sampling.require(r)
     if mode == "phases":
         phases(r, work, prog, env, opts)
     elif mode == "bad_input":

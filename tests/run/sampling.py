@@ -14,3 +14,11 @@ def unavailable(reticle):
         return None
     why = r.stderr.strip().splitlines()
     return why[0] if why else f"exit {r.returncode}"
+
+
+def require(reticle):
+    """Exits 77 (ctest's skip), saying why, where reticle cannot sample."""
+    why = unavailable(reticle)
+    if why:
+        print(f"SKIP: this machine does not let reticle sample: {why}")
+        raise SystemExit(77)
