@@ -383,6 +383,10 @@ static void write_shim_meta(struct rtl_session *s, const struct shim_stats *st)
 	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_cv", buf);
 	snprintf(buf, sizeof(buf), "%.0f %.0f %.0f", st->gap_p10, st->gap_p50, st->gap_p90);
 	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_p10_p50_p90", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->stalls);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_stalls", buf);
+	snprintf(buf, sizeof(buf), "%.4f", st->stalled_share);
+	err = err ? err : rtl_profile_set_meta(prof, "shim_stalled_share", buf);
 	if (err && !s->profile_failed) {
 		rtl_log(0, "%s: cannot write the observer's facts: %s", s->profile_path, rtl_strerror(err));
 		s->profile_failed = true;

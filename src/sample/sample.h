@@ -104,6 +104,8 @@ struct shim_stats {
 	double read_cycles;       /* mean cost of one read (two TSC reads around it) */
 	double gap_mean, gap_cv;  /* a thread's cycles between kept samples */
 	double gap_p10, gap_p50, gap_p90;   /* their distribution (32-cycle buckets) */
+	uint64_t stalls;          /* times the observer lost its CPU for over 10 periods */
+	double stalled_share;     /* of its watching time */
 };
 /* Starts the observer, pinned to a CPU: PERIOD cycles between sweeps on
  * average. 0, or -err with WHY (one CPU only, a period too short). */

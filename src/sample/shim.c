@@ -59,6 +59,9 @@ struct shim {
 	int cpu;
 	/* statistics (the observer's; read at the end) */
 	uint64_t taken, kept, read_cycles, sweeps;   /* kept: DTE's */
+	/* sweeps that came more than 10 periods after the one before (the
+	 * observer lost its CPU), and the cycles lost so */
+	uint64_t stalls, stalled_cycles, first_sweep, last_sweep, prev_sweep;
 	double gap_sum, gap_sq;
 	uint64_t ngaps;
 	/* the gaps' distribution: 32-cycle buckets up to 32,768 cycles, the last
@@ -108,6 +111,10 @@ static void *observe(void *arg)
 		uint64_t now;
 		while ((now = __rdtsc()) < next)
 			_mm_pause();
+		if (s->prev_sweep && now - s->prev_sweep > 10ull * s->period) {
+			s->stalls++;
+			s->stalled_cycles += now - s->prev_sweep;
+		}
 		pthread_mutex_lock(&s->lock);
 		size_t live = 0;
 		for (size_t i = 0; i < s->nw; i++) {
@@ -153,8 +160,12 @@ static void *observe(void *arg)
 		if (!live) {
 			usleep(1000);   /* no thread to watch (yet) */
 			next = __rdtsc();
+			s->prev_sweep = 0;
 			continue;
 		}
+		if (!s->first_sweep)
+			s->first_sweep = now;
+		s->last_sweep = s->prev_sweep = now;
 		rnd ^= rnd << 13;
 		rnd ^= rnd >> 7;
 		rnd ^= rnd << 17;
@@ -300,6 +311,9 @@ void shim_stop(struct shim *s, struct shim_stats *st)
 		st->taken = s->taken;
 		st->kept = s->kept;
 		st->read_cycles = s->taken ? (double)s->read_cycles / (double)s->taken : 0;
+		st->stalls = s->stalls;
+		uint64_t span = s->last_sweep > s->first_sweep ? s->last_sweep - s->first_sweep : 0;
+		st->stalled_share = span ? (double)s->stalled_cycles / (double)span : 0;
 		if (s->ngaps) {
 			st->gap_mean = s->gap_sum / (double)s->ngaps;
 			double var = s->gap_sq / (double)s->ngaps - st->gap_mean * st->gap_mean;
