@@ -54,7 +54,7 @@ struct sample_tree {
 };
 
 struct sampler_stats {
-	uint64_t samples, lost, unwound_frames, truncated;
+	uint64_t samples, lost, truncated;
 	double period_mean, period_cv;   /* of the gaps between a thread's samples, ns */
 	bool kernel;              /* kernel samples taken too */
 };
@@ -76,7 +76,6 @@ void sample_tree_free(struct sample_tree *t);
 int sampler_take_any(struct sampler *s, pid_t *pid, unsigned *gen, struct sample_tree *out);
 /* Stops the reader; STATS (or NULL) gets the totals. */
 void sampler_stop(struct sampler *s, struct sampler_stats *stats);
-const struct sampler_opts *sampler_options(const struct sampler *s);
 
 /* ---- SHIM's observer (shim.c) ---- */
 struct shim;
@@ -125,9 +124,10 @@ void shim_stop(struct shim *s, struct shim_stats *st);
 /* ---- the unwinder (unwind.c) ---- */
 struct unw_mods;   /* ELF files and their CFI, by path */
 struct unw_mods *unw_mods_new(void);
-/* reticle's own vdso, which is every process's (the same kernel): where,
- * its size, and its link-time address of offset 0. */
-const void *unw_vdso(uint64_t *link_base, size_t *size);
+/* The load bias of file PATH ("[vdso]": the vdso) mapped at START from
+ * file offset PGOFF: the PT_LOAD segment that holds PGOFF gives its
+ * link-time address. The file stays open for the unwinder. */
+bool unw_load_bias(struct unw_mods *m, const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias);
 void unw_mods_free(struct unw_mods *m);
 
 /* Where a frame's code is, for the unwinder: the file and its load bias,

@@ -4,8 +4,6 @@
  * the engine's calls (copies placed, images taken) each hold it briefly. */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -25,14 +23,12 @@ struct copy_ent {
 	uint64_t *from, *to;
 };
 
-#define map_ent sample_map
-
 struct image {
 	pid_t pid;
 	unsigned gen;
 	bool taken;
 	struct image *parent;     /* forked from: its copies until then are ours too */
-	struct map_ent *maps;     /* by start, not overlapping */
+	struct sample_map *maps;     /* by start, not overlapping */
 	size_t nmaps, capmaps;
 	struct copy_ent *copies;
 	size_t ncopies, capcopies;
@@ -60,8 +56,7 @@ struct sampler {
 	size_t nimages, capimages;
 	struct pid_cur *cur;      /* each pid's image as the reader has seen it */
 	size_t ncur, capcur;
-	struct unw_mods *mods;
-	/* load bias per (path, file offset): the files' program headers */
+	struct unw_mods *mods;    /* the files mapped, open for the unwinder */
 	struct sampler_stats st;
 	double period_sum, period_sq;
 	uint64_t frames[MAX_FRAMES];
@@ -105,57 +100,35 @@ static void tree_free(struct image *img)
 	img->nnodes = img->capnodes = img->index_size = 0;
 }
 
-static void image_free(struct image *img)
+static void copies_free(struct image *img)
 {
-	for (size_t i = 0; i < img->nmaps; i++)
-		free(img->maps[i].path);
-	free(img->maps);
 	for (size_t i = 0; i < img->ncopies; i++) {
 		free(img->copies[i].from);
 		free(img->copies[i].to);
 	}
 	free(img->copies);
+	img->copies = NULL;
+	img->ncopies = img->capcopies = 0;
+}
+
+static void image_free(struct image *img)
+{
+	for (size_t i = 0; i < img->nmaps; i++)
+		free(img->maps[i].path);
+	free(img->maps);
+	copies_free(img);
 	tree_free(img);
 	free(img);
 }
 
 /* ---- mappings ---- */
 
-/* The load bias of PATH mapped at START from file offset PGOFF: the PT_LOAD
- * segment that holds PGOFF gives its link-time address. */
-static bool bias_of(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
+static void add_map(struct sampler *s, struct image *img, uint64_t start, uint64_t len, uint64_t pgoff,
+		    const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool ok = false;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t n;
-	if (e && !elf_getphdrnum(e, &n)) {
-		for (size_t i = 0; i < n && !ok; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			uint64_t off = ph.p_offset & ~0xfffull;
-			if (pgoff >= off && pgoff < ph.p_offset + ph.p_filesz) {
-				*bias = start - pgoff - (ph.p_vaddr - ph.p_offset);
-				ok = true;
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return ok;
-}
-
-static void add_map(struct image *img, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
-{
-	uint64_t bias = 0, end = start + len, base = 0;
-	if (!strcmp(path, "[vdso]") && unw_vdso(&base, NULL))
-		bias = start - base;
-	if (strcmp(path, "[vdso]") &&
-	    (path[0] != '/' || !strncmp(path, "/memfd:", 7) || !bias_of(path, start, pgoff, &bias)))
+	uint64_t bias, end = start + len;
+	if ((strcmp(path, "[vdso]") && (path[0] != '/' || !strncmp(path, "/memfd:", 7))) ||
+	    !unw_load_bias(s->mods, path, start, pgoff, &bias))
 		return;   /* anonymous, the code cache: no file to unwind by */
 	size_t w = 0;
 	for (size_t i = 0; i < img->nmaps; i++) {   /* drop what it replaces */
@@ -175,7 +148,7 @@ static void add_map(struct image *img, uint64_t start, uint64_t len, uint64_t pg
 	while (at < img->nmaps && img->maps[at].start < start)
 		at++;
 	memmove(img->maps + at + 1, img->maps + at, (img->nmaps - at) * sizeof(*img->maps));
-	img->maps[at] = (struct map_ent){ start, end, bias, p };
+	img->maps[at] = (struct sample_map){ start, end, bias, p };
 	img->nmaps++;
 }
 
@@ -192,7 +165,7 @@ static void copy_maps(struct image *to, const struct image *from)
 	}
 }
 
-static void read_proc_maps(struct image *img, pid_t pid)
+static void read_proc_maps(struct sampler *s, struct image *img, pid_t pid)
 {
 	char path[64], line[4096 + 128], perms[8], file[4096];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -204,7 +177,7 @@ static void read_proc_maps(struct image *img, pid_t pid)
 		file[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, file) >= 4 &&
 		    perms[2] == 'x' && file[0])
-			add_map(img, lo, hi - lo, off, file);
+			add_map(s, img, lo, hi - lo, off, file);
 	}
 	fclose(f);
 }
@@ -340,7 +313,6 @@ static void on_sample(struct sampler *s, const struct perf_sample *ps)
 	bool truncated;
 	size_t nf = unw_stack(s->mods, &env, ps->regs, ps->stack, ps->stack_len, s->frames, MAX_FRAMES,
 			      &truncated);
-	s->st.unwound_frames += nf;
 	s->st.truncated += truncated;
 	uint32_t at = child(img, UINT32_MAX, (uint64_t)ps->tid, ps->tid);
 	for (size_t i = nf; i-- > 0 && at != UINT32_MAX;)
@@ -364,7 +336,7 @@ static void on_record(const struct perf_rec *r, void *user)
 		break;
 	case PERF_REC_MMAP:
 		if ((img = current(s, r->pid)))
-			add_map(img, r->addr, r->len, r->pgoff, r->path);
+			add_map(s, img, r->addr, r->len, r->pgoff, r->path);
 		break;
 	case PERF_REC_FORK:
 		if (r->pid == r->ppid || !(c = cur_of(s, r->pid, true)))
@@ -433,9 +405,10 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 	pthread_mutex_init(&s->lock, NULL);
 	s->wake[0] = s->wake[1] = -1;
 	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK)) {
-		snprintf(why, len, "%s", strerror(errno));
+		int err = errno;
+		snprintf(why, len, "%s", strerror(err));
 		free(s);
-		return -errno;
+		return -err;
 	}
 	struct perf_ring_opts ro = { s->opts.event, s->opts.freq, s->opts.stack_bytes, true, o && o->attach };
 	int err = perf_ring_open(&ro, pid, &s->ring, why, len);
@@ -445,7 +418,7 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 	if (!err && !img)
 		err = -ENOMEM;
 	if (!err) {
-		read_proc_maps(img, pid);
+		read_proc_maps(s, img, pid);
 		s->st.kernel = perf_ring_kernel(s->ring);
 		if (pthread_create(&s->thread, NULL, reader, s))
 			err = -EAGAIN;
@@ -461,8 +434,6 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 	*out = s;
 	return 0;
 }
-
-const struct sampler_opts *sampler_options(const struct sampler *s) { return &s->opts; }
 
 void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t copy, uint32_t len,
 			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n)
@@ -496,13 +467,7 @@ static void release_copies(struct sampler *s, struct image *img)
 		for (size_t i = 0; i < s->nimages; i++)
 			if (s->images[i]->parent == img && (!s->images[i]->taken || s->images[i]->copies))
 				return;
-		for (size_t i = 0; i < img->ncopies; i++) {
-			free(img->copies[i].from);
-			free(img->copies[i].to);
-		}
-		free(img->copies);
-		img->copies = NULL;
-		img->ncopies = img->capcopies = 0;
+		copies_free(img);
 		img = img->parent;
 	}
 }

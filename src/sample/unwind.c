@@ -60,7 +60,9 @@ void unw_mods_free(struct unw_mods *m)
 	free(m);
 }
 
-const void *unw_vdso(uint64_t *link_base, size_t *size)
+/* reticle's own vdso, which is every process's (the same kernel), and its
+ * size, for libelf to read from memory. */
+static const void *own_vdso(size_t *size)
 {
 	const uint8_t *v = (const void *)getauxval(AT_SYSINFO_EHDR);
 	Elf64_Ehdr eh;
@@ -69,19 +71,7 @@ const void *unw_vdso(uint64_t *link_base, size_t *size)
 	memcpy(&eh, v, sizeof(eh));
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return NULL;
-	if (size)
-		*size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
-	if (link_base) {
-		*link_base = 0;
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			memcpy(&ph, v + eh.e_phoff + (size_t)i * eh.e_phentsize, sizeof(ph));
-			if (ph.p_type == PT_LOAD) {
-				*link_base = ph.p_vaddr - ph.p_offset;
-				break;
-			}
-		}
-	}
+	*size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
 	return v;
 }
 
@@ -106,7 +96,7 @@ static struct unw_mod *mod_of(struct unw_mods *m, const char *path)
 		return NULL;
 	}
 	size_t size;
-	const void *vdso = strcmp(path, "[vdso]") ? NULL : unw_vdso(NULL, &size);
+	const void *vdso = strcmp(path, "[vdso]") ? NULL : own_vdso(&size);
 	u->fd = vdso ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (vdso)   /* every process of this kernel has the same one as ours */
 		u->elf = elf_memory((char *)vdso, size);
@@ -116,6 +106,24 @@ static struct unw_mod *mod_of(struct unw_mods *m, const char *path)
 		u->eh = dwarf_getcfi_elf(u->elf);
 	m->mods[m->count++] = u;
 	return m->last = u;
+}
+
+bool unw_load_bias(struct unw_mods *m, const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	struct unw_mod *u = mod_of(m, path);
+	size_t n;
+	if (!u || !u->elf || elf_getphdrnum(u->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(u->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (pgoff >= (ph.p_offset & ~0xfffull) && pgoff < ph.p_offset + ph.p_filesz) {
+			*bias = start - pgoff - (ph.p_vaddr - ph.p_offset);
+			return true;
+		}
+	}
+	return false;
 }
 
 static Dwarf_CFI *debug_cfi(struct unw_mod *u)
