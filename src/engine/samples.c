@@ -157,6 +157,24 @@ static int function_of(struct writer *w, uint64_t pc, int64_t *id)
 	return err;
 }
 
+/* W's paths into PROF as the image's samples rows: ids numbered in the
+ * image (callers first), then W's memory freed. */
+static int write_rows(struct writer *w, int err)
+{
+	uint64_t base = (uint64_t)w->p->image << 32;
+	for (size_t k = 0; !err && k < w->n; k++) {
+		const struct fctx *c = &w->c[k];
+		rtl_profile_sample row = { base | (k + 1), c->parent == UINT32_MAX ? 0 : base | (c->parent + 1),
+					   c->function, c->tid, c->samples, c->weight };
+		err = rtl_profile_add_sample(w->prof, &row);
+	}
+	free(w->c);
+	free(w->index);
+	free(w->files);
+	free(w->rows);
+	return err;
+}
+
 int samples_write(struct proc *p, rtl_profile *prof)
 {
 	struct sampler *smp = session_sampler(p->s);
@@ -210,20 +228,10 @@ int samples_write_tree(struct proc *p, rtl_profile *prof, struct sample_tree *tr
 		if (!root)
 			at[i] = c;
 	}
-	uint64_t base = (uint64_t)p->image << 32;
-	for (size_t k = 0; !err && k < w.n; k++) {
-		const struct fctx *c = &w.c[k];
-		rtl_profile_sample row = { base | (k + 1), c->parent == UINT32_MAX ? 0 : base | (c->parent + 1),
-					   c->function, c->tid, c->samples, c->weight };
-		err = rtl_profile_add_sample(prof, &row);
-	}
+	err = write_rows(&w, err);
 	free(memo_pc);
 	free(memo_id);
 	free(at);
-	free(w.c);
-	free(w.index);
-	free(w.files);
-	free(w.rows);
 	sample_tree_free(tree);
 	return err;
 }
@@ -307,12 +315,7 @@ int shim_write(struct proc *p, rtl_profile *prof)
 		w.c[x].samples += c->samples;
 		w.c[x].weight += (double)c->cycles / hz * 1e9;
 	}
-	uint64_t base = (uint64_t)p->image << 32;
-	for (size_t k = 0; !err && k < w.n; k++) {
-		rtl_profile_sample row = { base | (k + 1), 0, w.c[k].function, w.c[k].tid, w.c[k].samples,
-					   w.c[k].weight };
-		err = rtl_profile_add_sample(prof, &row);
-	}
+	err = write_rows(&w, err);   /* one root per thread and function */
 	/* the program's own signal: each run until the thread's next one, or
 	 * until now, when the image ends */
 	uint64_t tsc0 = session_tsc0(p->s), now = os_tsc();
@@ -330,8 +333,6 @@ int shim_write(struct proc *p, rtl_profile *prof)
 		rtl_warn("pid %d: %llu changes of the program's signal beyond 2^20 a thread are left out",
 			 (int)p->pid, (unsigned long long)sc.runs_dropped);
 	free(copies);
-	free(w.c);
-	free(w.index);
 	shim_counts_free(&sc);
 	return err;
 }

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,69 +329,65 @@ static void commit_profile(struct rtl_session *s)
 	s->profile = NULL;
 }
 
+/* Meta KEY of PROF as printf's FMT makes it, unless ERR: the first error. */
+static int __attribute__((format(printf, 4, 5))) meta_f(rtl_profile *prof, int err, const char *key,
+							 const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	if (err)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return rtl_profile_set_meta(prof, key, buf);
+}
+
+static void meta_failed(struct rtl_session *s, int err, const char *what)
+{
+	if (err && !s->profile_failed) {
+		rtl_log(0, "%s: cannot write %s: %s", s->profile_path, what, rtl_strerror(err));
+		s->profile_failed = true;
+	}
+}
+
 /* What the sampler did, for the report: its event, rate, and fidelity. */
 static void write_sample_meta(struct rtl_session *s, const struct sampler_stats *st)
 {
 	rtl_profile *prof = session_profile(s);
-	char buf[64];
 	if (!prof)
 		return;
-	const char *ev = s->sample_opts.event ? s->sample_opts.event : "cpu-clock";
-	int err = rtl_profile_set_meta(prof, "sample_event", ev);
-	snprintf(buf, sizeof(buf), "%u", s->sample_opts.freq ? s->sample_opts.freq : 1000);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_freq", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->samples);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_count", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->lost);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_lost", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->truncated);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_truncated", buf);
-	snprintf(buf, sizeof(buf), "%.0f", st->period_mean);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_period_mean", buf);
-	snprintf(buf, sizeof(buf), "%.4f", st->period_cv);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_period_cv", buf);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_kernel", st->kernel ? "1" : "0");
-	if (err && !s->profile_failed) {
-		rtl_log(0, "%s: cannot write the sampler's facts: %s", s->profile_path, rtl_strerror(err));
-		s->profile_failed = true;
-	}
+	int err = meta_f(prof, 0, "sample_event", "%s", s->sample_opts.event ? s->sample_opts.event : "cpu-clock");
+	err = meta_f(prof, err, "sample_freq", "%u", s->sample_opts.freq ? s->sample_opts.freq : 1000);
+	err = meta_f(prof, err, "sample_count", "%llu", (unsigned long long)st->samples);
+	err = meta_f(prof, err, "sample_lost", "%llu", (unsigned long long)st->lost);
+	err = meta_f(prof, err, "sample_truncated", "%llu", (unsigned long long)st->truncated);
+	err = meta_f(prof, err, "sample_period_mean", "%.0f", st->period_mean);
+	err = meta_f(prof, err, "sample_period_cv", "%.4f", st->period_cv);
+	err = meta_f(prof, err, "sample_kernel", "%d", st->kernel ? 1 : 0);
+	meta_failed(s, err, "the sampler's facts");
 }
 
 /* What the observer did: its period, samples kept by DTE, their spread. */
 static void write_shim_meta(struct rtl_session *s, const struct shim_stats *st)
 {
 	rtl_profile *prof = session_profile(s);
-	char buf[64];
 	if (!prof)
 		return;
 	double hz = timers_tsc_hz(s);
-	int err = rtl_profile_set_meta(prof, "sample_event", "shim");
-	snprintf(buf, sizeof(buf), "%.0f", st->gap_mean > 0 ? hz / st->gap_mean : 0);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_freq", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->kept);
-	err = err ? err : rtl_profile_set_meta(prof, "sample_count", buf);
-	snprintf(buf, sizeof(buf), "%u", st->period);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_period_cycles", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->taken);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_reads", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->kept);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_kept", buf);
-	snprintf(buf, sizeof(buf), "%.1f", st->read_cycles);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_read_cycles", buf);
-	snprintf(buf, sizeof(buf), "%.0f", st->gap_mean);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_mean_cycles", buf);
-	snprintf(buf, sizeof(buf), "%.4f", st->gap_cv);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_cv", buf);
-	snprintf(buf, sizeof(buf), "%.0f %.0f %.0f", st->gap_p10, st->gap_p50, st->gap_p90);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_gap_p10_p50_p90", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->stalls);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_stalls", buf);
-	snprintf(buf, sizeof(buf), "%.4f", st->stalled_share);
-	err = err ? err : rtl_profile_set_meta(prof, "shim_stalled_share", buf);
-	if (err && !s->profile_failed) {
-		rtl_log(0, "%s: cannot write the observer's facts: %s", s->profile_path, rtl_strerror(err));
-		s->profile_failed = true;
-	}
+	int err = meta_f(prof, 0, "sample_event", "shim");
+	err = meta_f(prof, err, "sample_freq", "%.0f", st->gap_mean > 0 ? hz / st->gap_mean : 0);
+	err = meta_f(prof, err, "sample_count", "%llu", (unsigned long long)st->kept);
+	err = meta_f(prof, err, "shim_period_cycles", "%u", st->period);
+	err = meta_f(prof, err, "shim_reads", "%llu", (unsigned long long)st->taken);
+	err = meta_f(prof, err, "shim_kept", "%llu", (unsigned long long)st->kept);
+	err = meta_f(prof, err, "shim_read_cycles", "%.1f", st->read_cycles);
+	err = meta_f(prof, err, "shim_gap_mean_cycles", "%.0f", st->gap_mean);
+	err = meta_f(prof, err, "shim_gap_cv", "%.4f", st->gap_cv);
+	err = meta_f(prof, err, "shim_gap_p10_p50_p90", "%.0f %.0f %.0f", st->gap_p10, st->gap_p50, st->gap_p90);
+	err = meta_f(prof, err, "shim_stalls", "%llu", (unsigned long long)st->stalls);
+	err = meta_f(prof, err, "shim_stalled_share", "%.4f", st->stalled_share);
+	meta_failed(s, err, "the observer's facts");
 }
 
 static char *read_cmdline(pid_t pid)
@@ -915,6 +912,17 @@ static void write_unfollowed(struct rtl_session *s, int64_t parent)
 	s->stats.processes = s->images;
 }
 
+/* Every process image written: what no process of the engine's wrote
+ * (under PARENT), then the sampler stopped and its facts. */
+static void finish_sampling(struct rtl_session *s, int64_t parent)
+{
+	struct sampler_stats st;
+	write_unfollowed(s, parent);
+	sampler_stop(s->sampler, &st);
+	s->sampler = NULL;
+	write_sample_meta(s, &st);
+}
+
 /* Whether PID has ended (gone, or a zombie its parent has not reaped). */
 static bool ended(pid_t pid)
 {
@@ -940,11 +948,7 @@ static int run_attached(struct rtl_session *s, int *status)
 	finish_proc(s, p);
 	int64_t parent = p->image;
 	remove_proc(s, p);
-	write_unfollowed(s, parent);
-	struct sampler_stats st;
-	sampler_stop(s->sampler, &st);
-	s->sampler = NULL;
-	write_sample_meta(s, &st);
+	finish_sampling(s, parent);
 	commit_profile(s);
 	*status = 0;   /* not our child: its status is its parent's to know */
 	return 0;
@@ -977,13 +981,8 @@ int rtl_session_run(rtl_session *s, int *status)
 		warm_prune(session_warm_dir(s), session_warm_max(s));
 	placement_free(s->placement);   /* every CPU back to reticle */
 	s->placement = NULL;
-	if (s->sampler) {
-		write_unfollowed(s, 0);
-		struct sampler_stats st;
-		sampler_stop(s->sampler, &st);
-		s->sampler = NULL;
-		write_sample_meta(s, &st);
-	}
+	if (s->sampler)
+		finish_sampling(s, 0);
 	if (s->shim) {
 		struct shim_stats st;
 		shim_stop(s->shim, &st);
