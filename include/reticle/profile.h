@@ -225,6 +225,10 @@ typedef struct rtl_profile_sample {
 	double weight;
 } rtl_profile_sample;
 RTL_API int rtl_profile_add_sample(rtl_profile *p, const rtl_profile_sample *c);
+/* What one unit of rtl_profile_sample.weight is: 1e-9 (nanoseconds) for
+ * the clock events and shim's samples, 1 for events (page faults...),
+ * whose weights are counts, not time. */
+RTL_API double rtl_profile_sample_unit(rtl_profile *p);
 /* Sampled stacks by id (a caller's before its callees'); none in a profile
  * written without the sample collector. */
 RTL_API int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sample *c, void *user),

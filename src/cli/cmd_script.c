@@ -246,7 +246,7 @@ struct sample_sums {
 	lua_State *L;
 	int names;                /* stack index: function id -> {name, module} */
 	int sums;                 /* function id -> {samples, seconds} */
-	double unit;
+	double unit;              /* seconds per unit of weight */
 };
 
 static int name_function(const rtl_profile_function *f, void *user)
@@ -279,7 +279,7 @@ static int sum_sample(const rtl_profile_sample *row, void *user)
 	lua_pop(L, 1);
 	set_int(L, "samples", (uint64_t)n);
 	lua_getfield(L, -1, "seconds");
-	double sec = lua_tonumber(L, -1) + row->weight / s->unit;
+	double sec = lua_tonumber(L, -1) + row->weight * s->unit;
 	lua_pop(L, 1);
 	lua_pushnumber(L, sec);
 	lua_setfield(L, -2, "seconds");
@@ -299,8 +299,7 @@ static int l_samples(lua_State *L)
 {
 	rtl_profile *p = *check_profile(L);
 	lua_settop(L, 1);
-	const char *ev = rtl_profile_get_meta(p, "sample_event");
-	struct sample_sums s = { L, 2, 3, !ev || strstr(ev, "clock") || !strcmp(ev, "shim") ? 1e9 : 1 };
+	struct sample_sums s = { L, 2, 3, rtl_profile_sample_unit(p) };
 	lua_newtable(L);
 	lua_newtable(L);
 	int err = rtl_profile_foreach_function(p, 1, name_function, &s);

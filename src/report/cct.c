@@ -16,7 +16,7 @@ struct load {
 	size_t nids, capids, capnode;
 	struct pid_of { int64_t image; int pid; } *pids;
 	size_t npids, cappids;
-	double weight_unit;       /* samples' weight per second */
+	double weight_unit;       /* seconds per unit of a sample's weight */
 };
 
 static uint64_t mix(uint64_t h)
@@ -138,7 +138,7 @@ static int add_context(const rtl_profile_context *c, void *user)
 static int add_sample(const rtl_profile_sample *s, void *user)
 {
 	struct load *l = user;
-	rtl_profile_context c = { s->id, s->parent, s->function, s->tid, s->samples, 0, s->weight / l->weight_unit };
+	rtl_profile_context c = { s->id, s->parent, s->function, s->tid, s->samples, 0, s->weight * l->weight_unit };
 	return add_context(&c, user);
 }
 
@@ -163,10 +163,7 @@ int cct_load(rtl_profile *p, int by_thread, const rtl_report_options *o, struct 
 		samples = !has_contexts;
 	}
 	if (!err && samples) {
-		/* the clock events' periods are nanoseconds (and shim's cycles
-		 * are written as such); others' are events */
-		const char *ev = rtl_profile_get_meta(p, "sample_event");
-		l.weight_unit = !ev || strstr(ev, "clock") || !strcmp(ev, "shim") ? 1e9 : 1;
+		l.weight_unit = rtl_profile_sample_unit(p);
 		t->sampled = true;
 		err = rtl_profile_foreach_sample(p, add_sample, &l);
 		for (size_t i = t->count; !err && i-- > 0;) {   /* callees after callers */

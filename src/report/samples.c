@@ -21,14 +21,15 @@ static int by_self(const void *a, const void *b)
 	return (x->function > y->function) - (x->function < y->function);
 }
 
-static struct rpt_sampled_fn *entry(struct rpt_sampled *s, int64_t function)
+/* The entry of FUNCTION in S, made if new; INDEX (SIZE slots, a power of
+ * two above twice the entries) finds it by id. */
+static struct rpt_sampled_fn *entry(struct rpt_sampled *s, size_t *index, size_t size, int64_t function)
 {
-	/* functions are few beside nodes: a linear probe table by id */
-	size_t mask = s->index_size - 1, h = (size_t)((uint64_t)function * 0x9e3779b97f4a7c15ull >> 20) & mask;
-	for (; s->index[h] != SIZE_MAX; h = (h + 1) & mask)
-		if (s->fn[s->index[h]].function == function)
-			return &s->fn[s->index[h]];
-	s->index[h] = s->n;
+	size_t mask = size - 1, h = (size_t)((uint64_t)function * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	for (; index[h] != SIZE_MAX; h = (h + 1) & mask)
+		if (s->fn[index[h]].function == function)
+			return &s->fn[index[h]];
+	index[h] = s->n;
 	s->fn[s->n] = (struct rpt_sampled_fn){ .function = function };
 	return &s->fn[s->n++];
 }
@@ -42,32 +43,28 @@ int rpt_sampled_load(rtl_profile *p, const rtl_report_options *o, struct rpt_sam
 	if (err)
 		return err;
 	const struct cct *t = &s->tree;
-	size_t n = t->count;
+	size_t n = t->count, size = 16;
+	while (size < 2 * n)
+		size *= 2;
+	/* the samples under each node (its seconds are its inclusive time) */
 	uint64_t *incl = calloc(n ? n : 1, sizeof(*incl));
-	double *incl_s = calloc(n ? n : 1, sizeof(*incl_s));
-	s->index_size = 16;
-	while (s->index_size < 2 * n)
-		s->index_size *= 2;
-	s->index = malloc(s->index_size * sizeof(*s->index));
+	size_t *index = malloc(size * sizeof(*index));
 	s->fn = malloc((n ? n : 1) * sizeof(*s->fn));
-	if (!incl || !incl_s || !s->index || !s->fn) {
+	if (!incl || !index || !s->fn) {
 		err = -ENOMEM;
 		goto out;
 	}
-	memset(s->index, 0xff, s->index_size * sizeof(*s->index));
+	memset(index, 0xff, size * sizeof(*index));
 	for (size_t i = n; i-- > 0;) {   /* callees come after their callers */
 		incl[i] += t->n[i].calls;
-		incl_s[i] += t->n[i].exclusive;
-		if (t->n[i].parent != CCT_NONE) {
+		if (t->n[i].parent != CCT_NONE)
 			incl[t->n[i].parent] += incl[i];
-			incl_s[t->n[i].parent] += incl_s[i];
-		}
 		s->samples += t->n[i].calls;
 		s->seconds += t->n[i].exclusive;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct cct_node *node = &t->n[i];
-		struct rpt_sampled_fn *f = entry(s, node->function);
+		struct rpt_sampled_fn *f = entry(s, index, size, node->function);
 		f->self += node->calls;
 		f->self_seconds += node->exclusive;
 		/* total: only the outermost frame of the function on a path */
@@ -76,15 +73,13 @@ int rpt_sampled_load(rtl_profile *p, const rtl_report_options *o, struct rpt_sam
 			up = t->n[up].parent;
 		if (up == CCT_NONE) {
 			f->total += incl[i];
-			f->total_seconds += incl_s[i];
+			f->total_seconds += node->inclusive;
 		}
 	}
 	qsort(s->fn, s->n, sizeof(*s->fn), by_self);
 out:
 	free(incl);
-	free(incl_s);
-	free(s->index);
-	s->index = NULL;
+	free(index);
 	if (err)
 		rpt_sampled_free(s);
 	return err;
@@ -94,7 +89,6 @@ void rpt_sampled_free(struct rpt_sampled *s)
 {
 	cct_free(&s->tree);
 	free(s->fn);
-	free(s->index);
 	memset(s, 0, sizeof(*s));
 }
 

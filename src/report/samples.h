@@ -19,8 +19,6 @@ struct rpt_sampled {
 	size_t n;
 	uint64_t samples;
 	double seconds;
-	size_t *index;                   /* (while loading) */
-	size_t index_size;
 };
 
 /* P's sampled stacks by function; -ENODATA when it has none. Free with

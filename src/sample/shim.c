@@ -58,12 +58,11 @@ struct shim {
 	size_t nw, capw;
 	int cpu;
 	/* statistics (the observer's; read at the end) */
-	uint64_t taken, kept, read_cycles, sweeps;   /* kept: DTE's */
+	uint64_t taken, kept, read_cycles;   /* kept: DTE's (each with its gap) */
 	/* sweeps that came more than 10 periods after the one before (the
 	 * observer lost its CPU), and the cycles lost so */
 	uint64_t stalls, stalled_cycles, first_sweep, last_sweep, prev_sweep;
 	double gap_sum, gap_sq;
-	uint64_t ngaps;
 	/* the gaps' distribution: 32-cycle buckets up to 32,768 cycles, the last
 	 * bucket for the rest */
 	uint64_t hist[1025];
@@ -151,11 +150,9 @@ static void *observe(void *arg)
 			s->hist[gap / 32 < 1024 ? gap / 32 : 1024]++;
 			s->gap_sum += (double)gap;
 			s->gap_sq += (double)gap * (double)gap;
-			s->ngaps++;
 			s->kept++;
 			count(t, v, gap);
 		}
-		s->sweeps++;
 		pthread_mutex_unlock(&s->lock);
 		if (!live) {
 			usleep(1000);   /* no thread to watch (yet) */
@@ -204,6 +201,13 @@ int shim_start(unsigned period, struct shim **out, char *why, size_t len)
 	s->started = true;
 	*out = s;
 	return 0;
+}
+
+static void watched_free(struct watched *t)
+{
+	free(t->c);
+	free(t->runs);
+	free(t);
 }
 
 /* T is seen no more: its signal's last run ends at its last read. */
@@ -281,9 +285,7 @@ int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
 				out->runs[out->nruns++] = (struct shim_run){ t->tid, t->runs[k].tsc, t->runs[k].value };
 		}
 		out->runs_dropped += t->runs_dropped;
-		free(t->c);
-		free(t->runs);
-		free(t);
+		watched_free(t);
 	}
 	s->nw = keep;
 	pthread_mutex_unlock(&s->lock);
@@ -314,14 +316,14 @@ void shim_stop(struct shim *s, struct shim_stats *st)
 		st->stalls = s->stalls;
 		uint64_t span = s->last_sweep > s->first_sweep ? s->last_sweep - s->first_sweep : 0;
 		st->stalled_share = span ? (double)s->stalled_cycles / (double)span : 0;
-		if (s->ngaps) {
-			st->gap_mean = s->gap_sum / (double)s->ngaps;
-			double var = s->gap_sq / (double)s->ngaps - st->gap_mean * st->gap_mean;
+		if (s->kept) {
+			st->gap_mean = s->gap_sum / (double)s->kept;
+			double var = s->gap_sq / (double)s->kept - st->gap_mean * st->gap_mean;
 			st->gap_cv = var > 0 && st->gap_mean > 0 ? sqrt(var) / st->gap_mean : 0;
 			double *q[] = { &st->gap_p10, &st->gap_p50, &st->gap_p90 };
 			double at[] = { 0.1, 0.5, 0.9 };
 			for (int i = 0; i < 3; i++) {
-				uint64_t want = (uint64_t)(at[i] * (double)s->ngaps), seen = 0;
+				uint64_t want = (uint64_t)(at[i] * (double)s->kept), seen = 0;
 				size_t b = 0;
 				while (b < 1024 && (seen += s->hist[b]) <= want)
 					b++;
@@ -329,11 +331,8 @@ void shim_stop(struct shim *s, struct shim_stats *st)
 			}
 		}
 	}
-	for (size_t i = 0; i < s->nw; i++) {
-		free(s->w[i]->c);
-		free(s->w[i]->runs);
-		free(s->w[i]);
-	}
+	for (size_t i = 0; i < s->nw; i++)
+		watched_free(s->w[i]);
 	free(s->w);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -366,6 +366,12 @@ static int sample_row(sqlite3_stmt *s, void *ctx)
 	return c->fn(&x, c->user);
 }
 
+double rtl_profile_sample_unit(rtl_profile *p)
+{
+	const char *ev = rtl_profile_get_meta(p, "sample_event");
+	return !ev || strstr(ev, "clock") || !strcmp(ev, "shim") ? 1e-9 : 1;
+}
+
 int rtl_profile_foreach_sample(rtl_profile *p, int (*fn)(const rtl_profile_sample *c, void *user), void *user)
 {
 	struct sample_ctx c = { fn, user };
