@@ -239,11 +239,12 @@ int perf_ring_open(const struct perf_ring_opts *o, pid_t pid, struct perf_ring *
 		perf_ring_close(r);
 		return err;
 	}
+	pid_t lead = ntids ? tids[0] : pid;   /* the ring's own event; the others' go to it */
 	for (int i = 0; i < ncpus && !err; i++) {
-		long fd = syscall(SYS_perf_event_open, &a, ntids ? tids[0] : pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		long fd = syscall(SYS_perf_event_open, &a, lead, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel && !i) {
 			a.exclude_kernel = 1;   /* user samples are allowed at paranoid 2 */
-			fd = syscall(SYS_perf_event_open, &a, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+			fd = syscall(SYS_perf_event_open, &a, lead, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		}
 		if (fd < 0) {
 			err = explain(errno, o->event, events[e].type == PERF_TYPE_HARDWARE, why, len);
