@@ -28,6 +28,10 @@ int cli_load_collector(const char *spec, const struct rtl_collector *const *take
 #include <stdbool.h>
 bool cli_output_writable(const char *cmd, const char *path);
 
+/* --freq ARG (samples per second, 1 to 1,000,000) into *FREQ: 0, or -1
+ * after a message as command CMD. */
+int cli_parse_freq(const char *cmd, const char *arg, unsigned *freq);
+
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };
 

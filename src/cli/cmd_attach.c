@@ -67,15 +67,10 @@ int cmd_attach(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case 'F': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || !v || v > 1000000) {
-				cli_error("attach: --freq takes samples per second, a whole number from 1");
+		case 'F':
+			if (cli_parse_freq("attach", optarg, &freq))
 				return CLI_EXIT_USAGE;
-			}
-			freq = (unsigned)v;
 			break;
-		}
 		case 'E': event = optarg; break;
 		case 'd':
 			duration = strtod(optarg, &end);

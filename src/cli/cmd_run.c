@@ -289,17 +289,10 @@ int cmd_run(int argc, char **argv)
 			if (cli_add_debug_dir(optarg))
 				return CLI_EXIT_USAGE;
 			break;
-		case 'F': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || !v || v > 1000000) {
-				cli_error("run: --freq takes samples per second, a whole number from 1 "
-					  "(the kernel's limit: /proc/sys/kernel/perf_event_max_sample_rate)");
+		case 'F':
+			if (cli_parse_freq("run", optarg, &a.freq))
 				return CLI_EXIT_USAGE;
-			}
-			a.freq = (unsigned)v;
 			break;
-		}
 		case 'E': a.event = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:

@@ -147,3 +147,16 @@ bool cli_output_writable(const char *cmd, const char *path)
 	free(copy);
 	return ok;
 }
+
+int cli_parse_freq(const char *cmd, const char *arg, unsigned *freq)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (!*arg || *end || !v || v > 1000000) {
+		cli_error("%s: --freq takes samples per second, a whole number from 1 (the kernel's limit: "
+			  "/proc/sys/kernel/perf_event_max_sample_rate)", cmd);
+		return -1;
+	}
+	*freq = (unsigned)v;
+	return 0;
+}
