@@ -671,7 +671,6 @@ struct emitter {
 	uint64_t *table_disp_end;
 	size_t ntd;
 	struct probe_plan plan;
-	bool signal_after;   /* the instruction emitted last is a call whose return sets the signal */
 };
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -940,7 +939,6 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		int err = call_probes(e, i, bytes, out);
 		if (err)
 			return err;
-		e->signal_after = probe_plan_has_op(&e->plan, RTL_POINT_CALL_AFTER, in->addr, RTL_PRIM_SLOT_SET);
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
 		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
 			return -ENOMEM;
@@ -969,7 +967,6 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		int err = call_probes(e, i, bytes, out);
 		if (err)
 			return err;
-		e->signal_after = probe_plan_has_op(&e->plan, RTL_POINT_CALL_AFTER, in->addr, RTL_PRIM_SLOT_SET);
 	}
 	uint8_t as_jmp[16];
 	int modrm = -1;
@@ -1190,9 +1187,11 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		e.label[i] = x86_writer_pc(&out->w);
 		/* where the call before returns (the return address, or the
 		 * return point of an original return): the signal again */
-		if (e.signal_after && (err = x86_signal_set(&out->w, out->w.base, env->signal_id)))
+		const struct x86_insn *prev = i ? &a->insns[i - 1] : NULL;
+		if (prev && (prev->kind == X86_CALL || prev->kind == X86_ICALL) &&
+		    probe_plan_has_op(&e.plan, RTL_POINT_CALL_AFTER, prev->addr, RTL_PRIM_SLOT_SET) &&
+		    (err = x86_signal_set(&out->w, out->w.base, env->signal_id)))
 			goto out;
-		e.signal_after = false;
 		if (a->leader[i] && (err = emit_block_counter(&e, a->block_of[i], out)))
 			goto out;
 		if ((err = emit_insn(&e, i, out)))
