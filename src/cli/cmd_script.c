@@ -3,10 +3,14 @@
  * lua interpreter gives them) and a module `reticle`:
  *
  *   reticle.run{ program = {"./app", "x"}, collect = {"fcount"}, output = "p.db",
- *                cold = false }       -> the program's exit status
+ *                cold = false, freq = 1000, event = "cpu-clock" }
+ *                                     -> the program's exit status
+ *   reticle.attach{ pid = N, duration = S, output = "p.db", freq = ..., event = ... }
+ *                                     -> reticle attach's exit status
  *   reticle.open(path)                -> a profile, or an error
  *     p:totals()                      -> { functions, counted, calls, instrs, ... }
  *     p:functions([all])              -> { {name, module, addr, size, calls, instrs}, ... }
+ *     p:samples()                     -> { {name, module, samples, seconds}, ... } by seconds
  *     p:meta(key)                     -> string or nil
  *     p:report(format [, output])     -> the report as a string, or written to output
  *     p:close()
@@ -14,8 +18,8 @@
  *   reticle.merge(output, {inputs})   -> true
  *   reticle.version
  *
- * reticle.run runs this reticle's `run` command (warm start, rank naming
- * and checks as on the command line). A Lua error ends the script with
+ * reticle.run and reticle.attach run this reticle's `run` and `attach`
+ * commands (warm start, rank naming and checks as on the command line). A Lua error ends the script with
  * its file and line, status 1. */
 #include <errno.h>
 #include <spawn.h>
