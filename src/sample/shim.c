@@ -10,7 +10,9 @@
  * and the sample, with the period it would stand for, is dropped. The
  * period is drawn uniformly from [PERIOD/2, 3*PERIOD/2) so that it cannot
  * alias with a loop of the program. A kept sample stands for the cycles
- * since the thread's previous read. */
+ * since the thread's previous read; after a stall (the observer away for
+ * over 10 periods), when the value read differs from the one read before,
+ * half of them go to each. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -25,6 +27,7 @@
 
 struct cnt {
 	uint64_t value, samples, cycles;
+	bool used;
 };
 
 /* A run of the program's own signal (reticle/signal.h): its value from
@@ -41,6 +44,7 @@ struct watched {
 	unsigned gen;
 	bool live;
 	uint64_t last_s, last_e;  /* TSC before and after its last read, 0 before any */
+	uint64_t last_v;          /* the function signal it read then */
 	struct cnt *c;            /* open addressing by value */
 	size_t nc, size;
 	struct run *runs;         /* the user signal's changes as seen */
@@ -68,7 +72,8 @@ struct shim {
 	uint64_t hist[1025];
 };
 
-static int count(struct watched *t, uint64_t value, uint64_t cycles)
+/* VALUE held CYCLES more of T's time, SAMPLES (0 or 1) more reads saw it. */
+static int count(struct watched *t, uint64_t value, uint64_t samples, uint64_t cycles)
 {
 	if ((t->nc + 1) * 2 > t->size) {
 		size_t size = t->size ? t->size * 2 : 64;
@@ -76,9 +81,9 @@ static int count(struct watched *t, uint64_t value, uint64_t cycles)
 		if (!c)
 			return -ENOMEM;
 		for (size_t i = 0; i < t->size; i++)
-			if (t->c[i].samples) {
+			if (t->c[i].used) {
 				size_t h = (size_t)(t->c[i].value * 0x9e3779b97f4a7c15ull >> 32) & (size - 1);
-				while (c[h].samples)
+				while (c[h].used)
 					h = (h + 1) & (size - 1);
 				c[h] = t->c[i];
 			}
@@ -87,13 +92,14 @@ static int count(struct watched *t, uint64_t value, uint64_t cycles)
 		t->size = size;
 	}
 	size_t mask = t->size - 1, h = (size_t)(value * 0x9e3779b97f4a7c15ull >> 32) & mask;
-	while (t->c[h].samples && t->c[h].value != value)
+	while (t->c[h].used && t->c[h].value != value)
 		h = (h + 1) & mask;
-	if (!t->c[h].samples) {
+	if (!t->c[h].used) {
 		t->c[h].value = value;
+		t->c[h].used = true;
 		t->nc++;
 	}
-	t->c[h].samples++;
+	t->c[h].samples += samples;
 	t->c[h].cycles += cycles;
 	return 0;
 }
@@ -110,7 +116,8 @@ static void *observe(void *arg)
 		uint64_t now;
 		while ((now = __rdtsc()) < next)
 			_mm_pause();
-		if (s->prev_sweep && now - s->prev_sweep > 10ull * s->period) {
+		bool stalled = s->prev_sweep && now - s->prev_sweep > 10ull * s->period;
+		if (stalled) {
 			s->stalls++;
 			s->stalled_cycles += now - s->prev_sweep;
 		}
@@ -125,10 +132,14 @@ static void *observe(void *arg)
 			uint64_t t0 = __rdtsc();
 			uint64_t v = *t->signal, u = *t->user;
 			uint64_t t1 = __rdtscp(&(unsigned){ 0 });
+			/* after a stall, a change happened at an unknown time while
+			 * the observer was away: the middle of that time is the
+			 * estimate that favours neither value */
+			uint64_t mid = t->last_e && stalled ? t->last_e + (t0 - t->last_e) / 2 : t0;
 			if (u != t->user_last) {   /* a new run of the program's signal */
 				if (t->nruns < MAX_RUNS &&
 				    !rtl_grow(&t->runs, &t->capruns, t->nruns + 1, sizeof(*t->runs)))
-					t->runs[t->nruns++] = (struct run){ t0, u };
+					t->runs[t->nruns++] = (struct run){ mid, u };
 				else
 					t->runs_dropped++;
 				t->user_last = u;
@@ -137,8 +148,10 @@ static void *observe(void *arg)
 			s->read_cycles += t1 - t0;
 			uint64_t gap = t0 - t->last_s, gap_e = t1 - t->last_e;
 			bool first = !t->last_s;
+			uint64_t last_v = t->last_v;
 			t->last_s = t0;
 			t->last_e = t1;
+			t->last_v = v;
 			/* DTE: start-to-start and end-to-end periods within 5%, or
 			 * within 2,048 cycles: a read of a line the program just
 			 * wrote takes a few hundred cycles more, and dropping those
@@ -151,7 +164,14 @@ static void *observe(void *arg)
 			s->gap_sum += (double)gap;
 			s->gap_sq += (double)gap * (double)gap;
 			s->kept++;
-			count(t, v, gap);
+			if (stalled && v != last_v) {
+				/* the same split as a run's (above); the same value
+				 * before and after a stall most likely held throughout */
+				count(t, last_v, 0, t0 - mid);
+				count(t, v, 1, gap - (t0 - mid));
+			} else {
+				count(t, v, 1, gap);
+			}
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (!live) {
@@ -270,7 +290,7 @@ int shim_take(struct shim *s, pid_t pid, unsigned gen, struct shim_counts *out)
 		}
 		close_runs(t);
 		for (size_t k = 0; k < t->size && !err; k++) {
-			if (!t->c[k].samples)
+			if (!t->c[k].used)
 				continue;
 			if (rtl_grow(&out->c, &out->cap, out->n + 1, sizeof(*out->c)))
 				err = -ENOMEM;

@@ -36,12 +36,12 @@ reticle/signal.h, values 1, 2, 3 in turn in the main thread, 7 in a
 second thread at the same time; it prints "truth VALUE CYCLES"): natively
 and under fcount the signal is off ("signal off"), under shim on; the
 report's seconds per value of the main thread's values are within 3
-points of their truth as shares (the second thread spins too: with the
-observer that is three threads on two CPUs here, and a descheduled
-observer misses a few short runs), value 7 (a thread that sleeps 0.5 ms
-forty times: runs the observer may miss while it waits for its CPU) holds
-its time relative to value 3 within 25%, each value's runs are at least half the rounds, and
-the chrome export has a counter track with their values.
+points of their truth as shares (the phases last milliseconds: a machine
+that takes the observer's CPU away for a millisecond, as this VM's
+kernel threads do, moves a change it did not see by half that at most),
+value 7 (a thread that sleeps 2 ms ROUNDS times) holds its time relative
+to value 3 within 25%, each value's runs are at least half the rounds,
+and the chrome export has a counter track with their values.
 
 bad_input: shim:50 (a period below what the observer can do) and shim:abc
 exit 2 with a message and do not run the program; so does sample with

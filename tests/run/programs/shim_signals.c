@@ -1,9 +1,10 @@
 /* The program's own signals (reticle/signal.h) for the shim collector:
- * phases 1, 2 and 3 of known TSC length, in turn, N times, in the main
- * thread, and phase 7, sleeps, in a second thread at the same time (a
- * signal holds while its thread waits: shim's time is wall-clock); the
- * program
- * prints "truth VALUE CYCLES" (what it spent with each value set) for
+ * phases 1, 2 and 3 of known TSC length (8, 16 and 24 million cycles:
+ * milliseconds, longer than most times a busy machine takes the
+ * observer's CPU away), in turn, N times, in the main thread, and phase
+ * 7, 2 ms sleeps, in a second thread at the same time (a signal holds
+ * while its thread waits: shim's time is wall-clock); the program prints
+ * "truth VALUE CYCLES" (what it spent with each value set) for
  * shim_oracle.py. Natively the signals are no-ops: it runs the same.
  * usage: shim_signals ROUNDS */
 #include <pthread.h>
@@ -32,11 +33,11 @@ static void *other(void *arg)
 	for (unsigned i = 0; i < rounds; i++) {
 		rtl_signal(7);
 		uint64_t t = __rdtsc();
-		struct timespec ts = { 0, 500000 };
+		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 		spent[7] += __rdtsc() - t;
 		rtl_signal(0);
-		ts.tv_nsec = 200000;
+		ts.tv_nsec = 1000000;
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
@@ -44,13 +45,13 @@ static void *other(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 40;
+	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 20;
 	pthread_t th;
 	pthread_create(&th, NULL, other, &rounds);
 	for (unsigned i = 0; i < rounds; i++) {
-		phase(1, 1000000);
-		phase(2, 2000000);
-		phase(3, 3000000);
+		phase(1, 8000000);
+		phase(2, 16000000);
+		phase(3, 24000000);
 	}
 	pthread_join(th, NULL);
 	for (unsigned v = 1; v < 8; v++)
