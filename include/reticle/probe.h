@@ -30,6 +30,11 @@
  * open when its thread ends is closed then. finish() sees the timers in
  * rtl_function_view's timers.
  *
+ * And memory tracing: RTL_PRIM_BUFFER_APPEND at RTL_POINT_MEMORY (a block's
+ * address: every data access of its instructions) appends a record of the
+ * access to the thread's buffer, which the engine drains
+ * (rtl_plan_trace_memory; the memtrace collector).
+ *
  * Other points and primitives are declared so that a plan can name them;
  * asking for one returns -RTL_ERR_UNSUPPORTED. Two collectors asking for
  * the same snippet at the same point share one counter (or timer). */
@@ -56,8 +61,9 @@ enum rtl_point_kind {
 				     * jumps; addr = the branch's */
 	RTL_POINT_CALL_AFTER = 7,   /* where a call returns to; addr = the call's
 				     * (RTL_PRIM_SLOT_SET only) */
-	/* declared, not yet implemented: */
-	RTL_POINT_MEMORY = 9,       /* an instruction that reads or writes memory */
+	/* the data accesses of a block's instructions (RTL_PRIM_BUFFER_APPEND
+	 * only); addr = the block's */
+	RTL_POINT_MEMORY = 9,
 	RTL_POINT_KIND_COUNT = 11
 };
 
@@ -100,8 +106,13 @@ enum rtl_primitive {
 	 * the shim collector's observer thread; needs the collector's timers
 	 * flag (the per-thread areas) */
 	RTL_PRIM_SLOT_SET,
-	/* declared, not yet implemented: */
+	/* a record {address accessed, access} appended to the thread's trace
+	 * buffer for each data access (load, store or both), before the
+	 * instruction runs: at RTL_POINT_MEMORY only; needs the collector's
+	 * timers flag (the per-thread areas). The engine drains the buffers
+	 * (the memtrace collector: docs/engine.md) */
 	RTL_PRIM_BUFFER_APPEND,
+	/* declared, not yet implemented: */
 	RTL_PRIM_CALL,
 };
 
@@ -134,6 +145,9 @@ RTL_API int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *p
 
 /* The function's timer: started at its entry, stopped at every return. */
 RTL_API int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+
+/* A record of every data access of every block (RTL_POINT_MEMORY). */
+RTL_API int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
 /* The thread's signal: the function at its entry and again after each of
  * its calls returns (SHIM's software signal: what runs now). */

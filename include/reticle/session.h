@@ -43,6 +43,11 @@ struct rtl_session_opts {
 	/* The shim collector's mean period between the observer's reads of a
 	 * thread's signal, in TSC cycles (0: 1000). */
 	unsigned shim_period;
+	/* The memtrace collector's cache configurations (reticle/cachesim.h
+	 * specs, as `reticle cachesim --cache` takes them); none: cachegrind's
+	 * model with a 32 KiB L1 and an 8 MiB last level. */
+	const char *const *caches;
+	size_t ncaches;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <reticle/cachesim.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
@@ -19,7 +20,8 @@ static volatile pid_t forward_to;
 static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
-	      "                   [--freq HZ] [--event E] [--stats] [-f CONTROL_FILE]\n"
+	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--stats]\n"
+	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
 	      "\n"
 	      "Runs PROGRAM (an unmodified x86-64 ELF, or a script) under reticle and writes one\n"
@@ -55,6 +57,10 @@ static void usage(FILE *f)
 	      "                       task-clock, page-faults, context-switches, or, where the\n"
 	      "                       machine has a PMU, cycles, instructions, cache-references,\n"
 	      "                       cache-misses, branches, branch-misses\n"
+	      "      --cache SPEC     memtrace collector: a cache configuration to simulate, as\n"
+	      "                       'reticle cachesim --cache' takes it (docs/cachesim.md);\n"
+	      "                       repeatable, every one fed in the same pass (default:\n"
+	      "                       cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64)\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
 	      "                       arguments, collect, collectors, output, cold, stats,\n"
@@ -212,6 +218,8 @@ struct run_args {
 	char **program;
 	const char *event;        /* the sample collector's */
 	unsigned freq;
+	const char *caches[32];   /* the memtrace collector's */
+	size_t ncaches;
 };
 
 /* What options left unsaid, from the control file CTL: the command line
@@ -262,6 +270,7 @@ int cmd_run(int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'E' },
+		{ "cache", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -294,6 +303,21 @@ int cmd_run(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			break;
 		case 'E': a.event = optarg; break;
+		case 'K': {
+			rtl_cache_config cfg;
+			char why[256];
+			if (a.ncaches == sizeof(a.caches) / sizeof(*a.caches)) {
+				cli_error("run: at most %zu --cache options", a.ncaches);
+				return CLI_EXIT_USAGE;
+			}
+			if (rtl_cache_config_parse(optarg, &cfg, why, sizeof(why)) ||
+			    rtl_cache_config_check(&cfg, why, sizeof(why))) {
+				cli_error("run: --cache %s: %s", optarg, why);
+				return CLI_EXIT_USAGE;
+			}
+			a.caches[a.ncaches++] = optarg;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
@@ -362,10 +386,15 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return rc;
 		ncolls++;
 	}
-	bool sampling = false, shimming = false;
+	bool sampling = false, shimming = false, tracing = false;
 	for (size_t i = 0; i < ncolls; i++) {
 		sampling |= !strcmp(colls[i]->name, "sample");
 		shimming |= !strcmp(colls[i]->name, "shim");
+		tracing |= !strcmp(colls[i]->name, "memtrace");
+	}
+	if (a->ncaches && !tracing) {
+		cli_error("run: --cache sets the memtrace collector's caches: add it (-c memtrace)");
+		return CLI_EXIT_USAGE;
 	}
 	if (sampling && shimming) {
 		cli_error("run: sample and shim both write the sampled time: choose one");
@@ -382,7 +411,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
 					 .warm_cache_max = cache_max_bytes(), .meta = meta,
-					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period };
+					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
+					 .caches = a->caches, .ncaches = a->ncaches };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

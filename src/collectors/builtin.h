@@ -10,6 +10,7 @@ extern const struct rtl_collector collector_cover;
 extern const struct rtl_collector collector_loops;
 extern const struct rtl_collector collector_sample;
 extern const struct rtl_collector collector_shim;
+extern const struct rtl_collector collector_memtrace;
 /* Sorts counter views as rtl_function_view's counters are (the engine's). */
 void rtl_counters_sort(struct rtl_counter_view *v, size_t n);
 #endif

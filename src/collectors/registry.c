@@ -14,6 +14,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_loops,
 	&collector_sample,
 	&collector_shim,
+	&collector_memtrace,
 };
 
 size_t rtl_collector_count(void)

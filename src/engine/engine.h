@@ -134,6 +134,7 @@ struct contexts {
 
 struct proc {
 	struct rtl_session *s;
+	struct memtrace *mt;      /* memory tracing's state (memtrace.c), NULL if none */
 	pid_t pid;
 	int mem;                  /* /proc/PID/mem */
 	struct shm shm;
@@ -506,6 +507,30 @@ int samples_write(struct proc *p, rtl_profile *prof);
 struct sample_tree;
 int samples_write_tree(struct proc *p, rtl_profile *prof, struct sample_tree *tree);
 int shim_write(struct proc *p, rtl_profile *prof);
+
+/* engine/memtrace.c: memory tracing's consumer. The number of data access
+ * A of the instruction at run-time INSN, for its records (0: none); an
+ * instruction whose accesses cannot be traced. */
+struct x86_access;
+uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a);
+void memtrace_untraced(struct proc *p, uint64_t insn);
+/* Thread TID stopped at an int3: whether it is a trace snippet's, its
+ * buffer full (then drained). */
+bool memtrace_trap(struct proc *p, pid_t tid);
+/* A signal is about to be delivered to thread TID: if it stopped inside
+ * a trace snippet, it leaves it first (x86_memtrace_locate), since the
+ * handler's snippets reuse the words it saved rax and rcx in. */
+void memtrace_signal(struct proc *p, pid_t tid);
+/* The records in thread area AREA into the bank and the counts. */
+void memtrace_drain(struct proc *p, unsigned area);
+/* The image's results into PROF (metrics per instruction, meta). */
+int memtrace_write(struct proc *p, rtl_profile *prof);
+void memtrace_free(struct proc *p);
+/* Child C of P runs P's copies: their records' numbers are P's. */
+int memtrace_fork(struct proc *p, struct proc *c);
+/* The session's cache configurations (memtrace), N of them. */
+struct rtl_cache_config;
+const struct rtl_cache_config *session_caches(const struct rtl_session *s, size_t *n);
 
 /* engine/finish.c: writes a process image into the session's profile, and
  * the session's own facts (meta) once at its end */

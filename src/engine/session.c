@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <reticle/cachesim.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
 #include "engine/engine.h"
@@ -73,6 +74,9 @@ struct rtl_session {
 	bool shimming;
 	unsigned shim_period;
 	struct shim *shim;
+	/* the memtrace collector's cache configurations */
+	struct rtl_cache_config *caches;
+	size_t ncaches;
 	/* attached to a running process (sample alone): no ptrace; the run
 	 * ends at the deadline, at rtl_session_stop, or when it exits */
 	bool attached;
@@ -120,6 +124,35 @@ uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
+
+const struct rtl_cache_config *session_caches(const struct rtl_session *s, size_t *n)
+{
+	*n = s->ncaches;
+	return s->caches;
+}
+
+/* OPTS's cache specs, checked before anything runs. */
+static int session_parse_caches(struct rtl_session *s, const struct rtl_session_opts *opts)
+{
+	static const char *const fallback[] = { "cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64" };
+	bool given = opts->sz >= offsetof(struct rtl_session_opts, ncaches) + sizeof(opts->ncaches) &&
+		     opts->ncaches;
+	const char *const *specs = given ? opts->caches : fallback;
+	size_t n = given ? opts->ncaches : 1;
+	s->caches = calloc(n, sizeof(*s->caches));
+	if (!s->caches)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char why[256];
+		if (rtl_cache_config_parse(specs[i], &s->caches[i], why, sizeof(why)) ||
+		    rtl_cache_config_check(&s->caches[i], why, sizeof(why))) {
+			rtl_log(RTL_LOG_ERROR, "--cache %s: %s", specs[i], why);
+			return -RTL_ERR_BAD_OPTION;
+		}
+	}
+	s->ncaches = n;
+	return 0;
+}
 uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 
@@ -235,6 +268,11 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->shim_period = opts->shim_period;
 	if (!s->shim_period)
 		s->shim_period = 1000;
+	int cache_err = session_parse_caches(s, opts);
+	if (cache_err) {
+		rtl_session_destroy(s);
+		return cache_err;
+	}
 	if (!s->instruments) {   /* nothing is relocated: nothing to remember */
 		free(s->warm_dir);
 		s->warm_dir = NULL;
@@ -271,6 +309,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->early);
 	free(s->stopped);
 	free(s->deferred);
+	free(s->caches);
 	free(s->colls);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);
@@ -533,7 +572,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	 * copies to make ahead */
 	s->placement = s->instruments ? placement_new(pid) : NULL;
 	/* copies made ahead need a CPU of their own: with one, they would compete */
-	if (s->placement && placement_all_cpus(s->placement) && !s->ahead)
+	if (s->placement && placement_all_cpus(s->placement) && !s->ahead && !s->probes.memory)
 		s->ahead = ahead_new(placement_all_cpus(s->placement), &s->probes);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {
@@ -637,6 +676,8 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		struct proc *c = proc_fork(p, child);
 		if (c && timers_fork(p, c, st->tid))
 			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);
+		if (c && memtrace_fork(p, c))
+			rtl_warn("pid %d: its memory accesses are not traced", (int)child);
 		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)
@@ -792,7 +833,10 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_BREAKPOINT: {
 		uint64_t trapped = os_tsc();
 		placement_trap(s->placement, st->tid, p->nthreads > 1);
-		if (lazy_breakpoint(p, st->tid, pc)) {
+		if (p->mt && memtrace_trap(p, st->tid)) {
+			timers_pause(p, st->tid, os_tsc() - trapped);
+			resume(p, st->tid, 0);
+		} else if (lazy_breakpoint(p, st->tid, pc)) {
 			sigtrap_repair(p, st->tid);
 			unwind_flush(p, st->tid);
 			/* reticle's work is not the program's time */
@@ -818,6 +862,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			sigtrap_remember(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE || st->sig == SIGABRT)
 			report_fault(p, st);
+		if (p->mt && st->sig != SIGTRAP)
+			memtrace_signal(p, st->tid);
 		if (st->sig != SIGTRAP)
 			sigpc_to_original(p, st);
 		resume(p, st->tid, st->sig);

@@ -141,6 +141,7 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 	if (t->area > 0) {
 		if (session_shim(p->s))
 			shim_unwatch(session_shim(p->s), tid);
+		memtrace_drain(p, (unsigned)t->area);
 		keep(p, tid, (unsigned)t->area, os_tsc());
 		thread_region_give(&p->areas, (unsigned)t->area);
 	}

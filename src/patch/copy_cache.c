@@ -21,8 +21,9 @@ static const char magic[8] = "RTLCOPY5";
 
 void ccache_open(struct proc *p, struct module *m)
 {
-	/* text the loader relocates (DT_TEXTREL) changes with the load address */
-	if (rtl_binary_has_textrel(m->bin))
+	/* text the loader relocates (DT_TEXTREL) changes with the load address;
+	 * memory records name the run's own access numbers */
+	if (rtl_binary_has_textrel(m->bin) || session_probes(p->s)->memory)
 		return;
 	char suffix[32];
 	/* copies are kept per probe set (the collectors' plans), and those with

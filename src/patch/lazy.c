@@ -141,6 +141,17 @@ static int ctx_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_pl
 	return probe_plan_build(session_probes(ctx->p->s), cfg, ctx->m->path, ctx->f->name, ctx->m->bias, out);
 }
 
+static uint32_t ctx_mem_point(void *c, uint64_t insn, unsigned k, const struct x86_access *a)
+{
+	(void)k;
+	return memtrace_point(((struct reloc_ctx *)c)->p, insn, a);
+}
+
+static void ctx_mem_untraced(void *c, uint64_t insn)
+{
+	memtrace_untraced(((struct reloc_ctx *)c)->p, insn);
+}
+
 static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
 {
 	struct reloc_ctx *ctx = c;
@@ -865,6 +876,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
+		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);

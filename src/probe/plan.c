@@ -31,6 +31,33 @@ static uint64_t hash_plugin_file(uint64_t h, const struct rtl_collector *c)
 	return fnv1a(h, id, sizeof(id));
 }
 
+static const struct rtl_cfg_block check_blocks[] = {   /* one of every kind */
+	{ 0x1000, 0x1004, 2, RTL_END_BRANCH, 0x1040 },
+	{ 0x1006, 0x1006, 1, RTL_END_FALL, 0 },
+	{ 0x1008, 0x100c, 2, RTL_END_CALL, 0x2000 },
+	{ 0x1011, 0x1011, 1, RTL_END_INDIRECT_CALL, 0 },
+	{ 0x1013, 0x1018, 2, RTL_END_JUMP, 0x1040 },
+	{ 0x101a, 0x101a, 1, RTL_END_INDIRECT_JUMP, 0 },
+	{ 0x101c, 0x1020, 3, RTL_END_STOP, 0 },
+	{ 0x1040, 0x1044, 2, RTL_END_RETURN, 0 },
+};
+static const struct rtl_function_cfg check_cfg = { "/check/module", "check_function", 0x1000, 0x48, check_blocks,
+						   sizeof(check_blocks) / sizeof(*check_blocks) };
+
+/* Whether C's plan of a made-up function traces memory: then copies are
+ * made for the run only (their records number the run's accesses). */
+static bool plans_memory(const struct rtl_collector *c)
+{
+	struct probe_plan out = { 0 };
+	struct rtl_plan plan = { &check_cfg, 0, &out };
+	bool memory = false;
+	if (c->plan && !c->plan(&check_cfg, &plan))
+		for (size_t i = 0; i < out.n; i++)
+			memory |= out.pts[i].kind == RTL_POINT_MEMORY;
+	probe_plan_free(&out);
+	return memory;
+}
+
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n)
 {
 	/* FNV-1a of the names: built-in plans are fixed by their name; a
@@ -44,9 +71,11 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 	}
 	s->cs = cs;
 	s->n = n;
-	s->timers = false;
-	for (size_t i = 0; i < n; i++)
+	s->timers = s->memory = false;
+	for (size_t i = 0; i < n; i++) {
 		s->timers |= cs[i]->timers;
+		s->memory |= plans_memory(cs[i]);
+	}
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
 }
 
@@ -132,9 +161,10 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	if ((s->op == RTL_PRIM_TIMER_START && kind != RTL_POINT_ENTRY) ||
 	    (s->op == RTL_PRIM_TIMER_STOP && kind != RTL_POINT_EXIT) ||
 	    (s->op == RTL_PRIM_SLOT_SET && kind != RTL_POINT_ENTRY && kind != RTL_POINT_CALL_AFTER) ||
-	    (s->op == RTL_PRIM_COUNT && kind == RTL_POINT_CALL_AFTER) ||
+	    (s->op == RTL_PRIM_COUNT && (kind == RTL_POINT_CALL_AFTER || kind == RTL_POINT_MEMORY)) ||
+	    (s->op == RTL_PRIM_BUFFER_APPEND && kind != RTL_POINT_MEMORY) ||
 	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP &&
-	     s->op != RTL_PRIM_SLOT_SET))
+	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:
@@ -143,6 +173,7 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 		break;
 	case RTL_POINT_BLOCK:
 	case RTL_POINT_REP_ITERATIONS:
+	case RTL_POINT_MEMORY:
 		if (!block_with(cfg, addr, false))
 			return -EINVAL;
 		break;
@@ -246,6 +277,15 @@ int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err;
 }
 
+int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet append = { RTL_PRIM_BUFFER_APPEND };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		err = rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[b].addr, &append);
+	return err;
+}
+
 int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet set = { RTL_PRIM_SLOT_SET };
@@ -261,22 +301,9 @@ int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_collector_check(const struct rtl_collector *c, const char **why)
 {
-	/* one block of every kind, the way the relocator describes them */
-	static const struct rtl_cfg_block blocks[] = {
-		{ 0x1000, 0x1004, 2, RTL_END_BRANCH, 0x1040 },
-		{ 0x1006, 0x1006, 1, RTL_END_FALL, 0 },
-		{ 0x1008, 0x100c, 2, RTL_END_CALL, 0x2000 },
-		{ 0x1011, 0x1011, 1, RTL_END_INDIRECT_CALL, 0 },
-		{ 0x1013, 0x1018, 2, RTL_END_JUMP, 0x1040 },
-		{ 0x101a, 0x101a, 1, RTL_END_INDIRECT_JUMP, 0 },
-		{ 0x101c, 0x1020, 3, RTL_END_STOP, 0 },
-		{ 0x1040, 0x1044, 2, RTL_END_RETURN, 0 },
-	};
-	const struct rtl_function_cfg cfg = { "/check/module", "check_function", 0x1000, 0x48,
-					      blocks, sizeof(blocks) / sizeof(*blocks) };
 	struct probe_plan out = { 0 };
-	struct rtl_plan plan = { &cfg, 0, &out };
-	int err = c->plan ? c->plan(&cfg, &plan) : 0;
+	struct rtl_plan plan = { &check_cfg, 0, &out };
+	int err = c->plan ? c->plan(&check_cfg, &plan) : 0;
 	*why = NULL;
 	if (err == -RTL_ERR_UNSUPPORTED)
 		*why = "its plan asks for a point or primitive reticle does not implement (reticle/probe.h)";
@@ -286,9 +313,10 @@ int rtl_collector_check(const struct rtl_collector *c, const char **why)
 		*why = "its plan fails";
 	for (size_t i = 0; i < out.n && !err && !c->timers; i++)
 		if (out.pts[i].op == RTL_PRIM_TIMER_START || out.pts[i].op == RTL_PRIM_TIMER_STOP ||
-		    out.pts[i].op == RTL_PRIM_SLOT_SET) {
+		    out.pts[i].op == RTL_PRIM_SLOT_SET || out.pts[i].op == RTL_PRIM_BUFFER_APPEND) {
 			err = -EINVAL;
-			*why = "its plan uses timers or the signal slot but the collector does not set timers";
+			*why = "its plan uses timers, the signal slot or the trace buffer but the collector does not "
+			       "set timers";
 		}
 	probe_plan_free(&out);
 	return err;

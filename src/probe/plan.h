@@ -28,6 +28,7 @@ struct probe_set {
 	size_t n;
 	char key[17];
 	bool timers;              /* a collector plans timers */
+	bool memory;              /* a collector traces memory (RTL_POINT_MEMORY) */
 };
 
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);

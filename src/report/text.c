@@ -58,8 +58,8 @@ static int write_header(rtl_profile *p, const rtl_profile_totals *t, FILE *out)
 		"functions", t->counted, t->functions, t->modules, t->modules == 1 ? "" : "s");
 	if (t->uninstrumented && t->have)
 		fprintf(out, " (%" PRIu64 " not instrumented)", t->uninstrumented);
-	else if (t->uninstrumented)   /* sample alone: nothing is, none need be */
-		fprintf(out, " (sampled, not counted)");
+	else if (t->uninstrumented)   /* sample, shim or memtrace alone: nothing is counted */
+		fprintf(out, " (none counted: no counting collector ran)");
 	fputc('\n', out);
 	if (t->have & RTL_HAVE_CALLS)
 		fprintf(out, "%-13s %" PRIu64 "\n", "calls", t->calls);

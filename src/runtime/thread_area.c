@@ -58,7 +58,7 @@ int thread_area_at(const struct thread_region *r, uint64_t base)
 
 /* the program's header and reticle's agree; no frame reaches them */
 _Static_assert(RTL_SIGNAL_OFFSET == TA_USER_SIGNAL && RTL_SIGNAL_MARK_OFFSET == TA_SIGNAL_MARK, "signal.h");
-_Static_assert(TA_FRAMES + ((TA_FRAMES_END - TA_FRAMES) / TA_FRAME_SIZE) * TA_FRAME_SIZE <= TA_SIGNAL_MARK,
+_Static_assert(TA_FRAMES + ((TA_FRAMES_END - TA_FRAMES) / TA_FRAME_SIZE) * TA_FRAME_SIZE <= TA_MT_SAVE1,
 	       "the last frame and the user signal overlap");
 
 /* The header of area K for its run-time address: an empty stack over the
@@ -71,6 +71,7 @@ static void area_init(struct thread_region *r, unsigned k)
 	*sentinel = (struct ta_frame){ .sp = ~0ull };
 	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
 	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_END - sizeof(struct ta_frame) : base + TA_FRAMES - 1;
+	((uint64_t *)a)[TA_MT_LEFT / 8] = TA_MT_WORDS;
 }
 
 void thread_region_place(struct thread_region *r, uint64_t addr)
@@ -161,6 +162,7 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	uint8_t *to = thread_area_local(d, k);
 	size_t used = frames_end(from);
 	memcpy(to, from, used);
+	((uint64_t *)to)[TA_MT_LEFT / 8] = TA_MT_WORDS;   /* the parent's records stay its own */
 	/* the child's time starts now; its frames go on, their counts do not */
 	for (struct ta_frame *f = (struct ta_frame *)(to + TA_FRAMES); (uint8_t *)f < to + used; f++) {
 		f->start = now;

@@ -44,12 +44,22 @@ enum {
 	 * (reticle/signal.h) and the mark that says the observer reads it */
 	TA_USER_SIGNAL = TA_FRAMES_END - 8,
 	TA_SIGNAL_MARK = TA_FRAMES_END - 16,
+	/* memory tracing (x86_64/memtrace.c): the two registers a record's
+	 * snippet borrows */
+	TA_MT_SAVE0 = TA_FRAMES_END - 24,
+	TA_MT_SAVE1 = TA_FRAMES_END - 32,
 	TA_WORDS = 1 << 20,       /* timers from here */
 	TA_INDEX = 4 << 20,       /* the context index: uint32_t node numbers */
 	TA_INDEX_BITS = 20,
 	TA_NODES = 8 << 20,       /* node K at TA_NODES + 32 * K (node 0 unused) */
 	TA_MAX_NODES = (3 << (TA_INDEX_BITS - 2)) - 1,   /* the index under 3/4 full */
-	TA_SIZE = 32 << 20,       /* TA_NODES + (TA_MAX_NODES + 1) nodes */
+	/* after the nodes, the memory trace: the 8-byte words left in the
+	 * thread's buffer (records fill it from the top down; 0: full, reticle
+	 * drains it), then the buffer */
+	TA_MT_LEFT = 32 << 20,
+	TA_MT_RECS = TA_MT_LEFT + 64,
+	TA_MT_WORDS = (1 << 20) / 8,   /* 65,536 records of two words: address, point */
+	TA_SIZE = TA_MT_LEFT + (2 << 20),   /* areas start on a page (and a huge page) */
 	TA_COUNT = 512,           /* areas of an image, the null one included */
 	TA_KEY_SHIFT = 22,        /* a key: caller's node offset << 22 | timer offset */
 };
@@ -64,7 +74,8 @@ struct ta_frame {
 	uint64_t node;            /* offset of its context's node in the area */
 };
 _Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
-_Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_SIZE, "nodes fill the area");
+_Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_MT_LEFT, "nodes fill their part");
+_Static_assert(TA_MT_RECS + TA_MT_WORDS * 8 <= TA_SIZE, "the trace buffer fits");
 
 /* A node of the calling-context tree. */
 struct ta_node {

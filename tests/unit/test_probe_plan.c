@@ -8,7 +8,7 @@
 #include "probe/plan.h"
 
 static const struct rtl_snippet count = { RTL_PRIM_COUNT };
-static int seen_err[8];
+static int seen_err[64];   /* probe_set_init tries each plan too */
 static int nseen;
 
 /* tries the bad points first (none may land in the plan), then counts */
@@ -35,7 +35,18 @@ static int blocks_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err ? err : rtl_plan_count_entry(cfg, plan);
 }
 
+static int tracer_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet append = { RTL_PRIM_BUFFER_APPEND };
+	/* not at a block's start, not at another point */
+	if (rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr + 1, &append) != -EINVAL ||
+	    rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[0].addr, &append) != -RTL_ERR_UNSUPPORTED)
+		return -EIO;
+	return rtl_plan_trace_memory(cfg, plan);
+}
+
 static const struct rtl_collector picky = { .name = "picky", .plan = picky_plan };
+static const struct rtl_collector tracer = { .name = "tracer", .plan = tracer_plan, .timers = true };
 static const struct rtl_collector blocks = { .name = "blocks", .plan = blocks_plan };
 static const struct rtl_collector none = { .name = "none" };
 
@@ -54,6 +65,8 @@ int main(void)
 	struct probe_plan plan = { 0 };
 
 	probe_set_init(&set, both, 3);
+	CHECK(!set.memory);
+	nseen = 0;   /* the set tried each plan on a made-up function */
 	CHECK_EQ(probe_plan_build(&set, &cfg, "m", "f", bias, &plan), 0);
 	CHECK_EQ(nseen, 8);
 	CHECK_EQ(seen_err[0], -EINVAL);
@@ -79,6 +92,15 @@ int main(void)
 	struct probe_set other;
 	probe_set_init(&other, both, 2);
 	CHECK(strcmp(set.key, other.key) != 0);
+
+	/* memory tracing: at blocks only, with the buffer primitive only; a
+	 * set that traces memory says so */
+	const struct rtl_collector *tr[] = { &tracer };
+	probe_set_init(&other, tr, 1);
+	CHECK(other.memory);
+	CHECK_EQ(probe_plan_build(&other, &cfg, "m", "f", bias, &plan), 0);
+	CHECK_EQ((long)plan.n, 3);
+	CHECK(probe_plan_has_op(&plan, RTL_POINT_MEMORY, bias + 0x1012, RTL_PRIM_BUFFER_APPEND));
 	probe_plan_free(&plan);
 	return CHECK_DONE();
 }

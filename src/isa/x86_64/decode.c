@@ -379,3 +379,99 @@ bool x86_is_epilogue(const uint8_t *code, size_t len)
 		return false;
 	}
 }
+
+/* The kind of an explicit operand's access from what the instruction does
+ * with it: valgrind's L, S or M. */
+static uint8_t access_kind(ZydisOperandActions a)
+{
+	bool r = a & ZYDIS_OPERAND_ACTION_MASK_READ, w = a & ZYDIS_OPERAND_ACTION_MASK_WRITE;
+	return r && w ? X86_ACC_MODIFY : w ? X86_ACC_STORE : X86_ACC_LOAD;
+}
+
+static struct x86_access stack_access(int32_t adjust, uint8_t kind)
+{
+	return (struct x86_access){ .mem = { .base = 4, .index = -1, .scale = 1, .disp = adjust }, .size = 8,
+				    .kind = kind };
+}
+
+int x86_data_accesses(const uint8_t *code, size_t len, uint64_t addr, struct x86_access *out, int max)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops))
+		return -1;
+	if (in.mnemonic == ZYDIS_MNEMONIC_NOP || in.mnemonic == ZYDIS_MNEMONIC_LEA ||
+	    in.meta.category == ZYDIS_CATEGORY_PREFETCH)
+		return 0;   /* an address, no access */
+	int n = 0;
+	bool stack_store = false, stack_load = false;
+	switch (in.mnemonic) {
+	case ZYDIS_MNEMONIC_PUSH: case ZYDIS_MNEMONIC_PUSHFQ: case ZYDIS_MNEMONIC_CALL:
+		stack_store = true;
+		break;
+	case ZYDIS_MNEMONIC_POP: case ZYDIS_MNEMONIC_POPFQ: case ZYDIS_MNEMONIC_RET:
+		stack_load = true;
+		break;
+	case ZYDIS_MNEMONIC_LEAVE:   /* mov rsp,rbp; pop rbp */
+		if (max < 1)
+			return -1;
+		out[0] = (struct x86_access){ .mem = { .base = 5, .index = -1, .scale = 1 }, .size = 8,
+					      .kind = X86_ACC_LOAD };
+		return 1;
+	default:
+		break;
+	}
+	if (stack_load) {   /* read before the instruction moves rsp */
+		if (n >= max)
+			return -1;
+		out[n++] = stack_access(0, X86_ACC_LOAD);
+	}
+	for (int i = 0; i < in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		/* the stack slots of push, pop, call and ret are above; string
+		 * instructions' [rsi]/[rdi] are explicit enough */
+		int8_t base = gpr(op->mem.base), index = gpr(op->mem.index);
+		if (op->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && base == 4 && (stack_store || stack_load))
+			continue;
+		if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN)
+			continue;
+		if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || in.address_width != 64 || base == -2 || index == -2 ||
+		    op->mem.segment == ZYDIS_REGISTER_GS ||
+		    (in.attributes & (ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE)) || n >= max)
+			return -1;   /* gathers, repe/repne strings, the program's own %gs: not from registers */
+		if (stack_load && (base == 4 || index == 4))
+			return -1;   /* pop [rsp+X]: its address is taken after rsp moves */
+		struct x86_access a = {
+			.mem = { .base = base, .index = index, .scale = op->mem.scale ? op->mem.scale : 1,
+				 .disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0 },
+			.size = (uint16_t)(op->size / 8),
+			.kind = access_kind(op->actions),
+			.fs = op->mem.segment == ZYDIS_REGISTER_FS,
+			.rep = (in.attributes & ZYDIS_ATTRIB_HAS_REP) && in.meta.category == ZYDIS_CATEGORY_STRINGOP,
+		};
+		if (base == 16) {
+			ZyanU64 t;
+			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, op, addr, &t)))
+				return -1;
+			a.abs = t;
+		}
+		if (!a.size)
+			return -1;   /* xsave, fxsave and kin: a size of their own */
+		/* what is read before what is written (movs: [rsi], then [rdi]) */
+		int at = n;
+		while (a.kind == X86_ACC_LOAD && at > 0 && out[at - 1].kind == X86_ACC_STORE && !stack_load) {
+			out[at] = out[at - 1];
+			at--;
+		}
+		out[at] = a;
+		n++;
+	}
+	if (stack_store) {
+		if (n >= max)
+			return -1;
+		out[n++] = stack_access(-8, X86_ACC_STORE);
+	}
+	return n;
+}

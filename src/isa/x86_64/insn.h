@@ -72,6 +72,30 @@ bool x86_pack(const struct x86_insn *in, struct x86_packed *out);
 /* The instruction P at run-time address ADDR. */
 void x86_unpack(const struct x86_packed *p, uint64_t addr, struct x86_insn *out);
 
+/* One data access of an instruction, as its registers give it before it
+ * runs: the address is base + index * scale + disp (base 16: the absolute
+ * address ABS, rip-relative), plus the thread's %fs base with FS. */
+enum { X86_ACC_LOAD, X86_ACC_STORE, X86_ACC_MODIFY };   /* as RTL_ACC_* */
+struct x86_access {
+	struct x86_mem mem;
+	uint64_t abs;
+	uint16_t size;         /* bytes */
+	uint8_t kind;          /* X86_ACC_* */
+	bool fs;
+	/* a rep-prefixed string instruction's (movs, stos, lods, ins, outs):
+	 * rcx accesses of SIZE bytes from the address, upwards (the ABI's
+	 * clear direction flag) */
+	bool rep;
+};
+/* The data accesses of the instruction at CODE (run-time ADDR), at most
+ * MAX, in valgrind's order (a call's or push's operand, then its stack
+ * slot; a pop's or ret's slot first). Returns how many (0: none, as for
+ * lea, nop and prefetches), or -1 when they cannot be told from the
+ * registers before it runs: repe/repne string instructions (cmps, scas:
+ * their count is known after), gathers, 32-bit addresses, %gs operands,
+ * xsave and kin, a pop into memory at rsp. */
+int x86_data_accesses(const uint8_t *code, size_t len, uint64_t addr, struct x86_access *out, int max);
+
 /* Decodes one instruction of at most LEN bytes at run-time address ADDR.
  * Returns 0 or -RTL_ERR_DECODE. */
 int x86_decode(const uint8_t *code, size_t len, uint64_t addr, struct x86_insn *out);

@@ -311,6 +311,8 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 {
 	const struct x86_writer *w = &r->w;
 	uint64_t dest = w->base;
+	if (r->traces_memory)
+		return -RTL_ERR_UNSUPPORTED;   /* its records name this run's access numbers */
 	struct rec_head h = {
 		.code_len = (uint32_t)w->len, .ncounters = (uint32_t)((in->ctr_hi - in->ctr_lo) / 8),
 		.nfix = (uint32_t)w->nfix, .next = (uint32_t)r->next, .nsites = (uint32_t)r->nsites,

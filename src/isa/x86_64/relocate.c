@@ -9,6 +9,7 @@
 #include "isa/x86_64/arcs.h"
 #include "isa/x86_64/timers.h"
 #include "isa/x86_64/relocate.h"
+#include "isa/x86_64/memtrace.h"
 
 enum { MAX_TABLE_ENTRIES = 4096 };
 
@@ -671,6 +672,7 @@ struct emitter {
 	uint64_t *table_disp_end;
 	size_t ntd;
 	struct probe_plan plan;
+	bool traces_memory;  /* the plan has RTL_POINT_MEMORY points */
 };
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -922,11 +924,42 @@ static int exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
 	return 0;
 }
 
+/* A record of each data access of instruction I, where its block is traced. */
+static int memory_records(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_insn *in = &e->a->insns[i];
+	if (!e->traces_memory || !env->mem_point ||
+	    !probe_plan_has_op(&e->plan, RTL_POINT_MEMORY, e->a->insns[e->a->block_first[e->a->block_of[i]]].addr,
+			       RTL_PRIM_BUFFER_APPEND))
+		return 0;
+	struct x86_access acc[4];
+	int n = x86_data_accesses(bytes, in->len, in->addr, acc, 4);
+	if (n < 0 && env->mem_untraced)
+		env->mem_untraced(env->ctx, in->addr);
+	for (int k = 0; k < n; k++) {
+		uint32_t id = env->mem_point(env->ctx, in->addr, (unsigned)k, &acc[k]);
+		int err = id ? x86_memtrace_record(e->w, &acc[k], id, env->fsgsbase) : 0;
+		if (err == -RTL_ERR_UNSUPPORTED && env->mem_untraced)
+			env->mem_untraced(env->ctx, in->addr);
+		else if (err)
+			return err;
+		out->traces_memory = true;
+	}
+	return 0;
+}
+
 static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
 	const uint8_t *bytes = e->a->env->code + (in->addr - e->a->env->addr);
 	struct x86_writer *w = e->w;
+	if (in->has_mem || in->kind == X86_CALL || in->kind == X86_ICALL || in->kind == X86_RET ||
+	    in->kind == X86_OTHER) {
+		int err = memory_records(e, i, bytes, out);
+		if (err)
+			return err;
+	}
 
 	switch (in->kind) {
 	case X86_JMP: {
@@ -1160,6 +1193,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	if ((err = make_plan(a, &e.plan)))
 		goto out;
+	for (size_t k = 0; k < e.plan.n && !e.traces_memory; k++)
+		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_TIMER_START)) {
 		out->timer_desc = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;

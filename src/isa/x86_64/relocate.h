@@ -58,6 +58,13 @@ struct x86_reloc_env {
 	/* Every call pushes the original return address (runtimes that walk
 	 * their own stacks: Go, V8; backtrace()): see x86_ret_patch. */
 	bool original_returns;
+	/* Memory tracing (RTL_POINT_MEMORY): the number of the K-th data
+	 * access A of the instruction at run-time INSN, for its records (0:
+	 * no room, the access goes untraced); and an instruction whose
+	 * accesses cannot be traced (x86_data_accesses: -1). */
+	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a);
+	void (*mem_untraced)(void *ctx, uint64_t insn);
+	bool fsgsbase;          /* rdfsbase works: %fs operands are traced */
 	/* The function's identity for its signal slot (RTL_PRIM_SLOT_SET:
 	 * probe_signal_id), 0 to store the copy's address instead. */
 	uint32_t signal_id;
@@ -132,6 +139,9 @@ struct x86_reloc {
 	uint64_t *map_from, *map_to;
 	size_t nmap;
 	size_t njump_tables;
+	/* records memory accesses: its point numbers are the run's, so the
+	 * copy is not saved for another run */
+	bool traces_memory;
 };
 
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,

@@ -94,6 +94,12 @@ int os_set_area_base(pid_t tid, uint64_t base);
 int os_get_area_base(pid_t tid, uint64_t *base);
 /* The CPU's time-stamp counter, as the timer snippets read it. */
 uint64_t os_tsc(void);
+/* Whether user code may read the %fs base with rdfsbase (the kernel
+ * enables FSGSBASE): memory tracing computes %fs operands' addresses so. */
+bool os_has_fsgsbase(void);
+/* Sets the two registers the memory-trace snippet borrows (rax, rcx on
+ * x86-64), to put them back when a signal finds a thread inside one. */
+int os_set_scratch(pid_t tid, uint64_t r0, uint64_t r1);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
 /* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */

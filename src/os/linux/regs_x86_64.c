@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -236,4 +237,17 @@ int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret)
 		*ret = (long)r.rax;
 	memcpy(&r, saved->raw, sizeof(r));
 	return set_regs(tid, &r);
+}
+
+bool os_has_fsgsbase(void)
+{
+	return getauxval(AT_HWCAP2) & 2;   /* HWCAP2_FSGSBASE */
+}
+
+int os_set_scratch(pid_t tid, uint64_t r0, uint64_t r1)
+{
+	if (ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, rax), (void *)r0) ||
+	    ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, rcx), (void *)r1))
+		return -errno;
+	return 0;
 }

@@ -1,0 +1,443 @@
+/* The consumer side of memory tracing (the memtrace collector): the
+ * numbering of the data accesses that copies record (a point per access of
+ * an instruction), the drain of a thread's buffer when it fills (the
+ * snippet's int3) or when the thread ends, and the results: accesses per
+ * instruction by kind, and every cache configuration of the session's bank
+ * fed with the records in the order they are drained (a thread's in its
+ * own order, threads buffer by buffer). A drained buffer is copied out and
+ * the thread goes on at once; a consumer thread of reticle, on another
+ * CPU, simulates the copies meanwhile (eight at most wait for it). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/cachesim.h>
+#include <reticle/error.h>
+#include "engine/engine.h"
+#include "isa/x86_64/insn.h"
+#include "isa/x86_64/memtrace.h"
+#include "os/linux/os.h"
+#include "util/array.h"
+#include "util/log.h"
+#include "util/thread.h"
+
+/* An access as copies record it: numbered from 1, never moved once
+ * published (the consumer reads them while the event loop adds more). */
+struct mem_point {
+	uint64_t insn;            /* run-time address of the instruction */
+	uint32_t size;
+	uint8_t kind;             /* RTL_ACC_LOAD, STORE or MODIFY */
+	bool rep;                 /* a rep string's: its record holds the count */
+};
+
+enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
+
+/* Records drained from a thread's buffer, oldest first. */
+struct batch {
+	uint64_t *w;
+	size_t n;                 /* words */
+};
+
+struct memtrace {
+	struct mem_point *pts[MAX_CHUNKS];
+	uint64_t *counts[MAX_CHUNKS];   /* accesses per point: the consumer's */
+	_Atomic size_t npts;
+	uint64_t *untraced;       /* instructions whose accesses are not recorded */
+	size_t nuntraced, capuntraced;
+	rtl_cachesim *bank;
+	/* the consumer thread and its queue of batches */
+	pthread_t thread;
+	bool started, closing;
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	struct batch queue[QUEUE];
+	size_t head, len;
+	const struct os_cpus *cpus;
+	/* the consumer's */
+	uint64_t records, accesses, bad;
+	rtl_access buf[4096];
+	size_t nbuf;
+};
+
+static struct memtrace *state(struct proc *p)
+{
+	if (p->mt)
+		return p->mt;
+	struct memtrace *mt = calloc(1, sizeof(*mt));
+	if (!mt)
+		return NULL;
+	if (rtl_cachesim_create(&mt->bank)) {
+		free(mt);
+		return NULL;
+	}
+	pthread_mutex_init(&mt->lock, NULL);
+	pthread_cond_init(&mt->more, NULL);
+	pthread_cond_init(&mt->room, NULL);
+	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
+	size_t n;
+	const rtl_cache_config *cfgs = session_caches(p->s, &n);
+	for (size_t i = 0; i < n; i++)
+		rtl_cachesim_add(mt->bank, &cfgs[i]);
+	/* per-instruction misses of the first configuration's first data level */
+	if (n)
+		rtl_cachesim_enable_attribution(mt->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D : RTL_L1);
+	return p->mt = mt;
+}
+
+static struct mem_point *point(struct memtrace *mt, size_t id)
+{
+	return &mt->pts[(id - 1) >> CHUNK_BITS][(id - 1) & (CHUNK - 1)];
+}
+
+static uint64_t *count_of(struct memtrace *mt, size_t id)
+{
+	return &mt->counts[(id - 1) >> CHUNK_BITS][(id - 1) & (CHUNK - 1)];
+}
+
+static uint32_t add_point(struct memtrace *mt, const struct mem_point *pt)
+{
+	size_t n = atomic_load_explicit(&mt->npts, memory_order_relaxed), c = n >> CHUNK_BITS;
+	if (c >= MAX_CHUNKS)
+		return 0;
+	if (!mt->pts[c]) {
+		mt->pts[c] = malloc(CHUNK * sizeof(struct mem_point));
+		mt->counts[c] = calloc(CHUNK, sizeof(uint64_t));
+		if (!mt->pts[c] || !mt->counts[c]) {
+			free(mt->pts[c]);
+			free(mt->counts[c]);
+			mt->pts[c] = NULL;
+			mt->counts[c] = NULL;
+			return 0;
+		}
+	}
+	mt->pts[c][n & (CHUNK - 1)] = *pt;
+	atomic_store_explicit(&mt->npts, n + 1, memory_order_release);
+	return (uint32_t)(n + 1);
+}
+
+uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a)
+{
+	struct memtrace *mt = state(p);
+	if (!mt)
+		return 0;
+	struct mem_point pt = { insn, a->size,
+				a->kind == X86_ACC_STORE ? RTL_ACC_STORE
+				: a->kind == X86_ACC_MODIFY ? RTL_ACC_MODIFY : RTL_ACC_LOAD, a->rep };
+	return add_point(mt, &pt);
+}
+
+void memtrace_untraced(struct proc *p, uint64_t insn)
+{
+	struct memtrace *mt = state(p);
+	if (mt && (!mt->nuntraced || mt->untraced[mt->nuntraced - 1] != insn) &&
+	    !rtl_grow(&mt->untraced, &mt->capuntraced, mt->nuntraced + 1, sizeof(*mt->untraced)))
+		mt->untraced[mt->nuntraced++] = insn;
+}
+
+/* ---- the consumer ---- */
+
+static void flush(struct memtrace *mt)
+{
+	if (mt->nbuf)
+		rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
+	mt->nbuf = 0;
+}
+
+static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint64_t addr)
+{
+	(*count_of(mt, id))++;
+	mt->accesses++;
+	mt->buf[mt->nbuf++] = (rtl_access){ addr, pt->insn, pt->size, pt->kind };
+	if (mt->nbuf == sizeof(mt->buf) / sizeof(*mt->buf))
+		flush(mt);
+}
+
+/* The record at W[I], W[I+1] and, for a rep string's pair (movs: the
+ * load's record, then the store's), the next one: each iteration's
+ * accesses in turn, as the instruction makes them. Returns the words
+ * used. */
+static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t n, size_t npts)
+{
+	uint64_t addr = w[i], id = w[i + 1] & 0xffffffff, count = w[i + 1] >> 32;
+	if (!id || id > npts) {
+		mt->bad++;
+		return 2;
+	}
+	const struct mem_point *pt = point(mt, id);
+	if (!pt->rep) {
+		add(mt, id, pt, addr);
+		return 2;
+	}
+	const struct mem_point *pt2 = NULL;
+	uint64_t id2 = i + 3 < n ? w[i + 3] & 0xffffffff : 0, addr2 = 0;
+	if (id2 && id2 <= npts && point(mt, id2)->rep && point(mt, id2)->insn == pt->insn &&
+	    w[i + 3] >> 32 == count) {
+		pt2 = point(mt, id2);
+		addr2 = w[i + 2];
+	}
+	for (uint64_t k = 0; k < count; k++) {
+		add(mt, id, pt, addr + k * pt->size);
+		if (pt2)
+			add(mt, id2, pt2, addr2 + k * pt2->size);
+	}
+	return pt2 ? 4 : 2;
+}
+
+static void consume(struct memtrace *mt, const struct batch *b)
+{
+	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
+	for (size_t i = 0; i + 1 < b->n;)
+		i += expand(mt, b->w, i, b->n, npts);
+	flush(mt);
+	mt->records += b->n / 2;
+}
+
+static void *consumer(void *arg)
+{
+	struct memtrace *mt = arg;
+	if (mt->cpus)
+		os_cpus_set(0, mt->cpus);   /* not the CPU the event loop may be pinned to */
+	pthread_mutex_lock(&mt->lock);
+	for (;;) {
+		while (!mt->len && !mt->closing)
+			pthread_cond_wait(&mt->more, &mt->lock);
+		if (!mt->len)
+			break;
+		struct batch b = mt->queue[mt->head];
+		pthread_mutex_unlock(&mt->lock);
+		consume(mt, &b);
+		free(b.w);
+		pthread_mutex_lock(&mt->lock);
+		mt->head = (mt->head + 1) % QUEUE;
+		mt->len--;
+		pthread_cond_signal(&mt->room);
+	}
+	pthread_mutex_unlock(&mt->lock);
+	return NULL;
+}
+
+/* B to the consumer: waits while the queue is full (the thread that
+ * filled its buffer stays stopped meanwhile); done here, with no thread. */
+static void enqueue(struct memtrace *mt, struct batch b)
+{
+	if (!mt->started && !rtl_thread_start(&mt->thread, consumer, mt))
+		mt->started = true;
+	if (!mt->started) {
+		consume(mt, &b);
+		free(b.w);
+		return;
+	}
+	pthread_mutex_lock(&mt->lock);
+	while (mt->len == QUEUE)
+		pthread_cond_wait(&mt->room, &mt->lock);
+	mt->queue[(mt->head + mt->len) % QUEUE] = b;
+	mt->len++;
+	pthread_cond_signal(&mt->more);
+	pthread_mutex_unlock(&mt->lock);
+}
+
+/* Everything drained so far simulated, and the consumer gone. */
+static void finish(struct memtrace *mt)
+{
+	if (!mt->started)
+		return;
+	pthread_mutex_lock(&mt->lock);
+	mt->closing = true;
+	pthread_cond_signal(&mt->more);
+	pthread_mutex_unlock(&mt->lock);
+	pthread_join(mt->thread, NULL);
+	mt->started = false;
+	mt->closing = false;
+}
+
+void memtrace_drain(struct proc *p, unsigned area)
+{
+	struct memtrace *mt = p->mt;
+	if (!mt || !p->areas.addr)
+		return;
+	uint8_t *a = thread_area_local(&p->areas, area);
+	uint64_t *left = (uint64_t *)(a + TA_MT_LEFT), *w = (uint64_t *)(a + TA_MT_RECS);
+	uint64_t end = *left;
+	if (end > TA_MT_WORDS || end % 2)
+		end = 0;   /* not a count the snippets leave: take the whole buffer */
+	size_t n = TA_MT_WORDS - end;
+	if (n) {
+		/* oldest first: the buffer fills from the top down */
+		struct batch b = { malloc(n * sizeof(uint64_t)), n };
+		if (b.w) {
+			for (size_t i = 0; i < n; i += 2) {
+				b.w[i] = w[TA_MT_WORDS - 2 - i];
+				b.w[i + 1] = w[TA_MT_WORDS - 1 - i];
+			}
+			enqueue(mt, b);
+		} else {
+			mt->bad += n / 2;
+		}
+	}
+	*left = TA_MT_WORDS;
+}
+
+bool memtrace_trap(struct proc *p, pid_t tid)
+{
+	struct thread *t = proc_thread(p, tid);
+	if (!p->mt || !p->areas.addr || !t || t->area < 0)
+		return false;
+	const uint64_t *left = (const uint64_t *)(thread_area_local(&p->areas, (unsigned)t->area) + TA_MT_LEFT);
+	if (*left)
+		return false;   /* not the snippet's int3: its buffer is full only there */
+	memtrace_drain(p, (unsigned)t->area);
+	return true;
+}
+
+void memtrace_signal(struct proc *p, pid_t tid)
+{
+	struct thread *t = proc_thread(p, tid);
+	uint64_t pc;
+	if (!p->mt || !p->areas.addr || !t || t->area < 0 || os_get_pc(tid, &pc))
+		return;
+	uint64_t lo = pc > X86_MEMTRACE_MAX ? pc - X86_MEMTRACE_MAX : 0;
+	struct window *w = proc_window_at(p, pc, 1);
+	if (!w)
+		return;   /* not in the code cache */
+	while (lo < pc && !proc_window_at(p, lo, 1))
+		lo++;
+	uint64_t hi = pc + X86_MEMTRACE_MAX;
+	while (hi > pc + 1 && !proc_window_at(p, hi - 1, 1))
+		hi--;
+	if (proc_window_at(p, lo, 1) != w || proc_window_at(p, hi - 1, 1) != w)
+		return;   /* a span across two windows: not one snippet */
+	struct x86_memtrace_span s;
+	if (!x86_memtrace_locate(window_local(w, lo), hi - lo, pc - lo, &s))
+		return;
+	uint8_t *a = thread_area_local(&p->areas, (unsigned)t->area);
+	uint64_t r0 = *(uint64_t *)(a + TA_MT_SAVE0), r1 = *(uint64_t *)(a + TA_MT_SAVE1);
+	if (pc - lo <= s.start + 18) {   /* the saves: nothing changed yet */
+		os_set_pc(tid, lo + s.start);
+		return;
+	}
+	if (pc - lo >= s.commit && !*(uint64_t *)(a + TA_MT_LEFT))
+		memtrace_drain(p, (unsigned)t->area);   /* the int3 it will not reach */
+	os_set_scratch(tid, r0, r1);
+	os_set_pc(tid, lo + (pc - lo < s.commit ? s.start : s.end));
+}
+
+/* The function of M at run-time address INSN, its profile id (-1: none). */
+static int64_t function_id(struct proc *p, uint64_t insn, uint64_t *site)
+{
+	struct module *m = proc_module_at(p, insn);
+	if (!m)
+		return -1;
+	const rtl_function *f = rtl_binary_find_function(m->bin, insn - m->bias);
+	*site = insn - m->bias;
+	return f ? m->fs[f - rtl_binary_function(m->bin, 0)].profile_id : -1;
+}
+
+struct attr_ctx {
+	struct proc *p;
+	rtl_profile *prof;
+	int err;
+};
+
+static int add_misses(const rtl_instr_cost *c, void *u)
+{
+	struct attr_ctx *x = u;
+	uint64_t site;
+	int64_t id = function_id(x->p, c->iaddr, &site);
+	if (id >= 0 && c->miss)
+		x->err = rtl_profile_add_metric(x->prof, id, "mem_misses", site, (double)c->miss);
+	return x->err;
+}
+
+int memtrace_write(struct proc *p, rtl_profile *prof)
+{
+	struct memtrace *mt = p->mt;
+	if (!mt)
+		return 0;
+	memtrace_drain(p, 0);   /* threads beyond the areas' number share the null one */
+	finish(mt);
+	int err = 0;
+	static const char *const names[] = { "mem_loads", "mem_stores", "mem_modifies" };
+	size_t npts = atomic_load(&mt->npts);
+	for (size_t i = 1; i <= npts && !err; i++) {
+		const struct mem_point *pt = point(mt, i);
+		uint64_t site, n = *count_of(mt, i);
+		int64_t id = n ? function_id(p, pt->insn, &site) : -1;
+		if (id >= 0)
+			err = rtl_profile_add_metric(prof, id, names[pt->kind], site, (double)n);
+	}
+	for (size_t i = 0; i < mt->nuntraced && !err; i++) {
+		uint64_t site;
+		int64_t id = function_id(p, mt->untraced[i], &site);
+		if (id >= 0)
+			err = rtl_profile_add_metric(prof, id, "mem_untraced_instructions", site, 1);
+	}
+	struct attr_ctx x = { p, prof, 0 };
+	if (!err && rtl_cachesim_count(mt->bank) > 0)
+		err = rtl_cachesim_foreach_instr(mt->bank, add_misses, &x) ? x.err ? x.err : -EIO : x.err;
+	char key[160], val[256];
+	for (int c = 0; !err && c < rtl_cachesim_count(mt->bank); c++) {
+		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, c);
+		static const char *const lv[] = { "l1i", "l1d", "l1", "l2", "l3" };
+		for (int l = 0; l < RTL_LEVELS && !err; l++) {
+			rtl_cache_stats st;
+			/* no instruction fetches are traced: L1I would say nothing */
+			if (l == RTL_L1I || !cfg->level[l].present || rtl_cachesim_stats(mt->bank, c, l, &st))
+				continue;
+			snprintf(key, sizeof(key), "memtrace_cache_%d_%s", c, lv[l]);
+			snprintf(val, sizeof(val), "%s: loads %llu %llu stores %llu %llu", cfg->name,
+				 (unsigned long long)st.access[RTL_ACC_LOAD], (unsigned long long)st.miss[RTL_ACC_LOAD],
+				 (unsigned long long)st.access[RTL_ACC_STORE],
+				 (unsigned long long)st.miss[RTL_ACC_STORE]);
+			err = rtl_profile_set_meta(prof, key, val);
+		}
+	}
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->records);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "memtrace_records", val);
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->accesses);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "memtrace_accesses", val);
+	snprintf(val, sizeof(val), "%zu %zu", npts, mt->nuntraced);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "memtrace_points_untraced", val);
+	if (mt->bad)
+		rtl_warn("pid %d: %llu memory records named no access", (int)p->pid, (unsigned long long)mt->bad);
+	return err;
+}
+
+int memtrace_fork(struct proc *p, struct proc *c)
+{
+	if (!p->mt)
+		return 0;
+	struct memtrace *mt = state(c);
+	if (!mt || rtl_grow(&mt->untraced, &mt->capuntraced, p->mt->nuntraced, sizeof(*mt->untraced)))
+		return -ENOMEM;
+	size_t n = atomic_load(&p->mt->npts);
+	for (size_t i = 1; i <= n; i++)
+		if (!add_point(mt, point(p->mt, i)))
+			return -ENOMEM;
+	memcpy(mt->untraced, p->mt->untraced, p->mt->nuntraced * sizeof(*mt->untraced));
+	mt->nuntraced = p->mt->nuntraced;
+	return 0;
+}
+
+void memtrace_free(struct proc *p)
+{
+	struct memtrace *mt = p->mt;
+	if (!mt)
+		return;
+	finish(mt);
+	rtl_cachesim_destroy(mt->bank);
+	for (size_t c = 0; c < MAX_CHUNKS && mt->pts[c]; c++) {
+		free(mt->pts[c]);
+		free(mt->counts[c]);
+	}
+	pthread_mutex_destroy(&mt->lock);
+	pthread_cond_destroy(&mt->more);
+	pthread_cond_destroy(&mt->room);
+	free(mt->untraced);
+	free(mt);
+	p->mt = NULL;
+}

@@ -1,0 +1,33 @@
+/* Memory tracing inline (RTL_PRIM_BUFFER_APPEND at RTL_POINT_MEMORY): a
+ * record of each data access appended to the thread's buffer in its area
+ * (runtime/thread_area.h), before the instruction runs. */
+#ifndef RETICLE_X86_MEMTRACE_H
+#define RETICLE_X86_MEMTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "isa/x86_64/insn.h"
+#include "isa/x86_64/writer.h"
+
+/* Appends the record {address of access A, ID} to the thread's buffer
+ * (with rep, ID | the count in rcx << 32);
+ * when that fills it, an int3 lets reticle drain it (the snippet then goes
+ * on after the int3). No flag and no register changes, and the stack is
+ * not touched (rax and rcx wait in the area). An %fs operand needs
+ * rdfsbase (FSGSBASE): -RTL_ERR_UNSUPPORTED without it. */
+int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32_t id, bool fsgsbase);
+
+/* A snippet as a signal finds it: the offsets of its start, of the end of
+ * the store that commits its record, and of its end. The handler's own
+ * snippets use the same two words of the area, so a thread stopped inside
+ * one must leave it first: before the commit, back to its start with rax
+ * and rcx as saved; after it, on to its end with them restored. */
+struct x86_memtrace_span {
+	size_t start, commit, end;
+};
+enum { X86_MEMTRACE_MAX = 128 };   /* a snippet's bytes at most */
+/* Whether offset AT of CODE (LEN bytes, copied code around AT) lies in a
+ * snippet, and where. */
+bool x86_memtrace_locate(const uint8_t *code, size_t len, size_t at, struct x86_memtrace_span *out);
+
+#endif

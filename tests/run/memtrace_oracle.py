@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Checks the memtrace collector against valgrind lackey.
+
+usage: memtrace_oracle.py RETICLE WORKDIR -- PROGRAM [ARGS...]
+
+PROGRAM must be a non-PIE main executable (its run-time addresses are its
+link-time ones under reticle and under valgrind). Under `reticle run -c
+memtrace` its output and exit status are the native run's. Then, for every
+instruction of its relocated functions, the accesses reticle recorded by
+kind (the mem_loads, mem_stores and mem_modifies metrics) equal what
+`valgrind --tool=lackey --trace-mem=yes` lists for that instruction ('L',
+'S' and 'M' lines after its 'I' line) in a run of the same program: the
+stream of the main executable, instruction by instruction (the program is
+deterministic; its threads' interleaving does not change a count). PLT
+stubs, which reticle leaves as they are, and instructions reticle reports
+as untraced (mem_untraced_instructions) are left out and counted. The
+profile's cache meta must hold every access: its L1D loads + stores (a
+modify counts as a load in cachegrind's model) equal memtrace_accesses. Skips (77) without valgrind."""
+import collections, json, os, shutil, sqlite3, subprocess, sys
+
+KIND = {"mem_loads": "L", "mem_stores": "S", "mem_modifies": "M"}
+
+
+def main():
+    reticle, work = sys.argv[1], sys.argv[2]
+    prog = sys.argv[sys.argv.index("--") + 1:]
+    if not shutil.which("valgrind"):
+        print("SKIP: no valgrind")
+        sys.exit(77)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
+    fails = []
+    native = subprocess.run(prog, capture_output=True, text=True, timeout=300)
+    db = os.path.join(work, "m.db")
+    r = subprocess.run([reticle, "run", "-c", "memtrace", "-o", db, "--"] + prog, capture_output=True,
+                       text=True, env=env, timeout=600)
+    if r.returncode != native.returncode or r.stdout != native.stdout:
+        fails.append(f"under memtrace: status {r.returncode} (native {native.returncode}), "
+                     f"output {r.stdout!r} (native {native.stdout!r})\n{r.stderr[-2000:]}")
+    if "named no access" in r.stderr:
+        fails.append("records without an access: " + r.stderr.strip())
+    log = os.path.join(work, "lackey.txt")
+    subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={log}"] + prog,
+                   capture_output=True, timeout=600)
+    path = os.path.realpath(prog[0])
+    con = sqlite3.connect(db)
+    fns = con.execute("select f.id, f.name, f.addr, f.size, f.instrumented from functions f join modules m "
+                      "on m.id = f.module where m.path = ?", (path,)).fetchall()
+    ranges = sorted((a, a + s, name) for _, name, a, s, inst in fns if inst and s)
+    plt = sorted((a, a + s) for _, name, a, s, inst in fns if not inst and s)
+    mine = collections.Counter()
+    untraced = set()
+    for site, name, value in con.execute(
+            "select m.site, m.name, m.value from metrics m join functions f on f.id = m.function "
+            "join modules mo on mo.id = f.module where mo.path = ?", (path,)):
+        if name in KIND:
+            mine[(site, KIND[name])] += int(value)
+        elif name == "mem_untraced_instructions":
+            untraced.add(site)
+    meta = dict(con.execute("select key, value from meta"))
+
+    def function_of(a):
+        for lo, hi, name in ranges:
+            if lo <= a < hi:
+                return name
+        return None
+
+    theirs = collections.Counter()
+    left_out = collections.Counter()
+    cur = None
+    with open(log) as f:
+        for line in f:
+            if line.startswith("I "):
+                cur = int(line[3:].split(",")[0], 16)
+            elif line[:2] in (" L", " S", " M") and cur is not None:
+                if cur in untraced:
+                    left_out["untraced"] += 1
+                elif function_of(cur):
+                    theirs[(cur, line[1])] += 1
+                elif any(lo <= cur < hi for lo, hi in plt):
+                    left_out["plt"] += 1
+    keys = sorted(set(theirs) | set(mine))
+    differ = [(a, k) for a, k in keys if theirs[(a, k)] != mine[(a, k)] and function_of(a)]
+    print(f"memtrace: {sum(theirs.values())} accesses of {len(keys)} (instruction, kind) pairs by lackey, "
+          f"{sum(mine.values())} recorded; left out: {dict(left_out)}")
+    for a, k in differ[:15]:
+        fails.append(f"{function_of(a)} {a:#x} {k}: lackey {theirs[(a, k)]}, reticle {mine[(a, k)]}")
+    if len(differ) > 15:
+        fails.append(f"... {len(differ)} differ in all")
+    if sum(theirs.values()) < 100000:
+        fails.append(f"only {sum(theirs.values())} accesses compared")
+    records = int(meta.get("memtrace_accesses", 0))
+    l1d = meta.get("memtrace_cache_0_l1d", "")
+    words = l1d.split(": ", 1)[-1].split()
+    try:
+        simulated = int(words[1]) + int(words[4])
+    except (IndexError, ValueError):
+        simulated = -1
+    print(f"memtrace: {records} accesses, L1D {l1d}")
+    if simulated != records or records < sum(mine.values()):
+        fails.append(f"cache meta {l1d!r} for {records} accesses")
+    for f in fails:
+        print("FAIL " + f)
+    print(f"{len(fails)} failure(s)")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
