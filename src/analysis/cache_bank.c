@@ -85,6 +85,14 @@ int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line)
 	return 0;
 }
 
+int rtl_cachesim_enable_miss_attribution(rtl_cachesim *b, int cfg, int level)
+{
+	int err = rtl_cachesim_enable_attribution(b, cfg, level);
+	if (!err)
+		b->attr.misses_only = 1;
+	return err;
+}
+
 int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level)
 {
 	if (b->built)
@@ -221,7 +229,9 @@ static int build_config(rtl_cachesim *b, struct cfg_entry *ce, int index)
 		}
 		if (index == b->attr_cfg && lv == b->attr_level) {
 			c->attr = &b->attr;
-			c->eng->any_attr = 1;
+			/* a miss always reaches cs_consumers: only attributing
+			 * hits takes every access off the fast path */
+			c->eng->any_attr |= !b->attr.misses_only;
 		}
 		ce->lvl[lv] = c;
 		if (lv <= RTL_L1)

@@ -31,7 +31,7 @@ static __attribute__((noinline)) void cs_consumers(struct cs_engine *e, uint32_t
 			cs_emit(c, addr, size, hk, iaddr, seq);
 		if (wr && c->write == RTL_WRITE_THROUGH && !sent_write)
 			cs_emit(c, addr, size, RTL_ACC_STORE, iaddr, seq);
-		if (c->attr)
+		if (c->attr && (miss || !c->attr->misses_only))
 			cs_attr_add(c->attr, iaddr, miss);
 	}
 }

@@ -39,6 +39,7 @@ struct cs_attr {
 	uint64_t *keys;      /* iaddr + 1, 0 = empty */
 	uint64_t (*val)[2];
 	size_t cap, n;
+	int misses_only;     /* only misses are attributed: hits keep the fast path */
 };
 
 struct cs_engine;

@@ -34,7 +34,8 @@ struct mem_point {
 
 enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
 
-/* Records drained from a thread's buffer, oldest first. */
+/* Records drained from a thread's buffer, as it holds them: the newest
+ * first (a record: address, then access number). */
 struct batch {
 	uint64_t *w;
 	size_t n;                 /* words */
@@ -82,7 +83,7 @@ static struct memtrace *state(struct proc *p)
 		rtl_cachesim_add(mt->bank, &cfgs[i]);
 	/* per-instruction misses of the first configuration's first data level */
 	if (n)
-		rtl_cachesim_enable_attribution(mt->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D : RTL_L1);
+		rtl_cachesim_enable_miss_attribution(mt->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D : RTL_L1);
 	return p->mt = mt;
 }
 
@@ -154,13 +155,13 @@ static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint
 		flush(mt);
 }
 
-/* The record at W[I], W[I+1] and, for a rep string's pair (movs: the
- * load's record, then the store's), the next one: each iteration's
- * accesses in turn, as the instruction makes them. Returns the words
- * used. */
-static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t n, size_t npts)
+/* The record that ends at W[I] (W[I-2], W[I-1]) and, for a rep string's
+ * pair (movs: the load's record, then the store's, below it), the next
+ * one: each iteration's accesses in turn, as the instruction makes them.
+ * Returns the words used. */
+static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t npts)
 {
-	uint64_t addr = w[i], id = w[i + 1] & 0xffffffff, count = w[i + 1] >> 32;
+	uint64_t addr = w[i - 2], id = w[i - 1] & 0xffffffff, count = w[i - 1] >> 32;
 	if (!id || id > npts) {
 		mt->bad++;
 		return 2;
@@ -171,11 +172,11 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t n,
 		return 2;
 	}
 	const struct mem_point *pt2 = NULL;
-	uint64_t id2 = i + 3 < n ? w[i + 3] & 0xffffffff : 0, addr2 = 0;
+	uint64_t id2 = i >= 4 ? w[i - 3] & 0xffffffff : 0, addr2 = 0;
 	if (id2 && id2 <= npts && point(mt, id2)->rep && point(mt, id2)->insn == pt->insn &&
-	    w[i + 3] >> 32 == count) {
+	    w[i - 3] >> 32 == count) {
 		pt2 = point(mt, id2);
-		addr2 = w[i + 2];
+		addr2 = w[i - 4];
 	}
 	for (uint64_t k = 0; k < count; k++) {
 		add(mt, id, pt, addr + k * pt->size);
@@ -188,8 +189,8 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t n,
 static void consume(struct memtrace *mt, const struct batch *b)
 {
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
-	for (size_t i = 0; i + 1 < b->n;)
-		i += expand(mt, b->w, i, b->n, npts);
+	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
+		i -= expand(mt, b->w, i, npts);
 	flush(mt);
 	mt->records += b->n / 2;
 }
@@ -264,13 +265,9 @@ void memtrace_drain(struct proc *p, unsigned area)
 		end = 0;   /* not a count the snippets leave: take the whole buffer */
 	size_t n = TA_MT_WORDS - end;
 	if (n) {
-		/* oldest first: the buffer fills from the top down */
 		struct batch b = { malloc(n * sizeof(uint64_t)), n };
 		if (b.w) {
-			for (size_t i = 0; i < n; i += 2) {
-				b.w[i] = w[TA_MT_WORDS - 2 - i];
-				b.w[i + 1] = w[TA_MT_WORDS - 1 - i];
-			}
+			memcpy(b.w, w + end, n * sizeof(uint64_t));
 			enqueue(mt, b);
 		} else {
 			mt->bad += n / 2;
