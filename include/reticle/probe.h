@@ -112,6 +112,10 @@ enum rtl_primitive {
 	 * timers flag (the per-thread areas). The engine drains the buffers
 	 * (the memtrace collector: docs/engine.md) */
 	RTL_PRIM_BUFFER_APPEND,
+	/* the block's instructions subtracted from the thread's interval
+	 * countdown; when that passes zero the engine ends an interval (the
+	 * bbv collector): at RTL_POINT_BLOCK only, with timers set */
+	RTL_PRIM_COUNTDOWN,
 	/* declared, not yet implemented: */
 	RTL_PRIM_CALL,
 };
@@ -146,6 +150,9 @@ RTL_API int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *p
 /* The function's timer: started at its entry, stopped at every return. */
 RTL_API int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 
+/* A counter and the interval countdown at every block (basic-block
+ * vectors). */
+RTL_API int rtl_plan_count_intervals(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 /* A record of every data access of every block (RTL_POINT_MEMORY). */
 RTL_API int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan);
 

@@ -48,6 +48,11 @@ struct rtl_session_opts {
 	 * model with a 32 KiB L1 and an 8 MiB last level. */
 	const char *const *caches;
 	size_t ncaches;
+	/* The bbv collector's interval in instructions (0: 100,000,000) and
+	 * the file of the first process's basic-block vectors (exp-bbv's
+	 * format; other processes' get .PID after it); NULL: none written. */
+	uint64_t bbv_interval;
+	const char *bbv_path;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

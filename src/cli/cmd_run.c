@@ -20,7 +20,8 @@ static volatile pid_t forward_to;
 static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
-	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--stats]\n"
+	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
+	      "                   [--bbv-out FILE] [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
 	      "\n"
@@ -61,6 +62,11 @@ static void usage(FILE *f)
 	      "                       'reticle cachesim --cache' takes it (docs/cachesim.md);\n"
 	      "                       repeatable, every one fed in the same pass (default:\n"
 	      "                       cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64)\n"
+	      "      --interval N     bbv collector: instructions per interval (default\n"
+	      "                       100000000)\n"
+	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
+	      "                       ('reticle simpoint FILE' reads it; default: the profile's\n"
+	      "                       name with .bb for .db); other processes' in FILE.PID\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
 	      "                       arguments, collect, collectors, output, cold, stats,\n"
@@ -220,6 +226,8 @@ struct run_args {
 	unsigned freq;
 	const char *caches[32];   /* the memtrace collector's */
 	size_t ncaches;
+	uint64_t interval;        /* the bbv collector's */
+	const char *bbv_out;
 };
 
 /* What options left unsaid, from the control file CTL: the command line
@@ -271,6 +279,8 @@ int cmd_run(int argc, char **argv)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'E' },
 		{ "cache", required_argument, NULL, 'K' },
+		{ "interval", required_argument, NULL, 'I' },
+		{ "bbv-out", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -318,6 +328,18 @@ int cmd_run(int argc, char **argv)
 			a.caches[a.ncaches++] = optarg;
 			break;
 		}
+		case 'I': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || *end || !v || v > (1ull << 62) || optarg[0] == '-') {
+				cli_error("run: --interval %s: a number of instructions, 1 or more", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a.interval = v;
+			break;
+		}
+		case 'B': a.bbv_out = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
@@ -386,11 +408,32 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return rc;
 		ncolls++;
 	}
-	bool sampling = false, shimming = false, tracing = false;
+	bool sampling = false, shimming = false, tracing = false, vectors = false;
 	for (size_t i = 0; i < ncolls; i++) {
 		sampling |= !strcmp(colls[i]->name, "sample");
 		shimming |= !strcmp(colls[i]->name, "shim");
 		tracing |= !strcmp(colls[i]->name, "memtrace");
+		vectors |= !strcmp(colls[i]->name, "bbv");
+	}
+	if ((a->interval || a->bbv_out) && !vectors) {
+		cli_error("run: --interval and --bbv-out set the bbv collector: add it (-c bbv)");
+		return CLI_EXIT_USAGE;
+	}
+	char *bbv_out = NULL;
+	if (vectors) {
+		/* the profile's name with .bb for .db (or after it) */
+		const char *name = a->bbv_out ? a->bbv_out : output;
+		size_t n = strlen(name);
+		bbv_out = malloc(n + 4);
+		if (!bbv_out)
+			return CLI_EXIT_FAIL;
+		strcpy(bbv_out, name);
+		if (!a->bbv_out)
+			strcpy(bbv_out + (n > 3 && !strcmp(name + n - 3, ".db") ? n - 3 : n), ".bb");
+		if (!cli_output_writable("run", bbv_out)) {
+			free(bbv_out);
+			return CLI_EXIT_FAIL;
+		}
 	}
 	if (a->ncaches && !tracing) {
 		cli_error("run: --cache sets the memtrace collector's caches: add it (-c memtrace)");
@@ -412,10 +455,12 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
 					 .warm_cache_max = cache_max_bytes(), .meta = meta,
 					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
-					 .caches = a->caches, .ncaches = a->ncaches };
+					 .caches = a->caches, .ncaches = a->ncaches,
+					 .bbv_interval = a->interval, .bbv_path = bbv_out };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);
+	free(bbv_out);   /* the session has its copy */
 	if (err) {
 		cli_error("run: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;

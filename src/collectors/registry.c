@@ -15,6 +15,7 @@ static const struct rtl_collector *const builtin[] = {
 	&collector_sample,
 	&collector_shim,
 	&collector_memtrace,
+	&collector_bbv,
 };
 
 size_t rtl_collector_count(void)

@@ -135,6 +135,7 @@ struct contexts {
 struct proc {
 	struct rtl_session *s;
 	struct memtrace *mt;      /* memory tracing's state (memtrace.c), NULL if none */
+	struct bbv *bbv;          /* basic-block vectors' state (bbv.c), NULL if none */
 	pid_t pid;
 	int mem;                  /* /proc/PID/mem */
 	struct shm shm;
@@ -508,6 +509,23 @@ struct sample_tree;
 int samples_write_tree(struct proc *p, rtl_profile *prof, struct sample_tree *tree);
 int shim_write(struct proc *p, rtl_profile *prof);
 
+/* engine/bbv.c: basic-block vectors. A thread's countdown starts (area
+ * AREA); a countdown's int3 at PC ends an interval (false: not one);
+ * the image's meta into PROF. */
+void bbv_thread_start(struct proc *p, unsigned area);
+bool bbv_trap(struct proc *p, pid_t tid, uint64_t pc);
+/* Around reticle's own call in the target: its instructions left out;
+ * and whether a trap during it was the null area's countdown. */
+uint64_t *bbv_call_begin(struct proc *p);
+void bbv_call_end(struct proc *p, uint64_t *before);
+bool bbv_call_trap(struct proc *p);
+int bbv_write(struct proc *p, rtl_profile *prof);
+void bbv_free(struct proc *p);
+/* The bbv collector's interval (0: none) and the file of image PID's
+ * vectors (malloc'd; NULL: none). */
+uint64_t session_bbv_interval(const struct rtl_session *s);
+char *session_bbv_path(const struct rtl_session *s, pid_t pid);
+
 /* engine/memtrace.c: memory tracing's consumer. The number of data access
  * A of the instruction at run-time INSN, for its records (0: none); an
  * instruction whose accesses cannot be traced. */
@@ -517,6 +535,8 @@ void memtrace_untraced(struct proc *p, uint64_t insn);
 /* Thread TID stopped at an int3: whether it is a trace snippet's, its
  * buffer full (then drained). */
 bool memtrace_trap(struct proc *p, pid_t tid);
+/* The same during reticle's own call in the target (the null area's). */
+bool memtrace_call_trap(struct proc *p);
 /* A signal is about to be delivered to thread TID: if it stopped inside
  * a trace snippet, it leaves it first (x86_memtrace_locate), since the
  * handler's snippets reuse the words it saved rax and rcx in. */

@@ -304,6 +304,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		err = shim_write(p, prof);
 	if (!err)
 		err = memtrace_write(p, prof);
+	if (!err)
+		err = bbv_write(p, prof);
 	free(sc.bv);
 	free(sc.cv);
 	free(sc.ctr);

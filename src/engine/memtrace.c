@@ -276,6 +276,14 @@ void memtrace_drain(struct proc *p, unsigned area)
 	*left = TA_MT_WORDS;
 }
 
+bool memtrace_call_trap(struct proc *p)
+{
+	if (!p->mt || !p->areas.addr || *(const uint64_t *)(thread_area_local(&p->areas, 0) + TA_MT_LEFT))
+		return false;
+	memtrace_drain(p, 0);
+	return true;
+}
+
 bool memtrace_trap(struct proc *p, pid_t tid)
 {
 	struct thread *t = proc_thread(p, tid);

@@ -41,6 +41,7 @@ void proc_free(struct proc *p)
 		return;
 	shim_write(p, NULL);   /* the observer lets go of its areas first */
 	memtrace_free(p);
+	bbv_free(p);
 	for (size_t i = 0; i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = m->bin ? rtl_binary_function_count(m->bin) : 0;

@@ -77,6 +77,9 @@ struct rtl_session {
 	/* the memtrace collector's cache configurations */
 	struct rtl_cache_config *caches;
 	size_t ncaches;
+	/* the bbv collector's interval (0: not collecting) and file */
+	uint64_t bbv_interval;
+	char *bbv_path;
 	/* attached to a running process (sample alone): no ptrace; the run
 	 * ends at the deadline, at rtl_session_stop, or when it exits */
 	bool attached;
@@ -124,6 +127,21 @@ uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
+
+uint64_t session_bbv_interval(const struct rtl_session *s) { return s->bbv_interval; }
+
+char *session_bbv_path(const struct rtl_session *s, pid_t pid)
+{
+	if (!s->bbv_path)
+		return NULL;
+	if (pid == s->main_pid)
+		return strdup(s->bbv_path);
+	size_t n = strlen(s->bbv_path) + 16;
+	char *path = malloc(n);
+	if (path)
+		snprintf(path, n, "%s.%d", s->bbv_path, (int)pid);   /* another image's, as exp-bbv names threads' */
+	return path;
+}
 
 const struct rtl_cache_config *session_caches(const struct rtl_session *s, size_t *n)
 {
@@ -268,6 +286,13 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->shim_period = opts->shim_period;
 	if (!s->shim_period)
 		s->shim_period = 1000;
+	bool bbv = false;
+	for (size_t i = 0; i < opts->ncollectors; i++)
+		bbv |= !strcmp(opts->collectors[i]->name, "bbv");
+	if (bbv && opts->sz >= offsetof(struct rtl_session_opts, bbv_path) + sizeof(opts->bbv_path)) {
+		s->bbv_interval = opts->bbv_interval ? opts->bbv_interval : 100000000;
+		s->bbv_path = opts->bbv_path ? strdup(opts->bbv_path) : NULL;
+	}
 	int cache_err = session_parse_caches(s, opts);
 	if (cache_err) {
 		rtl_session_destroy(s);
@@ -310,6 +335,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->stopped);
 	free(s->deferred);
 	free(s->caches);
+	free(s->bbv_path);
 	free(s->colls);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);
@@ -678,6 +704,9 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);
 		if (c && memtrace_fork(p, c))
 			rtl_warn("pid %d: its memory accesses are not traced", (int)child);
+		struct thread *ct = c ? proc_thread(c, c->pid) : NULL;
+		if (ct && ct->area >= 0)
+			bbv_thread_start(c, (unsigned)ct->area);   /* its own intervals from its start */
 		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)
@@ -833,7 +862,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_BREAKPOINT: {
 		uint64_t trapped = os_tsc();
 		placement_trap(s->placement, st->tid, p->nthreads > 1);
-		if (p->mt && memtrace_trap(p, st->tid)) {
+		if ((p->mt && memtrace_trap(p, st->tid)) || (p->bbv && bbv_trap(p, st->tid, pc))) {
 			timers_pause(p, st->tid, os_tsc() - trapped);
 			resume(p, st->tid, 0);
 		} else if (lazy_breakpoint(p, st->tid, pc)) {

@@ -45,6 +45,7 @@ static void give_area(struct proc *p, struct thread *t)
 	}
 	t->area = (int)k;
 	watch(p, t->tid, k);
+	bbv_thread_start(p, k);
 }
 
 int timers_setup_image(struct proc *p, pid_t tid)
@@ -62,6 +63,7 @@ int timers_setup_image(struct proc *p, pid_t tid)
 		return 0;
 	}
 	thread_region_place(&p->areas, at);
+	bbv_thread_start(p, 0);   /* threads beyond the areas' number count down together */
 	p->ntimers = 1;   /* timer 0 takes what does not fit */
 	struct thread *t = proc_thread(p, tid);
 	if (t)

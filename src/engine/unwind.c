@@ -119,9 +119,12 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 	 * instead of the thread's (they would count as its top frame's callees
 	 * while the pause of the trap is taken out of that frame) */
 	uint64_t null_area = p->areas.addr ? thread_area_addr(&p->areas, 0) : 0;
+	uint64_t *counts = bbv_call_begin(p);
 	int err = os_call_begin(tid, func, a0, a1, back, null_area, p->mem, &saved);
-	if (err)
+	if (err) {
+		free(counts);
 		return err;
+	}
 	p->in_call = true;
 	bool running = false;
 	for (;;) {
@@ -159,6 +162,9 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 			continue;
 		if (pc == back + 1)
 			break;
+		/* a full trace buffer, an interval's end: in the null area */
+		if ((p->mt && memtrace_call_trap(p)) || (p->bbv && bbv_call_trap(p)))
+			continue;
 		if (!lazy_breakpoint(p, tid, pc)) {
 			*fault_pc = pc - 1;
 			err = -EFAULT;   /* a trap that is not reticle's: give up the call */
@@ -166,6 +172,7 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		}
 	}
 	p->in_call = false;
+	bbv_call_end(p, counts);
 	if (err == -ESRCH)
 		return err;
 	int e2 = os_call_end(tid, &saved, ret);

@@ -163,8 +163,9 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	    (s->op == RTL_PRIM_SLOT_SET && kind != RTL_POINT_ENTRY && kind != RTL_POINT_CALL_AFTER) ||
 	    (s->op == RTL_PRIM_COUNT && (kind == RTL_POINT_CALL_AFTER || kind == RTL_POINT_MEMORY)) ||
 	    (s->op == RTL_PRIM_BUFFER_APPEND && kind != RTL_POINT_MEMORY) ||
+	    (s->op == RTL_PRIM_COUNTDOWN && kind != RTL_POINT_BLOCK) ||
 	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP &&
-	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND))
+	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND && s->op != RTL_PRIM_COUNTDOWN))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:
@@ -277,6 +278,15 @@ int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err;
 }
 
+int rtl_plan_count_intervals(const struct rtl_function_cfg *cfg, rtl_plan *plan)
+{
+	static const struct rtl_snippet down = { RTL_PRIM_COUNTDOWN };
+	int err = rtl_plan_count_blocks(cfg, plan);
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		err = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[b].addr, &down);
+	return err;
+}
+
 int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet append = { RTL_PRIM_BUFFER_APPEND };
@@ -313,10 +323,11 @@ int rtl_collector_check(const struct rtl_collector *c, const char **why)
 		*why = "its plan fails";
 	for (size_t i = 0; i < out.n && !err && !c->timers; i++)
 		if (out.pts[i].op == RTL_PRIM_TIMER_START || out.pts[i].op == RTL_PRIM_TIMER_STOP ||
-		    out.pts[i].op == RTL_PRIM_SLOT_SET || out.pts[i].op == RTL_PRIM_BUFFER_APPEND) {
+		    out.pts[i].op == RTL_PRIM_SLOT_SET || out.pts[i].op == RTL_PRIM_BUFFER_APPEND ||
+		    out.pts[i].op == RTL_PRIM_COUNTDOWN) {
 			err = -EINVAL;
-			*why = "its plan uses timers, the signal slot or the trace buffer but the collector does not "
-			       "set timers";
+			*why = "its plan uses timers, the signal slot, the trace buffer or the countdown but the "
+			       "collector does not set timers";
 		}
 	probe_plan_free(&out);
 	return err;

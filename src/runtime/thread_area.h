@@ -57,6 +57,9 @@ enum {
 	 * thread's buffer (records fill it from the top down; 0: full, reticle
 	 * drains it), then the buffer */
 	TA_MT_LEFT = 32 << 20,
+	/* basic-block vectors (the bbv collector): instructions left in the
+	 * thread's interval, signed; below zero, the interval has ended */
+	TA_BBV_LEFT = TA_MT_LEFT + 8,
 	TA_MT_RECS = TA_MT_LEFT + 64,
 	TA_MT_WORDS = (1 << 20) / 8,   /* 65,536 records of two words: address, point */
 	TA_SIZE = TA_MT_LEFT + (2 << 20),   /* areas start on a page (and a huge page) */

@@ -88,8 +88,9 @@ def main():
         env = dict(os.environ, RETICLE_CACHE_DIR=cache, **verify_copies.ENV)
         db = os.path.join(work, cs.replace(",", "_") + ".db")
         # every image (fork, exec) goes into the one profile: nothing beside it
+        # (bbv's vectors are the one file of their own: STEM.bb and its .pc)
         later = lambda: [f for f in glob.glob(os.path.join(work, cs.replace(",", "_") + ".*"))
-                         if f != db]
+                         if f != db and not ("bbv" in cs.split(",") and ".bb" in os.path.basename(f))]
         for old in [db] + later():
             if os.path.exists(old):
                 os.unlink(old)

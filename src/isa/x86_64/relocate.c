@@ -1088,7 +1088,10 @@ static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out
 	blk->counter = env->new_counter(env->ctx);
 	if (!blk->counter)
 		return -RTL_ERR_NO_SPACE;
-	return emit_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
+	int err = emit_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
+	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
+		err = x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
+	return err;
 }
 
 static int emit_tables(struct emitter *e)

@@ -3,6 +3,7 @@
 #ifndef RETICLE_X86_TIMERS_H
 #define RETICLE_X86_TIMERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "isa/x86_64/writer.h"
 
@@ -19,5 +20,11 @@ int x86_timer_stop(struct x86_writer *w);
  * copy's start), kept in rax for a moment in the red zone's first word
  * (dead at an entry and where a call returns). No flag is changed. */
 int x86_signal_set(struct x86_writer *w, uint64_t entry, uint32_t id);
+
+/* Subtracts N (a block's instructions) from the thread's interval
+ * countdown in its area; an int3 when it falls below zero (reticle ends
+ * the interval). KEEP_FLAGS: the flags are live here, pushed below the
+ * red zone around it. */
+int x86_countdown(struct x86_writer *w, uint32_t n, bool keep_flags);
 
 #endif
