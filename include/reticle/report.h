@@ -23,6 +23,7 @@ enum rtl_report_format {
 	RTL_REPORT_CHROME,
 	RTL_REPORT_PPROF,
 	RTL_REPORT_SVG,
+	RTL_REPORT_CACHEGRIND,
 };
 
 /* Zero-initialize, then set what you need; new fields keep 0 as default. */
@@ -87,6 +88,10 @@ RTL_API int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *
 /* A flame graph (SVG, for a browser): a box per call path as wide as its
  * exclusive time and its descendants', threads and images merged. */
 RTL_API int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* Cachegrind's format (cg_annotate), from the memtrace collector: data
+ * reads, writes and L1D misses per source line (events Dr D1mr Dw D1mw).
+ * -RTL_ERR_BAD_OPTION for a profile without memtrace's measures. */
+RTL_API int rtl_report_cachegrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* A and B compared function by function (functions matched by their
  * module's file name and their name): each one's Ir (or calls, when the

@@ -46,6 +46,8 @@ static void report_usage(FILE *f)
 	      "                  exclusive ns per call path; binary: needs -o)\n"
 	      "                  svg: a flame graph of the calling-context tree, to\n"
 	      "                  open in a browser (zooms on a click)\n"
+	      "                  cachegrind: for cg_annotate, from memtrace: data reads,\n"
+	      "                  writes and L1D misses per source line (Dr D1mr Dw D1mw)\n"
 	      "      --module M  fdata: the module (path or file name; default: the\n"
 	      "                  program, the run's first module)\n"
 	      "  -n, --top N     at most N functions (text: 20 by default; json: all;\n"
@@ -118,7 +120,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'f':
 			if ((a->format = rtl_report_format_parse(optarg)) < 0) {
 				cli_error("report: unknown format '%s' (expected text, json, callgrind, lcov, fdata, "
-					  "folded, chrome, pprof or svg)",
+					  "folded, chrome, pprof, svg or cachegrind)",
 					  optarg);
 				return CLI_EXIT_USAGE;
 			}

@@ -150,7 +150,9 @@ static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint
 {
 	(*count_of(mt, id))++;
 	mt->accesses++;
-	mt->buf[mt->nbuf++] = (rtl_access){ addr, pt->insn, pt->size, pt->kind };
+	/* the instruction with the kind in its low bit: misses are counted
+	 * per instruction and kind (cachegrind's D1mr, D1mw) */
+	mt->buf[mt->nbuf++] = (rtl_access){ addr, pt->insn << 1 | (pt->kind == RTL_ACC_STORE), pt->size, pt->kind };
 	if (mt->nbuf == sizeof(mt->buf) / sizeof(*mt->buf))
 		flush(mt);
 }
@@ -349,9 +351,10 @@ static int add_misses(const rtl_instr_cost *c, void *u)
 {
 	struct attr_ctx *x = u;
 	uint64_t site;
-	int64_t id = function_id(x->p, c->iaddr, &site);
+	int64_t id = function_id(x->p, c->iaddr >> 1, &site);
 	if (id >= 0 && c->miss)
-		x->err = rtl_profile_add_metric(x->prof, id, "mem_misses", site, (double)c->miss);
+		x->err = rtl_profile_add_metric(x->prof, id, c->iaddr & 1 ? "mem_misses_write" : "mem_misses_read", site,
+						(double)c->miss);
 	return x->err;
 }
 

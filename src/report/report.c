@@ -20,6 +20,7 @@ static const char *const format_names[] = {
 	[RTL_REPORT_CHROME] = "chrome",
 	[RTL_REPORT_PPROF] = "pprof",
 	[RTL_REPORT_SVG] = "svg",
+	[RTL_REPORT_CACHEGRIND] = "cachegrind",
 };
 
 int rtl_report_format_parse(const char *name)
@@ -42,6 +43,7 @@ int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FI
 	case RTL_REPORT_CHROME: return rtl_report_chrome(p, o, out);
 	case RTL_REPORT_PPROF: return rtl_report_pprof(p, o, out);
 	case RTL_REPORT_SVG: return rtl_report_svg(p, o, out);
+	case RTL_REPORT_CACHEGRIND: return rtl_report_cachegrind(p, o, out);
 	}
 	return -RTL_ERR_BAD_OPTION;
 }
