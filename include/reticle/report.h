@@ -90,7 +90,7 @@ RTL_API int rtl_report_pprof(rtl_profile *p, const rtl_report_options *o, FILE *
 RTL_API int rtl_report_svg(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* Cachegrind's format (cg_annotate), from the memtrace collector: data
  * reads, writes and L1D misses per source line (events Dr D1mr Dw D1mw).
- * -RTL_ERR_BAD_OPTION for a profile without memtrace's measures. */
+ * -ENODATA for a profile without memtrace's measures. */
 RTL_API int rtl_report_cachegrind(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* A and B compared function by function (functions matched by their

@@ -53,6 +53,10 @@ struct rtl_session_opts {
 	 * format; other processes' get .PID after it); NULL: none written. */
 	uint64_t bbv_interval;
 	const char *bbv_path;
+	/* The memtrace collector writes the first process's data accesses to
+	 * this file as a Dinero din trace instead of simulating caches (other
+	 * processes' get .PID after it); NULL: simulated. */
+	const char *memtrace_trace;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -272,6 +272,10 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 			  a->opt.samples ? " from samples" : "");
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;
+	} else if (err == -ENODATA && a->format == RTL_REPORT_CACHEGRIND) {
+		cli_error("report: '%s' has no data accesses (run with -c memtrace)", a->profile);
+		close_output(&o, a->out, err);
+		return CLI_EXIT_FAIL;
 	} else if (err) {
 		cli_error("report: cannot read profile '%s': %s", a->profile, rtl_strerror(err));
 		close_output(&o, a->out, err);

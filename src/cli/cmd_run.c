@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
-	      "                   [--bbv-out FILE] [--stats]\n"
+	      "                   [--bbv-out FILE] [--trace FILE] [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
 	      "\n"
@@ -62,6 +62,10 @@ static void usage(FILE *f)
 	      "                       'reticle cachesim --cache' takes it (docs/cachesim.md);\n"
 	      "                       repeatable, every one fed in the same pass (default:\n"
 	      "                       cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64)\n"
+	      "      --trace FILE     memtrace collector: write the data accesses to FILE as a\n"
+	      "                       Dinero din trace (r, w, m for a modify; hex address\n"
+	      "                       and size) instead of simulating caches ('reticle\n"
+	      "                       cachesim FILE' reads it); other processes' in FILE.PID\n"
 	      "      --interval N     bbv collector: instructions per interval (default\n"
 	      "                       100000000)\n"
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
@@ -228,6 +232,7 @@ struct run_args {
 	size_t ncaches;
 	uint64_t interval;        /* the bbv collector's */
 	const char *bbv_out;
+	const char *trace;        /* memtrace --trace */
 };
 
 /* What options left unsaid, from the control file CTL: the command line
@@ -281,6 +286,7 @@ int cmd_run(int argc, char **argv)
 		{ "cache", required_argument, NULL, 'K' },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "bbv-out", required_argument, NULL, 'B' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -340,6 +346,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'B': a.bbv_out = optarg; break;
+		case 'T': a.trace = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
@@ -435,10 +442,16 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return CLI_EXIT_FAIL;
 		}
 	}
-	if (a->ncaches && !tracing) {
-		cli_error("run: --cache sets the memtrace collector's caches: add it (-c memtrace)");
+	if ((a->ncaches || a->trace) && !tracing) {
+		cli_error("run: --cache and --trace set the memtrace collector: add it (-c memtrace)");
 		return CLI_EXIT_USAGE;
 	}
+	if (a->ncaches && a->trace) {
+		cli_error("run: --trace writes the accesses instead of simulating --cache: choose one");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->trace && !cli_output_writable("run", a->trace))
+		return CLI_EXIT_FAIL;
 	if (sampling && shimming) {
 		cli_error("run: sample and shim both write the sampled time: choose one");
 		return CLI_EXIT_USAGE;
@@ -456,7 +469,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .warm_cache_max = cache_max_bytes(), .meta = meta,
 					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
 					 .caches = a->caches, .ncaches = a->ncaches,
-					 .bbv_interval = a->interval, .bbv_path = bbv_out };
+					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

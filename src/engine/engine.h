@@ -524,6 +524,8 @@ void bbv_free(struct proc *p);
 /* The bbv collector's interval (0: none) and the file of image PID's
  * vectors (malloc'd; NULL: none). */
 uint64_t session_bbv_interval(const struct rtl_session *s);
+/* memtrace --trace: the file of image PID's stream (malloc'd; NULL: none). */
+char *session_memtrace_path(const struct rtl_session *s, pid_t pid);
 char *session_bbv_path(const struct rtl_session *s, pid_t pid);
 
 /* engine/memtrace.c: memory tracing's consumer. The number of data access

@@ -60,6 +60,10 @@ struct memtrace {
 	uint64_t records, accesses, bad;
 	rtl_access buf[4096];
 	size_t nbuf;
+	/* --trace: the stream written as a din trace instead of simulated */
+	FILE *trace;
+	char *trace_path;
+	bool trace_failed;
 };
 
 static struct memtrace *state(struct proc *p)
@@ -79,6 +83,13 @@ static struct memtrace *state(struct proc *p)
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
 	size_t n;
 	const rtl_cache_config *cfgs = session_caches(p->s, &n);
+	if ((mt->trace_path = session_memtrace_path(p->s, p->pid))) {
+		if (!(mt->trace = fopen(mt->trace_path, "w"))) {
+			rtl_warn("pid %d: cannot write the trace %s", (int)p->pid, mt->trace_path);
+			mt->trace_failed = true;
+		}
+		n = 0;   /* written, not simulated */
+	}
 	for (size_t i = 0; i < n; i++)
 		rtl_cachesim_add(mt->bank, &cfgs[i]);
 	/* per-instruction misses of the first configuration's first data level */
@@ -139,9 +150,22 @@ void memtrace_untraced(struct proc *p, uint64_t insn)
 
 /* ---- the consumer ---- */
 
+/* Dinero's extended din: r (a load; a modify, as cachegrind counts it, is
+ * m: Dinero's misc, read as a read), w (a store), hex address and size. */
+static void write_din(struct memtrace *mt)
+{
+	static const char kind[] = { [RTL_ACC_LOAD] = 'r', [RTL_ACC_STORE] = 'w', [RTL_ACC_MODIFY] = 'm' };
+	for (size_t i = 0; i < mt->nbuf && !mt->trace_failed; i++)
+		if (fprintf(mt->trace, "%c %llx %x\n", kind[mt->buf[i].kind], (unsigned long long)mt->buf[i].addr,
+			    mt->buf[i].size) < 0)
+			mt->trace_failed = true;
+}
+
 static void flush(struct memtrace *mt)
 {
-	if (mt->nbuf)
+	if (mt->nbuf && mt->trace)
+		write_din(mt);
+	else if (mt->nbuf)
 		rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
 	mt->nbuf = 0;
 }
@@ -401,6 +425,13 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 			err = rtl_profile_set_meta(prof, key, val);
 		}
 	}
+	if (mt->trace && fclose(mt->trace))
+		mt->trace_failed = true;
+	mt->trace = NULL;
+	if (mt->trace_failed)
+		rtl_warn("pid %d: the trace %s is incomplete", (int)p->pid, mt->trace_path ? mt->trace_path : "");
+	else if (mt->trace_path && !err)
+		err = rtl_profile_set_meta(prof, "memtrace_trace", mt->trace_path);
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->records);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "memtrace_records", val);
@@ -445,6 +476,9 @@ void memtrace_free(struct proc *p)
 	pthread_mutex_destroy(&mt->lock);
 	pthread_cond_destroy(&mt->more);
 	pthread_cond_destroy(&mt->room);
+	if (mt->trace)
+		fclose(mt->trace);
+	free(mt->trace_path);
 	free(mt->untraced);
 	free(mt);
 	p->mt = NULL;

@@ -80,6 +80,7 @@ struct rtl_session {
 	/* the bbv collector's interval (0: not collecting) and file */
 	uint64_t bbv_interval;
 	char *bbv_path;
+	char *trace_path;         /* memtrace --trace */
 	/* attached to a running process (sample alone): no ptrace; the run
 	 * ends at the deadline, at rtl_session_stop, or when it exits */
 	bool attached;
@@ -130,17 +131,29 @@ struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
 
 uint64_t session_bbv_interval(const struct rtl_session *s) { return s->bbv_interval; }
 
-char *session_bbv_path(const struct rtl_session *s, pid_t pid)
+/* BASE for the first process, BASE.PID for another (as exp-bbv names
+ * the files of threads after the first). */
+static char *per_process(const struct rtl_session *s, const char *base, pid_t pid)
 {
-	if (!s->bbv_path)
+	if (!base)
 		return NULL;
 	if (pid == s->main_pid)
-		return strdup(s->bbv_path);
-	size_t n = strlen(s->bbv_path) + 16;
+		return strdup(base);
+	size_t n = strlen(base) + 16;
 	char *path = malloc(n);
 	if (path)
-		snprintf(path, n, "%s.%d", s->bbv_path, (int)pid);   /* another image's, as exp-bbv names threads' */
+		snprintf(path, n, "%s.%d", base, (int)pid);
 	return path;
+}
+
+char *session_bbv_path(const struct rtl_session *s, pid_t pid)
+{
+	return per_process(s, s->bbv_path, pid);
+}
+
+char *session_memtrace_path(const struct rtl_session *s, pid_t pid)
+{
+	return per_process(s, s->trace_path, pid);
 }
 
 const struct rtl_cache_config *session_caches(const struct rtl_session *s, size_t *n)
@@ -293,6 +306,9 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->bbv_interval = opts->bbv_interval ? opts->bbv_interval : 100000000;
 		s->bbv_path = opts->bbv_path ? strdup(opts->bbv_path) : NULL;
 	}
+	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_trace) + sizeof(opts->memtrace_trace) &&
+	    opts->memtrace_trace)
+		s->trace_path = strdup(opts->memtrace_trace);
 	int cache_err = session_parse_caches(s, opts);
 	if (cache_err) {
 		rtl_session_destroy(s);
@@ -336,6 +352,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->deferred);
 	free(s->caches);
 	free(s->bbv_path);
+	free(s->trace_path);
 	free(s->colls);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);

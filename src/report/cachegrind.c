@@ -96,7 +96,7 @@ int rtl_report_cachegrind(rtl_profile *p, const rtl_report_options *o, FILE *out
 	struct cg_places places = { 0 };
 	int err = rtl_profile_foreach_metric(p, take, &g);
 	if (!err && !g.any)
-		err = -RTL_ERR_BAD_OPTION;   /* nothing to write: not a memtrace profile */
+		err = -ENODATA;   /* nothing to write: not a memtrace profile */
 	if (!err)
 		err = rpt_rows_load(p, 1, 0, &rows);
 	if (err)

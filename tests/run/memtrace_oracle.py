@@ -18,7 +18,9 @@ profile's cache meta must hold every access: its L1D loads + stores (a
 modify counts as a load in cachegrind's model) equal memtrace_accesses.
 `reticle report -f cachegrind` is read by cg_annotate, per function of
 the program gives cachegrind's own Dr and Dw, and its summary's D1 misses
-are the profile's (but for accesses of code in no function). Skips (77) without valgrind."""
+are the profile's (but for accesses of code in no function). With --trace
+the din trace holds the profile's accesses by kind and `reticle cachesim`
+reads it whole. Skips (77) without valgrind."""
 import collections, json, os, shutil, sqlite3, subprocess, sys
 
 KIND = {"mem_loads": "L", "mem_stores": "S", "mem_modifies": "M"}
@@ -153,6 +155,27 @@ def main():
     print(f"memtrace: {records} accesses, L1D {l1d}")
     if simulated != records or records < sum(mine.values()):
         fails.append(f"cache meta {l1d!r} for {records} accesses")
+    # --trace: the stream as a din trace, the same accesses by kind as the
+    # run's own counts, and `reticle cachesim` reads all of it
+    trace, tdb = os.path.join(work, "t.din"), os.path.join(work, "t.db")
+    r = subprocess.run([reticle, "run", "-c", "memtrace", "--trace", trace, "-o", tdb, "--"] + prog,
+                       capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != native.returncode or r.stdout != native.stdout or not os.path.exists(trace):
+        fails.append(f"--trace: status {r.returncode}, output {r.stdout!r}\n{r.stderr[-1000:]}")
+    else:
+        kinds = collections.Counter(line[0] for line in open(trace))
+        con = sqlite3.connect(tdb)
+        sums = dict(con.execute("select name, sum(value) from metrics group by name"))
+        want = {"r": int(sums.get("mem_loads", 0)), "w": int(sums.get("mem_stores", 0)),
+                "m": int(sums.get("mem_modifies", 0))}
+        print(f"memtrace: --trace: {dict(kinds)}, the profile's counts {want}")
+        # (accesses of code in no function have no row: a few)
+        if any(abs(kinds.get(k, 0) - want[k]) > 5 for k in want):
+            fails.append(f"--trace: {dict(kinds)} in the trace, {want} in the profile")
+        cs = subprocess.run([reticle, "cachesim", "--cache", "l1d=32k:8:64", trace], capture_output=True,
+                            text=True)
+        if cs.returncode != 0 or str(sum(kinds.values())) not in cs.stdout.replace(",", ""):
+            fails.append(f"reticle cachesim of the trace: status {cs.returncode}: {cs.stdout[-500:]} {cs.stderr}")
     for f in fails:
         print("FAIL " + f)
     print(f"{len(fails)} failure(s)")
