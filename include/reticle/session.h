@@ -57,6 +57,10 @@ struct rtl_session_opts {
 	 * this file as a Dinero din trace instead of simulating caches (other
 	 * processes' get .PID after it); NULL: simulated. */
 	const char *memtrace_trace;
+	/* The memtrace collector traces MEMTRACE_ON instructions of each
+	 * thread out of every MEMTRACE_ON + MEMTRACE_OFF (periodic sampling;
+	 * 0: everything). Not with the bbv collector (one countdown). */
+	uint64_t memtrace_on, memtrace_off;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
-	      "                   [--bbv-out FILE] [--trace FILE] [--stats]\n"
+	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
+	      "                   [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
 	      "\n"
@@ -66,6 +67,9 @@ static void usage(FILE *f)
 	      "                       Dinero din trace (r, w, m for a modify; hex address\n"
 	      "                       and size) instead of simulating caches ('reticle\n"
 	      "                       cachesim FILE' reads it); other processes' in FILE.PID\n"
+	      "      --sample periodic:ON:OFF  memtrace collector: trace ON instructions of\n"
+	      "                       each thread out of every ON+OFF (the rest runs with\n"
+	      "                       its records dropped, not simulated)\n"
 	      "      --interval N     bbv collector: instructions per interval (default\n"
 	      "                       100000000)\n"
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
@@ -233,6 +237,7 @@ struct run_args {
 	uint64_t interval;        /* the bbv collector's */
 	const char *bbv_out;
 	const char *trace;        /* memtrace --trace */
+	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 };
 
 /* What options left unsaid, from the control file CTL: the command line
@@ -287,6 +292,7 @@ int cmd_run(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'I' },
 		{ "bbv-out", required_argument, NULL, 'B' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "sample", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -347,6 +353,19 @@ int cmd_run(int argc, char **argv)
 		}
 		case 'B': a.bbv_out = optarg; break;
 		case 'T': a.trace = optarg; break;
+		case 'S': {
+			unsigned long long on, off;
+			int used = 0;
+			if (sscanf(optarg, "periodic:%llu:%llu%n", &on, &off, &used) != 2 || optarg[used] || !on || !off ||
+			    on > (1ull << 62) || off > (1ull << 62) || strchr(optarg, '-')) {
+				cli_error("run: --sample %s: periodic:ON:OFF, ON instructions traced out of every "
+					  "ON+OFF, both 1 or more", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a.sample_on = on;
+			a.sample_off = off;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("run: unknown option or missing argument '%s' (try 'reticle run --help')",
@@ -442,8 +461,12 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return CLI_EXIT_FAIL;
 		}
 	}
-	if ((a->ncaches || a->trace) && !tracing) {
-		cli_error("run: --cache and --trace set the memtrace collector: add it (-c memtrace)");
+	if ((a->ncaches || a->trace || a->sample_on) && !tracing) {
+		cli_error("run: --cache, --trace and --sample set the memtrace collector: add it (-c memtrace)");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->sample_on && vectors) {
+		cli_error("run: --sample and the bbv collector both count instructions down: choose one");
 		return CLI_EXIT_USAGE;
 	}
 	if (a->ncaches && a->trace) {
@@ -469,7 +492,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .warm_cache_max = cache_max_bytes(), .meta = meta,
 					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
 					 .caches = a->caches, .ncaches = a->ncaches,
-					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace };
+					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,
+					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -235,6 +235,8 @@ int bbv_write(struct proc *p, rtl_profile *prof)
 		return 0;
 	char val[64];
 	int err = 0;
+	if (!b->out && !b->failed)
+		open_out(p, b);   /* no interval ended: an empty file says so */
 	if (b->out)
 		write_pcs(p, b);
 	if (b->out) {

@@ -539,6 +539,13 @@ void memtrace_untraced(struct proc *p, uint64_t insn);
 bool memtrace_trap(struct proc *p, pid_t tid);
 /* The same during reticle's own call in the target (the null area's). */
 bool memtrace_call_trap(struct proc *p);
+/* --sample periodic:ON:OFF: thread area AREA starts a traced window; the
+ * countdown's int3 in thread TID ends a window (false: not one). */
+void memtrace_thread_start(struct proc *p, unsigned area);
+bool memtrace_window_trap(struct proc *p, pid_t tid);
+/* The session's periodic sampling (ON 0: none). */
+void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off);
+bool session_memtrace_sampled(const struct rtl_session *s);
 /* A signal is about to be delivered to thread TID: if it stopped inside
  * a trace snippet, it leaves it first (x86_memtrace_locate), since the
  * handler's snippets reuse the words it saved rax and rcx in. */

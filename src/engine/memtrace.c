@@ -60,6 +60,11 @@ struct memtrace {
 	uint64_t records, accesses, bad;
 	rtl_access buf[4096];
 	size_t nbuf;
+	/* --sample periodic:ON:OFF: instructions traced, then not, per thread
+	 * (its countdown, TA_BBV_LEFT); an area's records are dropped while
+	 * it is off */
+	uint64_t on, off, windows;
+	bool is_off[TA_COUNT];
 	/* --trace: the stream written as a din trace instead of simulated */
 	FILE *trace;
 	char *trace_path;
@@ -81,6 +86,7 @@ static struct memtrace *state(struct proc *p)
 	pthread_cond_init(&mt->more, NULL);
 	pthread_cond_init(&mt->room, NULL);
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
+	session_memtrace_sample(p->s, &mt->on, &mt->off);
 	size_t n;
 	const rtl_cache_config *cfgs = session_caches(p->s, &n);
 	if ((mt->trace_path = session_memtrace_path(p->s, p->pid))) {
@@ -290,6 +296,8 @@ void memtrace_drain(struct proc *p, unsigned area)
 	if (end > TA_MT_WORDS || end % 2)
 		end = 0;   /* not a count the snippets leave: take the whole buffer */
 	size_t n = TA_MT_WORDS - end;
+	if (area < TA_COUNT && mt->is_off[area])
+		n = 0;   /* between two traced windows: not simulated */
 	if (n) {
 		struct batch b = { malloc(n * sizeof(uint64_t)), n };
 		if (b.w) {
@@ -302,8 +310,48 @@ void memtrace_drain(struct proc *p, unsigned area)
 	*left = TA_MT_WORDS;
 }
 
+void memtrace_thread_start(struct proc *p, unsigned area)
+{
+	if (!session_memtrace_sampled(p->s) || !p->areas.addr || area >= TA_COUNT)
+		return;
+	struct memtrace *mt = state(p);
+	if (!mt)
+		return;
+	mt->is_off[area] = false;   /* a thread starts with a traced window */
+	*(int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT) = (int64_t)mt->on;
+	mt->windows++;
+}
+
+/* Area AREA's countdown passed zero (true), or not. */
+static bool window_end(struct proc *p, unsigned area)
+{
+	struct memtrace *mt = p->mt;
+	if (!mt || !mt->on || !p->areas.addr || area >= TA_COUNT)
+		return false;
+	int64_t *left = (int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT);
+	if (*left >= 0)
+		return false;
+	while (*left < 0) {
+		/* a traced window ends: its records go to the bank; an untraced
+		 * one: what it recorded is dropped */
+		memtrace_drain(p, area);
+		mt->is_off[area] = !mt->is_off[area];
+		*left += (int64_t)(mt->is_off[area] ? mt->off : mt->on);
+		mt->windows += !mt->is_off[area];
+	}
+	return true;
+}
+
+bool memtrace_window_trap(struct proc *p, pid_t tid)
+{
+	struct thread *t = proc_thread(p, tid);
+	return t && t->area >= 0 && window_end(p, (unsigned)t->area);
+}
+
 bool memtrace_call_trap(struct proc *p)
 {
+	if (window_end(p, 0))
+		return true;
 	if (!p->mt || !p->areas.addr || *(const uint64_t *)(thread_area_local(&p->areas, 0) + TA_MT_LEFT))
 		return false;
 	memtrace_drain(p, 0);
@@ -432,6 +480,15 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		rtl_warn("pid %d: the trace %s is incomplete", (int)p->pid, mt->trace_path ? mt->trace_path : "");
 	else if (mt->trace_path && !err)
 		err = rtl_profile_set_meta(prof, "memtrace_trace", mt->trace_path);
+	if (mt->on) {
+		snprintf(val, sizeof(val), "periodic:%llu:%llu", (unsigned long long)mt->on,
+			 (unsigned long long)mt->off);
+		if (!err)
+			err = rtl_profile_set_meta(prof, "memtrace_sample", val);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->windows);
+		if (!err)
+			err = rtl_profile_set_meta(prof, "memtrace_windows", val);
+	}
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->records);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "memtrace_records", val);

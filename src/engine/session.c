@@ -81,6 +81,7 @@ struct rtl_session {
 	uint64_t bbv_interval;
 	char *bbv_path;
 	char *trace_path;         /* memtrace --trace */
+	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	/* attached to a running process (sample alone): no ptrace; the run
 	 * ends at the deadline, at rtl_session_stop, or when it exits */
 	bool attached;
@@ -149,6 +150,17 @@ static char *per_process(const struct rtl_session *s, const char *base, pid_t pi
 char *session_bbv_path(const struct rtl_session *s, pid_t pid)
 {
 	return per_process(s, s->bbv_path, pid);
+}
+
+void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off)
+{
+	*on = s->sample_on;
+	*off = s->sample_off;
+}
+
+bool session_memtrace_sampled(const struct rtl_session *s)
+{
+	return s->sample_on;
 }
 
 char *session_memtrace_path(const struct rtl_session *s, pid_t pid)
@@ -309,6 +321,11 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_trace) + sizeof(opts->memtrace_trace) &&
 	    opts->memtrace_trace)
 		s->trace_path = strdup(opts->memtrace_trace);
+	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_off) + sizeof(opts->memtrace_off) &&
+	    opts->memtrace_on && opts->memtrace_off && !s->bbv_interval) {
+		s->sample_on = opts->memtrace_on;
+		s->sample_off = opts->memtrace_off;
+	}
 	int cache_err = session_parse_caches(s, opts);
 	if (cache_err) {
 		rtl_session_destroy(s);
@@ -722,8 +739,10 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		if (c && memtrace_fork(p, c))
 			rtl_warn("pid %d: its memory accesses are not traced", (int)child);
 		struct thread *ct = c ? proc_thread(c, c->pid) : NULL;
-		if (ct && ct->area >= 0)
+		if (ct && ct->area >= 0) {
 			bbv_thread_start(c, (unsigned)ct->area);   /* its own intervals from its start */
+			memtrace_thread_start(c, (unsigned)ct->area);
+		}
 		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)
@@ -879,7 +898,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_BREAKPOINT: {
 		uint64_t trapped = os_tsc();
 		placement_trap(s->placement, st->tid, p->nthreads > 1);
-		if ((p->mt && memtrace_trap(p, st->tid)) || (p->bbv && bbv_trap(p, st->tid, pc))) {
+		if ((p->mt && (memtrace_trap(p, st->tid) || memtrace_window_trap(p, st->tid))) ||
+		    (p->bbv && bbv_trap(p, st->tid, pc))) {
 			timers_pause(p, st->tid, os_tsc() - trapped);
 			resume(p, st->tid, 0);
 		} else if (lazy_breakpoint(p, st->tid, pc)) {

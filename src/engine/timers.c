@@ -46,6 +46,7 @@ static void give_area(struct proc *p, struct thread *t)
 	t->area = (int)k;
 	watch(p, t->tid, k);
 	bbv_thread_start(p, k);
+	memtrace_thread_start(p, k);
 }
 
 int timers_setup_image(struct proc *p, pid_t tid)
@@ -64,6 +65,7 @@ int timers_setup_image(struct proc *p, pid_t tid)
 	}
 	thread_region_place(&p->areas, at);
 	bbv_thread_start(p, 0);   /* threads beyond the areas' number count down together */
+	memtrace_thread_start(p, 0);
 	p->ntimers = 1;   /* timer 0 takes what does not fit */
 	struct thread *t = proc_thread(p, tid);
 	if (t)

@@ -72,6 +72,7 @@ static void area_init(struct thread_region *r, unsigned k)
 	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
 	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_END - sizeof(struct ta_frame) : base + TA_FRAMES - 1;
 	((uint64_t *)a)[TA_MT_LEFT / 8] = TA_MT_WORDS;
+	((int64_t *)a)[TA_BBV_LEFT / 8] = INT64_MAX;   /* no interval ends unless a collector sets one */
 }
 
 void thread_region_place(struct thread_region *r, uint64_t addr)
@@ -163,6 +164,7 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	size_t used = frames_end(from);
 	memcpy(to, from, used);
 	((uint64_t *)to)[TA_MT_LEFT / 8] = TA_MT_WORDS;   /* the parent's records stay its own */
+	((int64_t *)to)[TA_BBV_LEFT / 8] = INT64_MAX;
 	/* the child's time starts now; its frames go on, their counts do not */
 	for (struct ta_frame *f = (struct ta_frame *)(to + TA_FRAMES); (uint8_t *)f < to + used; f++) {
 		f->start = now;

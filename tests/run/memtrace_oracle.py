@@ -20,7 +20,8 @@ modify counts as a load in cachegrind's model) equal memtrace_accesses.
 the program gives cachegrind's own Dr and Dw, and its summary's D1 misses
 are the profile's (but for accesses of code in no function). With --trace
 the din trace holds the profile's accesses by kind and `reticle cachesim`
-reads it whole. Skips (77) without valgrind."""
+reads it whole. With --sample periodic:50000:150000 the output is the
+native one and about a quarter of the accesses are simulated. Skips (77) without valgrind."""
 import collections, json, os, shutil, sqlite3, subprocess, sys
 
 KIND = {"mem_loads": "L", "mem_stores": "S", "mem_modifies": "M"}
@@ -176,6 +177,21 @@ def main():
                             text=True)
         if cs.returncode != 0 or str(sum(kinds.values())) not in cs.stdout.replace(",", ""):
             fails.append(f"reticle cachesim of the trace: status {cs.returncode}: {cs.stdout[-500:]} {cs.stderr}")
+    # --sample periodic:ON:OFF: the output as native, a quarter of the
+    # accesses simulated (the windows count instructions, not accesses: a
+    # margin), and the windows there are
+    sdb = os.path.join(work, "s.db")
+    r = subprocess.run([reticle, "run", "-c", "memtrace", "--sample", "periodic:50000:150000", "-o", sdb, "--"] +
+                       prog, capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != native.returncode or r.stdout != native.stdout:
+        fails.append(f"--sample: status {r.returncode}, output {r.stdout!r}\n{r.stderr[-1000:]}")
+    else:
+        smeta = dict(sqlite3.connect(sdb).execute("select key, value from meta"))
+        part, whole = int(smeta.get("memtrace_accesses", 0)), int(meta.get("memtrace_accesses", 1))
+        print(f"memtrace: --sample periodic:50000:150000: {part} of {whole} accesses "
+              f"({100 * part / whole:.1f}%), {smeta.get('memtrace_windows')} traced windows")
+        if not 0.12 < part / whole < 0.40 or int(smeta.get("memtrace_windows", 0)) < 5:
+            fails.append(f"--sample: {part} of {whole} accesses, {smeta.get('memtrace_windows')} windows")
     for f in fails:
         print("FAIL " + f)
     print(f"{len(fails)} failure(s)")

@@ -1083,12 +1083,13 @@ static int emit_block_counter(struct emitter *e, size_t b, struct x86_reloc *out
 
 	blk->addr = e->a->insns[first].addr;
 	blk->ninstrs = (uint32_t)(end - first);
-	if (!probe_plan_has(&e->plan, RTL_POINT_BLOCK, blk->addr))
-		return 0;
-	blk->counter = env->new_counter(env->ctx);
-	if (!blk->counter)
-		return -RTL_ERR_NO_SPACE;
-	int err = emit_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
+	int err = 0;
+	if (probe_plan_has(&e->plan, RTL_POINT_BLOCK, blk->addr)) {
+		blk->counter = env->new_counter(env->ctx);
+		if (!blk->counter)
+			return -RTL_ERR_NO_SPACE;
+		err = emit_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
+	}
 	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
 		err = x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
 	return err;
