@@ -61,6 +61,15 @@ struct rtl_session_opts {
 	 * thread out of every MEMTRACE_ON + MEMTRACE_OFF (periodic sampling;
 	 * 0: everything). Not with the bbv collector (one countdown). */
 	uint64_t memtrace_on, memtrace_off;
+	/* SimPoint-guided sampling: the memtrace collector traces only
+	 * intervals MEMTRACE_POINTS (0-based, ascending) of MEMTRACE_INTERVAL
+	 * instructions each, and writes each configuration's miss ratio
+	 * estimated from them, weighted by MEMTRACE_WEIGHTS (reticle
+	 * simpoint's output). Not with periodic sampling or bbv. */
+	const uint64_t *memtrace_points;
+	const double *memtrace_weights;
+	size_t memtrace_npoints;
+	uint64_t memtrace_interval;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

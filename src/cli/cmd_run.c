@@ -70,6 +70,10 @@ static void usage(FILE *f)
 	      "      --sample periodic:ON:OFF  memtrace collector: trace ON instructions of\n"
 	      "                       each thread out of every ON+OFF (the rest runs with\n"
 	      "                       its records dropped, not simulated)\n"
+	      "      --sample simpoint:SIMPOINTS,WEIGHTS  memtrace collector: trace only the\n"
+	      "                       intervals 'reticle simpoint --simpoints --weights' chose\n"
+	      "                       (with --interval N, their size) and write each cache's\n"
+	      "                       miss ratio estimated from them\n"
 	      "      --interval N     bbv collector: instructions per interval (default\n"
 	      "                       100000000)\n"
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
@@ -238,7 +242,86 @@ struct run_args {
 	const char *bbv_out;
 	const char *trace;        /* memtrace --trace */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
+	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
 };
+
+/* SimPoint's two files, SPEC = "SIMPOINTS,WEIGHTS" (reticle simpoint
+ * --simpoints, --weights: "INTERVAL CLUSTER", "WEIGHT CLUSTER" lines):
+ * the intervals in order and their clusters' weights. */
+static int read_points(const char *spec, uint64_t **pts, double **wts, size_t *n)
+{
+	const char *comma = strchr(spec, ',');
+	char sp[4096];
+	if (!comma || (size_t)(comma - spec) >= sizeof(sp)) {
+		cli_error("run: --sample simpoint:%s: simpoint:SIMPOINTS,WEIGHTS (the files of reticle simpoint "
+			  "--simpoints F --weights F)", spec);
+		return CLI_EXIT_USAGE;
+	}
+	memcpy(sp, spec, (size_t)(comma - spec));
+	sp[comma - spec] = 0;
+	FILE *fs = fopen(sp, "r"), *fw = fopen(comma + 1, "r");
+	double wt[1024] = { 0 };
+	bool have[1024] = { false };
+	unsigned long long iv;
+	unsigned c;
+	double w;
+	size_t cap = 0;
+	int rc = 0;
+	*pts = NULL;
+	*wts = NULL;
+	*n = 0;
+	if (!fs || !fw) {
+		cli_error("run: --sample: cannot read %s: %s", !fs ? sp : comma + 1, strerror(errno));
+		rc = CLI_EXIT_USAGE;
+	}
+	while (!rc && fw && fscanf(fw, "%lf %u", &w, &c) == 2)
+		if (c < 1024 && w >= 0) {
+			wt[c] = w;
+			have[c] = true;
+		}
+	while (!rc && fs && fscanf(fs, "%llu %u", &iv, &c) == 2) {
+		if (c >= 1024 || !have[c]) {
+			cli_error("run: --sample: %s names cluster %u, which %s does not weigh", sp, c, comma + 1);
+			rc = CLI_EXIT_USAGE;
+			break;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			uint64_t *np = realloc(*pts, cap * sizeof(*np));
+			double *nw = np ? realloc(*wts, cap * sizeof(*nw)) : NULL;
+			if (np)
+				*pts = np;
+			if (!np || !nw) {
+				rc = CLI_EXIT_FAIL;
+				break;
+			}
+			*wts = nw;
+		}
+		size_t k = (*n)++;   /* kept in order of the interval */
+		while (k && (*pts)[k - 1] > iv) {
+			(*pts)[k] = (*pts)[k - 1];
+			(*wts)[k] = (*wts)[k - 1];
+			k--;
+		}
+		(*pts)[k] = iv;
+		(*wts)[k] = wt[c];
+	}
+	if (!rc && !*n) {
+		cli_error("run: --sample: no point in %s", sp);
+		rc = CLI_EXIT_USAGE;
+	}
+	if (fs)
+		fclose(fs);
+	if (fw)
+		fclose(fw);
+	if (rc) {
+		free(*pts);
+		free(*wts);
+		*pts = NULL;
+		*wts = NULL;
+	}
+	return rc;
+}
 
 /* What options left unsaid, from the control file CTL: the command line
  * wins, a program after -- replaces its application and arguments.
@@ -356,10 +439,14 @@ int cmd_run(int argc, char **argv)
 		case 'S': {
 			unsigned long long on, off;
 			int used = 0;
+			if (!strncmp(optarg, "simpoint:", 9)) {
+				a.simpoint = optarg + 9;
+				break;
+			}
 			if (sscanf(optarg, "periodic:%llu:%llu%n", &on, &off, &used) != 2 || optarg[used] || !on || !off ||
 			    on > (1ull << 62) || off > (1ull << 62) || strchr(optarg, '-')) {
-				cli_error("run: --sample %s: periodic:ON:OFF, ON instructions traced out of every "
-					  "ON+OFF, both 1 or more", optarg);
+				cli_error("run: --sample %s: periodic:ON:OFF (ON instructions traced out of every "
+					  "ON+OFF, both 1 or more) or simpoint:SIMPOINTS,WEIGHTS", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			a.sample_on = on;
@@ -441,9 +528,23 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		tracing |= !strcmp(colls[i]->name, "memtrace");
 		vectors |= !strcmp(colls[i]->name, "bbv");
 	}
-	if ((a->interval || a->bbv_out) && !vectors) {
-		cli_error("run: --interval and --bbv-out set the bbv collector: add it (-c bbv)");
+	if ((a->interval || a->bbv_out) && !vectors && !(a->simpoint && tracing)) {
+		cli_error("run: --interval and --bbv-out set the bbv collector (or --interval, memtrace's "
+			  "--sample simpoint): add it (-c bbv)");
 		return CLI_EXIT_USAGE;
+	}
+	if (a->simpoint && (!a->interval || vectors || !tracing)) {
+		cli_error("run: --sample simpoint: needs -c memtrace, without bbv, and --interval N (the "
+			  "intervals' size of the vectors the points come from)");
+		return CLI_EXIT_USAGE;
+	}
+	uint64_t *points = NULL;
+	double *weights = NULL;
+	size_t npoints = 0;
+	if (a->simpoint) {
+		int rc = read_points(a->simpoint, &points, &weights, &npoints);
+		if (rc)
+			return rc;
 	}
 	char *bbv_out = NULL;
 	if (vectors) {
@@ -461,7 +562,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return CLI_EXIT_FAIL;
 		}
 	}
-	if ((a->ncaches || a->trace || a->sample_on) && !tracing) {
+	if ((a->ncaches || a->trace || a->sample_on || a->simpoint) && !tracing) {
 		cli_error("run: --cache, --trace and --sample set the memtrace collector: add it (-c memtrace)");
 		return CLI_EXIT_USAGE;
 	}
@@ -493,11 +594,15 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
 					 .caches = a->caches, .ncaches = a->ncaches,
 					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,
-					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off };
+					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off,
+					 .memtrace_points = points, .memtrace_weights = weights, .memtrace_npoints = npoints,
+					 .memtrace_interval = a->simpoint ? a->interval : 0 };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);
-	free(bbv_out);   /* the session has its copy */
+	free(bbv_out);   /* the session has its copies */
+	free(points);
+	free(weights);
 	if (err) {
 		cli_error("run: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;

@@ -546,6 +546,10 @@ bool memtrace_window_trap(struct proc *p, pid_t tid);
 /* The session's periodic sampling (ON 0: none). */
 void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off);
 bool session_memtrace_sampled(const struct rtl_session *s);
+/* SimPoint-guided sampling: the traced intervals (sorted) and their
+ * weights, N of them, of INTERVAL instructions (N 0: none). */
+void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
+			     size_t *n, uint64_t *interval);
 /* A signal is about to be delivered to thread TID: if it stopped inside
  * a trace snippet, it leaves it first (x86_memtrace_locate), since the
  * handler's snippets reuse the words it saved rax and rcx in. */

@@ -65,6 +65,20 @@ struct memtrace {
 	 * it is off */
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
+	/* --sample simpoint: intervals of N instructions (POINT, sorted) traced,
+	 * each estimate weighted by its WEIGHT; per area, the next point and
+	 * the interval it is at */
+	const uint64_t *point;
+	const double *weight;
+	size_t npoints;
+	uint64_t interval;
+	uint32_t next[TA_COUNT];
+	uint64_t at[TA_COUNT];
+	/* the consumer's: the bank's counts at the last window's end, and the
+	 * weighted sums of the windows' accesses and misses */
+	rtl_cache_stats *prev;
+	double (*est)[2];
+	size_t ncells;
 	/* --trace: the stream written as a din trace instead of simulated */
 	FILE *trace;
 	char *trace_path;
@@ -87,6 +101,9 @@ static struct memtrace *state(struct proc *p)
 	pthread_cond_init(&mt->room, NULL);
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
 	session_memtrace_sample(p->s, &mt->on, &mt->off);
+	session_memtrace_points(p->s, &mt->point, &mt->weight, &mt->npoints, &mt->interval);
+	if (mt->npoints)
+		mt->on = mt->interval;   /* a traced window is one interval */
 	size_t n;
 	const rtl_cache_config *cfgs = session_caches(p->s, &n);
 	if ((mt->trace_path = session_memtrace_path(p->s, p->pid))) {
@@ -218,8 +235,40 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
 	return pt2 ? 4 : 2;
 }
 
+/* The end of traced window K (a SimPoint point): the bank's counts since
+ * the previous end, weighted, into the estimate. */
+static void window_counts(struct memtrace *mt, size_t k)
+{
+	int ncfg = rtl_cachesim_count(mt->bank);
+	size_t cells = (size_t)ncfg * RTL_LEVELS;
+	if (!mt->prev) {
+		mt->prev = calloc(cells ? cells : 1, sizeof(*mt->prev));
+		mt->est = calloc(cells ? cells : 1, sizeof(*mt->est));
+		mt->ncells = mt->prev && mt->est ? cells : 0;
+	}
+	for (size_t i = 0; i < mt->ncells && k < mt->npoints; i++) {
+		rtl_cache_stats st;
+		if (rtl_cachesim_stats(mt->bank, (int)(i / RTL_LEVELS), (int)(i % RTL_LEVELS), &st))
+			continue;
+		uint64_t acc = 0, miss = 0, pacc = 0, pmiss = 0;
+		for (int kd = RTL_ACC_LOAD; kd <= RTL_ACC_STORE; kd++) {
+			acc += st.access[kd];
+			miss += st.miss[kd];
+			pacc += mt->prev[i].access[kd];
+			pmiss += mt->prev[i].miss[kd];
+		}
+		mt->est[i][0] += mt->weight[k] * (double)(acc - pacc);
+		mt->est[i][1] += mt->weight[k] * (double)(miss - pmiss);
+		mt->prev[i] = st;
+	}
+}
+
 static void consume(struct memtrace *mt, const struct batch *b)
 {
+	if (!b->w) {   /* a marker: traced window B->N ended */
+		window_counts(mt, b->n);
+		return;
+	}
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
@@ -310,6 +359,17 @@ void memtrace_drain(struct proc *p, unsigned area)
 	*left = TA_MT_WORDS;
 }
 
+/* Instructions until area AREA's next point starts (SimPoint), its state
+ * moved to it; INT64_MAX / 2 when none is left. */
+static uint64_t to_next_point(struct memtrace *mt, unsigned area)
+{
+	if (mt->next[area] >= mt->npoints)
+		return INT64_MAX / 2;
+	uint64_t start = mt->point[mt->next[area]], gap = start > mt->at[area] ? start - mt->at[area] : 0;
+	mt->at[area] = start;
+	return gap * mt->interval;
+}
+
 void memtrace_thread_start(struct proc *p, unsigned area)
 {
 	if (!session_memtrace_sampled(p->s) || !p->areas.addr || area >= TA_COUNT)
@@ -317,9 +377,20 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	struct memtrace *mt = state(p);
 	if (!mt)
 		return;
-	mt->is_off[area] = false;   /* a thread starts with a traced window */
-	*(int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT) = (int64_t)mt->on;
-	mt->windows++;
+	int64_t *left = (int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT);
+	mt->next[area] = 0;
+	mt->at[area] = 0;
+	uint64_t gap = mt->npoints ? to_next_point(mt, area) : 0;
+	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
+	*left = (int64_t)(gap ? gap : mt->on);
+	mt->windows += !gap;
+}
+
+/* Traced window K of a SimPoint run ended: a marker after its records. */
+static void mark_window(struct memtrace *mt, size_t k)
+{
+	if (mt->npoints)
+		enqueue(mt, (struct batch){ NULL, k });
 }
 
 /* Area AREA's countdown passed zero (true), or not. */
@@ -335,9 +406,25 @@ static bool window_end(struct proc *p, unsigned area)
 		/* a traced window ends: its records go to the bank; an untraced
 		 * one: what it recorded is dropped */
 		memtrace_drain(p, area);
-		mt->is_off[area] = !mt->is_off[area];
-		*left += (int64_t)(mt->is_off[area] ? mt->off : mt->on);
-		mt->windows += !mt->is_off[area];
+		if (mt->is_off[area]) {
+			mt->is_off[area] = false;
+			*left += (int64_t)mt->on;
+			mt->windows++;
+			continue;
+		}
+		uint64_t gap = mt->off;
+		if (mt->npoints) {   /* the point traced, on to the next */
+			mark_window(mt, mt->next[area]++);
+			mt->at[area]++;
+			gap = to_next_point(mt, area);
+		}
+		if (gap) {
+			mt->is_off[area] = true;
+			*left += (int64_t)gap;
+		} else {   /* the next point follows at once */
+			*left += (int64_t)mt->on;
+			mt->windows++;
+		}
 	}
 	return true;
 }
@@ -480,11 +567,30 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		rtl_warn("pid %d: the trace %s is incomplete", (int)p->pid, mt->trace_path ? mt->trace_path : "");
 	else if (mt->trace_path && !err)
 		err = rtl_profile_set_meta(prof, "memtrace_trace", mt->trace_path);
-	if (mt->on) {
+	/* SimPoint's estimate: the miss ratio of each configuration and level
+	 * over the points' windows, each weighted by its cluster's share */
+	for (size_t i = 0; mt->npoints && i < mt->ncells && !err; i++) {
+		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, (int)(i / RTL_LEVELS));
+		static const char *const lv[] = { "l1i", "l1d", "l1", "l2", "l3" };
+		if (!cfg || !cfg->level[i % RTL_LEVELS].present || i % RTL_LEVELS == RTL_L1I)
+			continue;
+		snprintf(key, sizeof(key), "memtrace_estimate_%zu_%s", i / RTL_LEVELS, lv[i % RTL_LEVELS]);
+		snprintf(val, sizeof(val), "miss ratio %.6f (weighted accesses %.0f, misses %.0f)",
+			 mt->est[i][0] > 0 ? mt->est[i][1] / mt->est[i][0] : 0.0, mt->est[i][0], mt->est[i][1]);
+		err = rtl_profile_set_meta(prof, key, val);
+	}
+	if (mt->npoints) {
+		snprintf(val, sizeof(val), "simpoint:%zu points of %llu instructions", mt->npoints,
+			 (unsigned long long)mt->interval);
+		if (!err)
+			err = rtl_profile_set_meta(prof, "memtrace_sample", val);
+	} else if (mt->on) {
 		snprintf(val, sizeof(val), "periodic:%llu:%llu", (unsigned long long)mt->on,
 			 (unsigned long long)mt->off);
 		if (!err)
 			err = rtl_profile_set_meta(prof, "memtrace_sample", val);
+	}
+	if (mt->on) {
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->windows);
 		if (!err)
 			err = rtl_profile_set_meta(prof, "memtrace_windows", val);
@@ -536,6 +642,8 @@ void memtrace_free(struct proc *p)
 	if (mt->trace)
 		fclose(mt->trace);
 	free(mt->trace_path);
+	free(mt->prev);
+	free(mt->est);
 	free(mt->untraced);
 	free(mt);
 	p->mt = NULL;

@@ -82,6 +82,9 @@ struct rtl_session {
 	char *bbv_path;
 	char *trace_path;         /* memtrace --trace */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
+	uint64_t *points, point_interval; /* memtrace --sample simpoint */
+	double *weights;
+	size_t npoints;
 	/* attached to a running process (sample alone): no ptrace; the run
 	 * ends at the deadline, at rtl_session_stop, or when it exits */
 	bool attached;
@@ -160,7 +163,16 @@ void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t
 
 bool session_memtrace_sampled(const struct rtl_session *s)
 {
-	return s->sample_on;
+	return s->sample_on || s->npoints;
+}
+
+void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
+			     size_t *n, uint64_t *interval)
+{
+	*point = s->points;
+	*weight = s->weights;
+	*n = s->npoints;
+	*interval = s->point_interval;
 }
 
 char *session_memtrace_path(const struct rtl_session *s, pid_t pid)
@@ -326,6 +338,19 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->sample_on = opts->memtrace_on;
 		s->sample_off = opts->memtrace_off;
 	}
+	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_interval) + sizeof(opts->memtrace_interval) &&
+	    opts->memtrace_npoints && opts->memtrace_interval && !s->bbv_interval && !s->sample_on) {
+		s->points = malloc(opts->memtrace_npoints * sizeof(*s->points));
+		s->weights = malloc(opts->memtrace_npoints * sizeof(*s->weights));
+		if (!s->points || !s->weights) {
+			rtl_session_destroy(s);
+			return -ENOMEM;
+		}
+		memcpy(s->points, opts->memtrace_points, opts->memtrace_npoints * sizeof(*s->points));
+		memcpy(s->weights, opts->memtrace_weights, opts->memtrace_npoints * sizeof(*s->weights));
+		s->npoints = opts->memtrace_npoints;
+		s->point_interval = opts->memtrace_interval;
+	}
 	int cache_err = session_parse_caches(s, opts);
 	if (cache_err) {
 		rtl_session_destroy(s);
@@ -370,6 +395,8 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->caches);
 	free(s->bbv_path);
 	free(s->trace_path);
+	free(s->points);
+	free(s->weights);
 	free(s->colls);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);

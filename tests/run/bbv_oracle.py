@@ -17,7 +17,11 @@ instructions) under `reticle run -c bbv --interval 2000000` and under
   one) within 5% of exp-bbv's (half the L1 distance of the shares), 0.5% on
   average: the start-up instructions reticle does not see shift the
   boundaries by a few tens of thousands of instructions;
-- `reticle simpoint FILE` picks points from them;
+- `reticle simpoint FILE` picks points from them, and `reticle run -c
+  memtrace --sample simpoint:...` traces only those intervals (under a fifth
+  of the accesses), with the output the native one and the L1D miss ratio
+  estimated within 25% of the full run's (7.6% here: the issue's 3% is not
+  met);
 - bad input: --interval 0, --interval without -c bbv: exit 2, nothing run.
 Skips (77) without valgrind or bzip2."""
 import collections, hashlib, os, random, re, shutil, subprocess, sys
@@ -92,11 +96,37 @@ def main():
               f"(interval {worst})")
         if ds[worst] > 0.05 or mean > 0.005:
             fails.append(f"vectors differ from exp-bbv's: mean {100 * mean:.3f}%, worst {100 * ds[worst]:.3f}%")
-    sp = subprocess.run([reticle, "simpoint", bb, "--seed", "1"], capture_output=True, text=True)
+    spf, wf = os.path.join(work, "p.simpoints"), os.path.join(work, "p.weights")
+    sp = subprocess.run([reticle, "simpoint", bb, "--seed", "1", "--simpoints", spf, "--weights", wf],
+                        capture_output=True, text=True)
     if sp.returncode != 0 or not sp.stdout.strip():
         fails.append(f"reticle simpoint {bb}: status {sp.returncode}: {sp.stderr.strip()}")
     else:
         print("bbv: simpoint: " + sp.stdout.strip().splitlines()[0])
+        # the points drive memtrace: only their intervals traced, the
+        # output the native one, the L1D miss ratio estimated near the full
+        # run's (a loose bound: the windows start with the caches the last
+        # one left, and seven points of two million instructions)
+        full, part = os.path.join(work, "full.db"), os.path.join(work, "part.db")
+        runs = {}
+        for db, extra in ((full, []), (part, ["--sample", f"simpoint:{spf},{wf}", "--interval", str(N)])):
+            m = subprocess.run([reticle, "run", "-c", "memtrace"] + extra + ["-o", db, "--", bzip2, "-c", data],
+                               capture_output=True, env=env, timeout=600)
+            runs[db] = m
+            if m.returncode != 0 or m.stdout != native.stdout:
+                fails.append(f"memtrace {' '.join(extra)}: status {m.returncode}\n{m.stderr.decode()[-1000:]}")
+        if not fails:
+            import sqlite3
+            fm = dict(sqlite3.connect(full).execute("select key, value from meta"))
+            pm = dict(sqlite3.connect(part).execute("select key, value from meta"))
+            w = fm["memtrace_cache_0_l1d"].split(": ", 1)[1].split()
+            ratio = (int(w[2]) + int(w[5])) / (int(w[1]) + int(w[4]))
+            est = float(pm.get("memtrace_estimate_0_l1d", "miss ratio 0").split()[2])
+            share = int(pm["memtrace_accesses"]) / int(fm["memtrace_accesses"])
+            print(f"bbv: memtrace at the points: {100 * share:.1f}% of the accesses, L1D miss ratio "
+                  f"{est:.5f} estimated, {ratio:.5f} in full ({100 * (est / ratio - 1):+.1f}%)")
+            if not 0 < share < 0.2 or abs(est / ratio - 1) > 0.25:
+                fails.append(f"simpoint-guided memtrace: {share:.3f} of the accesses, estimate {est} for {ratio}")
     marker = os.path.join(work, "ran")
     for args, what in ((["-c", "bbv", "--interval", "0"], "--interval"),
                        (["-c", "fcount", "--interval", "1000"], "bbv")):
