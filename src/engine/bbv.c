@@ -122,12 +122,35 @@ static int know_blocks(struct proc *p, struct bbv *b, bool now)
 	return 0;
 }
 
-/* Ends an interval: one line of every block's instructions since the last. */
+/* A block's place, the same in every run (blocks are recorded in the
+ * order functions were relocated, which the helper threads' timing moves):
+ * its module's load order, then its link-time address. */
+struct cell {
+	uint64_t mod, addr, ins;
+	uint32_t *id;
+};
+
+static int by_place(const void *a, const void *b)
+{
+	const struct cell *x = a, *y = b;
+	if (x->mod != y->mod)
+		return x->mod < y->mod ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Ends an interval: one line of every block's instructions since the last.
+ * Blocks a line names first are numbered in the order of their places, so
+ * that two runs of a program write the same vectors. */
 static void write_line(struct proc *p, struct bbv *b, size_t ended, uint64_t over)
 {
 	if (know_blocks(p, b, false) || open_out(p, b))
 		return;
-	fputc('T', b->out);
+	struct cell *c = malloc((p->nblocks ? p->nblocks : 1) * sizeof(*c));
+	size_t n = 0;
+	if (!c) {
+		b->failed = true;
+		return;
+	}
 	for (size_t i = 0; i < p->nblocks; i++) {
 		const struct block_rec *br = &p->blocks[i];
 		uint64_t now = br->counter ? proc_read_counter(p, br->counter) : 0;
@@ -139,10 +162,18 @@ static void write_line(struct proc *p, struct bbv *b, size_t ended, uint64_t ove
 			ins -= over;   /* the rest of the block: the next interval's */
 		if (!ins)
 			continue;
-		if (!b->id[i])
-			b->id[i] = ++b->next_id;
-		fprintf(b->out, ":%u:%llu ", b->id[i], (unsigned long long)ins);
+		struct module *m = proc_module_at(p, br->addr);
+		c[n++] = (struct cell){ m ? (uint64_t)(m - p->mods) : UINT64_MAX, br->addr - (m ? m->bias : 0), ins,
+					&b->id[i] };
 	}
+	qsort(c, n, sizeof(*c), by_place);
+	fputc('T', b->out);
+	for (size_t k = 0; k < n; k++) {
+		if (!*c[k].id)
+			*c[k].id = ++b->next_id;
+		fprintf(b->out, ":%u:%llu ", *c[k].id, (unsigned long long)c[k].ins);
+	}
+	free(c);
 	fputc('\n', b->out);
 	b->carry_block = ended;
 	b->carry = over;
