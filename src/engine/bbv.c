@@ -140,7 +140,7 @@ static int by_place(const void *a, const void *b)
 
 /* Ends an interval: one line of every block's instructions since the last.
  * Blocks a line names first are numbered in the order of their places, so
- * that two runs of a program write the same vectors. */
+ * that two runs of a program number the same blocks alike. */
 static void write_line(struct proc *p, struct bbv *b, size_t ended, uint64_t over)
 {
 	if (know_blocks(p, b, false) || open_out(p, b))
