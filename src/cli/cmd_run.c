@@ -538,30 +538,6 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			  "intervals' size of the vectors the points come from)");
 		return CLI_EXIT_USAGE;
 	}
-	uint64_t *points = NULL;
-	double *weights = NULL;
-	size_t npoints = 0;
-	if (a->simpoint) {
-		int rc = read_points(a->simpoint, &points, &weights, &npoints);
-		if (rc)
-			return rc;
-	}
-	char *bbv_out = NULL;
-	if (vectors) {
-		/* the profile's name with .bb for .db (or after it) */
-		const char *name = a->bbv_out ? a->bbv_out : output;
-		size_t n = strlen(name);
-		bbv_out = malloc(n + 4);
-		if (!bbv_out)
-			return CLI_EXIT_FAIL;
-		strcpy(bbv_out, name);
-		if (!a->bbv_out)
-			strcpy(bbv_out + (n > 3 && !strcmp(name + n - 3, ".db") ? n - 3 : n), ".bb");
-		if (!cli_output_writable("run", bbv_out)) {
-			free(bbv_out);
-			return CLI_EXIT_FAIL;
-		}
-	}
 	if ((a->ncaches || a->trace || a->sample_on || a->simpoint) && !tracing) {
 		cli_error("run: --cache, --trace and --sample set the memtrace collector: add it (-c memtrace)");
 		return CLI_EXIT_USAGE;
@@ -586,6 +562,36 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	}
 	if (!cli_output_writable("run", output))
 		return CLI_EXIT_FAIL;
+	/* allocated once every check has passed */
+	uint64_t *points = NULL;
+	double *weights = NULL;
+	size_t npoints = 0;
+	if (a->simpoint) {
+		int rc = read_points(a->simpoint, &points, &weights, &npoints);
+		if (rc)
+			return rc;
+	}
+	char *bbv_out = NULL;
+	if (vectors) {
+		/* the profile's name with .bb for .db (or after it) */
+		const char *name = a->bbv_out ? a->bbv_out : output;
+		size_t n = strlen(name);
+		bbv_out = malloc(n + 4);
+		if (!bbv_out) {
+			free(points);
+			free(weights);
+			return CLI_EXIT_FAIL;
+		}
+		strcpy(bbv_out, name);
+		if (!a->bbv_out)
+			strcpy(bbv_out + (n > 3 && !strcmp(name + n - 3, ".db") ? n - 3 : n), ".bb");
+		if (!cli_output_writable("run", bbv_out)) {
+			free(bbv_out);
+			free(points);
+			free(weights);
+			return CLI_EXIT_FAIL;
+		}
+	}
 
 	char *warm = a->cold ? NULL : warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,

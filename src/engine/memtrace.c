@@ -463,17 +463,12 @@ void memtrace_signal(struct proc *p, pid_t tid)
 	uint64_t pc;
 	if (!p->mt || !p->areas.addr || !t || t->area < 0 || os_get_pc(tid, &pc))
 		return;
-	uint64_t lo = pc > X86_MEMTRACE_MAX ? pc - X86_MEMTRACE_MAX : 0;
 	struct window *w = proc_window_at(p, pc, 1);
-	if (!w)
-		return;   /* not in the code cache */
-	while (lo < pc && !proc_window_at(p, lo, 1))
-		lo++;
-	uint64_t hi = pc + X86_MEMTRACE_MAX;
-	while (hi > pc + 1 && !proc_window_at(p, hi - 1, 1))
-		hi--;
-	if (proc_window_at(p, lo, 1) != w || proc_window_at(p, hi - 1, 1) != w)
-		return;   /* a span across two windows: not one snippet */
+	if (!w || pc >= w->addr + w->code_used)
+		return;   /* not in the code cache's copies */
+	/* the copied code around PC, within the window (a snippet never spans two) */
+	uint64_t lo = pc - w->addr > X86_MEMTRACE_MAX ? pc - X86_MEMTRACE_MAX : w->addr;
+	uint64_t hi = w->addr + w->code_used - pc > X86_MEMTRACE_MAX ? pc + X86_MEMTRACE_MAX : w->addr + w->code_used;
 	struct x86_memtrace_span s;
 	if (!x86_memtrace_locate(window_local(w, lo), hi - lo, pc - lo, &s))
 		return;
@@ -499,6 +494,9 @@ static int64_t function_id(struct proc *p, uint64_t insn, uint64_t *site)
 	*site = insn - m->bias;
 	return f ? m->fs[f - rtl_binary_function(m->bin, 0)].profile_id : -1;
 }
+
+/* Meta key names of the levels (enum rtl_cache_level_id). */
+static const char *const lv[RTL_LEVELS] = { "l1i", "l1d", "l1", "l2", "l3" };
 
 struct attr_ctx {
 	struct proc *p;
@@ -546,7 +544,6 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 	char key[160], val[256];
 	for (int c = 0; !err && c < rtl_cachesim_count(mt->bank); c++) {
 		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, c);
-		static const char *const lv[] = { "l1i", "l1d", "l1", "l2", "l3" };
 		for (int l = 0; l < RTL_LEVELS && !err; l++) {
 			rtl_cache_stats st;
 			/* no instruction fetches are traced: L1I would say nothing */
@@ -571,7 +568,6 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 	 * over the points' windows, each weighted by its cluster's share */
 	for (size_t i = 0; mt->npoints && i < mt->ncells && !err; i++) {
 		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, (int)(i / RTL_LEVELS));
-		static const char *const lv[] = { "l1i", "l1d", "l1", "l2", "l3" };
 		if (!cfg || !cfg->level[i % RTL_LEVELS].present || i % RTL_LEVELS == RTL_L1I)
 			continue;
 		snprintf(key, sizeof(key), "memtrace_estimate_%zu_%s", i / RTL_LEVELS, lv[i % RTL_LEVELS]);

@@ -765,11 +765,6 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);
 		if (c && memtrace_fork(p, c))
 			rtl_warn("pid %d: its memory accesses are not traced", (int)child);
-		struct thread *ct = c ? proc_thread(c, c->pid) : NULL;
-		if (ct && ct->area >= 0) {
-			bbv_thread_start(c, (unsigned)ct->area);   /* its own intervals from its start */
-			memtrace_thread_start(c, (unsigned)ct->area);
-		}
 		if (!c || add_proc(s, c, p->image, "fork")) {
 			rtl_log(0, "cannot follow child %d; it runs without reticle", (int)child);
 			if (c)

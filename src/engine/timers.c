@@ -32,6 +32,13 @@ static void watch(struct proc *p, pid_t tid, unsigned k)
 	shim_watch(s, p->pid, p->exec_gen, tid, signal, user);
 }
 
+/* Area K's countdowns (bbv's intervals, memtrace's windows) start. */
+static void start_countdowns(struct proc *p, unsigned k)
+{
+	bbv_thread_start(p, k);
+	memtrace_thread_start(p, k);
+}
+
 /* Gives thread T an area and points its %gs there. */
 static void give_area(struct proc *p, struct thread *t)
 {
@@ -45,8 +52,7 @@ static void give_area(struct proc *p, struct thread *t)
 	}
 	t->area = (int)k;
 	watch(p, t->tid, k);
-	bbv_thread_start(p, k);
-	memtrace_thread_start(p, k);
+	start_countdowns(p, k);
 }
 
 int timers_setup_image(struct proc *p, pid_t tid)
@@ -64,8 +70,7 @@ int timers_setup_image(struct proc *p, pid_t tid)
 		return 0;
 	}
 	thread_region_place(&p->areas, at);
-	bbv_thread_start(p, 0);   /* threads beyond the areas' number count down together */
-	memtrace_thread_start(p, 0);
+	start_countdowns(p, 0);   /* threads beyond the areas' number count down together */
 	p->ntimers = 1;   /* timer 0 takes what does not fit */
 	struct thread *t = proc_thread(p, tid);
 	if (t)
@@ -97,6 +102,7 @@ int timers_fork(struct proc *p, struct proc *c, pid_t tid)
 	if (ct) {
 		ct->area = (int)k;
 		watch(c, c->pid, k);
+		start_countdowns(c, k);   /* the child's own intervals and windows from its start */
 	}
 	/* the child's counters start at zero: its copies' timers are
 	 * written again */
