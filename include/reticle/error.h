@@ -24,6 +24,7 @@ enum rtl_error {
 	RTL_ERR_PROFILE_VERSION, /* profile schema newer than this reticle reads */
 	RTL_ERR_PROFILE_CORRUPT, /* a profile with unreadable contents */
 	RTL_ERR_NO_SAMPLING,    /* perf_event sampling is not available (the log says why) */
+	RTL_ERR_TARGET_STOPPED, /* the process to attach to is stopped (job control) */
 	RTL_ERR_LAST
 };
 

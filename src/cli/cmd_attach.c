@@ -1,10 +1,12 @@
-/* reticle attach: sample a process that is already running. */
+/* reticle attach: measure a process that is already running, sampled (no
+ * ptrace) or instrumented (traced, then left as it was). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
@@ -12,18 +14,26 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle attach [-c sample] [--freq HZ] [--event E] [--duration SECONDS]\n"
+	fputs("usage: reticle attach [-c LIST] [--freq HZ] [--event E] [--duration SECONDS]\n"
 	      "                      [-o PROFILE] PID\n"
 	      "\n"
-	      "Samples process PID while it runs: every thread it has and every thread\n"
-	      "and process it creates meanwhile, with call stacks (the sample collector;\n"
-	      "perf_event, no ptrace: the process is neither stopped nor changed). Ends\n"
-	      "after --duration seconds, at Ctrl-C (or SIGTERM), or when the process\n"
-	      "exits, and writes PROFILE (default reticle.PID.db): 'reticle report'\n"
-	      "shows where the time went. Collectors that instrument code cannot attach\n"
-	      "yet.\n"
+	      "Measures process PID while it runs, every thread it has and every thread\n"
+	      "and process it creates meanwhile, until --duration seconds have passed,\n"
+	      "Ctrl-C (or SIGTERM, or 'reticle detach PID'), or the process exits; then\n"
+	      "writes PROFILE (default reticle.PID.db) for 'reticle report'.\n"
 	      "\n"
-	      "  -c, --collect LIST   sample (the default, and the only one for now)\n"
+	      "-c sample (the default) samples call stacks with perf_event: no ptrace,\n"
+	      "the process is neither stopped nor changed.\n"
+	      "-c with counting collectors (fcount, bbcount, edges, callgraph, loops,\n"
+	      "cover) instruments it as 'reticle run' does: its threads are stopped a\n"
+	      "moment, functions are relocated at their first call from then on, and\n"
+	      "at the end every patch is taken back and the code cache unmapped: the\n"
+	      "process runs on, unmodified. Counts cover calls made while attached\n"
+	      "(a call already running when reticle came is counted from its return\n"
+	      "on). If reticle is killed with SIGKILL, the process is left with its\n"
+	      "patches and dies at its next instrumented call.\n"
+	      "\n"
+	      "  -c, --collect LIST   sample, or counting collectors (comma-separated)\n"
 	      "      --freq HZ        samples per second of each running thread (default 1000)\n"
 	      "      --event E        cpu-clock (default), task-clock, ... as 'reticle run'\n"
 	      "  -d, --duration S     stop after S seconds (default: until Ctrl-C or the end)\n"
@@ -40,6 +50,85 @@ static void on_stop(int sig)
 		rtl_session_stop(current);
 }
 
+/* Why ptrace may be refused: Yama's scope, or another user. */
+static const char *ptrace_hint(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 3)
+		return "kernel.yama.ptrace_scope is 3: no process may be traced until reboot";
+	if (scope >= 1 && geteuid())
+		return "kernel.yama.ptrace_scope is above 0: run as root, give reticle CAP_SYS_PTRACE, or "
+		       "'sysctl kernel.yama.ptrace_scope=0'";
+	return "another user's process needs root";
+}
+
+/* The name and pid of PID's tracer, for the message. */
+static const char *tracer_of(pid_t pid)
+{
+	static char buf[300];
+	char path[64], line[256], comm[256] = "?";
+	long tracer = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(buf, sizeof(buf), "%s, pid %ld", comm, tracer);
+	return buf;
+}
+
+/* -c LIST: 'sample' alone, or counting collectors. How many, or -1 after
+ * a message. */
+static int parse_list(const char *list, const struct rtl_collector **out)
+{
+	static const char *const counting[] = { "fcount", "bbcount", "edges", "callgraph", "loops", "cover" };
+	char *copy = strdup(list), *save = NULL;
+	int n = 0, bad = 0;
+	for (char *name = strtok_r(copy, ",", &save); name && !bad; name = strtok_r(NULL, ",", &save)) {
+		const struct rtl_collector *c = rtl_collector_find(name);
+		bool ok = false;
+		for (size_t i = 0; i < sizeof(counting) / sizeof(*counting); i++)
+			ok |= !strcmp(name, counting[i]);
+		if (!c) {
+			cli_error("attach: unknown collector '%s' (see 'reticle run --help')", name);
+			bad = 1;
+		} else if (!ok && strcmp(name, "sample")) {
+			cli_error("attach: the %s collector cannot attach yet (it starts with the program: "
+				  "'reticle run'); attach takes sample, or fcount, bbcount, edges, callgraph, "
+				  "loops and cover", name);
+			bad = 1;
+		} else if (n >= 8) {
+			cli_error("attach: too many collectors");
+			bad = 1;
+		} else {
+			out[n++] = c;
+		}
+	}
+	free(copy);
+	if (!bad && !n)
+		cli_error("attach: -c takes at least one collector");
+	for (int i = 0; !bad && n > 1 && i < n; i++)
+		if (!strcmp(out[i]->name, "sample")) {
+			cli_error("attach: sample attaches alone (no ptrace); count in another attach");
+			bad = 1;
+		}
+	return bad || !n ? -1 : n;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -52,6 +141,8 @@ int cmd_attach(int argc, char **argv)
 		{ 0 }
 	};
 	const char *output = NULL, *event = NULL;
+	const struct rtl_collector *colls[8];
+	int ncolls = 0;
 	unsigned freq = 0;
 	double duration = 0;
 	int opt;
@@ -61,11 +152,8 @@ int cmd_attach(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+c:d:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			if (strcmp(optarg, "sample")) {
-				cli_error("attach: only the sample collector can attach for now (not '%s'): the "
-					  "others instrument code when the program starts ('reticle run')", optarg);
+			if ((ncolls = parse_list(optarg, colls)) < 0)
 				return CLI_EXIT_USAGE;
-			}
 			break;
 		case 'F':
 			if (cli_parse_freq("attach", optarg, &freq))
@@ -98,32 +186,49 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (!cli_output_writable("attach", output))
 		return CLI_EXIT_FAIL;
-	const struct rtl_collector *sample = rtl_collector_find("sample");
-	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output, .collectors = &sample,
-					 .ncollectors = 1, .sample_event = event, .sample_freq = freq };
+	if (!ncolls)
+		colls[ncolls++] = rtl_collector_find("sample");
+	bool sampling = !strcmp(colls[0]->name, "sample");
+	if (!sampling && (freq || event)) {
+		cli_error("attach: --freq and --event are the sample collector's");
+		return CLI_EXIT_USAGE;
+	}
+	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output, .collectors = colls,
+					 .ncollectors = (size_t)ncolls, .sample_event = event, .sample_freq = freq };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	if (err) {
 		cli_error("attach: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;
 	}
-	if ((err = rtl_session_attach(s, (pid_t)pid, duration))) {
-		if (err == -ESRCH)
-			cli_error("attach: no process %ld", pid);
-		else if (err == -EPERM)
-			cli_error("attach: process %ld: not allowed (another user's process needs root)", pid);
-		rtl_session_destroy(s);
-		return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
-	}
+	/* before the process is touched: a Ctrl-C while attaching must not
+	 * leave it with reticle's patches */
 	current = s;
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if ((err = rtl_session_attach(s, (pid_t)pid, duration))) {
+		if (err == -ESRCH)
+			cli_error("attach: no process %ld", pid);
+		else if (err == -EPERM && sampling)
+			cli_error("attach: process %ld: not allowed (another user's process needs root)", pid);
+		else if (err == -EPERM)
+			cli_error("attach: process %ld: not allowed to trace it (%s)", pid, ptrace_hint());
+		else if (err == -EBUSY)
+			cli_error("attach: process %ld is already traced (by %s): detach that first", pid,
+				  tracer_of((pid_t)pid));
+		else
+			cli_error("attach: process %ld: %s", pid, rtl_strerror(err));
+		rtl_session_destroy(s);
+		return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+	}
+	const char *what = sampling ? "sampling" : "instrumenting";
 	if (duration > 0)
-		fprintf(stderr, "reticle: sampling process %ld for %g s (Ctrl-C stops sooner)\n", pid, duration);
+		fprintf(stderr, "reticle: %s process %ld for %g s (Ctrl-C stops sooner)\n", what, pid, duration);
 	else
-		fprintf(stderr, "reticle: sampling process %ld until it ends (Ctrl-C stops)\n", pid);
+		fprintf(stderr, "reticle: %s process %ld until it ends (Ctrl-C stops)\n", what, pid);
 	err = rtl_session_run(s, &status);
 	current = NULL;
 	int rc = 0;

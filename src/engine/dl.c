@@ -117,14 +117,19 @@ static void scan_link_map(struct proc *p, pid_t tid)
 	free(seen);
 }
 
-int dl_notify(struct proc *p, pid_t tid)
+void dl_scan(struct proc *p, pid_t tid)
 {
 	int state = 0;
-	uint8_t code[4] = { 0 };
-
-	if (!os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_state), &state, 4) &&
+	if (p->r_debug && !os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_state), &state, 4) &&
 	    state == RT_CONSISTENT)
 		scan_link_map(p, tid);
+}
+
+int dl_notify(struct proc *p, pid_t tid)
+{
+	uint8_t code[4] = { 0 };
+
+	dl_scan(p, tid);
 	/* Step over r_brk's first instruction without removing the int3:
 	 * _dl_debug_state is 'endbr64; ret' or 'ret'. */
 	struct module *m = proc_module_at(p, p->r_brk);

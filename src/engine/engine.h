@@ -54,6 +54,10 @@ struct func_state {
 	 * counter of its copy that holds it (timers.c); 0 if none */
 	uint32_t timer;
 	uint64_t timer_desc;
+	/* a thread was inside it when reticle attached (attach.c): a thread
+	 * may run its original code anywhere, so its return points get int3s,
+	 * never 5-byte jumps that could cover the instruction it is at */
+	bool live;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -111,6 +115,9 @@ struct thread {
 	pid_t tid;
 	int pending_sig;          /* signal to deliver on the next resume */
 	int area;                 /* its thread area (timers.c), -1 if none */
+	/* detaching: stopped for good (its interrupt seen), and whether that
+	 * stop was a group-stop (job control), which it stays in */
+	bool held, group_stopped;
 };
 
 /* The timers of a thread that has ended (timers.c). */
@@ -212,6 +219,15 @@ struct proc {
 	/* TSC ticks per second for the profile being written: one rate for all
 	 * its times, so that function_times and contexts agree (proc_write_profile) */
 	double tsc_hz;
+	/* reticle attached to it while it ran (attach.c): each write of
+	 * reticle's into its text or data is logged with the bytes it
+	 * replaced, so that detaching puts them all back */
+	bool attached;
+	struct undo_rec { uint64_t addr; uint32_t len; uint8_t *old; } *undo;
+	size_t nundo, capundo;
+	/* unwind blobs registered with the target's libgcc (unwind.c) */
+	uint64_t *unw_objects;
+	size_t nunw_objects, capunw_objects;
 };
 
 /* arcs.c: indirect call sites in their windows' arc tables */
@@ -313,12 +329,17 @@ struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len);
 /* The relocated copy holding run-time PC: its function state (and *MP its
  * module), or NULL. */
 struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp);
+/* Writes LEN bytes at run-time ADDR of P's text or data (a patch of
+ * reticle's), logging what they replace when P is attached. */
+int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);
 
 /* patch/lazy.c: arming entries and instrumenting on first call */
 int lazy_arm_module(struct proc *p, struct module *m);
+/* r_brk (_dl_debug_state) gets its int3 once the loader has published it. */
+void lazy_arm_r_brk(struct proc *p);
 /* A thread TID stopped at an int3 just before PC. Returns 1 if reticle
  * handled it (the thread may resume), 0 if the trap is the program's own. */
 int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
@@ -468,10 +489,26 @@ void sigtrap_repair(struct proc *p, pid_t tid);
 void unwind_module_added(struct proc *p, struct module *m);
 void unwind_function_relocated(struct proc *p, struct module *m, size_t fn);
 void unwind_flush(struct proc *p, pid_t tid);
+/* Takes back every registration made in attached process P (thread TID
+ * stopped), before its windows are unmapped: 0, or an error when one
+ * stays (the windows must stay too). */
+int unwind_detach(struct proc *p, pid_t tid);
 void unwind_module_free(struct module *m);
+
+/* engine/attach.c: a process that was running before reticle came */
+/* Sets up P, every thread of it stopped (TID one of them): its modules
+ * armed, original return addresses, the functions threads are inside
+ * marked live. */
+int attach_setup_image(struct proc *p, pid_t tid);
+/* Puts P back as it was, every thread held stopped, and detaches them:
+ * copies left, patches undone, windows unmapped (unless *KEPT threads or
+ * stack words still need them). */
+int attach_detach(struct proc *p, size_t *kept);
 
 /* engine/dl.c: modules loaded by the dynamic loader */
 int dl_notify(struct proc *p, pid_t tid);
+/* Adds the objects on the loader's list now, if it is consistent. */
+void dl_scan(struct proc *p, pid_t tid);
 void dl_find_r_debug(struct proc *p, struct module *ldso);
 
 /* engine/placement.c: reticle and a starting program on one CPU */

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "runtime/arc_table.h"
 #include "os/linux/os.h"
+#include "util/array.h"
 #include "util/log.h"
 #include "isa/x86_64/writer.h"
 
@@ -74,6 +75,10 @@ void proc_free(struct proc *p)
 		free(p->times[i].nodes);
 	}
 	free(p->times);
+	for (size_t i = 0; i < p->nundo; i++)
+		free(p->undo[i].old);
+	free(p->undo);
+	free(p->unw_objects);
 	if (p->mem >= 0)
 		close(p->mem);
 	free(p);
@@ -169,6 +174,22 @@ struct module *proc_module_at(struct proc *p, uint64_t addr)
 		if (addr >= p->mods[i].lo && addr < p->mods[i].hi && !p->mods[i].unloaded)
 			return &p->mods[i];
 	return NULL;
+}
+
+int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len)
+{
+	if (p->attached) {
+		uint8_t *old = malloc(len ? len : 1);
+		int err = old ? os_mem_read(p->mem, addr, old, len) : -ENOMEM;
+		if (!err)
+			err = rtl_grow(&p->undo, &p->capundo, p->nundo + 1, sizeof(*p->undo));
+		if (err) {
+			free(old);
+			return err;   /* not written: detaching could not undo it */
+		}
+		p->undo[p->nundo++] = (struct undo_rec){ addr, (uint32_t)len, old };
+	}
+	return os_mem_write(p->mem, addr, buf, len);
 }
 
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -412,6 +433,26 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		p->nret_traps = p->capret_traps = parent->nret_traps;
 	}
 	p->warm_started = parent->warm_started;
+	/* the child has the parent's patched text: detaching it undoes the same */
+	p->attached = parent->attached;
+	if (parent->nundo) {
+		if (!(p->undo = calloc(parent->nundo, sizeof(*p->undo))))
+			goto fail;
+		p->capundo = parent->nundo;
+		for (size_t i = 0; i < parent->nundo; i++) {
+			const struct undo_rec *u = &parent->undo[i];
+			if (!(p->undo[i].old = dup_array(u->old, u->len, 1)))
+				goto fail;
+			p->undo[i].addr = u->addr;
+			p->undo[i].len = u->len;
+			p->nundo++;
+		}
+	}
+	if (parent->nunw_objects) {
+		if (!(p->unw_objects = dup_array(parent->unw_objects, parent->nunw_objects, sizeof(uint64_t))))
+			goto fail;
+		p->nunw_objects = p->capunw_objects = parent->nunw_objects;
+	}
 	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
 	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));
 	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
@@ -85,9 +86,11 @@ struct rtl_session {
 	uint64_t *points, point_interval; /* memtrace --sample simpoint */
 	double *weights;
 	size_t npoints;
-	/* attached to a running process (sample alone): no ptrace; the run
-	 * ends at the deadline, at rtl_session_stop, or when it exits */
-	bool attached;
+	/* attached to a running process: sampled alone (no ptrace), or
+	 * traced and instrumented (TRACED); the run ends at the deadline, at
+	 * rtl_session_stop, or when it exits; then every thread is
+	 * interrupted (DETACHING) and, once all are held, it is left as it was */
+	bool attached, traced, detaching;
 	double duration;
 	volatile sig_atomic_t stop;
 };
@@ -779,6 +782,8 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		os_listen(child);
 	else
 		resume(NULL, child, 0);
+	if (s->detaching)
+		os_interrupt(child);   /* held too before the session ends */
 	resume(p, st->tid, 0);
 }
 
@@ -838,6 +843,20 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 	os_get_pc(st->tid, &pc);
 	proc_describe_pc(p, pc, where, sizeof(where));
 	rtl_info("pid %d: %s at %s", (int)st->tid, strsignal(st->sig), where);
+	if (getenv("RETICLE_DEBUG_FAULT_BYTES")) {   /* the copy's code before the fault, for objdump */
+		uint8_t code[160];
+		char hex[3 * sizeof(code) + 1];
+		if (!os_mem_read(p->mem, pc - 128, code, sizeof(code))) {
+			for (size_t i = 0; i < sizeof(code); i++)
+				sprintf(hex + 3 * i, "%02x ", code[i]);
+			rtl_info("code from %#llx: %s", (unsigned long long)(pc - 128), hex);
+		}
+		if (!os_get_sp(st->tid, &sp) && !os_mem_read(p->mem, sp - 64, code, 160)) {
+			for (size_t i = 0; i < 20; i++)
+				sprintf(hex + 17 * i, "%016llx ", (unsigned long long)((uint64_t *)code)[i]);
+			rtl_info("stack from sp-64 (%#llx): %s", (unsigned long long)sp, hex);
+		}
+	}
 	if (!os_get_sp(st->tid, &sp) && !os_mem_read(p->mem, sp, words, sizeof(words)))
 		for (int i = 0; i < 16; i++) {
 			proc_describe_pc(p, words[i], where, sizeof(where));
@@ -909,6 +928,12 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 				s->early[s->nearly++] = (struct early_stop){ st->tid, *st };
 			}
 		}
+		return;
+	}
+	if (s->detaching && (st->kind == OS_OTHER || st->kind == OS_GROUP_STOP)) {
+		struct thread *t = proc_thread(p, st->tid);
+		t->held = true;   /* its interrupt: it stays stopped until detached */
+		t->group_stopped = st->kind == OS_GROUP_STOP;
 		return;
 	}
 	uint64_t pc = st->pc;
@@ -985,12 +1010,160 @@ static bool our_breakpoint(void *ctx, pid_t tid, uint64_t pc)
 	return p && lazy_is_entry_trap(p, pc - 1);
 }
 
+/* The first stop of thread TID just seized, in P. */
+static void first_stop(struct rtl_session *s, struct proc *p, pid_t tid)
+{
+	struct os_stop st;
+	struct thread *t = proc_thread(p, tid);
+	if (os_wait_tid(tid, &st) || st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+		proc_remove_thread(p, tid);
+		return;
+	}
+	switch (st.kind) {
+	case OS_SIGNAL:
+		t->pending_sig = st.sig;   /* delivered when it resumes */
+		break;
+	case OS_GROUP_STOP:
+		t->group_stopped = true;   /* left in it (os_listen) */
+		break;
+	case OS_OTHER:
+		break;
+	default:   /* an event met on the way (clone, exit...): the loop's */
+		t->held = true;
+		session_defer_stop(s, &st);
+		break;
+	}
+}
+
+/* Stops every thread of PID (seized one by one; those created meanwhile
+ * are found on the next look at its task list) into P. */
+static int seize_all(struct rtl_session *s, struct proc *p, pid_t pid)
+{
+	for (bool fresh = true; fresh;) {
+		pid_t *tids;
+		size_t n;
+		int err = os_list_threads(pid, &tids, &n);
+		if (err)
+			return err;
+		fresh = false;
+		for (size_t i = 0; i < n && !err; i++) {
+			if (proc_thread(p, tids[i]))
+				continue;
+			int e = os_attach_thread(tids[i]);
+			if (e == -ESRCH)
+				continue;   /* ended meanwhile */
+			if (e == -EPERM && tids[i] != pid)
+				continue;   /* auto-attached already, as the clone of a seized thread */
+			if (e) {
+				err = e;
+				break;
+			}
+			if ((err = proc_add_thread(p, tids[i])))
+				break;
+			first_stop(s, p, tids[i]);
+			fresh = true;
+		}
+		free(tids);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* "TracerPid:" and "State:" of /proc/PID/status: -EBUSY when another
+ * tracer (a debugger) has it, -RTL_ERR_STOPPED when it is stopped. */
+static int check_attachable(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int err = 0;
+	long tracer = 0;
+	char state = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1 && tracer)
+			err = -EBUSY;
+		sscanf(line, "State: %c", &state);
+	}
+	fclose(f);
+	if (!err && (state == 'T' || state == 't'))
+		err = -RTL_ERR_TARGET_STOPPED;
+	if (!err && (state == 'Z' || state == 'X'))
+		err = -ESRCH;
+	return err;
+}
+
+/* Attaches to running PID with ptrace to instrument it. */
+static int attach_traced(struct rtl_session *s, pid_t pid)
+{
+	if (s->probes.timers || s->probes.memory || s->bbv_interval || s->shimming || s->sampling)
+		return -RTL_ERR_UNSUPPORTED;
+	int err = check_attachable(pid);
+	if (err)
+		return err;
+	struct proc *p = calloc(1, sizeof(*p));   /* its threads, until it can be opened */
+	if (!p)
+		return -ENOMEM;
+	p->s = s;
+	p->pid = pid;
+	p->mem = -1;
+	p->shm.fd = -1;
+	p->areas.fd = -1;
+	err = seize_all(s, p, pid);
+	struct proc *q = err ? NULL : proc_new(s, pid);
+	if (!err && !q)
+		err = -ENOMEM;
+	if (q) {   /* the seized threads, their stops' facts */
+		free(q->threads);
+		q->threads = p->threads;
+		q->nthreads = p->nthreads;
+		p->threads = NULL;
+		p->nthreads = 0;
+	}
+	if (!err && !(err = add_proc(s, q, 0, "attach")) && (err = attach_setup_image(q, pid))) {
+		size_t kept;
+		attach_detach(q, &kept);   /* what was armed is undone */
+		remove_proc(s, q);
+		q = NULL;
+	} else if (err) {
+		struct proc *h = q ? q : p;
+		for (size_t i = 0; i < h->nthreads; i++)
+			os_detach_sig(h->threads[i].tid, h->threads[i].pending_sig);
+		if (q)
+			remove_proc(s, q);
+		q = NULL;
+	}
+	free(p->threads);
+	free(p);
+	if (err)
+		return err;
+	/* the deferred events of seize_all belong to threads of Q */
+	for (size_t i = 0; i < q->nthreads; i++)
+		q->threads[i].held = false;
+	s->traced = true;
+	return 0;
+}
+
 int rtl_session_attach(rtl_session *s, pid_t pid, double duration)
 {
-	if (s->instruments || s->shimming || !s->sampling || s->nprocs)
-		return -RTL_ERR_UNSUPPORTED;   /* instrumenting a running process is to come */
+	if (s->nprocs)
+		return -RTL_ERR_UNSUPPORTED;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	if (s->instruments) {
+		int err = attach_traced(s, pid);
+		if (err)
+			return err;
+		s->attached = true;
+		s->duration = duration;
+		s->main_pid = pid;
+		s->main_command = s->procs[0]->command ? strdup(s->procs[0]->command) : NULL;
+		return 0;
+	}
+	if (s->shimming || !s->sampling)
+		return -RTL_ERR_UNSUPPORTED;
 	struct proc *p = proc_new(s, pid);
 	if (!p)
 		return -EPERM;
@@ -1088,11 +1261,97 @@ static int run_attached(struct rtl_session *s, int *status)
 	return 0;
 }
 
+static void wake(int sig)
+{
+	(void)sig;
+}
+
+/* Detaching: every thread is interrupted, and held once its interrupt
+ * stop comes (dispatch). */
+static void begin_detach(struct rtl_session *s)
+{
+	s->detaching = true;
+	rtl_debug("detaching: every thread interrupted");
+	for (size_t i = 0; i < s->nprocs; i++)
+		for (size_t k = 0; k < s->procs[i]->nthreads; k++)
+			if (!s->procs[i]->threads[k].held)
+				os_interrupt(s->procs[i]->threads[k].tid);
+}
+
+static bool all_held(const struct rtl_session *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		for (size_t k = 0; k < s->procs[i]->nthreads; k++)
+			if (!s->procs[i]->threads[k].held)
+				return false;
+	return true;
+}
+
+/* A traced attached run: the event loop of a launch until the deadline or
+ * rtl_session_stop (a SIGALRM every 50 ms wakes its wait to look), then
+ * every process is written into the profile and left as it was. */
+static int run_traced(struct rtl_session *s, int *status)
+{
+	struct sigaction sa = { .sa_handler = wake }, old_sa;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old_sa);
+	struct itimerval tick = { { 0, 50000 }, { 0, 50000 } }, old_tick;
+	setitimer(ITIMER_REAL, &tick, &old_tick);
+	uint64_t end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
+	struct proc *first = s->procs[0];
+	for (size_t k = 0; k < first->nthreads; k++) {
+		struct thread *t = &first->threads[k];
+		if (session_stop_deferred(s, t->tid))
+			continue;   /* its event first (the loop resumes it) */
+		if (t->group_stopped)
+			os_listen(t->tid);
+		else
+			resume(first, t->tid, 0);
+		t->group_stopped = false;
+	}
+	int err = 0;
+	struct os_stop st;
+	while (s->nprocs) {
+		if (!s->detaching && (s->stop || os_now_ns() >= end))
+			begin_detach(s);
+		if (s->detaching && all_held(s))
+			break;
+		err = take_deferred(s, &st) ? 0 : os_wait_intr(&st, our_breakpoint, s);
+		if (err == -EINTR)
+			continue;
+		if (err == -ECHILD) {
+			err = 0;
+			break;
+		}
+		if (err)
+			break;
+		dispatch(s, &st);
+	}
+	setitimer(ITIMER_REAL, &old_tick, NULL);
+	sigaction(SIGALRM, &old_sa, NULL);
+	while (s->nprocs) {
+		struct proc *p = s->procs[0];
+		size_t kept;
+		p->status = -1;   /* running on, not ended */
+		finish_proc(s, p);
+		if (attach_detach(p, &kept))
+			rtl_warn("pid %d: not left quite as it was (see above)", (int)p->pid);
+		else
+			rtl_debug("pid %d: detached", (int)p->pid);
+		remove_proc(s, p);
+	}
+	commit_profile(s);
+	*status = 0;   /* not our child: its status is its parent's to know */
+	return err;
+}
+
 int rtl_session_run(rtl_session *s, int *status)
 {
 	struct os_stop st;
 	if (!s->nprocs)
 		return -ESRCH;
+	if (s->traced)
+		return run_traced(s, status);
 	if (s->attached)
 		return run_attached(s, status);
 	os_jobctl_begin();

@@ -239,7 +239,12 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 	memcpy(window_local(w, at), blob, len);
 	free(blob);
 	long ret;
-	return proc_call(p, tid, p->register_frame, at, obj, &ret, fault_pc);
+	err = proc_call(p, tid, p->register_frame, at, obj, &ret, fault_pc);
+	/* kept for a detach, which takes them back before the windows go */
+	if (!err && p->attached && !rtl_grow(&p->unw_objects, &p->capunw_objects, p->nunw_objects + 1,
+					     sizeof(*p->unw_objects)))
+		p->unw_objects[p->nunw_objects++] = at;
+	return err;
 }
 
 /* Whether TID runs inside the unwinder: return addresses into its module
@@ -384,6 +389,26 @@ static void give_up(struct proc *p, int err, uint64_t fault_pc)
 		 *where ? " at " : "", where, (int)p->pid);
 	p->register_frame = 0;
 	p->unwind_off = true;
+}
+
+int unwind_detach(struct proc *p, pid_t tid)
+{
+	if (!p->nunw_objects)
+		return 0;
+	struct module *m = p->register_frame ? proc_module_at(p, p->register_frame) : NULL;
+	uint64_t dereg = 0;
+	if (!m || elf_symbol_lookup(m->path, "__deregister_frame_info", &dereg) || !dereg)
+		return -ENOENT;
+	while (p->nunw_objects) {
+		uint64_t fault_pc = 0;
+		long ret;
+		int err = proc_call(p, tid, dereg + m->bias, p->unw_objects[p->nunw_objects - 1], 0, &ret,
+				    &fault_pc);
+		if (err || !ret)
+			return err ? err : -ENOENT;   /* libgcc did not know it: keep the window */
+		p->nunw_objects--;
+	}
+	return 0;
 }
 
 void unwind_flush(struct proc *p, pid_t tid)

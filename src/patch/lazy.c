@@ -50,14 +50,16 @@ static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size
 	uint64_t hi = rtl_binary_function(m->bin, idx[to - 1])->addr + m->bias + 1;
 	uint8_t *buf = to - from > 1 ? malloc(hi - lo) : NULL;
 	/* a span across two segments is not one piece of the file */
-	if (!buf || ((rtl_binary_has_textrel(m->bin) || rtl_binary_read(m->bin, lo - m->bias, buf, hi - lo)) &&
+	/* an attached process's text is as it is, maybe not the file's */
+	if (!buf || ((rtl_binary_has_textrel(m->bin) || p->attached ||
+		      rtl_binary_read(m->bin, lo - m->bias, buf, hi - lo)) &&
 		     os_mem_read(p->mem, lo, buf, hi - lo))) {
 		free(buf);   /* one at a time (the span may cross a hole) */
 		for (size_t k = from; k < to; k++) {
 			struct func_state *fs = &m->fs[idx[k]];
 			uint64_t at = rtl_binary_function(m->bin, idx[k])->addr + m->bias;
 			static const uint8_t int3 = 0xcc;
-			if (os_mem_read(p->mem, at, &fs->orig, 1) || os_mem_write(p->mem, at, &int3, 1))
+			if (os_mem_read(p->mem, at, &fs->orig, 1) || proc_patch_write(p, at, &int3, 1))
 				fs->status = FS_NONE;
 		}
 		return;
@@ -67,7 +69,7 @@ static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size
 		m->fs[idx[k]].orig = buf[at];
 		buf[at] = 0xcc;
 	}
-	if (os_mem_write(p->mem, lo, buf, hi - lo))
+	if (proc_patch_write(p, lo, buf, hi - lo))
 		for (size_t k = from; k < to; k++)
 			m->fs[idx[k]].status = FS_NONE;
 	free(buf);
@@ -292,7 +294,7 @@ int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to)
 	if (find_ret_trap(p, at))
 		return 0;
 	int err = add_ret_trap(p, at, to);
-	return err ? err : os_mem_write(p->mem, at, &int3, 1);
+	return err ? err : proc_patch_write(p, at, &int3, 1);
 }
 
 static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at)
@@ -368,6 +370,50 @@ static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, con
 	return v;
 }
 
+/* Where original code outside F that may run as it is branches back into
+ * F (run-time addresses, appended to *V, *N of them): the functions F's
+ * copy branches into the middle of (.cold parts, which jump back into
+ * their parent's body). A thread runs them as they are until they have a
+ * copy, and a copy made before F's branches to F's original code until
+ * F's copy is made (or for good where the field cannot be re-pointed
+ * atomically), so F's original code must stay whole at those addresses. */
+static void foreign_entries(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r,
+			    uint64_t **v, size_t *n)
+{
+	const rtl_function *seen[32];
+	size_t nseen = 0;
+	for (size_t i = 0; i < r->next && nseen < sizeof(seen) / sizeof(*seen); i++) {
+		struct module *cm;
+		uint64_t t = r->ext[i].orig;
+		const rtl_function *c = proc_function_at(p, t, &cm);
+		bool known = false;
+		for (size_t k = 0; k < nseen && !known; k++)
+			known = seen[k] == c;
+		if (!c || known || cm != m || c == f || t == c->addr + m->bias || !c->size || c->size > (1u << 20))
+			continue;
+		seen[nseen++] = c;
+		uint8_t *code = malloc(c->size);
+		struct x86_insn *insns = NULL;
+		size_t ninsns = 0;
+		if (code && !rtl_binary_read(m->bin, c->addr, code, c->size))
+			x86_decode_function(code, c->size, c->addr + m->bias, &insns, &ninsns);
+		uint64_t targets[1024];
+		size_t nt = insns ? x86_external_targets(insns, ninsns, c->addr + m->bias, c->size, targets, 1024) : 0;
+		for (size_t k = 0; k < nt; k++) {
+			uint64_t at = targets[k];
+			if (at <= f->addr + m->bias || at >= f->addr + m->bias + f->size)
+				continue;
+			uint64_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
+			if (!nv)
+				break;
+			*v = nv;
+			(*v)[(*n)++] = at;
+		}
+		free(insns);
+		free(code);
+	}
+}
+
 /* The program resumes F's original code at some points (resume_points): a
  * jump there leads back into the copy. The original body never runs
  * otherwise (its entry jumps to the copy), so its bytes can be
@@ -376,7 +422,8 @@ static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, con
  * address that a code pointer the copy does not rewrite may reach. Where
  * 5 bytes do not fit (the next point is closer, say), an int3 does: a
  * trap there continues in the copy (slower, rarely met). */
-static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r)
+static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, bool live,
+			  const struct x86_reloc *r)
 {
 	if (!r->nrets && !p->original_returns)
 		return;
@@ -386,6 +433,8 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 	uint64_t *interior = pts && n ? fn_interior_pointers(m->bin, f, m->bias, &nint) : NULL;
 	if (!pts || !interior)
 		goto out;
+	if (p->original_returns)
+		foreign_entries(p, m, f, r, &interior, &nint);
 	for (size_t k = 0; k < n; k++) {
 		uint64_t at = pts[k].orig, lim = next_entry_after(m->bin, at - m->bias);
 		lim = lim == UINT64_MAX ? m->hi : lim + m->bias;
@@ -393,17 +442,17 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 			lim = pts[k + 1].orig;
 		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		bool fits = at + PATCH_LEN <= lim;
+		bool fits = !live && at + PATCH_LEN <= lim;
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
 		if (fits) {
 			uint8_t jmp[PATCH_LEN] = { 0xe9 };
 			int32_t rel = (int32_t)(pts[k].copy - (at + PATCH_LEN));
 			memcpy(jmp + 1, &rel, 4);
-			os_mem_write(p->mem, at, jmp, PATCH_LEN);
+			proc_patch_write(p, at, jmp, PATCH_LEN);
 		} else if (!find_ret_trap(p, at) && !add_ret_trap(p, at, pts[k].copy)) {
 			static const uint8_t int3 = 0xcc;
-			os_mem_write(p->mem, at, &int3, 1);
+			proc_patch_write(p, at, &int3, 1);
 		}
 	}
 out:
@@ -476,7 +525,7 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
 		uint64_t to = x86_reloc_lookup(r, cp->target + m->bias);
 		if (to)
-			os_mem_write(p->mem, cp->where + m->bias, &to, 8);
+			proc_patch_write(p, cp->where + m->bias, &to, 8);
 	}
 }
 
@@ -536,10 +585,10 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 			memcpy(p->entries[p->nentries++].insn, insn, PATCH_LEN);
 			return 0;
 		}
-		return os_mem_write(p->mem, entry, insn, PATCH_LEN);
+		return proc_patch_write(p, entry, insn, PATCH_LEN);
 	}
-	int err = os_mem_write(p->mem, entry + 1, &rel, 4);
-	return err ? err : os_mem_write(p->mem, entry, &jmp, 1);
+	int err = proc_patch_write(p, entry + 1, &rel, 4);
+	return err ? err : proc_patch_write(p, entry, &jmp, 1);
 }
 
 static int by_entry(const void *a, const void *b)
@@ -563,11 +612,11 @@ void lazy_flush_entries(struct proc *p)
 		if (buf && !os_mem_read(p->mem, lo, buf, hi - lo)) {
 			for (size_t i = from; i < k; i++)
 				memcpy(buf + (p->entries[i].at - lo), p->entries[i].insn, PATCH_LEN);
-			if (!os_mem_write(p->mem, lo, buf, hi - lo))
+			if (!proc_patch_write(p, lo, buf, hi - lo))
 				from = k;
 		}
 		for (size_t i = from; i < k; i++)
-			os_mem_write(p->mem, p->entries[i].at, p->entries[i].insn, PATCH_LEN);
+			proc_patch_write(p, p->entries[i].at, p->entries[i].insn, PATCH_LEN);
 		free(buf);
 		from = k;
 	}
@@ -705,7 +754,7 @@ static void instrument_branch_targets(struct proc *p, const uint64_t *targets, s
 		if (entry && !p->r_brk && proc_is_loader(p, tm))
 			continue;
 		if (instrument(p, tm, k, depth + 1, true, NULL)) {
-			os_mem_write(p->mem, tf->addr + tm->bias, &tm->fs[k].orig, 1);
+			proc_patch_write(p, tf->addr + tm->bias, &tm->fs[k].orig, 1);
 			tm->fs[k].status = FS_SKIPPED;
 		} else {
 			relocated(p, tm, k);
@@ -926,7 +975,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
 	}
 	note_branches(p, m, &r);
-	patch_returns(p, m, f, &r);
+	patch_returns(p, m, f, fs->live, &r);
 	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
@@ -946,7 +995,7 @@ out:
 
 /* r_brk (_dl_debug_state) is often a lone 'ret', too short to patch: it
  * gets an int3 of its own as soon as the loader has published it. */
-static void arm_r_brk(struct proc *p)
+void lazy_arm_r_brk(struct proc *p)
 {
 	static const uint8_t int3 = 0xcc;
 	dl_find_r_debug(p, NULL);
@@ -956,7 +1005,7 @@ static void arm_r_brk(struct proc *p)
 	if (!fs)
 		return;
 	if (fs->status == FS_NONE && !rtl_binary_read(m->bin, f->addr, &fs->orig, 1) &&
-	    !os_mem_write(p->mem, p->r_brk, &int3, 1))
+	    !proc_patch_write(p, p->r_brk, &int3, 1))
 		fs->status = FS_NOTIFY;
 	else if (fs->status == FS_ARMED)
 		fs->status = FS_NOTIFY;
@@ -966,7 +1015,7 @@ int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_
 {
 	int err = instrument(p, m, k, EAGER_DEPTH, true, pre);
 	if (err) {
-		os_mem_write(p->mem, rtl_binary_function(m->bin, k)->addr + m->bias, &m->fs[k].orig, 1);
+		proc_patch_write(p, rtl_binary_function(m->bin, k)->addr + m->bias, &m->fs[k].orig, 1);
 		m->fs[k].status = FS_SKIPPED;
 	} else {
 		relocated(p, m, k);
@@ -992,7 +1041,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 
 	session_count_trap(p->s);
 	if (p->r_debug && !p->r_brk)
-		arm_r_brk(p);
+		lazy_arm_r_brk(p);
 	if (fs->status == FS_NOTIFY || (fs->status == FS_ARMED && addr == p->r_brk)) {
 		fs->status = FS_NOTIFY;
 		return dl_notify(p, tid);
@@ -1022,7 +1071,7 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 		if (err) {
 			rtl_debug("%s: %s not instrumented: %s", m->path, f->name,
 				  fs->reason ? fs->reason : rtl_strerror(err));
-			os_mem_write(p->mem, addr, &fs->orig, 1);
+			proc_patch_write(p, addr, &fs->orig, 1);
 			fs->status = FS_SKIPPED;
 			return os_set_pc(tid, addr) ? 0 : 1;
 		}

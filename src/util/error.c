@@ -19,6 +19,7 @@ static const char *const messages[] = {
 	[RTL_ERR_PROFILE_VERSION - RTL_ERR_BASE] = "profile written by a newer reticle (unsupported schema version)",
 	[RTL_ERR_PROFILE_CORRUPT - RTL_ERR_BASE] = "damaged profile (truncated or corrupt)",
 	[RTL_ERR_NO_SAMPLING - RTL_ERR_BASE] = "cannot sample it (the message above says why)",
+	[RTL_ERR_TARGET_STOPPED - RTL_ERR_BASE] = "the process is stopped (continue it first: kill -CONT)",
 };
 
 const char *rtl_strerror(int err)

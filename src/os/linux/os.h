@@ -42,6 +42,8 @@ struct os_stop {
  * an int3 of the caller's: then the stop is OS_BREAKPOINT without the
  * siginfo request (one ptrace request fewer per breakpoint). */
 int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx);
+/* os_wait that returns -EINTR when a signal handler of reticle's ran. */
+int os_wait_intr(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx);
 /* os_wait without OURS that gives up with -ETIMEDOUT at DEADLINE (a
  * CLOCK_MONOTONIC time in ns): for waits that must end, inferior calls. */
 int os_wait_until(struct os_stop *stop, uint64_t deadline);
@@ -79,6 +81,20 @@ void os_jobctl_child(void);
 bool os_jobctl_shared(int sig);
 void os_jobctl_stop_self(int sig);
 int os_detach(pid_t tid);
+/* Detaches delivering SIG (0: none). */
+int os_detach_sig(pid_t tid, int sig);
+/* Seizes thread TID of a running process (clone, fork, exec followed; not
+ * killed when reticle exits) and interrupts it: its stop is to be waited
+ * for. -EPERM, -ESRCH... */
+int os_attach_thread(pid_t tid);
+/* The threads of process PID (/proc/PID/task), malloc'd, in *N. */
+int os_list_threads(pid_t pid, pid_t **tids, size_t *n);
+/* One instruction of stopped thread TID, waited for (a signal that comes
+ * meanwhile is returned in *SIG, to deliver later). */
+int os_singlestep(pid_t tid, int *sig);
+/* Whether stopped thread TID is in a system call the kernel restarts when
+ * it resumes, by moving its pc back 2 bytes (to the 'syscall'). */
+bool os_syscall_restarts(pid_t tid);
 /* Detaches leaving the thread stopped (for a debugger to attach). */
 int os_detach_stopped(pid_t tid);
 

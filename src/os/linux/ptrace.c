@@ -1,4 +1,5 @@
 /* ptrace-based process control for Linux. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -206,7 +207,8 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 		      si.si_code > 0;
 }
 
-int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx)
+static int wait_any(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx,
+		    bool intr)
 {
 	int status;
 	pid_t tid;
@@ -214,7 +216,7 @@ int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc
 
 	do
 		tid = waitpid(-1, &status, __WALL);
-	while (tid < 0 && errno == EINTR);
+	while (tid < 0 && errno == EINTR && !intr);
 	if (tid < 0)
 		return -errno;
 	if (ours && WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP && !(status >> 16) &&
@@ -224,6 +226,16 @@ int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc
 	}
 	decode_stop(tid, status, stop);
 	return 0;
+}
+
+int os_wait(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx)
+{
+	return wait_any(stop, ours, ctx, false);
+}
+
+int os_wait_intr(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx)
+{
+	return wait_any(stop, ours, ctx, true);
 }
 
 uint64_t os_now_ns(void)
@@ -303,6 +315,72 @@ bool os_sigcont_pending(pid_t pid)
 int os_detach(pid_t tid)
 {
 	return ptrace(PTRACE_DETACH, tid, NULL, NULL) ? -errno : 0;
+}
+
+int os_detach_sig(pid_t tid, int sig)
+{
+	return ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) ? -errno : 0;
+}
+
+int os_attach_thread(pid_t tid)
+{
+	/* no PTRACE_O_EXITKILL: the process is not reticle's to end */
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)(TRACE_OPTIONS & ~PTRACE_O_EXITKILL)))
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) {
+		int err = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return err;
+	}
+	return 0;
+}
+
+int os_list_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	size_t cap = 16;
+	*n = 0;
+	*tids = malloc(cap * sizeof(**tids));
+	for (struct dirent *e; *tids && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (*n == cap) {
+			pid_t *nt = realloc(*tids, (cap *= 2) * sizeof(**tids));
+			if (!nt) {
+				free(*tids);
+				*tids = NULL;
+				break;
+			}
+			*tids = nt;
+		}
+		(*tids)[(*n)++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return *tids ? 0 : -ENOMEM;
+}
+
+int os_singlestep(pid_t tid, int *sig)
+{
+	*sig = 0;
+	for (;;) {
+		struct os_stop st;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
+			return -errno;
+		int err = os_wait_tid(tid, &st);
+		if (err)
+			return err;
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+			return -ESRCH;
+		if (st.kind == OS_SIGNAL && !*sig) {
+			*sig = st.sig;   /* held: the step is tried again */
+			continue;
+		}
+		return 0;
+	}
 }
 
 int os_detach_stopped(pid_t tid)

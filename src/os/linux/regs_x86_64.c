@@ -251,3 +251,15 @@ int os_set_scratch(pid_t tid, uint64_t r0, uint64_t r1)
 		return -errno;
 	return 0;
 }
+
+/* A thread stopped on its way out of an interrupted system call that the
+ * kernel restarts once it resumes (rax holds -ERESTART...): it backs the
+ * pc up over the 2-byte 'syscall' then. */
+bool os_syscall_restarts(pid_t tid)
+{
+	struct user_regs_struct r;
+	if (get_regs(tid, &r) || (long)r.orig_rax < 0)
+		return false;
+	long rax = (long)r.rax;
+	return rax == -512 || rax == -513 || rax == -514 || rax == -516;   /* ERESTARTSYS ... RESTART_RESTARTBLOCK */
+}

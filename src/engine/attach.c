@@ -1,0 +1,248 @@
+/* Attaching to a process that is already running, and leaving it as it was
+ * (Paradyn's and Caliper's attach).
+ *
+ * Setting up: every thread is stopped; the modules come from the auxiliary
+ * vector and the loader's list, and are armed from the text as the process
+ * has it. The process runs with original return addresses (lazy.c), so
+ * that no stack ever holds an address in the code cache: detaching then
+ * only has to put back what reticle wrote and move the threads that are
+ * in copies to the same instruction of the original code.
+ *
+ * Threads were anywhere when reticle came, also inside functions' original
+ * code. Two rules keep them safe from later patches:
+ * - a function whose first 5 bytes hold a thread's pc (or a return address)
+ *   is left unarmed: its entry jump would cut the instruction it is at;
+ * - a function a thread is inside (its pc, or a word on its stack) is
+ *   "live": its return points get int3s, never 5-byte jumps (patch_returns).
+ *
+ * Detaching: the text and data words are restored from the undo log
+ * (proc_patch_write), the copies' unwind information deregistered, and the
+ * windows unmapped, unless a thread could not leave the code cache or a
+ * word of a stack still points into it: then they stay mapped, inert,
+ * and the caller reports it. */
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <reticle/error.h>
+#include "engine/engine.h"
+#include "os/linux/os.h"
+#include "util/array.h"
+#include "util/log.h"
+
+enum { PATCH_LEN = 5, STACK_SCAN = 1 << 20, STEP_MAX = 256 };
+
+static const char entered[] = "a thread was inside its first bytes when reticle attached";
+
+/* Calls FN for every aligned word of thread TID's stack from its sp up, as
+ * far as the mapping that holds sp goes (at most STACK_SCAN bytes). */
+static void scan_stack(struct proc *p, pid_t tid, void (*fn)(struct proc *, uint64_t, void *), void *ctx)
+{
+	char line[4096 + 128];
+	unsigned long long lo, hi;
+	uint64_t sp;
+	if (os_get_sp(tid, &sp) || os_map_line(p->pid, sp & ~7ull, line, sizeof(line)) ||
+	    sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+		return;
+	sp &= ~7ull;
+	size_t len = hi - sp > STACK_SCAN ? STACK_SCAN : hi - sp;
+	uint64_t *w = malloc(len ? len : 8);
+	if (w && !os_mem_read(p->mem, sp, w, len))
+		for (size_t i = 0; i < len / 8; i++)
+			fn(p, w[i], ctx);
+	free(w);
+}
+
+/* ADDR is where a thread is, or may come back to: its function is live,
+ * and left unarmed when ADDR is within its entry patch. */
+static void note_inside(struct proc *p, uint64_t addr, void *ctx)
+{
+	(void)ctx;
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, addr, &m);
+	if (!f)
+		return;
+	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	uint64_t entry = f->addr + m->bias;
+	if (!fs->live)
+		rtl_debug("%s: %s live (%#llx)", m->path, f->name ? f->name : "?", (unsigned long long)addr);
+	fs->live = true;
+	if (addr > entry && addr < entry + PATCH_LEN && fs->status == FS_ARMED &&
+	    !proc_patch_write(p, entry, &fs->orig, 1)) {
+		fs->status = FS_SKIPPED;
+		fs->reason = entered;
+		rtl_debug("%s: %s left alone: %s", m->path, f->name ? f->name : "?", entered);
+	}
+}
+
+int attach_setup_image(struct proc *p, pid_t tid)
+{
+	char exe[PATH_MAX], link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	rtl_binary *bin = session_binary(p->s, exe);
+	if (!bin)
+		return -RTL_ERR_BAD_ELF;
+	p->attached = true;
+	p->original_returns = true;
+	p->warm_started = true;   /* past its entry point long ago: no batch waits for it */
+	if (p->nthreads > 1)
+		proc_go_multithreaded(p);
+	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
+	int err = proc_add_module(p, tid, exe, bias, true);
+	if (err)
+		return err;
+	uint64_t base = os_auxv(p->pid, AT_BASE);
+	const char *interp = rtl_binary_interp(bin);
+	if (base && interp) {
+		if ((err = proc_add_module(p, tid, interp, base, false)))
+			return err;
+		dl_find_r_debug(p, &p->mods[p->nmods - 1]);
+	}
+	if (p->r_debug) {
+		dl_scan(p, tid);
+		lazy_arm_r_brk(p);
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		pid_t t = p->threads[i].tid;
+		uint64_t pc;
+		if (os_get_pc(t, &pc))
+			continue;
+		note_inside(p, pc, NULL);
+		if (os_syscall_restarts(t))
+			note_inside(p, pc - 2, NULL);   /* where it resumes: the 'syscall' */
+		scan_stack(p, t, note_inside, NULL);
+	}
+	return 0;
+}
+
+/* The original instruction of the copy's code at AT: where the code of an
+ * instruction starts (its counter code first), or the instruction's own
+ * bytes at the end of that code. */
+static bool original_of(struct proc *p, uint64_t at, uint64_t *orig)
+{
+	struct module *m;
+	struct func_state *fs = proc_copy_at(p, at, &m);
+	if (!fs || !fs->nmap)
+		return false;
+	size_t i = rtl_lower_bound_u64(fs->map_to, fs->nmap, at + 1);   /* first label past AT */
+	if (!i--)
+		return false;
+	if (fs->map_to[i] == at) {
+		*orig = fs->map_from[i];
+		return true;
+	}
+	if (i + 1 >= fs->nmap || fs->map_from[i + 1] <= fs->map_from[i])
+		return false;
+	uint64_t len = fs->map_from[i + 1] - fs->map_from[i];
+	uint8_t copy[16], file[16];
+	if (len > sizeof(copy) || fs->map_to[i + 1] - len != at || os_mem_read(p->mem, at, copy, len) ||
+	    rtl_binary_read(m->bin, fs->map_from[i] - m->bias, file, len) || memcmp(copy, file, len))
+		return false;
+	*orig = fs->map_from[i];
+	return true;
+}
+
+/* Moves thread T out of the code cache, to the original instruction it was
+ * about to run: at once at an instruction's start, else after stepping
+ * through counter code (never over a system call, which may block).
+ * Whether it is out. */
+static bool leave_copies(struct proc *p, struct thread *t)
+{
+	for (int step = 0; step < STEP_MAX; step++) {
+		uint64_t pc, orig;
+		if (os_get_pc(t->tid, &pc))
+			return false;
+		if (!proc_window_at(p, pc, 1))
+			return true;
+		/* in a system call to restart, the kernel moves pc back to it */
+		bool restart = os_syscall_restarts(t->tid);
+		if (original_of(p, restart ? pc - 2 : pc, &orig))
+			return !os_set_pc(t->tid, orig + (restart ? 2 : 0));
+		uint8_t insn[2];
+		if (restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05))
+			return false;
+		int sig;
+		if (os_singlestep(t->tid, &sig))
+			return false;
+		if (sig && !t->pending_sig)
+			t->pending_sig = sig;
+	}
+	return false;
+}
+
+static bool in_unloaded(const struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].unloaded && addr >= p->mods[i].lo && addr < p->mods[i].hi)
+			return true;
+	return false;
+}
+
+static void count_cache_word(struct proc *p, uint64_t w, void *ctx)
+{
+	if (proc_window_at(p, w, 1))
+		++*(size_t *)ctx;
+}
+
+int attach_detach(struct proc *p, size_t *kept)
+{
+	size_t stuck = 0, words = 0;
+	pid_t any = 0;
+	*kept = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!leave_copies(p, &p->threads[i]))
+			stuck++;
+		else if (!any)
+			any = p->threads[i].tid;
+	/* newest first: the oldest bytes of a place written twice win */
+	size_t failed = 0;
+	for (size_t i = p->nundo; i-- > 0;) {
+		const struct undo_rec *u = &p->undo[i];
+		if (!in_unloaded(p, u->addr) && os_mem_write(p->mem, u->addr, u->old, u->len))
+			failed++;
+	}
+	if (failed)
+		rtl_warn("pid %d: %zu patches could not be taken back", (int)p->pid, failed);
+	for (size_t i = 0; i < p->nthreads; i++)
+		scan_stack(p, p->threads[i].tid, count_cache_word, &words);
+	int err = 0;
+	if (!stuck && !words && any && (err = unwind_detach(p, any)))
+		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
+	if (!stuck && !words && any && !err) {
+		for (size_t i = p->shm.nwins; i-- > 0;) {
+			const struct window *w = &p->shm.wins[i];
+			const uint64_t args[6] = { w->addr, w->code_cap + w->ctr_cap };
+			long ret = 0;
+			int sig = 0;
+			/* the thread's own pc lends the 'syscall': every thread is stopped */
+			if (os_inferior_syscall(any, p->mem, 0, SYS_munmap, args, &ret, &sig) || ret)
+				err = err ? err : -EFAULT;
+			struct thread *t = proc_thread(p, any);
+			if (sig && t && !t->pending_sig)
+				t->pending_sig = sig;
+		}
+	}
+	*kept = stuck + words;
+	if (*kept || err)
+		rtl_log(0, "pid %d: the code cache stays mapped, unused from now on (%zu thread%s inside it, "
+			   "%zu stack word%s pointing into it%s)",
+			(int)p->pid, stuck, stuck == 1 ? "" : "s", words, words == 1 ? "" : "s",
+			err ? ", or it could not be released" : "");
+	int first_err = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct thread *t = &p->threads[i];
+		int e = os_detach_sig(t->tid, t->group_stopped ? 0 : t->pending_sig);
+		if (e && e != -ESRCH && !first_err)
+			first_err = e;
+	}
+	return failed ? -EIO : first_err;
+}

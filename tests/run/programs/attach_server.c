@@ -1,0 +1,85 @@
+/* A threaded server on the loopback interface for reticle attach: it keeps
+ * its own count of requests (the oracle for the counts over an attached
+ * window). Prints "port N" once listening. Each connection is served by a
+ * thread of a pool, line by line:
+ *   "N"      -> handle(N): mix() applied N % 7 + 1 times
+ *   "count"  -> the number of "N" requests handled so far
+ *   "quit"   -> the process exits 0 */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum { WORKERS = 6 };
+
+static atomic_ulong handled;
+static int listener;
+
+__attribute__((noinline)) unsigned long mix(unsigned long x, unsigned long i)
+{
+	return (x * 2654435761ul + i) % 1000003ul;
+}
+
+__attribute__((noinline)) unsigned long handle(unsigned long n)
+{
+	unsigned long r = n;
+	for (unsigned long i = 0; i < n % 7 + 1; i++)
+		r = mix(r, i);
+	atomic_fetch_add(&handled, 1);
+	return r;
+}
+
+static void serve(int fd)
+{
+	FILE *in = fdopen(fd, "r");
+	char line[128];
+	while (in && fgets(line, sizeof(line), in)) {
+		char out[64];
+		if (!strncmp(line, "quit", 4))
+			exit(0);
+		if (!strncmp(line, "count", 5))
+			snprintf(out, sizeof(out), "%lu\n", (unsigned long)atomic_load(&handled));
+		else
+			snprintf(out, sizeof(out), "%lu\n", handle(strtoul(line, NULL, 10)));
+		size_t len = strlen(out);
+		if (write(fd, out, len) != (ssize_t)len)
+			break;
+	}
+	if (in)
+		fclose(in);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int fd = accept(listener, NULL, NULL);
+		if (fd >= 0)
+			serve(fd);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	listener = socket(AF_INET, SOCK_STREAM, 0);
+	if (listener < 0 || bind(listener, (struct sockaddr *)&a, sizeof(a)) || listen(listener, 64) ||
+	    getsockname(listener, (struct sockaddr *)&a, &len)) {
+		perror("attach_server");
+		return 1;
+	}
+	printf("port %d\n", ntohs(a.sin_port));
+	fflush(stdout);
+	pthread_t t[WORKERS];
+	for (int i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
+	pthread_join(t[0], NULL);
+	return 0;
+}
