@@ -706,6 +706,8 @@ static void resume(struct proc *p, pid_t tid, int sig)
 	if (p)
 		p->resumes++;
 	os_resume(tid, sig);
+	if (p && p->s->detaching)
+		os_interrupt(tid);   /* held at its next stop */
 	/* a group-stop passed over during an inferior call: stop again */
 	if (os_take_missed_stop(tid)) {
 		rtl_debug("tid %d: group-stop met during an inferior call: interrupted", (int)tid);
@@ -932,6 +934,13 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	}
 	if (s->detaching && (st->kind == OS_OTHER || st->kind == OS_GROUP_STOP)) {
 		struct thread *t = proc_thread(p, st->tid);
+		if (os_sigtrap_pending(st->tid)) {
+			/* it met an int3 just as the interrupt came: the kernel
+			 * reports the interrupt before that SIGTRAP, which must not
+			 * reach the program once detached; served first, then held */
+			os_resume(st->tid, 0);
+			return;
+		}
 		t->held = true;   /* its interrupt: it stays stopped until detached */
 		t->group_stopped = st->kind == OS_GROUP_STOP;
 		return;

@@ -67,6 +67,8 @@ bool os_take_missed_stop(pid_t tid);
 int os_interrupt(pid_t tid);
 /* Whether process PID has a SIGCONT pending (sent, not yet taken). */
 bool os_sigcont_pending(pid_t pid);
+/* Whether thread TID has a SIGTRAP queued for itself (an int3 it ran). */
+bool os_sigtrap_pending(pid_t tid);
 
 /* reticle's own job control (jobctl.c): between os_jobctl_begin and
  * os_jobctl_end the calling thread holds SIGTSTP, SIGTTIN and SIGTTOU

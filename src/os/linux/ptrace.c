@@ -297,6 +297,21 @@ int os_interrupt(pid_t tid)
 	return ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) ? -errno : 0;
 }
 
+bool os_sigtrap_pending(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask & (1ULL << (SIGTRAP - 1));
+}
+
 bool os_sigcont_pending(pid_t pid)
 {
 	char path[64], line[256];
