@@ -10,6 +10,7 @@ during it (four connections at once, from threads of this script), after
 it. Checked:
 - every answer is right (the client computes them itself), before, during
   and after, also while reticle attaches and detaches under load;
+- `reticle detach PID` ends the session;
 - handle() and mix() calls in the profile equal the requests made while
   attached and the mix() calls they imply (the program's own count of
   requests agrees with the total sent);
@@ -23,7 +24,7 @@ it. Checked:
   a process already traced (by another reticle): a message, a non-zero
   exit, the process untouched.
 Exit 77 when the machine does not let reticle trace a process."""
-import json, os, shutil, signal, socket, subprocess, sys, threading, time, urllib.request
+import json, os, shutil, socket, subprocess, sys, threading, time, urllib.request
 
 fails = 0
 
@@ -180,7 +181,9 @@ def server_test(reticle, work, env, server):
             fail(f"attach did not start: {why}")
             return
         b, b_mix = drive(port, 4, 150, 10**6, errors)
-        att.send_signal(signal.SIGINT)
+        d = subprocess.run([reticle, "detach", str(srv.pid)], capture_output=True, text=True, timeout=90)
+        if d.returncode or att.poll() is None:
+            fail(f"reticle detach exited {d.returncode} ({d.stderr.strip()}), attach {att.poll()}")
         err = att.communicate(timeout=60)[1]
         if att.returncode:
             fail(f"attach exited {att.returncode}: {err}")
@@ -291,6 +294,9 @@ def refusals(reticle, work, env):
                            text=True, env=env, timeout=60)
         if r.returncode != want or words not in r.stderr:
             fail(f"attach {' '.join(args)}: exit {r.returncode} (want {want}, '{words}'): {r.stderr!r}")
+    r = subprocess.run([reticle, "detach", str(sleeper.pid)], capture_output=True, text=True, timeout=60)
+    if r.returncode != 1 or "no 'reticle attach'" not in r.stderr:
+        fail(f"detach of a process nobody measures: exit {r.returncode} {r.stderr!r}")
     if sleeper.poll() is not None:
         fail("the refused process ended")
     print("ok: refusals")

@@ -1,0 +1,137 @@
+/* reticle detach PID: ends the 'reticle attach' measuring process PID, from
+ * another terminal, as Ctrl-C in its own would: the profile is written and
+ * the process left as it was. */
+#include <errno.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle detach PID\n"
+	      "\n"
+	      "Ends the 'reticle attach' session measuring process PID: it writes its\n"
+	      "profile and leaves PID as it was (instrumentation taken out). Waits until\n"
+	      "that is done (at most 60 s).\n", f);
+}
+
+/* The tracer of PID (0: none; -1: no such process). */
+static long tracer_of(pid_t pid)
+{
+	char path[64], line[256];
+	long tracer = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+/* Whether process PID runs 'reticle attach': its command line. */
+static bool is_reticle_attach(long pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *prog = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+	size_t len = strlen(buf);
+	return !strcmp(prog, "reticle") && len + 1 < n && !strcmp(buf + len + 1, "attach");
+}
+
+/* A sampling attach (no ptrace) measures PID too: found by its command
+ * line's last word. */
+static long sampler_of(pid_t pid)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	FILE *ps = popen("ps -eo pid= 2>/dev/null", "r");
+	long found = 0, cand;
+	while (ps && !found && fscanf(ps, "%ld", &cand) == 1) {
+		char path[64], buf[4096];
+		if (cand == getpid() || !is_reticle_attach(cand))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", cand);
+		FILE *f = fopen(path, "re");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		const char *last = buf;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (!buf[i])
+				last = buf + i + 1;
+		if (!strcmp(last, want))
+			found = cand;
+	}
+	if (ps)
+		pclose(ps);
+	return found;
+}
+
+/* Gone, or a zombie its parent has not reaped yet. */
+static bool ended(long pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	char *end;
+	long pid = argc == 2 ? strtol(argv[1], &end, 10) : 0;
+	if (argc != 2 || !*argv[1] || *end || pid <= 0) {
+		cli_error("detach: give the process id that 'reticle attach' measures (usage: reticle detach PID)");
+		return CLI_EXIT_USAGE;
+	}
+	long tracer = tracer_of((pid_t)pid);
+	if (tracer < 0) {
+		cli_error("detach: no process %ld", pid);
+		return CLI_EXIT_FAIL;
+	}
+	long session = tracer > 0 && is_reticle_attach(tracer) ? tracer : 0;
+	if (!session && !(session = sampler_of((pid_t)pid))) {
+		if (tracer > 0)
+			cli_error("detach: process %ld is traced by pid %ld, which is not 'reticle attach'", pid, tracer);
+		else
+			cli_error("detach: no 'reticle attach' measures process %ld", pid);
+		return CLI_EXIT_FAIL;
+	}
+	if (kill((pid_t)session, SIGINT)) {
+		cli_error("detach: cannot signal reticle (pid %ld): %s", session, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	/* done once the session has let go and ended */
+	for (int i = 0; i < 6000; i++) {
+		if (ended(session))
+			return 0;
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	cli_error("detach: reticle (pid %ld) has not ended after 60 s", session);
+	return CLI_EXIT_FAIL;
+}
