@@ -9,11 +9,16 @@
  * in copies to the same instruction of the original code.
  *
  * Threads were anywhere when reticle came, also inside functions' original
- * code. Two rules keep them safe from later patches:
- * - a function whose first 5 bytes hold a thread's pc (or a return address)
- *   is left unarmed: its entry jump would cut the instruction it is at;
- * - a function a thread is inside (its pc, or a word on its stack) is
- *   "live": its return points get int3s, never 5-byte jumps (patch_returns).
+ * code, which later patches overwrite (entry jumps, and with original
+ * returns a jump at each return point). A frame resumes exactly at its
+ * return point, where such a jump leads into the copy; but a thread's own
+ * pc may be anywhere in a function's body, and a loop there could run into
+ * the middle of a patch. So, as DynamoRIO and Pin take threads over:
+ * - the function each thread is in is relocated at once, and the thread
+ *   moved to the same instruction in the copy (a system call it will
+ *   restart, to the copy's);
+ * - a function whose first 5 bytes hold a return address (a frame would
+ *   resume inside the entry jump) is left unarmed.
  *
  * Detaching: the text and data words are restored from the undo log
  * (proc_patch_write), the copies' unwind information deregistered, and the
@@ -31,6 +36,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "engine/engine.h"
+#include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -58,9 +64,9 @@ static void scan_stack(struct proc *p, pid_t tid, void (*fn)(struct proc *, uint
 	free(w);
 }
 
-/* ADDR is where a thread is, or may come back to: its function is live,
- * and left unarmed when ADDR is within its entry patch. */
-static void note_inside(struct proc *p, uint64_t addr, void *ctx)
+/* A word on a thread's stack, maybe a return address: a function whose
+ * entry patch would cover it is left unarmed. */
+static void note_return(struct proc *p, uint64_t addr, void *ctx)
 {
 	(void)ctx;
 	struct module *m;
@@ -69,15 +75,60 @@ static void note_inside(struct proc *p, uint64_t addr, void *ctx)
 		return;
 	struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
 	uint64_t entry = f->addr + m->bias;
-	if (!fs->live)
-		rtl_debug("%s: %s live (%#llx)", m->path, f->name ? f->name : "?", (unsigned long long)addr);
-	fs->live = true;
 	if (addr > entry && addr < entry + PATCH_LEN && fs->status == FS_ARMED &&
 	    !proc_patch_write(p, entry, &fs->orig, 1)) {
 		fs->status = FS_SKIPPED;
 		fs->reason = entered;
 		rtl_debug("%s: %s left alone: %s", m->path, f->name ? f->name : "?", entered);
 	}
+}
+
+/* The copy's own 'syscall' for original instruction AT of FS's function:
+ * the instruction's label, or its bytes at the end of the label's code
+ * (counter code first). 0 if not found. */
+static uint64_t copy_syscall(struct proc *p, const struct func_state *fs, uint64_t at)
+{
+	uint64_t to = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, at);
+	uint64_t next = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, at + 2);
+	uint8_t b[2];
+	if (to && !os_mem_read(p->mem, to, b, 2) && b[0] == 0x0f && b[1] == 0x05)
+		return to;
+	if (next && next > to && !os_mem_read(p->mem, next - 2, b, 2) && b[0] == 0x0f && b[1] == 0x05)
+		return next - 2;
+	return 0;
+}
+
+/* Thread T, stopped in a function's original code, continues in its copy
+ * (made now) at the same instruction. */
+static void take_over(struct proc *p, struct thread *t)
+{
+	uint64_t pc;
+	if (os_get_pc(t->tid, &pc))
+		return;
+	bool restart = os_syscall_restarts(t->tid);
+	uint64_t at = restart ? pc - 2 : pc;   /* where it resumes */
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, at, &m);
+	if (!f)
+		return;   /* a PLT stub, code of no function: never patched */
+	size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
+	struct func_state *fs = &m->fs[k];
+	if (fs->status == FS_ARMED && at > f->addr + m->bias && at < f->addr + m->bias + PATCH_LEN &&
+	    !proc_patch_write(p, f->addr + m->bias, &fs->orig, 1)) {
+		fs->status = FS_SKIPPED;   /* not relocatable: keep its entry whole */
+		fs->reason = entered;
+	}
+	if (fs->status == FS_ARMED)
+		lazy_instrument_now(p, m, k, NULL);
+	if (fs->status != FS_DONE)
+		return;   /* not relocated: its original code stays whole */
+	uint64_t to = restart ? copy_syscall(p, fs, at) : x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, at);
+	if (to && !os_set_pc(t->tid, to + (restart ? 2 : 0)))
+		rtl_debug("tid %d: from %#llx (%s) into its copy at %#llx", (int)t->tid, (unsigned long long)pc,
+			  f->name ? f->name : "?", (unsigned long long)to);
+	else
+		rtl_warn("tid %d: left in the original code of %s (%#llx): a patch there may catch it",
+			 (int)t->tid, f->name ? f->name : "?", (unsigned long long)pc);
 }
 
 int attach_setup_image(struct proc *p, pid_t tid)
@@ -111,16 +162,10 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		dl_scan(p, tid);
 		lazy_arm_r_brk(p);
 	}
-	for (size_t i = 0; i < p->nthreads; i++) {
-		pid_t t = p->threads[i].tid;
-		uint64_t pc;
-		if (os_get_pc(t, &pc))
-			continue;
-		note_inside(p, pc, NULL);
-		if (os_syscall_restarts(t))
-			note_inside(p, pc - 2, NULL);   /* where it resumes: the 'syscall' */
-		scan_stack(p, t, note_inside, NULL);
-	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		scan_stack(p, p->threads[i].tid, note_return, NULL);
+	for (size_t i = 0; i < p->nthreads; i++)
+		take_over(p, &p->threads[i]);
 	return 0;
 }
 

@@ -54,10 +54,6 @@ struct func_state {
 	 * counter of its copy that holds it (timers.c); 0 if none */
 	uint32_t timer;
 	uint64_t timer_desc;
-	/* a thread was inside it when reticle attached (attach.c): a thread
-	 * may run its original code anywhere, so its return points get int3s,
-	 * never 5-byte jumps that could cover the instruction it is at */
-	bool live;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -497,8 +493,8 @@ void unwind_module_free(struct module *m);
 
 /* engine/attach.c: a process that was running before reticle came */
 /* Sets up P, every thread of it stopped (TID one of them): its modules
- * armed, original return addresses, the functions threads are inside
- * marked live. */
+ * armed, original return addresses, each thread moved into a copy of the
+ * function it is in. */
 int attach_setup_image(struct proc *p, pid_t tid);
 /* Puts P back as it was, every thread held stopped, and detaches them:
  * copies left, patches undone, windows unmapped (unless *KEPT threads or

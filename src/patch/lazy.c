@@ -422,8 +422,7 @@ static void foreign_entries(struct proc *p, struct module *m, const rtl_function
  * address that a code pointer the copy does not rewrite may reach. Where
  * 5 bytes do not fit (the next point is closer, say), an int3 does: a
  * trap there continues in the copy (slower, rarely met). */
-static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, bool live,
-			  const struct x86_reloc *r)
+static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r)
 {
 	if (!r->nrets && !p->original_returns)
 		return;
@@ -442,7 +441,7 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 			lim = pts[k + 1].orig;
 		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		bool fits = !live && at + PATCH_LEN <= lim;
+		bool fits = at + PATCH_LEN <= lim;
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
 		if (fits) {
@@ -975,7 +974,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
 	}
 	note_branches(p, m, &r);
-	patch_returns(p, m, f, fs->live, &r);
+	patch_returns(p, m, f, &r);
 	rewrite_code_pointers(p, m, f, &r);
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
