@@ -79,13 +79,19 @@ RTL_API void rtl_session_destroy(rtl_session *s);
  * Returns 0, -ENOENT, -EACCES, -RTL_ERR_NOT_ELF, -RTL_ERR_WRONG_ARCH, ... */
 RTL_API int rtl_session_launch(rtl_session *s, char *const argv[]);
 
-/* Samples the running process PID (every thread, and what they create)
- * instead of launching one: for the sample collector alone (instrumenting
- * a running process is not there yet: -RTL_ERR_UNSUPPORTED). No ptrace:
- * the process is not stopped. rtl_session_run then measures for DURATION
- * seconds (0: until the process ends or rtl_session_stop), and the profile
- * holds that image's samples (not those of programs it execs meanwhile).
- * Returns 0, -ESRCH, -EPERM, -RTL_ERR_BAD_OPTION, -RTL_ERR_NO_SAMPLING. */
+/* Measures the running process PID (every thread, and what they create)
+ * instead of launching one. With the sample collector alone: no ptrace,
+ * the process is not stopped, and the profile holds that image's samples
+ * (not those of programs it execs meanwhile). With counting collectors
+ * (fcount, bbcount, edges, callgraph, loops, cover, plug-ins without
+ * timers): its threads are stopped and it is instrumented as a launched
+ * one; when the session ends it is left as it was (patches undone, code
+ * cache unmapped: docs/engine.md). rtl_session_run then measures for
+ * DURATION seconds (0: until the process ends or rtl_session_stop; an
+ * instrumented run takes SIGALRM, every 50 ms, for its own while it runs).
+ * Returns 0, -ESRCH, -EPERM (not allowed to trace it), -EBUSY (traced
+ * already), -RTL_ERR_TARGET_STOPPED, -RTL_ERR_UNSUPPORTED (a collector
+ * that cannot attach), -RTL_ERR_BAD_OPTION, -RTL_ERR_NO_SAMPLING. */
 RTL_API int rtl_session_attach(rtl_session *s, pid_t pid, double duration);
 
 /* Runs the target to its end and writes the profile. *STATUS is the first
