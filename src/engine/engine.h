@@ -54,6 +54,7 @@ struct func_state {
 	 * counter of its copy that holds it (timers.c); 0 if none */
 	uint32_t timer;
 	uint64_t timer_desc;
+	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -221,6 +222,16 @@ struct proc {
 	bool attached;
 	struct undo_rec { uint64_t addr; uint32_t len; uint8_t *old; } *undo;
 	size_t nundo, capundo;
+	/* probes that remove themselves (sweep.c): on when cover is the only
+	 * collector; increments still to sweep (SKIP: the jump's, 0 for a
+	 * nop), those swept (with the 8 bytes they had, which a fork child
+	 * gets back), how many */
+	bool sweeping;
+	struct sweep_site { uint64_t at, counter; uint8_t skip; } *sweep;
+	size_t nsweep, capsweep;
+	struct swept_site { uint64_t at; uint64_t old; } *swept_sites;
+	size_t nswept, capswept;
+	uint64_t sweep_removed;
 	/* unwind blobs registered with the target's libgcc (unwind.c) */
 	uint64_t *unw_objects;
 	size_t nunw_objects, capunw_objects;
@@ -274,6 +285,8 @@ int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len,
 
 /* session.c */
 const struct probe_set *session_probes(const struct rtl_session *s);
+/* Cover alone: probes removed once fired (sweep.c). */
+bool session_sweeps(const struct rtl_session *s);
 rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_instrumented(struct rtl_session *s, bool ok);
 void session_count_seconds(struct rtl_session *s, double seconds);
@@ -490,6 +503,14 @@ void unwind_flush(struct proc *p, pid_t tid);
  * stays (the windows must stay too). */
 int unwind_detach(struct proc *p, pid_t tid);
 void unwind_module_free(struct module *m);
+
+/* engine/sweep.c: probes removed once they have fired (cover alone) */
+/* Removes the increments of P whose counters have left 0. */
+void sweep_proc(struct proc *p);
+/* A fork CHILD of PARENT gets the increments removed in its windows back. */
+void sweep_fork(struct proc *parent, struct proc *child);
+/* Whether a sweep is due at NOW (ns; *LAST: the previous one's time). */
+bool sweep_due(uint64_t *last, uint64_t now);
 
 /* engine/attach.c: a process that was running before reticle came */
 /* Sets up P, every thread of it stopped (TID one of them): its modules

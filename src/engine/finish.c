@@ -206,6 +206,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		sc->bv[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
 						     br->counter ? proc_read_counter(p, br->counter) : 0,
 						     br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
+		if (p->sweeping && sc->bv[b].count)
+			sc->bv[b].count = 1;   /* ran: removed probes stopped counting */
 	}
 	size_t nctr = counter_views(p, m, k, sc->ctr);
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
@@ -241,6 +243,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		.targets = sc->tv, .ntargets = ntargets, .timers = timers, .ntimers = ntimers,
 		.contexts = sc->xv, .ncontexts = ncontexts,
 	};
+	if (p->sweeping && view.entries)
+		view.entries = 1;
 	for (size_t c = 0; c < session_ncollectors(p->s) && !err; c++)
 		if (session_collector(p->s, c)->finish)
 			err = session_collector(p->s, c)->finish(&view, prof);

@@ -26,6 +26,7 @@ struct proc *proc_new(struct rtl_session *s, pid_t pid)
 		return NULL;
 	p->s = s;
 	p->pid = pid;
+	p->sweeping = session_sweeps(s);
 	p->shm.fd = -1;
 	p->areas.fd = -1;
 	p->mem = os_mem_open(pid);
@@ -79,6 +80,8 @@ void proc_free(struct proc *p)
 		free(p->undo[i].old);
 	free(p->undo);
 	free(p->unw_objects);
+	free(p->sweep);
+	free(p->swept_sites);
 	if (p->mem >= 0)
 		close(p->mem);
 	free(p);
@@ -504,6 +507,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 			f->map_to = to;
 		}
 	}
+	sweep_fork(parent, p);   /* before its windows replace the parent's in it */
 	for (size_t i = 0; i < p->shm.nwins; i++)
 		if (proc_map_window(p, child, &p->shm.wins[i], true))
 			goto fail;
@@ -590,8 +594,10 @@ void proc_go_multithreaded(struct proc *p)
 		return;
 	for (size_t i = 0; i < p->nsites; i++) {
 		struct window *w = proc_window_at(p, p->sites[i].addr, 2);
-		if (w)
-			x86_switch_atomic(window_local(w, p->sites[i].addr), p->sites[i].keep_flags);
+		uint8_t *site = w ? window_local(w, p->sites[i].addr) : NULL;
+		/* one swept away already (sweep.c) stays away */
+		if (site && (p->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e))
+			x86_switch_atomic(site, p->sites[i].keep_flags);
 	}
 	p->nsites = 0;
 	p->multithreaded = true;

@@ -91,6 +91,9 @@ struct rtl_session {
 	 * rtl_session_stop, or when it exits; then every thread is
 	 * interrupted (DETACHING) and, once all are held, it is left as it was */
 	bool attached, traced, detaching;
+	/* cover alone: its probes remove themselves once fired (sweep.c) */
+	bool sweeps;
+	uint64_t swept;           /* increments removed, over every image */
 	double duration;
 	volatile sig_atomic_t stop;
 };
@@ -213,6 +216,38 @@ static int session_parse_caches(struct rtl_session *s, const struct rtl_session_
 }
 uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
+bool session_sweeps(const struct rtl_session *s) { return s->sweeps; }
+
+/* Every 20 ms of the loop: the fired probes of every process go. */
+static void sweep_all(struct rtl_session *s, uint64_t *last)
+{
+	if (s->sweeps && sweep_due(last, os_now_ns()))
+		for (size_t i = 0; i < s->nprocs; i++)
+			sweep_proc(s->procs[i]);
+}
+
+static void wake(int sig)
+{
+	(void)sig;
+}
+
+/* A SIGALRM every 50 ms wakes the loop's wait (run_traced: to see its
+ * deadline; sweeping: to sweep in a run without traps); OLD_* get back
+ * what was there. */
+static void start_ticks(struct sigaction *old_sa, struct itimerval *old_tick, long us)
+{
+	struct sigaction sa = { .sa_handler = wake };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, old_sa);
+	struct itimerval tick = { { 0, us }, { 0, us } };
+	setitimer(ITIMER_REAL, &tick, old_tick);
+}
+
+static void stop_ticks(const struct sigaction *old_sa, const struct itimerval *old_tick)
+{
+	setitimer(ITIMER_REAL, old_tick, NULL);
+	sigaction(SIGALRM, old_sa, NULL);
+}
 
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st)
 {
@@ -319,6 +354,10 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		return -RTL_ERR_BAD_OPTION;
 	}
 	s->ncolls = opts->ncollectors;
+	/* only cover asks "ran or not" of the counters it shares with bbcount
+	 * and fcount; RETICLE_COVER_KEEP=1 keeps its probes counting */
+	const char *keep = getenv("RETICLE_COVER_KEEP");
+	s->sweeps = s->ncolls == 1 && s->colls[0] == &collector_cover && !(keep && atoi(keep));
 	if (opts->sz >= offsetof(struct rtl_session_opts, sample_stack) + sizeof(opts->sample_stack))
 		s->sample_opts = (struct sampler_opts){ opts->sample_event, opts->sample_freq, opts->sample_stack,
 							 false };
@@ -438,12 +477,17 @@ static rtl_profile *session_profile(struct rtl_session *s)
 }
 
 /* Writes the session's facts and commits its profile (at the end). */
+static int __attribute__((format(printf, 4, 5))) meta_f(rtl_profile *prof, int err, const char *key,
+							 const char *fmt, ...);
+
 static void commit_profile(struct rtl_session *s)
 {
 	if (!s->profile)
 		return;
 	int err = s->profile_failed ? -RTL_ERR_STORE
 		  : session_write_meta(s, s->profile, s->main_pid, s->main_command, s->main_status);
+	if (!err && s->sweeps)
+		err = meta_f(s->profile, 0, "cover_probes_removed", "%llu", (unsigned long long)s->swept);
 	if (!err)
 		err = rtl_profile_commit(s->profile);
 	if (!err) {
@@ -736,6 +780,7 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 
 static void finish_proc(struct rtl_session *s, struct proc *p)
 {
+	s->swept += p->sweep_removed;
 	rtl_profile *prof = session_profile(s);
 	int err = prof ? proc_write_profile(p, prof, os_now_ns() - s->t0) : 0;
 	rtl_debug("pid %d: written into the profile", (int)p->pid);
@@ -1270,11 +1315,6 @@ static int run_attached(struct rtl_session *s, int *status)
 	return 0;
 }
 
-static void wake(int sig)
-{
-	(void)sig;
-}
-
 /* Detaching: every thread is interrupted, and held once its interrupt
  * stop comes (dispatch). */
 static void begin_detach(struct rtl_session *s)
@@ -1301,12 +1341,10 @@ static bool all_held(const struct rtl_session *s)
  * every process is written into the profile and left as it was. */
 static int run_traced(struct rtl_session *s, int *status)
 {
-	struct sigaction sa = { .sa_handler = wake }, old_sa;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, &old_sa);
-	struct itimerval tick = { { 0, 50000 }, { 0, 50000 } }, old_tick;
-	setitimer(ITIMER_REAL, &tick, &old_tick);
-	uint64_t end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
+	struct sigaction old_sa;
+	struct itimerval old_tick;
+	start_ticks(&old_sa, &old_tick, s->sweeps ? 20000 : 50000);
+	uint64_t last_sweep = os_now_ns(), end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
 	struct proc *first = s->procs[0];
 	for (size_t k = 0; k < first->nthreads; k++) {
 		struct thread *t = &first->threads[k];
@@ -1321,6 +1359,7 @@ static int run_traced(struct rtl_session *s, int *status)
 	int err = 0;
 	struct os_stop st;
 	while (s->nprocs) {
+		sweep_all(s, &last_sweep);
 		if (!s->detaching && (s->stop || os_now_ns() >= end))
 			begin_detach(s);
 		if (s->detaching && all_held(s))
@@ -1336,8 +1375,7 @@ static int run_traced(struct rtl_session *s, int *status)
 			break;
 		dispatch(s, &st);
 	}
-	setitimer(ITIMER_REAL, &old_tick, NULL);
-	sigaction(SIGALRM, &old_sa, NULL);
+	stop_ticks(&old_sa, &old_tick);
 	while (s->nprocs) {
 		struct proc *p = s->procs[0];
 		size_t kept;
@@ -1364,10 +1402,19 @@ int rtl_session_run(rtl_session *s, int *status)
 	if (s->attached)
 		return run_attached(s, status);
 	os_jobctl_begin();
+	struct sigaction old_sa;
+	struct itimerval old_tick;
+	uint64_t last_sweep = os_now_ns();
+	if (s->sweeps)
+		start_ticks(&old_sa, &old_tick, 20000);
 	os_resume(s->main_pid, 0);
 	int err = 0;
 	while (s->nprocs) {
-		err = take_deferred(s, &st) ? 0 : os_wait(&st, our_breakpoint, s);
+		sweep_all(s, &last_sweep);
+		err = take_deferred(s, &st) ? 0 : s->sweeps ? os_wait_intr(&st, our_breakpoint, s)
+							    : os_wait(&st, our_breakpoint, s);
+		if (err == -EINTR)
+			continue;
 		if (err == -ECHILD) {
 			err = 0;
 			break;
@@ -1376,6 +1423,8 @@ int rtl_session_run(rtl_session *s, int *status)
 			break;
 		dispatch(s, &st);
 	}
+	if (s->sweeps)
+		stop_ticks(&old_sa, &old_tick);
 	os_jobctl_end();
 	/* once a session, not per process: a run of hundreds of processes
 	 * read the cache directory hundreds of times */

@@ -1,0 +1,86 @@
+/* Coverage whose probes remove themselves (engine/sweep.c): a run long
+ * enough for several sweeps, with code that first runs late (after blocks
+ * of it have been swept elsewhere), a thread, and a fork child that runs
+ * blocks its parent's sweeps removed before the fork and blocks of its
+ * own. Its output does not depend on timing. tests/run/cover_sweep.py and
+ * cover_gcov.py check it. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static unsigned long early(unsigned long x)
+{
+	if (x % 3 == 0)
+		return x / 3;
+	if (x % 5 == 1)
+		return x * 5 + 1;
+	return x + 11;
+}
+
+__attribute__((noinline)) static unsigned long late(unsigned long x)
+{
+	unsigned long r = 0;
+	for (int i = 0; i < 4; i++)
+		r += (x >> i) & 1 ? early(x + i) : i;
+	return r;
+}
+
+__attribute__((noinline)) static unsigned long child_only(unsigned long x)
+{
+	return x % 7 == 2 ? x * 3 : x ^ 0x55;
+}
+
+__attribute__((noinline)) static unsigned long never(unsigned long x)
+{
+	return x * x;   /* not called */
+}
+
+static void spin(double seconds, unsigned long (*fn)(unsigned long))
+{
+	double end = now() + seconds;
+	unsigned long i = 0;
+	while (now() < end)
+		for (int k = 0; k < 1000; k++)
+			sink += fn(i++);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	spin(0.08, early);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	pthread_t t;
+	spin(0.1, early);               /* swept meanwhile */
+	pthread_create(&t, NULL, worker, NULL);
+	pthread_join(t, NULL);
+	spin(0.06, late);               /* first run after sweeps */
+	pid_t pid = fork();
+	if (pid == 0) {
+		spin(0.05, early);      /* removed in the parent before the fork */
+		spin(0.05, child_only);
+		exit(0);   /* not _exit: gcov writes the child's counts at exit */
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	if (argc > 5)
+		sink += never(sink);
+	printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
