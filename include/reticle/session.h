@@ -101,6 +101,23 @@ RTL_API int rtl_session_run(rtl_session *s, int *status);
 /* Ends an attached run at the next check (20 ms): async-signal-safe. */
 RTL_API void rtl_session_stop(rtl_session *s);
 
+/* A live look at the counters while the session runs (reticle top): one
+ * per relocated function of every process being measured. */
+struct rtl_live_count {
+	pid_t pid;
+	const char *module;       /* valid until the callback returns */
+	const char *name;         /* NULL when it has none */
+	uint64_t addr;            /* link-time entry */
+	uint64_t calls;           /* its entry counter (fcount, cover), 0 without */
+	uint64_t instrs;          /* its blocks' counts times their instructions (bbcount), 0 without */
+};
+/* Every relocated function now, in *OUT (malloc'd, for free()): how many. */
+RTL_API size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out);
+/* FN(S, CTX) is called from rtl_session_run about every SECONDS (0.05 at
+ * least) while the program runs; the run takes SIGALRM for its own then. */
+RTL_API int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *s, void *ctx),
+				void *ctx);
+
 /* The first process's pid, once launched (0 before). */
 RTL_API pid_t rtl_session_pid(const rtl_session *s);
 

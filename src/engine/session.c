@@ -19,6 +19,7 @@
 #include "collectors/builtin.h"
 #include "os/linux/os.h"
 #include "sample/sample.h"
+#include "util/array.h"
 #include "util/log.h"
 
 /* A process in a group-stop (job control), and the signal that stopped it. */
@@ -93,6 +94,10 @@ struct rtl_session {
 	bool attached, traced, detaching;
 	/* cover alone: its probes remove themselves once fired (sweep.c) */
 	bool sweeps;
+	/* rtl_session_on_tick's callback, its period and last call (ns) */
+	void (*tick_fn)(rtl_session *s, void *ctx);
+	void *tick_ctx;
+	uint64_t tick_ns, last_tick;
 	uint64_t swept;           /* increments removed, over every image */
 	double duration;
 	volatile sig_atomic_t stop;
@@ -218,12 +223,60 @@ uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 bool session_sweeps(const struct rtl_session *s) { return s->sweeps; }
 
-/* Every 20 ms of the loop: the fired probes of every process go. */
+/* Every 20 ms of the loop: the fired probes of every process go; and the
+ * caller's tick when due. */
 static void sweep_all(struct rtl_session *s, uint64_t *last)
 {
-	if (s->sweeps && sweep_due(last, os_now_ns()))
+	uint64_t now = os_now_ns();
+	if (s->sweeps && sweep_due(last, now))
 		for (size_t i = 0; i < s->nprocs; i++)
 			sweep_proc(s->procs[i]);
+	if (s->tick_fn && now - s->last_tick >= s->tick_ns) {
+		s->last_tick = now;
+		s->tick_fn(s, s->tick_ctx);
+	}
+}
+
+int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *s, void *ctx), void *ctx)
+{
+	if (!(seconds >= 0.05) || !fn)
+		return -RTL_ERR_BAD_OPTION;
+	s->tick_fn = fn;
+	s->tick_ctx = ctx;
+	s->tick_ns = (uint64_t)(seconds * 1e9);
+	s->last_tick = os_now_ns();
+	return 0;
+}
+
+size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc *p = s->procs[i];
+		for (size_t j = 0; j < p->nmods; j++) {
+			struct module *m = &p->mods[j];
+			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
+			for (size_t k = 0; k < nf; k++) {
+				const struct func_state *fs = &m->fs[k];
+				if (fs->status != FS_DONE)
+					continue;
+				uint64_t instrs = 0;
+				for (uint32_t b = 0; b < fs->nblocks; b++) {
+					const struct block_rec *br = &p->blocks[fs->block0 + b];
+					if (br->counter)
+						instrs += proc_read_counter(p, br->counter) * br->ninstrs;
+				}
+				if (rtl_grow(out, &cap, n + 1, sizeof(**out)))
+					return n;
+				const rtl_function *f = rtl_binary_function(m->bin, k);
+				(*out)[n++] = (struct rtl_live_count){
+					p->pid, m->path, f->name, f->addr,
+					fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0, instrs };
+			}
+		}
+	}
+	return n;
 }
 
 static void wake(int sig)
@@ -1405,14 +1458,15 @@ int rtl_session_run(rtl_session *s, int *status)
 	struct sigaction old_sa;
 	struct itimerval old_tick;
 	uint64_t last_sweep = os_now_ns();
-	if (s->sweeps)
-		start_ticks(&old_sa, &old_tick, 20000);
+	bool ticking = s->sweeps || s->tick_fn;
+	if (ticking)
+		start_ticks(&old_sa, &old_tick, s->sweeps ? 20000 : 50000);
 	os_resume(s->main_pid, 0);
 	int err = 0;
 	while (s->nprocs) {
 		sweep_all(s, &last_sweep);
-		err = take_deferred(s, &st) ? 0 : s->sweeps ? os_wait_intr(&st, our_breakpoint, s)
-							    : os_wait(&st, our_breakpoint, s);
+		err = take_deferred(s, &st) ? 0 : ticking ? os_wait_intr(&st, our_breakpoint, s)
+							  : os_wait(&st, our_breakpoint, s);
 		if (err == -EINTR)
 			continue;
 		if (err == -ECHILD) {
@@ -1423,7 +1477,7 @@ int rtl_session_run(rtl_session *s, int *status)
 			break;
 		dispatch(s, &st);
 	}
-	if (s->sweeps)
+	if (ticking)
 		stop_ticks(&old_sa, &old_tick);
 	os_jobctl_end();
 	/* once a session, not per process: a run of hundreds of processes

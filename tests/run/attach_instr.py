@@ -18,6 +18,8 @@ it. Checked:
   mappings and threads are the ones the process had before (no code cache
   left), and 20 more attach/detach cycles under load change neither (nor
   the process's memory by more than 4 MiB);
+- `reticle top PID`: the calls of its refreshes add up to the requests
+  sent meanwhile; `reticle top -- PROGRAM` keeps its output and status;
 - PYTHON3 -m http.server: five cycles under a client's requests, every
   page right, the text equal to the files afterwards;
 - refusals: a process that does not exist, a collector that cannot attach,
@@ -206,6 +208,7 @@ def server_test(reticle, work, env, server):
                 str(x) for x in set(shape(srv.pid)[0]) ^ set(before[0])))
         else:
             print("ok: text as in the files, mappings and threads as before the attach")
+        top_test(reticle, env, srv.pid, port, before)
         rss0 = rss_kb(srv.pid)
         wrong = cycle_under_load(reticle, work, env, srv.pid, port, 20, 3 * 10**6)
         if wrong:
@@ -219,6 +222,50 @@ def server_test(reticle, work, env, server):
     finally:
         srv.kill()
         srv.wait()
+
+
+def top_test(reticle, env, pid, port, before):
+    """reticle top PID: the handle() calls of its refreshes add up to the
+    requests sent while it watched; the process is left as it was."""
+    top = subprocess.Popen([reticle, "top", "--interval", "0.2", "--iterations", "8", "-n", "50", str(pid)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = top.stdout.readline()
+    if not first.startswith("---"):
+        fail(f"top printed {first!r}: {top.communicate(timeout=60)[1]}")
+        return
+    errors = [0]
+    sent, mixes = drive(port, 2, 300, 5 * 10**6, errors)
+    out = first + top.communicate(timeout=60)[0]
+    handle_calls = mix_calls = refreshes = 0
+    for line in out.splitlines():
+        f = line.split()
+        refreshes += line.startswith("---")
+        if len(f) == 5 and f[3] in ("handle", "mix") and f[1].isdigit():
+            if f[3] == "handle":
+                handle_calls += int(f[1])
+            else:
+                mix_calls += int(f[1])
+    if top.returncode or refreshes != 8 or errors[0]:
+        fail(f"top exited {top.returncode} after {refreshes} refreshes, {errors[0]} wrong answers")
+    elif (handle_calls, mix_calls) != (sent, mixes):
+        fail(f"top's refreshes add up to handle {handle_calls}, mix {mix_calls}: {sent} and {mixes} sent\n{out}")
+    else:
+        print(f"ok: top, 8 refreshes: handle {handle_calls}, mix {mix_calls} calls, as sent")
+    if shape(pid) != before or text_diffs(pid):
+        fail("top left the process changed")
+
+
+def top_launch_test(reticle, env):
+    """reticle top -- PROGRAM: refreshes while it runs, its output and exit
+    status its own."""
+    script = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo done; exit 3"
+    r = subprocess.run([reticle, "top", "--interval", "0.1", "--iterations", "2", "--", "sh", "-c", script],
+                       capture_output=True, text=True, env=env, timeout=120)
+    lines = r.stdout.splitlines()
+    if r.returncode != 3 or "done" not in lines or sum(x.startswith("---") for x in lines) != 2:
+        fail(f"top -- sh: exit {r.returncode}, output {r.stdout[-400:]!r} {r.stderr!r}")
+    else:
+        print("ok: top -- PROGRAM: 2 refreshes, the program's output and exit status")
 
 
 def http_test(reticle, work, env, python3):
@@ -314,6 +361,7 @@ def main():
     server_test(reticle, work, env, server)
     if python3:
         http_test(reticle, work, env, python3)
+    top_launch_test(reticle, env)
     refusals(reticle, work, env)
     print(f"{fails} failure(s)")
     sys.exit(1 if fails else 0)
