@@ -24,16 +24,16 @@ static void usage(FILE *f)
 	      "\n"
 	      "-c sample (the default) samples call stacks with perf_event: no ptrace,\n"
 	      "the process is neither stopped nor changed.\n"
-	      "-c with counting collectors (fcount, bbcount, edges, callgraph, loops,\n"
-	      "cover) instruments it as 'reticle run' does: its threads are stopped a\n"
+	      "-c with fcount, bbcount, edges, callgraph, loops, cover or calltime\n"
+	      "instruments it as 'reticle run' does: its threads are stopped a\n"
 	      "moment, functions are relocated at their first call from then on, and\n"
 	      "at the end every patch is taken back and the code cache unmapped: the\n"
-	      "process runs on, unmodified. Counts cover calls made while attached\n"
-	      "(a call already running when reticle came is counted from its return\n"
-	      "on). If reticle is killed with SIGKILL, the process is left with its\n"
-	      "patches and dies at its next instrumented call.\n"
+	      "process runs on, unmodified. Counts and times cover the calls made\n"
+	      "while attached (a call already running when reticle came is neither\n"
+	      "counted nor timed). If reticle is killed with SIGKILL, the process is\n"
+	      "left with its patches and dies at its next instrumented call.\n"
 	      "\n"
-	      "  -c, --collect LIST   sample, or counting collectors (comma-separated)\n"
+	      "  -c, --collect LIST   sample, or the collectors above (comma-separated)\n"
 	      "      --freq HZ        samples per second of each running thread (default 1000)\n"
 	      "      --event E        cpu-clock (default), task-clock, ... as 'reticle run'\n"
 	      "  -d, --duration S     stop after S seconds (default: until Ctrl-C or the end)\n"
@@ -95,7 +95,8 @@ static const char *tracer_of(pid_t pid)
  * a message. */
 static int parse_list(const char *list, const struct rtl_collector **out)
 {
-	static const char *const counting[] = { "fcount", "bbcount", "edges", "callgraph", "loops", "cover" };
+	static const char *const counting[] = { "fcount", "bbcount", "edges", "callgraph", "loops", "cover",
+						 "calltime" };
 	char *copy = strdup(list), *save = NULL;
 	int n = 0, bad = 0;
 	for (char *name = strtok_r(copy, ",", &save); name && !bad; name = strtok_r(NULL, ",", &save)) {
@@ -109,7 +110,7 @@ static int parse_list(const char *list, const struct rtl_collector **out)
 		} else if (!ok && strcmp(name, "sample")) {
 			cli_error("attach: the %s collector cannot attach yet (it starts with the program: "
 				  "'reticle run'); attach takes sample, or fcount, bbcount, edges, callgraph, "
-				  "loops and cover", name);
+				  "loops, cover and calltime", name);
 			bad = 1;
 		} else if (n >= 8) {
 			cli_error("attach: too many collectors");

@@ -162,6 +162,13 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		dl_scan(p, tid);
 		lazy_arm_r_brk(p);
 	}
+	/* timers: every thread gets an area (its %gs base kept to put back) */
+	for (size_t i = 0; i < p->nthreads; i++)
+		os_get_area_base(p->threads[i].tid, &p->threads[i].gs_orig);
+	if ((err = timers_setup_image(p, tid)))
+		return err;
+	for (size_t i = 0; i < p->nthreads; i++)
+		timers_new_thread(p, p->threads[i].tid);
 	for (size_t i = 0; i < p->nthreads; i++)
 		scan_stack(p, p->threads[i].tid, note_return, NULL);
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -238,6 +245,20 @@ static void count_cache_word(struct proc *p, uint64_t w, void *ctx)
 		++*(size_t *)ctx;
 }
 
+/* munmap in P's stopped thread TID, whose own pc lends the 'syscall'
+ * (every thread is stopped). */
+static int unmap(struct proc *p, pid_t tid, uint64_t addr, uint64_t len)
+{
+	const uint64_t args[6] = { addr, len };
+	long ret = 0;
+	int sig = 0;
+	int err = os_inferior_syscall(tid, p->mem, 0, SYS_munmap, args, &ret, &sig);
+	struct thread *t = proc_thread(p, tid);
+	if (sig && t && !t->pending_sig)
+		t->pending_sig = sig;
+	return err ? err : ret ? -EFAULT : 0;
+}
+
 int attach_detach(struct proc *p, size_t *kept)
 {
 	size_t stuck = 0, words = 0;
@@ -262,20 +283,12 @@ int attach_detach(struct proc *p, size_t *kept)
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
-	if (!stuck && !words && any && !err) {
-		for (size_t i = p->shm.nwins; i-- > 0;) {
-			const struct window *w = &p->shm.wins[i];
-			const uint64_t args[6] = { w->addr, w->code_cap + w->ctr_cap };
-			long ret = 0;
-			int sig = 0;
-			/* the thread's own pc lends the 'syscall': every thread is stopped */
-			if (os_inferior_syscall(any, p->mem, 0, SYS_munmap, args, &ret, &sig) || ret)
-				err = err ? err : -EFAULT;
-			struct thread *t = proc_thread(p, any);
-			if (sig && t && !t->pending_sig)
-				t->pending_sig = sig;
-		}
-	}
+	for (size_t i = 0; p->areas.addr && i < p->nthreads; i++)
+		os_set_area_base(p->threads[i].tid, p->threads[i].gs_orig);
+	if (!stuck && !words && any && !err && p->areas.addr)
+		err = unmap(p, any, p->areas.addr, (uint64_t)TA_COUNT * TA_SIZE);
+	for (size_t i = p->shm.nwins; !stuck && !words && any && !err && i-- > 0;)
+		err = unmap(p, any, p->shm.wins[i].addr, p->shm.wins[i].code_cap + p->shm.wins[i].ctr_cap);
 	*kept = stuck + words;
 	if (*kept || err)
 		rtl_log(0, "pid %d: the code cache stays mapped, unused from now on (%zu thread%s inside it, "

@@ -115,6 +115,7 @@ struct thread {
 	/* detaching: stopped for good (its interrupt seen), and whether that
 	 * stop was a group-stop (job control), which it stays in */
 	bool held, group_stopped;
+	uint64_t gs_orig;         /* attached: its %gs base before reticle gave it an area */
 };
 
 /* The timers of a thread that has ended (timers.c). */

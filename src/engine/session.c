@@ -1205,7 +1205,7 @@ static int check_attachable(pid_t pid)
 /* Attaches to running PID with ptrace to instrument it. */
 static int attach_traced(struct rtl_session *s, pid_t pid)
 {
-	if (s->probes.timers || s->probes.memory || s->bbv_interval || s->shimming || s->sampling)
+	if (s->probes.memory || s->bbv_interval || s->shimming || s->sampling)
 		return -RTL_ERR_UNSUPPORTED;
 	int err = check_attachable(pid);
 	if (err)

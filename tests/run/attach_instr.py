@@ -22,7 +22,7 @@ it. Checked:
   sent meanwhile; `reticle top -- PROGRAM` keeps its output and status;
 - PYTHON3 -m http.server: five cycles under a client's requests, every
   page right, the text equal to the files afterwards;
-- refusals: a process that does not exist, a collector that cannot attach,
+- refusals: a process that does not exist, a collector that cannot attach (memtrace),
   a process already traced (by another reticle): a message, a non-zero
   exit, the process untouched.
 Exit 77 when the machine does not let reticle trace a process."""
@@ -133,11 +133,22 @@ def rss_kb(pid):
 
 
 def calls(reticle, db):
+    """Calls by function name, from fcount's counters and (name + "@time")
+    from calltime's timers, threads added up; a negative exclusive time
+    fails the test."""
     r = subprocess.run([reticle, "report", "--format", "json", db], capture_output=True, text=True)
     if r.returncode:
         fail(f"report {db}: {r.stderr}")
         return {}
-    return {f["name"]: f["calls"] for f in json.loads(r.stdout)["functions"]}
+    d = json.loads(r.stdout)
+    out = {f["name"]: f["calls"] for f in d["functions"]}
+    names = {f["id"]: f["name"] for f in d["functions"]}
+    for t in d["times"]:
+        key = f"{names.get(t['function'])}@time"
+        out[key] = out.get(key, 0) + t["calls"]
+        if t["exclusive"] < 0 or t["inclusive"] < t["exclusive"] - 1e-9:
+            fail(f"times of {names.get(t['function'])}: {t}")
+    return out
 
 
 def attach(reticle, args, env):
@@ -175,7 +186,7 @@ def server_test(reticle, work, env, server):
         a, _ = drive(port, 2, 100, 0, errors)
         before = shape(srv.pid)
         db = os.path.join(work, "server.db")
-        att, why = attach(reticle, ["-c", "fcount", "-o", db, str(srv.pid)], env)
+        att, why = attach(reticle, ["-c", "fcount,calltime", "-o", db, str(srv.pid)], env)
         if why:
             if "not allowed" in why:
                 print("SKIP: " + why.strip())
@@ -193,10 +204,11 @@ def server_test(reticle, work, env, server):
         if errors[0]:
             fail(f"{errors[0]} wrong answers")
         got = calls(reticle, db)
-        if got.get("handle") != b or got.get("mix") != b_mix:
-            fail(f"handle {got.get('handle')} mix {got.get('mix')}: want {b} and {b_mix} (requests while attached)")
+        if (got.get("handle"), got.get("mix"), got.get("handle@time"), got.get("mix@time")) != (b, b_mix, b, b_mix):
+            fail(f"handle {got.get('handle')} ({got.get('handle@time')} timed), mix {got.get('mix')} "
+                 f"({got.get('mix@time')} timed): want {b} and {b_mix} (requests while attached)")
         else:
-            print(f"ok: handle {b}, mix {b_mix} calls while attached, as sent")
+            print(f"ok: handle {b}, mix {b_mix} calls while attached, counted and timed, as sent")
         own = int(ask(port, "count"))
         if own != a + b + c:
             fail(f"the server counted {own} requests, {a + b + c} sent")
@@ -332,7 +344,7 @@ def refusals(reticle, work, env):
     time.sleep(0.5)
     child = subprocess.run(["pgrep", "-P", str(traced.pid)], capture_output=True, text=True).stdout.split()
     cases = [(["-c", "fcount", "999999999"], 1, "no process"),
-             (["-c", "calltime", str(sleeper.pid)], 2, "cannot attach"),
+             (["-c", "memtrace", str(sleeper.pid)], 2, "cannot attach"),
              (["-c", "fcount,sample", str(sleeper.pid)], 2, "alone")]
     if child:
         cases.append((["-c", "fcount", child[0]], 1, "already traced"))

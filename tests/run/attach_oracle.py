@@ -14,7 +14,7 @@ it on the stack) within 5 points of its share of the seconds the program
 measured. A second
 attach with --duration 0.5 ends after about that long while the process
 runs on. Refusals: a process that does not exist (exit 1), a collector
-that cannot attach (calltime: exit 2)."""
+that cannot attach (memtrace: exit 2)."""
 import json, os, shutil, subprocess, sys, time
 import sampling
 
@@ -81,7 +81,7 @@ def main():
         print(f"ok: --duration 0.5 ended after {took:.2f} s, the process running on")
     target.kill()
     target.wait()
-    for args, want in ((["999999999"], 1), (["-c", "calltime", str(os.getpid())], 2)):
+    for args, want in ((["999999999"], 1), (["-c", "memtrace", str(os.getpid())], 2)):
         r = subprocess.run([reticle, "attach", "-o", os.path.join(work, "x.db")] + args, capture_output=True,
                            text=True, env=env, timeout=60)
         if r.returncode != want or not r.stderr.strip():
