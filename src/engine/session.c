@@ -99,6 +99,7 @@ struct rtl_session {
 	void *tick_ctx;
 	uint64_t tick_ns, last_tick;
 	uint64_t swept;           /* increments removed, over every image */
+	bool main_ended;          /* the first process has ended (its status is known) */
 	double duration;
 	volatile sig_atomic_t stop;
 };
@@ -541,6 +542,8 @@ static void commit_profile(struct rtl_session *s)
 		  : session_write_meta(s, s->profile, s->main_pid, s->main_command, s->main_status);
 	if (!err && s->sweeps)
 		err = meta_f(s->profile, 0, "cover_probes_removed", "%llu", (unsigned long long)s->swept);
+	if (!err && s->attached && !s->main_ended)   /* none to tell: it runs on */
+		err = rtl_profile_set_meta(s->profile, "exit_status", "none (running on, detached)");
 	if (!err)
 		err = rtl_profile_commit(s->profile);
 	if (!err) {
@@ -922,6 +925,7 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 	p->status = st->kind == OS_EXITED ? st->code : 128 + st->sig;
 	if (p->pid == s->main_pid) {
 		s->main_status = p->status;
+		s->main_ended = true;
 		if (st->kind == OS_SIGNALED)
 			rtl_log(0, "%s (pid %d) killed by signal %d (%s)", p->command ? p->command : "target",
 				(int)p->pid, st->sig, strsignal(st->sig));
