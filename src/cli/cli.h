@@ -32,6 +32,13 @@ bool cli_output_writable(const char *cmd, const char *path);
  * after a message as command CMD. */
 int cli_parse_freq(const char *cmd, const char *arg, unsigned *freq);
 
+/* The warm-start cache: $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or
+ * $HOME/.cache/reticle (malloc'd; NULL when none is set), and the bytes
+ * it may hold ($RETICLE_CACHE_MAX_MB; 0: the library's default). */
+#include <stdint.h>
+char *cli_warm_cache_dir(void);
+uint64_t cli_cache_max_bytes(void);
+
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };
 

@@ -194,10 +194,14 @@ int cmd_attach(int argc, char **argv)
 		cli_error("attach: --freq and --event are the sample collector's");
 		return CLI_EXIT_USAGE;
 	}
+	/* what ran in earlier attaches (and runs) is relocated at the attach */
+	char *warm = sampling ? NULL : cli_warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output, .collectors = colls,
-					 .ncollectors = (size_t)ncolls, .sample_event = event, .sample_freq = freq };
+					 .ncollectors = (size_t)ncolls, .sample_event = event, .sample_freq = freq,
+					 .warm_cache = warm, .warm_cache_max = cli_cache_max_bytes() };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
+	free(warm);
 	if (err) {
 		cli_error("attach: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;

@@ -97,33 +97,6 @@ static void usage(FILE *f)
 }
 
 /* $RETICLE_CACHE_MAX_MB, 0 (the library's default) when unset or not a number. */
-static uint64_t cache_max_bytes(void)
-{
-	const char *v = getenv("RETICLE_CACHE_MAX_MB");
-	char *end;
-	unsigned long long mb = v ? strtoull(v, &end, 10) : 0;
-	return v && *v && !*end ? (uint64_t)mb << 20 : 0;
-}
-
-/* $RETICLE_CACHE_DIR, $XDG_CACHE_HOME/reticle or $HOME/.cache/reticle
- * (malloc'd), NULL when none is set. */
-static char *warm_cache_dir(void)
-{
-	const char *dir = getenv("RETICLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
-	char *out = NULL;
-	if (dir && *dir)
-		return strdup(dir);
-	if (xdg && *xdg == '/') {
-		if (asprintf(&out, "%s/reticle", xdg) < 0)
-			return NULL;
-	} else if (home && *home) {
-		if (asprintf(&out, "%s/.cache/reticle", home) < 0)
-			return NULL;
-	}
-	return out;
-}
-
 enum { MAX_COLLECTORS = 16 };
 
 /* "fcount, bbcount, ...": the built-in collectors' names. */
@@ -593,10 +566,10 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		}
 	}
 
-	char *warm = a->cold ? NULL : warm_cache_dir();
+	char *warm = a->cold ? NULL : cli_warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
-					 .warm_cache_max = cache_max_bytes(), .meta = meta,
+					 .warm_cache_max = cli_cache_max_bytes(), .meta = meta,
 					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
 					 .caches = a->caches, .ncaches = a->ncaches,
 					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,

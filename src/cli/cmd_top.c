@@ -233,9 +233,11 @@ int cmd_top(int argc, char **argv)
 		close(fd);
 	}
 	const struct rtl_collector *colls[2] = { rtl_collector_find("fcount"), rtl_collector_find("bbcount") };
+	char *warm = cli_warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output ? output : tmp, .collectors = colls,
-					 .ncollectors = 2 };
+					 .ncollectors = 2, .warm_cache = warm, .warm_cache_max = cli_cache_max_bytes() };
 	int status = 0, err = rtl_session_create(&opts, &t.s), rc = 0;
+	free(warm);
 	if (!err)
 		err = rtl_session_on_tick(t.s, t.interval, refresh, &t);
 	current = t.s;

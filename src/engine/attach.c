@@ -144,7 +144,7 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		return -RTL_ERR_BAD_ELF;
 	p->attached = true;
 	p->original_returns = true;
-	p->warm_started = true;   /* past its entry point long ago: no batch waits for it */
+	p->warm_started = true;   /* past its entry point long ago: batches at once (warm_attach) */
 	if (p->nthreads > 1)
 		proc_go_multithreaded(p);
 	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
@@ -171,6 +171,9 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		timers_new_thread(p, p->threads[i].tid);
 	for (size_t i = 0; i < p->nthreads; i++)
 		scan_stack(p, p->threads[i].tid, note_return, NULL);
+	/* what ran in earlier attaches, while every thread is stopped (a
+	 * thread whose pc an entry jump now covers is moved just below) */
+	warm_attach(p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		take_over(p, &p->threads[i]);
 	return 0;
@@ -241,8 +244,13 @@ static bool in_unloaded(const struct proc *p, uint64_t addr)
 
 static void count_cache_word(struct proc *p, uint64_t w, void *ctx)
 {
-	if (proc_window_at(p, w, 1))
-		++*(size_t *)ctx;
+	if (!proc_window_at(p, w, 1))
+		return;
+	char where[256];
+	proc_describe_pc(p, w, where, sizeof(where));
+	rtl_debug("pid %d: a stack word points into the code cache: %#llx (%s)", (int)p->pid,
+		  (unsigned long long)w, where);
+	++*(size_t *)ctx;
 }
 
 /* munmap in P's stopped thread TID, whose own pc lends the 'syscall'

@@ -397,6 +397,8 @@ void lazy_bind_plt(struct proc *p);
 void warm_load(struct proc *p, struct module *m);
 /* An armed entry at run-time ADDR of M trapped: runs the batches due. */
 void warm_trap(struct proc *p, struct module *m, uint64_t addr);
+/* An attached process, every thread stopped: every module's batch now. */
+void warm_attach(struct proc *p);
 /* Records in the cache what ran in P (at its end). */
 void warm_save(struct proc *p);
 /* PATH of M's file with SUFFIX in the warm-start cache (malloc'd), or NULL. */

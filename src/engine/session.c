@@ -1444,6 +1444,8 @@ static int run_traced(struct rtl_session *s, int *status)
 			rtl_debug("pid %d: detached", (int)p->pid);
 		remove_proc(s, p);
 	}
+	if (session_warm_dir(s))
+		warm_prune(session_warm_dir(s), session_warm_max(s));
 	commit_profile(s);
 	*status = 0;   /* not our child: its status is its parent's to know */
 	return err;

@@ -228,6 +228,13 @@ void warm_trap(struct proc *p, struct module *m, uint64_t addr)
 			batch(p, &p->mods[i]);
 }
 
+void warm_attach(struct proc *p)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].warm_pending && !p->mods[i].unloaded)
+			batch(p, &p->mods[i]);
+}
+
 /* Whether function K of M ran: its entry or one of its blocks counted. */
 static bool ran(struct proc *p, const struct module *m, size_t k)
 {

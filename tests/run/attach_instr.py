@@ -186,7 +186,9 @@ def server_test(reticle, work, env, server):
         a, _ = drive(port, 2, 100, 0, errors)
         before = shape(srv.pid)
         db = os.path.join(work, "server.db")
-        att, why = attach(reticle, ["-c", "fcount,calltime", "-o", db, str(srv.pid)], env)
+        # faults in the target reported with where they happened
+        att, why = attach(reticle, ["-c", "fcount,calltime", "-o", db, str(srv.pid)],
+                          dict(env, RETICLE_VERBOSE="2"))
         if why:
             if "not allowed" in why:
                 print("SKIP: " + why.strip())
@@ -202,7 +204,7 @@ def server_test(reticle, work, env, server):
             fail(f"attach exited {att.returncode}: {err}")
         c, _ = drive(port, 2, 100, 2 * 10**6, errors)
         if errors[0]:
-            fail(f"{errors[0]} wrong answers")
+            fail(f"{errors[0]} wrong answers; reticle said:\n{err}")
         got = calls(reticle, db)
         if (got.get("handle"), got.get("mix"), got.get("handle@time"), got.get("mix@time")) != (b, b_mix, b, b_mix):
             fail(f"handle {got.get('handle')} ({got.get('handle@time')} timed), mix {got.get('mix')} "
@@ -226,7 +228,8 @@ def server_test(reticle, work, env, server):
         if wrong:
             fail(f"{wrong} wrong answers while attaching and detaching 20 times")
         if shape(srv.pid) != before or text_diffs(srv.pid):
-            fail("20 cycles changed the mappings, threads or text")
+            fail(f"20 cycles changed the mappings, threads or text: {text_diffs(srv.pid)[:5]}\n" + "\n".join(
+                str(x) for x in set(shape(srv.pid)[0]) ^ set(before[0])) + f"\nthreads {shape(srv.pid)[1]} {before[1]}")
         grew = rss_kb(srv.pid) - rss0
         if grew > 4096:
             fail(f"20 cycles grew the process by {grew} KiB")
