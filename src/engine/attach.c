@@ -17,6 +17,12 @@
  * - the function each thread is in is relocated at once, and the thread
  *   moved to the same instruction in the copy (a system call it will
  *   restart, to the copy's);
+ * - every function a stack word points into (its frames resume at return
+ *   points) is relocated before the threads run on: the jumps at its
+ *   return points are written while no thread runs its body, and a frame
+ *   returning there goes on in the copy; functions no stack holds are
+ *   entered only through their armed entries. So no thread ever runs the
+ *   body of a function while reticle writes into it;
  * - a function whose first 5 bytes hold a return address (a frame would
  *   resume inside the entry jump) is left unarmed.
  *
@@ -41,7 +47,7 @@
 #include "util/array.h"
 #include "util/log.h"
 
-enum { PATCH_LEN = 5, STACK_SCAN = 1 << 20, STEP_MAX = 256 };
+enum { PATCH_LEN = 5, STACK_SCAN = 1 << 20, STEP_MAX = 20000 };
 
 static const char entered[] = "a thread was inside its first bytes when reticle attached";
 
@@ -80,6 +86,53 @@ static void note_return(struct proc *p, uint64_t addr, void *ctx)
 		fs->status = FS_SKIPPED;
 		fs->reason = entered;
 		rtl_debug("%s: %s left alone: %s", m->path, f->name ? f->name : "?", entered);
+	}
+}
+
+/* A word on a thread's stack that lies in an armed function: where a frame
+ * may resume. */
+static void note_resume(struct proc *p, uint64_t addr, void *ctx)
+{
+	(void)ctx;
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, addr, &m);
+	if (f && m->fs[f - rtl_binary_function(m->bin, 0)].status == FS_ARMED &&
+	    !rtl_grow(&p->resume_words, &p->capresume_words, p->nresume_words + 1, sizeof(uint64_t)))
+		p->resume_words[p->nresume_words++] = addr;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every function a frame may resume in is relocated now, while every
+ * thread is stopped: its return-point jumps are written while no thread
+ * runs its body, and they cover no place a frame resumes at
+ * (patch_returns reads resume_words). A frame resuming where no jump
+ * starts (a call that pushes a code-cache address in the copy, so has no
+ * return point) gets an int3 there that leads into the copy. So no thread
+ * ever runs the body of a relocated function. */
+static void relocate_frames(struct proc *p)
+{
+	qsort(p->resume_words, p->nresume_words, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < p->nresume_words; i++) {
+		uint64_t at = p->resume_words[i];
+		struct module *m;
+		const rtl_function *f = proc_function_at(p, at, &m);
+		size_t k = f ? (size_t)(f - rtl_binary_function(m->bin, 0)) : 0;
+		if (!f)
+			continue;
+		struct func_state *fs = &m->fs[k];
+		if (fs->status == FS_ARMED)
+			lazy_instrument_now(p, m, k, NULL);
+		uint64_t to = fs->status == FS_DONE ? x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, at) : 0;
+		uint8_t now, file;
+		if (to && !os_mem_read(p->mem, at, &now, 1) && !rtl_binary_read(m->bin, at - m->bias, &file, 1) &&
+		    now == file && !rtl_binary_has_textrel(m->bin) && lazy_return_trap(p, at, to))
+			rtl_warn("pid %d: a frame resumes in the original code of %s", (int)p->pid,
+				 f->name ? f->name : "?");
 	}
 }
 
@@ -171,9 +224,9 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		timers_new_thread(p, p->threads[i].tid);
 	for (size_t i = 0; i < p->nthreads; i++)
 		scan_stack(p, p->threads[i].tid, note_return, NULL);
-	/* what ran in earlier attaches, while every thread is stopped (a
-	 * thread whose pc an entry jump now covers is moved just below) */
-	warm_attach(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		scan_stack(p, p->threads[i].tid, note_resume, NULL);
+	relocate_frames(p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		take_over(p, &p->threads[i]);
 	return 0;
@@ -291,7 +344,8 @@ int attach_detach(struct proc *p, size_t *kept)
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
-	for (size_t i = 0; p->areas.addr && i < p->nthreads; i++)
+	/* a thread left in a copy still runs its timer code on its area */
+	for (size_t i = 0; p->areas.addr && !stuck && !words && i < p->nthreads; i++)
 		os_set_area_base(p->threads[i].tid, p->threads[i].gs_orig);
 	if (!stuck && !words && any && !err && p->areas.addr)
 		err = unmap(p, any, p->areas.addr, (uint64_t)TA_COUNT * TA_SIZE);

@@ -221,6 +221,11 @@ struct proc {
 	 * reticle's into its text or data is logged with the bytes it
 	 * replaced, so that detaching puts them all back */
 	bool attached;
+	/* attached: the words of the threads' stacks at the attach that lie in
+	 * armed functions (sorted): where frames may resume, which no return-
+	 * point jump may cover (patch_returns) */
+	uint64_t *resume_words;
+	size_t nresume_words, capresume_words;
 	struct undo_rec { uint64_t addr; uint32_t len; uint8_t *old; } *undo;
 	size_t nundo, capundo;
 	/* probes that remove themselves (sweep.c): on when cover is the only

@@ -80,6 +80,7 @@ void proc_free(struct proc *p)
 		free(p->undo[i].old);
 	free(p->undo);
 	free(p->unw_objects);
+	free(p->resume_words);
 	free(p->sweep);
 	free(p->swept_sites);
 	if (p->mem >= 0)

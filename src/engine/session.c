@@ -1413,6 +1413,9 @@ static int run_traced(struct rtl_session *s, int *status)
 			resume(first, t->tid, 0);
 		t->group_stopped = false;
 	}
+	/* what ran in earlier attaches, placed now that the threads run on:
+	 * only functions no thread has entered yet are left to relocate */
+	warm_attach(first);
 	int err = 0;
 	struct os_stop st;
 	while (s->nprocs) {

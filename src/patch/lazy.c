@@ -434,6 +434,16 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 		goto out;
 	if (p->original_returns)
 		foreign_entries(p, m, f, r, &interior, &nint);
+	/* attached: where the frames of the threads' stacks resume stays whole */
+	uint64_t flo = f->addr + m->bias, fhi = flo + f->size;
+	size_t w0 = p->nresume_words ? rtl_lower_bound_u64(p->resume_words, p->nresume_words, flo) : 0;
+	for (size_t w = w0; w < p->nresume_words && p->resume_words[w] < fhi; w++) {
+		uint64_t *nv = realloc(interior, (nint + 1) * sizeof(*interior));
+		if (!nv)
+			break;
+		interior = nv;
+		interior[nint++] = p->resume_words[w];
+	}
 	for (size_t k = 0; k < n; k++) {
 		uint64_t at = pts[k].orig, lim = next_entry_after(m->bin, at - m->bias);
 		lim = lim == UINT64_MAX ? m->hi : lim + m->bias;
