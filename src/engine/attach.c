@@ -276,14 +276,32 @@ static bool leave_copies(struct proc *p, struct thread *t)
 		if (original_of(p, restart ? pc - 2 : pc, &orig))
 			return !os_set_pc(t->tid, orig + (restart ? 2 : 0));
 		uint8_t insn[2];
-		if (restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05))
+		if (restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05)) {
+			char where[256];
+			proc_describe_pc(p, pc, where, sizeof(where));
+			rtl_debug("tid %d cannot leave the code cache at %#llx (%s)%s after %d steps", (int)t->tid,
+				  (unsigned long long)pc, where, restart ? ", in a system call" : "", step);
 			return false;
+		}
 		int sig;
 		if (os_singlestep(t->tid, &sig))
 			return false;
 		if (sig && !t->pending_sig)
 			t->pending_sig = sig;
 	}
+	uint64_t pc = 0;
+	char where[256] = "";
+	if (!os_get_pc(t->tid, &pc))
+		proc_describe_pc(p, pc, where, sizeof(where));
+	uint64_t gs = 0;
+	uint8_t code[48];
+	char hex[3 * sizeof(code) + 1] = "";
+	os_get_area_base(t->tid, &gs);
+	if (!os_mem_read(p->mem, pc - 16, code, sizeof(code)))
+		for (size_t i = 0; i < sizeof(code); i++)
+			sprintf(hex + 3 * i, "%02x ", code[i]);
+	rtl_debug("tid %d still in the code cache after %d steps, at %#llx (%s), gs %#llx, code from pc-16: %s",
+		  (int)t->tid, STEP_MAX, (unsigned long long)pc, where, (unsigned long long)gs, hex);
 	return false;
 }
 
@@ -320,16 +338,28 @@ static int unmap(struct proc *p, pid_t tid, uint64_t addr, uint64_t len)
 	return err ? err : ret ? -EFAULT : 0;
 }
 
-int attach_detach(struct proc *p, size_t *kept)
+void attach_leave(struct proc *p)
 {
-	size_t stuck = 0, words = 0;
-	pid_t any = 0;
-	*kept = 0;
+	p->stuck = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (!leave_copies(p, &p->threads[i]))
-			stuck++;
-		else if (!any)
+			p->stuck++;
+	p->left = true;
+}
+
+int attach_detach(struct proc *p, size_t *kept)
+{
+	size_t words = 0;
+	pid_t any = 0;
+	*kept = 0;
+	if (!p->left)
+		attach_leave(p);
+	size_t stuck = p->stuck;
+	for (size_t i = 0; i < p->nthreads && !any; i++) {
+		uint64_t pc;
+		if (!os_get_pc(p->threads[i].tid, &pc) && !proc_window_at(p, pc, 1))
 			any = p->threads[i].tid;
+	}
 	/* newest first: the oldest bytes of a place written twice win */
 	size_t failed = 0;
 	for (size_t i = p->nundo; i-- > 0;) {

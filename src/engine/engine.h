@@ -226,6 +226,8 @@ struct proc {
 	 * point jump may cover (patch_returns) */
 	uint64_t *resume_words;
 	size_t nresume_words, capresume_words;
+	bool left;                /* attach_leave ran: STUCK threads could not leave the copies */
+	size_t stuck;
 	struct undo_rec { uint64_t addr; uint32_t len; uint8_t *old; } *undo;
 	size_t nundo, capundo;
 	/* probes that remove themselves (sweep.c): on when cover is the only
@@ -525,6 +527,10 @@ bool sweep_due(uint64_t *last, uint64_t now);
  * armed, original return addresses, each thread moved into a copy of the
  * function it is in. */
 int attach_setup_image(struct proc *p, pid_t tid);
+/* Moves every thread of P (held stopped) out of the copies, to the same
+ * original instruction: before its profile is written, so that a thread
+ * in the middle of a timer snippet finishes it first. */
+void attach_leave(struct proc *p);
 /* Puts P back as it was, every thread held stopped, and detaches them:
  * copies left, patches undone, windows unmapped (unless *KEPT threads or
  * stack words still need them). */

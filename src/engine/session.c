@@ -1440,6 +1440,7 @@ static int run_traced(struct rtl_session *s, int *status)
 		struct proc *p = s->procs[0];
 		size_t kept;
 		p->status = -1;   /* running on, not ended */
+		attach_leave(p);  /* threads out of the copies first: snippets finished */
 		finish_proc(s, p);
 		if (attach_detach(p, &kept))
 			rtl_warn("pid %d: not left quite as it was (see above)", (int)p->pid);
