@@ -186,22 +186,18 @@ static void take_over(struct proc *p, struct thread *t)
 
 int attach_setup_image(struct proc *p, pid_t tid)
 {
-	char exe[PATH_MAX], link[64];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
-	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -errno;
-	exe[n] = 0;
-	rtl_binary *bin = session_binary(p->s, exe);
-	if (!bin)
-		return -RTL_ERR_BAD_ELF;
+	char exe[PATH_MAX];
+	rtl_binary *bin;
+	int err = proc_exe(p, exe, &bin);
+	if (err)
+		return err;
 	p->attached = true;
 	p->original_returns = true;
 	p->warm_started = true;   /* past its entry point long ago: batches at once (warm_attach) */
 	if (p->nthreads > 1)
 		proc_go_multithreaded(p);
 	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
-	int err = proc_add_module(p, tid, exe, bias, true);
+	err = proc_add_module(p, tid, exe, bias, true);
 	if (err)
 		return err;
 	uint64_t base = os_auxv(p->pid, AT_BASE);

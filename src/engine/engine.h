@@ -8,6 +8,7 @@
 #ifndef RETICLE_ENGINE_H
 #define RETICLE_ENGINE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -334,6 +335,9 @@ struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **
 				 const rtl_function **f);
 /* Adds the module at PATH mapped with BIAS, sets up its window, arms it. */
 int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main);
+/* The executable of P (/proc/PID/exe, its path in EXE) from the session's
+ * cache of binaries. */
+int proc_exe(struct proc *p, char exe[PATH_MAX], rtl_binary **bin);
 /* Sets up a fresh image stopped at its first instruction (launch, exec). */
 int proc_setup_image(struct proc *p, pid_t tid);
 /* The process gets a second thread: every counter increment becomes atomic. */

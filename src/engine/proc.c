@@ -375,20 +375,28 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	return 0;
 }
 
-int proc_setup_image(struct proc *p, pid_t tid)
+int proc_exe(struct proc *p, char exe[PATH_MAX], rtl_binary **bin)
 {
-	char exe[PATH_MAX], link[64];
+	char link[64];
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
-	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	ssize_t n = readlink(link, exe, PATH_MAX - 1);
 	if (n < 0)
 		return -errno;
 	exe[n] = 0;
-	rtl_binary *bin = session_binary(p->s, exe);
-	if (!bin)
-		return -RTL_ERR_BAD_ELF;
+	*bin = session_binary(p->s, exe);
+	return *bin ? 0 : -RTL_ERR_BAD_ELF;
+}
+
+int proc_setup_image(struct proc *p, pid_t tid)
+{
+	char exe[PATH_MAX];
+	rtl_binary *bin;
+	int err = proc_exe(p, exe, &bin);
+	if (err)
+		return err;
 	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
 	p->original_returns = lazy_wants_original_returns(bin);
-	int err = proc_add_module(p, tid, exe, bias, true);
+	err = proc_add_module(p, tid, exe, bias, true);
 	if (err)
 		return err;
 	uint64_t base = os_auxv(p->pid, AT_BASE);

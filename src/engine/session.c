@@ -1372,6 +1372,22 @@ static int run_attached(struct rtl_session *s, int *status)
 	return 0;
 }
 
+/* One event of the loop, dispatched: -EINTR to go on (also when a signal
+ * of reticle's woke the wait, with INTR), 0 when no thread is left, or an
+ * error. */
+static int step(struct rtl_session *s, bool intr)
+{
+	struct os_stop st;
+	int err = take_deferred(s, &st) ? 0 : intr ? os_wait_intr(&st, our_breakpoint, s)
+						   : os_wait(&st, our_breakpoint, s);
+	if (err == -ECHILD)
+		return 0;
+	if (err)
+		return err;
+	dispatch(s, &st);
+	return -EINTR;
+}
+
 /* Detaching: every thread is interrupted, and held once its interrupt
  * stop comes (dispatch). */
 static void begin_detach(struct rtl_session *s)
@@ -1417,24 +1433,14 @@ static int run_traced(struct rtl_session *s, int *status)
 	 * only functions no thread has entered yet are left to relocate */
 	warm_attach(first);
 	int err = 0;
-	struct os_stop st;
 	while (s->nprocs) {
 		sweep_all(s, &last_sweep);
 		if (!s->detaching && (s->stop || os_now_ns() >= end))
 			begin_detach(s);
-		if (s->detaching && all_held(s))
+		if ((s->detaching && all_held(s)) || (err = step(s, true)) != -EINTR)
 			break;
-		err = take_deferred(s, &st) ? 0 : os_wait_intr(&st, our_breakpoint, s);
-		if (err == -EINTR)
-			continue;
-		if (err == -ECHILD) {
-			err = 0;
-			break;
-		}
-		if (err)
-			break;
-		dispatch(s, &st);
 	}
+	err = err == -EINTR ? 0 : err;
 	stop_ticks(&old_sa, &old_tick);
 	while (s->nprocs) {
 		struct proc *p = s->procs[0];
@@ -1457,7 +1463,6 @@ static int run_traced(struct rtl_session *s, int *status)
 
 int rtl_session_run(rtl_session *s, int *status)
 {
-	struct os_stop st;
 	if (!s->nprocs)
 		return -ESRCH;
 	if (s->traced)
@@ -1475,18 +1480,10 @@ int rtl_session_run(rtl_session *s, int *status)
 	int err = 0;
 	while (s->nprocs) {
 		sweep_all(s, &last_sweep);
-		err = take_deferred(s, &st) ? 0 : ticking ? os_wait_intr(&st, our_breakpoint, s)
-							  : os_wait(&st, our_breakpoint, s);
-		if (err == -EINTR)
-			continue;
-		if (err == -ECHILD) {
-			err = 0;
+		if ((err = step(s, ticking)) != -EINTR)
 			break;
-		}
-		if (err)
-			break;
-		dispatch(s, &st);
 	}
+	err = err == -EINTR ? 0 : err;
 	if (ticking)
 		stop_ticks(&old_sa, &old_tick);
 	os_jobctl_end();
