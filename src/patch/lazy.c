@@ -580,12 +580,13 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 
 /* Writes 'jmp rel32' over the int3 at ENTRY. With threads running, the four
  * displacement bytes go first and the opcode last, so that no thread runs
- * a half-written jump. */
+ * a half-written jump; so too in an attached process, whose warm-start
+ * batch runs while its thread runs. */
 static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 {
 	int32_t rel = (int32_t)(dest - (entry + PATCH_LEN));
 	static const uint8_t jmp = 0xe9;
-	if (!p->multithreaded) {   /* its one thread is stopped: one write */
+	if (!p->multithreaded && !p->attached) {   /* its one thread is stopped: one write */
 		uint8_t insn[PATCH_LEN] = { jmp };
 		memcpy(insn + 1, &rel, 4);
 		if (p->defer_entries &&
@@ -672,7 +673,8 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 	uint64_t entry = rtl_binary_function(m->bin, k)->addr + m->bias;
 	for (uint32_t i = fs->patch_head; i; i = p->patches[i - 1].next) {
 		const struct branch_patch *bp = &p->patches[i - 1];
-		if (p->multithreaded && bp->field / 64 != (bp->field + 3) / 64)
+		bool running = p->multithreaded || p->attached;   /* a thread may run the copy */
+		if (running && bp->field / 64 != (bp->field + 3) / 64)
 			continue;
 		uint8_t *field = window_local(&p->shm.wins[bp->win], bp->field);
 		int32_t old;
@@ -682,7 +684,7 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 		int64_t rel = (int64_t)(to - (bp->field + 4));
 		if (!to || rel != (int32_t)rel)
 			continue;
-		if (p->multithreaded)
+		if (running)
 			*(volatile uint32_t *)field = (uint32_t)(int32_t)rel;
 		else   /* the one thread is stopped */
 			memcpy(field, &(int32_t){ (int32_t)rel }, 4);

@@ -182,8 +182,10 @@ static void batch(struct proc *p, struct module *m)
 			idx[a.n++] = (uint32_t)k;
 		}
 	}
-	/* the one thread is stopped: the entry jumps go in together at the end */
-	p->defer_entries = !p->multithreaded;
+	/* the one thread is stopped: the entry jumps go in together at the end
+	 * (not in an attached process, whose batch runs while it runs: each
+	 * jump is written displacement first, patch_entry) */
+	p->defer_entries = !p->multithreaded && !p->attached;
 	p->in_batch = true;
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 && !getenv("XX_NOAHEAD") &&

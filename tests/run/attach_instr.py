@@ -348,8 +348,9 @@ def http_test(reticle, work, env, python3):
         for i in range(5):
             r = subprocess.run([reticle, "attach", "-c", "fcount", "-d", "1", "-o",
                                 os.path.join(work, f"http{i}.db"), str(srv.pid)], capture_output=True,
-                               text=True, env=env, timeout=120)
-            if r.returncode:
+                               text=True, env=dict(env, RETICLE_VERBOSE="2", RETICLE_DEBUG_FAULT_BYTES="1"),
+                               timeout=120)
+            if r.returncode or "killed by" in r.stderr:
                 fail(f"http.server cycle {i}: attach exited {r.returncode}: {r.stderr}")
                 break
         stop.set()
