@@ -62,5 +62,5 @@ read -r nb nm < <(printf '%s\n' "${tn[@]}" | stats)
 read -r rb rm_ < <(printf '%s\n' "${tr[@]}" | stats)
 printf 'attach  %s / %s s (best / median of %d)\n' "$ab" "$am" "$rounds"
 printf 'detach  %s / %s s\n' "$db" "$dm"
-printf '200 GETs native %s / %s s, attached %s / %s s (%.2fx of medians; the first attached round relocates)\n' \
+printf '200 GETs native %s / %s s, attached %s / %s s (%.2fx of medians; each round a new session, warm from the earlier ones)\n' \
 	"$nb" "$nm" "$rb" "$rm_" "$(echo "$rm_ / $nm" | bc -l)"
