@@ -31,7 +31,6 @@
  * windows unmapped, unless a thread could not leave the code cache or a
  * word of a stack still points into it: then they stay mapped, inert,
  * and the caller reports it. */
-#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -101,12 +100,6 @@ static void note_resume(struct proc *p, uint64_t addr, void *ctx)
 		p->resume_words[p->nresume_words++] = addr;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Every function a frame may resume in is relocated now, while every
  * thread is stopped: its return-point jumps are written while no thread
  * runs its body, and they cover no place a frame resumes at
@@ -114,9 +107,10 @@ static int cmp_u64(const void *a, const void *b)
  * starts (a call that pushes a code-cache address in the copy, so has no
  * return point) gets an int3 there that leads into the copy. So no thread
  * ever runs the body of a relocated function. */
-static void relocate_frames(struct proc *p)
+static int relocate_frames(struct proc *p)
 {
-	qsort(p->resume_words, p->nresume_words, sizeof(uint64_t), cmp_u64);
+	if (rtl_radix_sort_u64(p->resume_words, p->nresume_words, sizeof(uint64_t), 0))
+		return -ENOMEM;
 	for (size_t i = 0; i < p->nresume_words; i++) {
 		uint64_t at = p->resume_words[i];
 		struct module *m;
@@ -134,6 +128,7 @@ static void relocate_frames(struct proc *p)
 			rtl_warn("pid %d: a frame resumes in the original code of %s", (int)p->pid,
 				 f->name ? f->name : "?");
 	}
+	return 0;
 }
 
 /* The copy's own 'syscall' for original instruction AT of FS's function:
@@ -196,17 +191,8 @@ int attach_setup_image(struct proc *p, pid_t tid)
 	p->warm_started = true;   /* past its entry point long ago: batches at once (warm_attach) */
 	if (p->nthreads > 1)
 		proc_go_multithreaded(p);
-	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
-	err = proc_add_module(p, tid, exe, bias, true);
-	if (err)
+	if ((err = proc_add_main_modules(p, tid, exe, bin)))
 		return err;
-	uint64_t base = os_auxv(p->pid, AT_BASE);
-	const char *interp = rtl_binary_interp(bin);
-	if (base && interp) {
-		if ((err = proc_add_module(p, tid, interp, base, false)))
-			return err;
-		dl_find_r_debug(p, &p->mods[p->nmods - 1]);
-	}
 	if (p->r_debug) {
 		dl_scan(p, tid);
 		lazy_arm_r_brk(p);
@@ -222,7 +208,8 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		scan_stack(p, p->threads[i].tid, note_return, NULL);
 	for (size_t i = 0; i < p->nthreads; i++)
 		scan_stack(p, p->threads[i].tid, note_resume, NULL);
-	relocate_frames(p);
+	if ((err = relocate_frames(p)))
+		return err;
 	for (size_t i = 0; i < p->nthreads; i++)
 		take_over(p, &p->threads[i]);
 	return 0;

@@ -338,6 +338,9 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 /* The executable of P (/proc/PID/exe, its path in EXE) from the session's
  * cache of binaries. */
 int proc_exe(struct proc *p, char exe[PATH_MAX], rtl_binary **bin);
+/* Adds the executable EXE (BIN) and, if it has one, the dynamic loader,
+ * from P's auxiliary vector, and finds the loader's _r_debug. */
+int proc_add_main_modules(struct proc *p, pid_t tid, const char *exe, rtl_binary *bin);
 /* Sets up a fresh image stopped at its first instruction (launch, exec). */
 int proc_setup_image(struct proc *p, pid_t tid);
 /* The process gets a second thread: every counter increment becomes atomic. */

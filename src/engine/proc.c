@@ -387,16 +387,10 @@ int proc_exe(struct proc *p, char exe[PATH_MAX], rtl_binary **bin)
 	return *bin ? 0 : -RTL_ERR_BAD_ELF;
 }
 
-int proc_setup_image(struct proc *p, pid_t tid)
+int proc_add_main_modules(struct proc *p, pid_t tid, const char *exe, rtl_binary *bin)
 {
-	char exe[PATH_MAX];
-	rtl_binary *bin;
-	int err = proc_exe(p, exe, &bin);
-	if (err)
-		return err;
 	uint64_t bias = os_auxv(p->pid, AT_ENTRY) - rtl_binary_entry(bin);
-	p->original_returns = lazy_wants_original_returns(bin);
-	err = proc_add_module(p, tid, exe, bias, true);
+	int err = proc_add_module(p, tid, exe, bias, true);
 	if (err)
 		return err;
 	uint64_t base = os_auxv(p->pid, AT_BASE);
@@ -406,6 +400,19 @@ int proc_setup_image(struct proc *p, pid_t tid)
 			return err;
 		dl_find_r_debug(p, &p->mods[p->nmods - 1]);
 	}
+	return 0;
+}
+
+int proc_setup_image(struct proc *p, pid_t tid)
+{
+	char exe[PATH_MAX];
+	rtl_binary *bin;
+	int err = proc_exe(p, exe, &bin);
+	if (err)
+		return err;
+	p->original_returns = lazy_wants_original_returns(bin);
+	if ((err = proc_add_main_modules(p, tid, exe, bin)))
+		return err;
 	return timers_setup_image(p, tid);
 }
 

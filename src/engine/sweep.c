@@ -44,12 +44,6 @@ static const struct form {
 	{ { 0xf0, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Adds the increments of FS's copy to P's pending list. */
 static void find_sites(struct proc *p, struct module *m, struct func_state *fs)
 {
@@ -65,7 +59,8 @@ static void find_sites(struct proc *p, struct module *m, struct func_state *fs)
 	for (uint32_t b = 0; b < fs->nblocks; b++)
 		if (p->blocks[fs->block0 + b].counter)
 			ctr[n++] = p->blocks[fs->block0 + b].counter;
-	qsort(ctr, n, sizeof(*ctr), cmp_u64);
+	if (rtl_radix_sort_u64(ctr, n, sizeof(*ctr), 0))
+		n = 0;   /* no memory: its increments stay */
 	const uint8_t *code = window_local(w, fs->entry);
 	for (size_t i = 0; n && i + 9 <= fs->code_len;) {
 		const struct form *hit = NULL;
@@ -77,7 +72,8 @@ static void find_sites(struct proc *p, struct module *m, struct func_state *fs)
 			int32_t disp;
 			memcpy(&disp, code + i + f->disp, 4);
 			target = fs->entry + i + f->end + (int64_t)disp;
-			if (bsearch(&target, ctr, n, sizeof(*ctr), cmp_u64))
+			size_t at = rtl_lower_bound_u64(ctr, n, target);
+			if (at < n && ctr[at] == target)
 				hit = f;
 		}
 		if (!hit) {
