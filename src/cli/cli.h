@@ -38,6 +38,10 @@ int cli_parse_freq(const char *cmd, const char *arg, unsigned *freq);
 #include <stdint.h>
 char *cli_warm_cache_dir(void);
 uint64_t cli_cache_max_bytes(void);
+/* The pid of PID's tracer (/proc/PID/status): 0 for none, -1 when there
+ * is no such process. */
+#include <sys/types.h>
+long cli_tracer_pid(pid_t pid);
 
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };

@@ -72,17 +72,11 @@ static const char *ptrace_hint(void)
 static const char *tracer_of(pid_t pid)
 {
 	static char buf[300];
-	char path[64], line[256], comm[256] = "?";
-	long tracer = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
-			break;
-	if (f)
-		fclose(f);
+	char path[64], comm[256] = "?";
+	long tracer = cli_tracer_pid(pid);
 	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
-	if ((f = fopen(path, "re"))) {
+	FILE *f = fopen(path, "re");
+	if (f) {
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);

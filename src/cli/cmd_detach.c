@@ -1,6 +1,7 @@
 /* reticle detach PID: ends the 'reticle attach' measuring process PID, from
  * another terminal, as Ctrl-C in its own would: the profile is written and
  * the process left as it was. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -20,65 +21,49 @@ static void usage(FILE *f)
 	      "that is done (at most 60 s).\n", f);
 }
 
-/* The tracer of PID (0: none; -1: no such process). */
-static long tracer_of(pid_t pid)
+/* Process PID's command line (its words NUL-separated, NUL-ended) in BUF:
+ * its bytes, 0 when it has none. */
+static size_t cmdline(long pid, char *buf, size_t len)
 {
-	char path[64], line[256];
-	long tracer = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
-}
-
-/* Whether process PID runs 'reticle attach': its command line. */
-static bool is_reticle_attach(long pid)
-{
-	char path[64], buf[4096];
+	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
 	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	if (f)
+		fclose(f);
 	buf[n] = 0;
+	return n;
+}
+
+/* Whether process PID runs 'reticle attach'; *LAST: its last word. */
+static bool is_reticle_attach(long pid, const char **last)
+{
+	static char buf[4096];
+	size_t n = cmdline(pid, buf, sizeof(buf)), len = strlen(buf);
 	const char *prog = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
-	size_t len = strlen(buf);
+	*last = buf;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			*last = buf + i + 1;
 	return !strcmp(prog, "reticle") && len + 1 < n && !strcmp(buf + len + 1, "attach");
 }
 
-/* A sampling attach (no ptrace) measures PID too: found by its command
- * line's last word. */
+/* A sampling attach (no ptrace) measures PID too: the 'reticle attach'
+ * process whose last word is PID. */
 static long sampler_of(pid_t pid)
 {
 	char want[32];
 	snprintf(want, sizeof(want), "%d", (int)pid);
-	FILE *ps = popen("ps -eo pid= 2>/dev/null", "r");
-	long found = 0, cand;
-	while (ps && !found && fscanf(ps, "%ld", &cand) == 1) {
-		char path[64], buf[4096];
-		if (cand == getpid() || !is_reticle_attach(cand))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/cmdline", cand);
-		FILE *f = fopen(path, "re");
-		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = 0;
-		const char *last = buf;
-		for (size_t i = 0; i + 1 < n; i++)
-			if (!buf[i])
-				last = buf + i + 1;
-		if (!strcmp(last, want))
+	DIR *d = opendir("/proc");
+	long found = 0;
+	for (struct dirent *e; d && !found && (e = readdir(d));) {
+		const char *last;
+		long cand = strtol(e->d_name, NULL, 10);
+		if (cand > 0 && cand != getpid() && is_reticle_attach(cand, &last) && !strcmp(last, want))
 			found = cand;
 	}
-	if (ps)
-		pclose(ps);
+	if (d)
+		closedir(d);
 	return found;
 }
 
@@ -109,12 +94,13 @@ int cmd_detach(int argc, char **argv)
 		cli_error("detach: give the process id that 'reticle attach' measures (usage: reticle detach PID)");
 		return CLI_EXIT_USAGE;
 	}
-	long tracer = tracer_of((pid_t)pid);
+	long tracer = cli_tracer_pid((pid_t)pid);
 	if (tracer < 0) {
 		cli_error("detach: no process %ld", pid);
 		return CLI_EXIT_FAIL;
 	}
-	long session = tracer > 0 && is_reticle_attach(tracer) ? tracer : 0;
+	const char *last;
+	long session = tracer > 0 && is_reticle_attach(tracer, &last) ? tracer : 0;
 	if (!session && !(session = sampler_of((pid_t)pid))) {
 		if (tracer > 0)
 			cli_error("detach: process %ld is traced by pid %ld, which is not 'reticle attach'", pid, tracer);

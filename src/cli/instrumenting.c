@@ -1,5 +1,6 @@
-/* Where the warm-start cache lives, and how much it may hold: shared by the
- * commands that instrument (run, attach, top). */
+/* What the commands that instrument (run, attach, top, detach) share: where
+ * the warm-start cache lives and how much it may hold, and who traces a
+ * process. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,4 +32,19 @@ char *cli_warm_cache_dir(void)
 			return NULL;
 	}
 	return out;
+}
+
+long cli_tracer_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long tracer = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
 }
