@@ -41,12 +41,23 @@ struct rtl_target_view {
 	uint64_t count;
 };
 
-/* The function's timer in one thread (RTL_PRIM_TIMER_START/STOP). */
+/* The function's timer in one thread (RTL_PRIM_TIMER_START/STOP), or a
+ * numbered one (struct rtl_snippet's id) in rtl_image_view. */
 struct rtl_timer_view {
 	int tid;              /* the thread (a process's first one: its pid) */
 	uint64_t calls;
 	double inclusive;     /* seconds from entries to exits, outermost frames only */
 	double exclusive;     /* seconds less the time of the timed functions it called */
+	uint32_t id;          /* a numbered timer's number; 0: the function's own */
+};
+
+/* A process image as finish_image() sees it, once its functions are
+ * finished. Valid during the call only. */
+struct rtl_image_view {
+	int pid;
+	/* the numbered timers that counted calls, per thread, by id then tid */
+	const struct rtl_timer_view *timers;
+	size_t ntimers;
 };
 
 /* One node of a thread's calling-context tree whose function is the one
@@ -103,6 +114,9 @@ struct rtl_collector {
 	 * for the warm start are kept per set of collectors, names and keys.
 	 * NULL for none. */
 	const char *plan_key;
+	/* Writes what this collector measures of a whole process image (its
+	 * numbered timers), after finish() of its functions. NULL: nothing. */
+	int (*finish_image)(const struct rtl_image_view *v, rtl_profile *p);
 };
 
 /* Plug-ins: a shared object built against these headers (examples/
@@ -115,7 +129,7 @@ struct rtl_collector {
  * collector's. The plug-in calls the public rtl_ API (rtl_plan_add, the
  * rtl_profile_add_* functions, rtl_profile_add_metric for measures of its
  * own), which the reticle executable exports. */
-#define RTL_COLLECTOR_API 1
+#define RTL_COLLECTOR_API 2   /* 2: snippets with ids and predicates */
 #define RTL_COLLECTOR_ENTRY "rtl_collector_entry"
 typedef const struct rtl_collector *(*rtl_collector_entry_fn)(int api, const char *args);
 
@@ -124,8 +138,9 @@ typedef const struct rtl_collector *(*rtl_collector_entry_fn)(int api, const cha
  * 0, or the error and *WHY, a sentence saying what is wrong. */
 RTL_API int rtl_collector_check(const struct rtl_collector *c, const char **why);
 
-/* The counter of point KIND at link-time ADDR among V (N of them, sorted
- * as rtl_function_view's counters are), or NULL. */
+/* The shared counter (id 0) of point KIND at link-time ADDR among V (N of
+ * them, sorted as rtl_function_view's counters are: by address, kind,
+ * id), or NULL. */
 RTL_API const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
 						enum rtl_point_kind kind, uint64_t addr);
 

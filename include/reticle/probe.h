@@ -35,6 +35,10 @@
  * access to the thread's buffer, which the engine drains
  * (rtl_plan_trace_memory; the memtrace collector).
  *
+ * And snippets with an identity and predicates (struct rtl_snippet): a
+ * counter of its own, or a timer that starts only where they hold, at a
+ * function's entry or exits (the probe language: docs/probe.md).
+ *
  * Other points and primitives are declared so that a plan can name them;
  * asking for one returns -RTL_ERR_UNSUPPORTED. Two collectors asking for
  * the same snippet at the same point share one counter (or timer). */
@@ -120,8 +124,48 @@ enum rtl_primitive {
 	RTL_PRIM_CALL,
 };
 
+/* What a predicate reads (Paradyn's predicates, seed 001 section 3). */
+enum rtl_operand {
+	RTL_OPND_ARG = 1,     /* integer argument INDEX (0-5: rdi, rsi, rdx, rcx, r8, r9) */
+	RTL_OPND_RETVAL,      /* the return value (rax): at RTL_POINT_EXIT only */
+	RTL_OPND_GLOBAL,      /* SIZE bytes at link-time address WHERE of the function's module */
+	RTL_OPND_ONSTACK,     /* frames of timer WHERE (a snippet's id) open on the thread's stack */
+};
+
+enum rtl_cmp { RTL_CMP_EQ = 0, RTL_CMP_NE, RTL_CMP_LT, RTL_CMP_LE, RTL_CMP_GT, RTL_CMP_GE };
+
+/* "OPERAND CMP VALUE": the operand read as SIZE bytes (1, 2, 4 or 8),
+ * sign-extended (zero-extended with UNSIGNED, which also makes the
+ * comparison unsigned). */
+struct rtl_predicate {
+	uint8_t operand;      /* enum rtl_operand */
+	uint8_t index;        /* RTL_OPND_ARG */
+	uint8_t size;
+	uint8_t cmp;          /* enum rtl_cmp */
+	bool is_unsigned;
+	uint64_t where;       /* RTL_OPND_GLOBAL, RTL_OPND_ONSTACK */
+	int64_t value;
+};
+
+enum { RTL_MAX_PREDICATES = 8, RTL_MAX_SNIPPET_ID = 255 };
+
+/* A snippet. With ID 0 it is shared: two collectors asking for OP at one
+ * point get one counter (or timer). A snippet with an ID of its own
+ * (1..RTL_MAX_SNIPPET_ID) gets its own counter, reported with its ID
+ * (rtl_counter_view), and may carry predicates, which must all hold for it
+ * to run; such snippets are RTL_PRIM_COUNT at RTL_POINT_ENTRY or
+ * RTL_POINT_EXIT, or RTL_PRIM_TIMER_START at RTL_POINT_ENTRY, where the ID
+ * is a numbered timer's number: functions that start one timer share it
+ * (its inclusive time is the time any of them is on the stack; a
+ * collector's finish_image() reads it), and RTL_OPND_ONSTACK reads its
+ * open frames. A function may start several numbered timers besides its
+ * own; RTL_PRIM_TIMER_STOP at its exits stops them all. Copies with such
+ * snippets are made for the run only (not saved for the warm start). */
 struct rtl_snippet {
 	enum rtl_primitive op;
+	uint32_t id;
+	const struct rtl_predicate *pred;
+	size_t npred;
 };
 
 typedef struct rtl_plan rtl_plan;
@@ -166,6 +210,7 @@ struct rtl_counter_view {
 	uint8_t op;           /* enum rtl_primitive */
 	uint64_t addr;        /* link-time address of the point */
 	uint64_t value;
+	uint32_t id;          /* the snippet's (struct rtl_snippet), 0 when shared */
 };
 
 #endif

@@ -42,6 +42,12 @@ uint64_t cli_cache_max_bytes(void);
  * is no such process. */
 #include <sys/types.h>
 long cli_tracer_pid(pid_t pid);
+/* After a failed rtl_session_attach of PID (ERR) by command CMD: says why
+ * (the tracer, Yama's scope) and returns the exit status. */
+int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
+/* After a failed rtl_session_launch of PROGRAM: says why and returns the
+ * exit status (127 not found, 126 not runnable, as shells do). */
+int cli_launch_error(const char *program, int err);
 
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };

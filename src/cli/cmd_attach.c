@@ -50,41 +50,6 @@ static void on_stop(int sig)
 		rtl_session_stop(current);
 }
 
-/* Why ptrace may be refused: Yama's scope, or another user. */
-static const char *ptrace_hint(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = 0;
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = 0;
-		fclose(f);
-	}
-	if (scope >= 3)
-		return "kernel.yama.ptrace_scope is 3: no process may be traced until reboot";
-	if (scope >= 1 && geteuid())
-		return "kernel.yama.ptrace_scope is above 0: run as root, give reticle CAP_SYS_PTRACE, or "
-		       "'sysctl kernel.yama.ptrace_scope=0'";
-	return "another user's process needs root";
-}
-
-/* The name and pid of PID's tracer, for the message. */
-static const char *tracer_of(pid_t pid)
-{
-	static char buf[300];
-	char path[64], comm[256] = "?";
-	long tracer = cli_tracer_pid(pid);
-	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
-	snprintf(buf, sizeof(buf), "%s, pid %ld", comm, tracer);
-	return buf;
-}
-
 /* -c LIST: 'sample' alone, or counting collectors. How many, or -1 after
  * a message. */
 static int parse_list(const char *list, const struct rtl_collector **out)
@@ -209,19 +174,8 @@ int cmd_attach(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	if ((err = rtl_session_attach(s, (pid_t)pid, duration))) {
-		if (err == -ESRCH)
-			cli_error("attach: no process %ld", pid);
-		else if (err == -EPERM && sampling)
-			cli_error("attach: process %ld: not allowed (another user's process needs root)", pid);
-		else if (err == -EPERM)
-			cli_error("attach: process %ld: not allowed to trace it (%s)", pid, ptrace_hint());
-		else if (err == -EBUSY)
-			cli_error("attach: process %ld is already traced (by %s): detach that first", pid,
-				  tracer_of((pid_t)pid));
-		else
-			cli_error("attach: process %ld: %s", pid, rtl_strerror(err));
 		rtl_session_destroy(s);
-		return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		return cli_attach_error("attach", pid, err, sampling);
 	}
 	const char *what = sampling ? "sampling" : "instrumenting";
 	if (duration > 0)

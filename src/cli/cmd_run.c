@@ -593,17 +593,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			rtl_session_destroy(s);
 			return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 		}
-		if (err == -RTL_ERR_WRONG_ARCH)
-			cli_error("%s: %s (reticle run takes x86-64 programs; reticle sim runs RISC-V "
-				  "RV64 and MIPS32 ones)", program[0], rtl_strerror(err));
-		else
-			cli_error("%s: %s", program[0], rtl_strerror(err));
 		rtl_session_destroy(s);
-		/* as shells do: 127 not found, 126 found but cannot be run */
-		bool cannot_run = err == -EACCES || err == -EISDIR || err == -ENOEXEC ||
-				  err == -RTL_ERR_NOT_ELF || err == -RTL_ERR_WRONG_ARCH ||
-				  err == -RTL_ERR_TRUNCATED || err == -RTL_ERR_BAD_ELF;
-		return err == -ENOENT ? 127 : cannot_run ? 126 : CLI_EXIT_FAIL;
+		return cli_launch_error(program[0], err);
 	}
 	/* Like a shell waiting for a job: terminal signals are the target's to
 	 * handle; termination requests sent to reticle alone are passed on. */

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <reticle/error.h>
 #include "cli.h"
 
 uint64_t cli_cache_max_bytes(void)
@@ -47,4 +50,68 @@ long cli_tracer_pid(pid_t pid)
 			break;
 	fclose(f);
 	return tracer;
+}
+
+/* Why ptrace may be refused: Yama's scope, or another user. */
+static const char *ptrace_hint(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 3)
+		return "kernel.yama.ptrace_scope is 3: no process may be traced until reboot";
+	if (scope >= 1 && geteuid())
+		return "kernel.yama.ptrace_scope is above 0: run as root, give reticle CAP_SYS_PTRACE, or "
+		       "'sysctl kernel.yama.ptrace_scope=0'";
+	return "another user's process needs root";
+}
+
+/* The name and pid of PID's tracer, for the message. */
+static const char *tracer_of(pid_t pid)
+{
+	static char buf[300];
+	char path[64], comm[256] = "?";
+	long tracer = cli_tracer_pid(pid);
+	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(buf, sizeof(buf), "%s, pid %ld", comm, tracer);
+	return buf;
+}
+
+int cli_attach_error(const char *cmd, long pid, int err, bool sampling)
+{
+	if (err == -ESRCH)
+		cli_error("%s: no process %ld", cmd, pid);
+	else if (err == -EPERM && sampling)
+		cli_error("%s: process %ld: not allowed (another user's process needs root)", cmd, pid);
+	else if (err == -EPERM)
+		cli_error("%s: process %ld: not allowed to trace it (%s)", cmd, pid, ptrace_hint());
+	else if (err == -EBUSY)
+		cli_error("%s: process %ld is already traced (by %s): detach that first", cmd, pid,
+			  tracer_of((pid_t)pid));
+	else
+		cli_error("%s: process %ld: %s", cmd, pid, rtl_strerror(err));
+	return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+}
+
+int cli_launch_error(const char *program, int err)
+{
+	if (err == -RTL_ERR_WRONG_ARCH)
+		cli_error("%s: %s (reticle run takes x86-64 programs; reticle sim runs RISC-V "
+			  "RV64 and MIPS32 ones)", program, rtl_strerror(err));
+	else
+		cli_error("%s: %s", program, rtl_strerror(err));
+	/* as shells do: 127 not found, 126 found but cannot be run */
+	bool cannot_run = err == -EACCES || err == -EISDIR || err == -ENOEXEC || err == -RTL_ERR_NOT_ELF ||
+			  err == -RTL_ERR_WRONG_ARCH || err == -RTL_ERR_TRUNCATED || err == -RTL_ERR_BAD_ELF;
+	return err == -ENOENT ? 127 : cannot_run ? 126 : CLI_EXIT_FAIL;
 }

@@ -7,7 +7,7 @@
  * (valgrind counts each as an instruction executed) */
 static int bbcount_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	int err = rtl_plan_count_blocks(cfg, plan);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		err = rtl_plan_add(plan, RTL_POINT_REP_ITERATIONS, cfg->blocks[b].addr, &count);

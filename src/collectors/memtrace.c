@@ -11,7 +11,7 @@
  * --sample it never ends). */
 static int memtrace_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet down = { RTL_PRIM_COUNTDOWN };
+	static const struct rtl_snippet down = { .op = RTL_PRIM_COUNTDOWN };
 	int err = rtl_plan_trace_memory(cfg, plan);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		err = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[b].addr, &down);

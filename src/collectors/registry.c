@@ -41,13 +41,15 @@ static int cmp_counter(const void *a, const void *b)
 	const struct rtl_counter_view *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
 }
 
 const struct rtl_counter_view *rtl_counter_find(const struct rtl_counter_view *v, size_t n,
 						enum rtl_point_kind kind, uint64_t addr)
 {
-	struct rtl_counter_view key = { (uint8_t)kind, 0, addr, 0 };
+	struct rtl_counter_view key = { (uint8_t)kind, 0, addr, 0, 0 };   /* the shared one */
 	return n ? bsearch(&key, v, n, sizeof(key), cmp_counter) : NULL;
 }
 

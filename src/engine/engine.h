@@ -78,6 +78,7 @@ struct point_rec {
 	uint64_t counter;         /* RTL_POINT_INDIRECT_TARGET: its two words (arcs.c) */
 	uint8_t kind;             /* enum rtl_point_kind */
 	uint32_t site;            /* RTL_POINT_INDIRECT_TARGET: its number in the arc table */
+	uint32_t id;              /* the snippet's own id, 0 when shared */
 };
 
 struct call_rec {
@@ -279,7 +280,12 @@ void timers_pause(struct proc *p, pid_t tid, uint64_t ticks);
 /* Every thread's: the process image ends. */
 void timers_harvest_all(struct proc *p);
 /* A relocated copy with a timer: numbers it and writes the counter DESC. */
+/* FS's copy has a timer whose number the counter DESC holds: the next
+ * free one (those up to RTL_MAX_SNIPPET_ID are the plans' numbered ones). */
 void timers_record(struct proc *p, struct func_state *fs, uint64_t desc);
+/* The image's numbered timers (struct rtl_snippet's ids) that counted
+ * calls, per thread, by id then thread (malloc'd; NULL without memory). */
+struct rtl_timer_view *timers_numbered(struct proc *p, size_t *n);
 /* The per-thread views of FS's timer (malloc'd, *N of them), or NULL. */
 struct rtl_timer_view *timers_view(struct proc *p, const struct func_state *fs, size_t *n);
 /* The contexts of every thread's tree that ran or holds one that did. */

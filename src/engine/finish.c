@@ -133,22 +133,22 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, struct r
 	if (fs->entry_counter)
 		v[n++] = (struct rtl_counter_view){ RTL_POINT_ENTRY, RTL_PRIM_COUNT,
 						    rtl_binary_function(m->bin, k)->addr,
-						    proc_read_counter(p, fs->entry_counter) };
+						    proc_read_counter(p, fs->entry_counter), 0 };
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
 		if (br->counter)
 			v[n++] = (struct rtl_counter_view){ RTL_POINT_BLOCK, RTL_PRIM_COUNT, br->addr - m->bias,
-							    proc_read_counter(p, br->counter) };
+							    proc_read_counter(p, br->counter), 0 };
 		if (br->rep_counter)
 			v[n++] = (struct rtl_counter_view){ RTL_POINT_REP_ITERATIONS, RTL_PRIM_COUNT,
-							    br->addr - m->bias, proc_read_counter(p, br->rep_counter) };
+							    br->addr - m->bias, proc_read_counter(p, br->rep_counter), 0 };
 	}
 	for (uint32_t i = 0; i < fs->npoints; i++) {
 		const struct point_rec *pr = &p->points[fs->point0 + i];
 		if (pr->kind == RTL_POINT_INDIRECT_TARGET)
 			continue;   /* its words are no count (targets_of) */
 		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
-						    proc_read_counter(p, pr->counter) };
+						    proc_read_counter(p, pr->counter), pr->id };
 	}
 	rtl_counters_sort(v, n);
 	return n;
@@ -278,6 +278,28 @@ int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid
 	return err;
 }
 
+/* The collectors' finish_image(): the image's numbered timers. */
+static int finish_image(struct proc *p, rtl_profile *prof)
+{
+	const struct rtl_session *s = p->s;
+	bool wanted = false;
+	for (size_t c = 0; c < session_ncollectors(s); c++)
+		wanted |= session_collector(s, c)->finish_image != NULL;
+	if (!wanted)
+		return 0;
+	struct rtl_image_view v = { p->pid, NULL, 0 };
+	struct rtl_timer_view *t = timers_numbered(p, &v.ntimers);
+	if (!t)
+		return -ENOMEM;
+	v.timers = t;
+	int err = 0;
+	for (size_t c = 0; c < session_ncollectors(s) && !err; c++)
+		if (session_collector(s, c)->finish_image)
+			err = session_collector(s, c)->finish_image(&v, prof);
+	free(t);
+	return err;
+}
+
 int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 {
 	struct scratch sc = { 0 };
@@ -302,6 +324,8 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 			if (m->fs[k].status == FS_DONE)
 				err = finish_function(p, m, k, prof, &sc);
 	}
+	if (!err)
+		err = finish_image(p, prof);
 	if (!err)
 		err = samples_write(p, prof);
 	if (!err)

@@ -83,7 +83,7 @@ int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t 
 {
 	if (rtl_grow(&p->pts, &p->cap, p->n + 1, sizeof(*p->pts)))
 		return -ENOMEM;
-	p->pts[p->n++] = (struct plan_point){ addr, (uint8_t)kind, (uint8_t)op };
+	p->pts[p->n++] = (struct plan_point){ addr, (uint8_t)kind, (uint8_t)op, 0, 0, 0 };
 	return 0;
 }
 
@@ -99,7 +99,11 @@ static int cmp_point(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return (x->op > y->op) - (x->op < y->op);
+	if ((x->id != 0) != (y->id != 0))   /* the shared ones first at a point */
+		return x->id ? 1 : -1;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
 }
 
 void probe_plan_finish(struct probe_plan *p)
@@ -116,8 +120,28 @@ void probe_plan_finish(struct probe_plan *p)
 bool probe_plan_has_op(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr,
 		       enum rtl_primitive op)
 {
-	struct plan_point key = { addr, (uint8_t)kind, (uint8_t)op };
+	struct plan_point key = { addr, (uint8_t)kind, (uint8_t)op, 0, 0, 0 };
 	return p->n && bsearch(&key, p->pts, p->n, sizeof(key), cmp_point);
+}
+
+const struct plan_point *probe_plan_own(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr,
+					size_t *n)
+{
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {   /* the first at KIND/ADDR with an id */
+		size_t mid = (lo + hi) / 2;
+		const struct plan_point *x = &p->pts[mid];
+		bool before = x->addr != addr ? x->addr < addr : x->kind != kind ? x->kind < kind : !x->id;
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < p->n && p->pts[end].addr == addr && p->pts[end].kind == kind)
+		end++;
+	*n = end - lo;
+	return &p->pts[lo];
 }
 
 bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr)
@@ -128,6 +152,7 @@ bool probe_plan_has(const struct probe_plan *p, enum rtl_point_kind kind, uint64
 void probe_plan_free(struct probe_plan *p)
 {
 	free(p->pts);
+	free(p->preds);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -149,6 +174,47 @@ static const struct rtl_cfg_block *block_with(const struct rtl_function_cfg *cfg
 		return NULL;
 	const struct rtl_cfg_block *b = &cfg->blocks[lo];
 	return (by_last ? b->last : b->addr) == addr ? b : NULL;
+}
+
+static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind)
+{
+	if (q->cmp > RTL_CMP_GE || (q->size != 1 && q->size != 2 && q->size != 4 && q->size != 8))
+		return false;
+	switch (q->operand) {
+	case RTL_OPND_ARG: return q->index < 6;
+	case RTL_OPND_RETVAL: return kind == RTL_POINT_EXIT;
+	case RTL_OPND_GLOBAL: return q->where != 0;
+	case RTL_OPND_ONSTACK: return q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID;
+	default: return false;
+	}
+}
+
+/* A snippet with an id of its own, and its predicates (global addresses
+ * made run-time). */
+static int push_own(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
+{
+	struct probe_plan *out = plan->out;
+	bool counter = s->op == RTL_PRIM_COUNT && (kind == RTL_POINT_ENTRY || kind == RTL_POINT_EXIT);
+	if (!s->id || s->id > RTL_MAX_SNIPPET_ID || s->npred > RTL_MAX_PREDICATES ||
+	    (!counter && s->op != RTL_PRIM_TIMER_START) || (s->npred && !s->pred))
+		return -RTL_ERR_UNSUPPORTED;
+	for (size_t i = 0; i < s->npred; i++)
+		if (!predicate_ok(&s->pred[i], kind))
+			return -RTL_ERR_UNSUPPORTED;
+	if (rtl_grow(&out->preds, &out->cappreds, out->npreds + s->npred, sizeof(*out->preds)) ||
+	    probe_plan_push_op(out, kind, addr + plan->bias, s->op))
+		return -ENOMEM;
+	struct plan_point *pt = &out->pts[out->n - 1];
+	pt->id = s->id;
+	pt->pred = (uint32_t)out->npreds;
+	pt->npred = (uint8_t)s->npred;
+	for (size_t i = 0; i < s->npred; i++) {
+		struct rtl_predicate q = s->pred[i];
+		if (q.operand == RTL_OPND_GLOBAL)
+			q.where += plan->bias;
+		out->preds[out->npreds++] = q;
+	}
+	return 0;
 }
 
 int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
@@ -204,6 +270,8 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
+	if (s->id || s->npred)
+		return push_own(plan, kind, addr, s);
 	return probe_plan_push_op(plan->out, kind, addr + plan->bias, s->op);
 }
 
@@ -215,7 +283,7 @@ bool rtl_cfg_back_edge(const struct rtl_function_cfg *cfg, const struct rtl_cfg_
 
 int rtl_plan_count_back_edges(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	int err = 0;
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (rtl_cfg_back_edge(cfg, &cfg->blocks[b]))
@@ -225,13 +293,13 @@ int rtl_plan_count_back_edges(const struct rtl_function_cfg *cfg, rtl_plan *plan
 
 int rtl_plan_count_entry(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	return rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &count);
 }
 
 int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	int err = 0;
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		err = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[b].addr, &count);
@@ -240,7 +308,7 @@ int rtl_plan_count_blocks(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	int err = 0;
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_BRANCH &&
@@ -251,7 +319,7 @@ int rtl_plan_count_branches(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 	int err = 0;
 	for (size_t b = 0; b < cfg->nblocks && !err; b++) {
 		uint8_t end = cfg->blocks[b].end;
@@ -265,7 +333,7 @@ int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet start = { RTL_PRIM_TIMER_START }, stop = { RTL_PRIM_TIMER_STOP };
+	static const struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START }, stop = { .op = RTL_PRIM_TIMER_STOP };
 	/* a compiler's cold part (NAME.cold, NAME.cold.N) is entered by a jump
 	 * from its function, whose frame goes on: no frame of its own, but its
 	 * returns close the function's */
@@ -280,7 +348,7 @@ int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_count_intervals(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet down = { RTL_PRIM_COUNTDOWN };
+	static const struct rtl_snippet down = { .op = RTL_PRIM_COUNTDOWN };
 	int err = rtl_plan_count_blocks(cfg, plan);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		err = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[b].addr, &down);
@@ -289,7 +357,7 @@ int rtl_plan_count_intervals(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet append = { RTL_PRIM_BUFFER_APPEND };
+	static const struct rtl_snippet append = { .op = RTL_PRIM_BUFFER_APPEND };
 	int err = 0;
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		err = rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[b].addr, &append);
@@ -298,7 +366,7 @@ int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet set = { RTL_PRIM_SLOT_SET };
+	static const struct rtl_snippet set = { .op = RTL_PRIM_SLOT_SET };
 	/* a cold part runs in its function's frame: it keeps its signal */
 	const char *cold = cfg->name ? strstr(cfg->name, ".cold") : NULL;
 	bool part = cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));

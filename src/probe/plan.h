@@ -14,11 +14,18 @@
 struct plan_point {
 	uint64_t addr;            /* run-time */
 	uint8_t kind, op;         /* enum rtl_point_kind, enum rtl_primitive */
+	uint8_t npred;            /* its predicates: preds[pred, pred + npred) */
+	uint32_t id;              /* 0: shared; else the snippet's own (struct rtl_snippet) */
+	uint32_t pred;
 };
 
+/* A predicate as the relocator reads it: RTL_OPND_GLOBAL's address is
+ * run-time. */
 struct probe_plan {
 	struct plan_point *pts;
 	size_t n, cap;
+	struct rtl_predicate *preds;
+	size_t npreds, cappreds;
 };
 
 /* The collectors of a session: what plans every function. KEY names the
@@ -47,6 +54,10 @@ bool probe_plan_has_op(const struct probe_plan *p, enum rtl_point_kind kind, uin
  * collectors; _op: a snippet of primitive OP. */
 int probe_plan_push(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr);
 int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op);
+/* The snippets with ids of their own at KIND/ADDR (run-time): *N of
+ * them from the returned one on (sorted by op, then id). */
+const struct plan_point *probe_plan_own(const struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr,
+					size_t *n);
 /* Sorts P and drops duplicates. */
 void probe_plan_finish(struct probe_plan *p);
 void probe_plan_free(struct probe_plan *p);

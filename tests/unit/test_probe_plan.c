@@ -7,14 +7,14 @@
 #include "check.h"
 #include "probe/plan.h"
 
-static const struct rtl_snippet count = { RTL_PRIM_COUNT };
+static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
 static int seen_err[64];   /* probe_set_init tries each plan too */
 static int nseen;
 
 /* tries the bad points first (none may land in the plan), then counts */
 static int picky_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet timer = { RTL_PRIM_TIMER_START };
+	static const struct rtl_snippet timer = { .op = RTL_PRIM_TIMER_START };
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr + 1, &count);
 	seen_err[nseen++] = rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[0].addr + 2, &count);
 	/* block 0 ends in a fall-through: no branch there */
@@ -37,7 +37,7 @@ static int blocks_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 
 static int tracer_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet append = { RTL_PRIM_BUFFER_APPEND };
+	static const struct rtl_snippet append = { .op = RTL_PRIM_BUFFER_APPEND };
 	/* not at a block's start, not at another point */
 	if (rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr + 1, &append) != -EINVAL ||
 	    rtl_plan_add(plan, RTL_POINT_BLOCK, cfg->blocks[0].addr, &append) != -RTL_ERR_UNSUPPORTED)

@@ -311,8 +311,9 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 {
 	const struct x86_writer *w = &r->w;
 	uint64_t dest = w->base;
-	if (r->traces_memory)
-		return -RTL_ERR_UNSUPPORTED;   /* its records name this run's access numbers */
+	if (r->traces_memory || r->own_snippets)
+		return -RTL_ERR_UNSUPPORTED;   /* its records name this run's access numbers, its guards
+						* this run's addresses */
 	struct rec_head h = {
 		.code_len = (uint32_t)w->len, .ncounters = (uint32_t)((in->ctr_hi - in->ctr_lo) / 8),
 		.nfix = (uint32_t)w->nfix, .next = (uint32_t)r->next, .nsites = (uint32_t)r->nsites,
@@ -531,7 +532,7 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 	out->nrets = out->caprets = h->nrets;
 	for (uint32_t i = 0; i < h->npoints; i++)
 		out->points[i] = (struct x86_point_counter){ fn + rc.points[i].at, ctr[rc.points[i].counter],
-							     rc.points[i].kind };
+							     rc.points[i].kind, 0 };
 	out->npoints = out->cappoints = h->npoints;
 	out->njump_tables = h->ntables;
 	free(ctr);

@@ -7,6 +7,7 @@
 #include "isa/x86_64/insn.h"
 #include "util/array.h"
 #include "isa/x86_64/arcs.h"
+#include "isa/x86_64/predicate.h"
 #include "isa/x86_64/timers.h"
 #include "isa/x86_64/relocate.h"
 #include "isa/x86_64/memtrace.h"
@@ -673,6 +674,7 @@ struct emitter {
 	size_t ntd;
 	struct probe_plan plan;
 	bool traces_memory;  /* the plan has RTL_POINT_MEMORY points */
+	bool numbered_timers;   /* the entry pushes numbered timers' frames */
 };
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -807,11 +809,56 @@ static bool flags_live_at(const struct x86_analysis *a, uint64_t addr)
 	return idx < 0 || a->live_in[a->block_of[idx]] != 0;
 }
 
-static int add_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind)
+static int add_point_id(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind,
+			uint32_t id)
 {
 	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
 		return -ENOMEM;
-	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind };
+	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind, id };
+	return 0;
+}
+
+static int add_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind)
+{
+	return add_point_id(out, addr, ctr, kind, 0);
+}
+
+/* The snippets with ids of their own at KIND/ADDR, each behind the guard
+ * of its predicates: counters, and at the entry the function's timer
+ * when the plan numbered it. Flags are dead there and the red zone free. */
+static int own_snippets(struct emitter *e, enum rtl_point_kind kind, uint64_t addr, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	size_t n;
+	const struct plan_point *pt = probe_plan_own(&e->plan, kind, addr, &n);
+	/* numbered timers: the frames left are closed once, before any push
+	 * (the function's own timer's start did it already) */
+	for (size_t k = 0; k < n && !out->timer_desc; k++)
+		if (pt[k].op == RTL_PRIM_TIMER_START) {
+			int err = x86_timer_close_left(e->w);
+			if (err)
+				return err;
+			break;
+		}
+	for (size_t k = 0; k < n; k++) {
+		struct x86_guard g;
+		int err = x86_guard_begin(e->w, e->plan.preds + pt[k].pred, pt[k].npred, &g);
+		if (err)
+			return err;
+		if (pt[k].op == RTL_PRIM_TIMER_START) {
+			e->numbered_timers = true;
+			err = x86_timer_push_numbered(e->w, pt[k].id);
+		} else {
+			uint64_t word = env->new_counter(env->ctx);
+			if (!word)
+				return -RTL_ERR_NO_SPACE;
+			if (!(err = add_point_id(out, addr, word, kind, pt[k].id)))
+				err = emit_counter(e->w, word, false, env->atomic, out);
+		}
+		if (err || (err = x86_guard_end(e->w, &g)))
+			return err;
+		out->own_snippets = true;
+	}
 	return 0;
 }
 
@@ -919,7 +966,10 @@ static int exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
 	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr) &&
 	    (err = point_counter(e, in->addr, RTL_POINT_EXIT, false, out)))
 		return err;
-	if (out->timer_desc && probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
+	if ((err = own_snippets(e, RTL_POINT_EXIT, in->addr, out)))
+		return err;
+	if ((out->timer_desc || e->numbered_timers) &&
+	    probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
 		return x86_timer_stop(e->w);
 	return 0;
 }
@@ -1217,6 +1267,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		if ((err = emit_counter(&out->w, out->entry_counter, false, env->atomic, out)))
 			goto out;
 	}
+	if ((err = own_snippets(&e, RTL_POINT_ENTRY, env->addr, out)))
+		goto out;
 	for (size_t i = 0; i < a->n; i++) {
 		/* a block the compiler aligned after padding (a loop head) stays
 		 * aligned in the copy: misaligned hot loops cost more than the nops */

@@ -94,6 +94,7 @@ struct x86_point_counter {
 	uint64_t addr;          /* run-time address of the point */
 	uint64_t counter;
 	uint8_t kind;           /* enum rtl_point_kind */
+	uint32_t id;            /* the snippet's own id, 0 when shared */
 };
 
 /* A counter increment that can be made atomic later (writer.h). */
@@ -142,6 +143,9 @@ struct x86_reloc {
 	/* records memory accesses: its point numbers are the run's, so the
 	 * copy is not saved for another run */
 	bool traces_memory;
+	/* has snippets with ids and predicates (addresses of the run's): not
+	 * saved either */
+	bool own_snippets;
 };
 
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,

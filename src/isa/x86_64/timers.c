@@ -53,6 +53,15 @@ static const uint8_t pop[] = {
 	0x48, 0x83, 0xe9, TA_FRAME_SIZE,   /* sub rcx,40 */
 	0x48, 0x89, 0xc6,               /* mov rsi,rax */
 	0x48, 0x2b, 0x71, 0x10,         /* sub rsi,[rcx+16]: elapsed */
+	/* a frame pushed at the same entry as its parent (numbered timers)
+	 * is the parent's own time, not a child's: its children are the
+	 * parent's too */
+	0x48, 0x8b, 0x11,               /* mov rdx,[rcx] */
+	0x48, 0x3b, 0x51, 0x100 - TA_FRAME_SIZE,   /* cmp rdx,[rcx-40] */
+	0x75, 0x0a,                     /* jne: a child */
+	0x48, 0x8b, 0x51, 0x18,         /* mov rdx,[rcx+24]: its children */
+	0x48, 0x01, 0x51, 0xf0,         /* add [rcx-16],rdx */
+	0xeb, 0x04,
 	0x48, 0x01, 0x71, 0xf0,         /* add [rcx-16],rsi: the parent's children */
 	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32]: its node */
 	0x65, 0x48, 0x01, 0x72, 0x10,   /* add gs:[rdx+16],rsi: the context's inclusive */
@@ -163,9 +172,10 @@ int x86_signal_set(struct x86_writer *w, uint64_t entry, uint32_t id)
 	return w->failed ? -ENOMEM : 0;
 }
 
-int x86_timer_start(struct x86_writer *w, uint64_t desc)
+/* rax the time, rcx the free frame, rdx the timer: counts the call,
+ * pushes its frame (when there is room) with its context. */
+static void push_frame(struct x86_writer *w)
 {
-	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
 	static const uint8_t push[] = {
 		0x65, 0x48, 0xff, 0x02,                          /* inc qword gs:[rdx]: calls */
 		0x65, 0x48, 0x3b, 0x0c, 0x25, D32(TA_LIMIT),     /* cmp rcx,gs:[LIMIT] */
@@ -181,21 +191,61 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 		0x65, 0x48, 0xff, 0x42, 0x08,                    /* inc qword gs:[rdx+8]: active */
 		0x48, 0x89, 0xf1,                                /* mov rcx,rsi */
 	};
-	x86_put(w, save, sizeof(save));
-	x86_put(w, save_more, sizeof(save_more));
-	x86_put(w, now_top, sizeof(now_top));
-	size_t stale = w->len;
-	x86_put(w, cmp_top, sizeof(cmp_top));
-	size_t to_push = x86_jump8(w, 0x77);                           /* ja: the top frame is live */
-	x86_put(w, pop, sizeof(pop));
-	x86_jump8_back(w, 0xeb, stale);
-	x86_land8(w, to_push);
-	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	x86_put(w, push, sizeof(push));
 	size_t to_full = x86_jump32(w, 0x77);                          /* ja: no room */
 	find_context(w);
 	x86_put(w, fill, sizeof(fill));
 	x86_land32(w, to_full);
+}
+
+/* rax the time, rcx the top: closes the frames at or below the stack
+ * pointer (left without their exits). */
+static void close_left(struct x86_writer *w)
+{
+	size_t stale = w->len;
+	x86_put(w, cmp_top, sizeof(cmp_top));
+	size_t to_live = x86_jump8(w, 0x77);                           /* ja: the top frame is live */
+	x86_put(w, pop, sizeof(pop));
+	x86_jump8_back(w, 0xeb, stale);
+	x86_land8(w, to_live);
+}
+
+int x86_timer_start(struct x86_writer *w, uint64_t desc)
+{
+	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
+	x86_put(w, save, sizeof(save));
+	x86_put(w, save_more, sizeof(save_more));
+	x86_put(w, now_top, sizeof(now_top));
+	close_left(w);
+	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
+	push_frame(w);
+	x86_put(w, restore, sizeof(restore));
+	x86_put(w, restore_more, sizeof(restore_more));
+	return w->failed ? -ENOMEM : 0;
+}
+
+int x86_timer_close_left(struct x86_writer *w)
+{
+	x86_put(w, save, sizeof(save));
+	x86_put(w, save_more, sizeof(save_more));
+	x86_put(w, now_top, sizeof(now_top));
+	close_left(w);
+	x86_put(w, restore, sizeof(restore));
+	x86_put(w, restore_more, sizeof(restore_more));
+	return w->failed ? -ENOMEM : 0;
+}
+
+int x86_timer_push_numbered(struct x86_writer *w, uint32_t number)
+{
+	if (number < 1 || number >= TA_MAX_TIMERS)
+		return -RTL_ERR_UNSUPPORTED;
+	uint32_t off = (uint32_t)(TA_WORDS + number * sizeof(struct ta_timer));
+	uint8_t mov_rdx[] = { 0x48, 0xc7, 0xc2, D32(off) };      /* mov rdx,OFF */
+	x86_put(w, save, sizeof(save));
+	x86_put(w, save_more, sizeof(save_more));
+	x86_put(w, now_top, sizeof(now_top));
+	x86_put(w, mov_rdx, sizeof(mov_rdx));
+	push_frame(w);
 	x86_put(w, restore, sizeof(restore));
 	x86_put(w, restore_more, sizeof(restore_more));
 	return w->failed ? -ENOMEM : 0;
@@ -211,7 +261,7 @@ int x86_timer_stop(struct x86_writer *w)
 	size_t to_out = x86_jump8(w, 0x77);                            /* ja: not ours, not left */
 	x86_put(w, pop, sizeof(pop));
 	x86_put(w, cmp_popped, sizeof(cmp_popped));
-	x86_jump8_back(w, 0x72, loop);                                     /* jb: that one was left below */
+	x86_jump8_back(w, 0x76, loop);   /* jbe: that one was left below, or the function has more frames */
 	x86_land8(w, to_out);
 	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;

@@ -4,7 +4,7 @@
 
 static int plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
-	static const struct rtl_snippet count = { RTL_PRIM_COUNT }, start = { RTL_PRIM_TIMER_START };
+	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT }, start = { .op = RTL_PRIM_TIMER_START };
 	(void)count, (void)start, (void)cfg;
 #if defined(FAULT_UNSUPPORTED)      /* a point kind reticle does not implement */
 	return rtl_plan_add(plan, RTL_POINT_MEMORY, cfg->blocks[0].addr, &count);

@@ -1,0 +1,243 @@
+/* reticle probe: runs a probe program (docs/probe.md) on a program it
+ * launches or on a running process, and prints its aggregations. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <reticle/collector.h>
+#include <reticle/error.h>
+#include <reticle/session.h>
+#include "cli.h"
+#include "collectors/probe.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle probe [OPTIONS] 'PROGRAM TEXT' -- COMMAND [ARGS...]\n"
+	      "       reticle probe [OPTIONS] -f FILE -- COMMAND [ARGS...]\n"
+	      "       reticle probe [OPTIONS] ('PROGRAM TEXT' | -f FILE) -p PID\n"
+	      "\n"
+	      "Runs a probe program: clauses of points, a predicate and aggregations,\n"
+	      "compiled inline into the functions they name (no trap, no call per hit).\n"
+	      "With -- COMMAND it launches the command; with -p it attaches to a running\n"
+	      "process until --duration ends, Ctrl-C, or the process exits, then leaves\n"
+	      "it as it was. The aggregations are printed at the end.\n"
+	      "\n"
+	      "  entry:send_msg /onstack(foo)/ { @t = time(); }   time in send_msg\n"
+	      "                                                    while foo is on the stack\n"
+	      "  entry:malloc /arg0 > 4096/ { @big[func] = count(); }\n"
+	      "  exit:fopen* /retval == 0/ { @failed = count(); }\n"
+	      "  entry:step /(int)mode == 2/ { @calls = count(); }   a global variable\n"
+	      "\n"
+	      "The grammar is in docs/probe.md.\n"
+	      "\n"
+	      "  -f, --file FILE       the program, from FILE\n"
+	      "  -p, --pid PID         attach to process PID instead of launching\n"
+	      "  -d, --duration S      with -p: stop after S seconds\n"
+	      "  -r, --results FILE    print the aggregations to FILE (default: standard output)\n"
+	      "  -o, --output FILE     also keep the profile (its metrics are the aggregations)\n"
+	      "  -h, --help            this help\n", f);
+}
+
+static rtl_session *current;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	if (current)
+		rtl_session_stop(current);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+	for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+		n += got;
+		if (cap - n < 2) {
+			char *b = realloc(buf, cap *= 2);
+			if (!b) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = b;
+		}
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (buf && bad) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	return buf;
+}
+
+/* Runs the loaded program's session (launch or attach); the status to exit with. */
+static int measure(char **command, long pid, double duration, const char *output)
+{
+	char tmp[] = "/tmp/reticle-probe-XXXXXX";
+	if (!output) {   /* the session writes one; probe keeps none */
+		int fd = mkstemp(tmp);
+		if (fd < 0) {
+			cli_error("probe: cannot create a temporary profile: %s", strerror(errno));
+			return CLI_EXIT_FAIL;
+		}
+		close(fd);
+	}
+	const struct rtl_collector *colls[1] = { probe_collector() };
+	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output ? output : tmp, .collectors = colls,
+					 .ncollectors = 1 };
+	rtl_session *s;
+	int status = 0, rc = 0, err = rtl_session_create(&opts, &s);
+	if (err) {
+		cli_error("probe: %s", rtl_strerror(err));
+		if (!output)
+			unlink(tmp);
+		return CLI_EXIT_FAIL;
+	}
+	current = s;
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	if (!command) {   /* attached: Ctrl-C ends the measurement, not the process */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		err = rtl_session_attach(s, (pid_t)pid, duration);
+		if (err)
+			rc = cli_attach_error("probe", pid, err, false);
+		else if (duration > 0)
+			fprintf(stderr, "reticle: probing process %ld for %g s (Ctrl-C stops sooner)\n", pid,
+				duration);
+		else
+			fprintf(stderr, "reticle: probing process %ld until it ends (Ctrl-C stops)\n", pid);
+	} else if ((err = rtl_session_launch(s, command))) {
+		rc = cli_launch_error(command[0], err);
+	} else {   /* as a shell's job: the terminal's signals are the program's */
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+	}
+	if (!err && (err = rtl_session_run(s, &status))) {
+		cli_error("probe: %s", rtl_strerror(err));
+		rc = CLI_EXIT_FAIL;
+	} else if (!err && command) {
+		rc = status;
+	}
+	current = NULL;
+	rtl_session_destroy(s);
+	if (!output)
+		unlink(tmp);
+	return err ? rc : rc | 0x100;   /* 0x100: measured, results to print */
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "results", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *file = NULL, *results = NULL, *output = NULL;
+	long pid = 0;
+	double duration = 0;
+	const char *text = NULL;
+	char *end;
+	int opt;
+	optind = 1;
+	opterr = 0;
+	/* options before and after the program text, which getopt stops at */
+	for (;;) {
+	while ((opt = getopt_long(argc, argv, "+f:p:d:r:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': file = optarg; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (!*optarg || *end || pid <= 0) {
+				cli_error("probe: '%s' is not a process id", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (!*optarg || *end || !(duration > 0)) {
+				cli_error("probe: --duration takes seconds, a number above 0, not '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'r': results = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_error("probe: unknown option or missing argument '%s' (try 'reticle probe --help')",
+				  argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (text || optind >= argc || !strcmp(argv[optind - 1], "--"))
+		break;
+	text = argv[optind++];
+	}
+	if (text && file) {
+		cli_error("probe: give the program as an argument or with -f FILE, not both");
+		return CLI_EXIT_USAGE;
+	}
+	bool launch = optind < argc && !strcmp(argv[optind - 1], "--");
+	if (!file && !text) {
+		cli_error("probe: give the program as an argument or with -f FILE (try 'reticle probe --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (launch == (pid != 0) || (!launch && optind != argc)) {
+		cli_error("probe: give either -- COMMAND [ARGS] or -p PID (try 'reticle probe --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (duration > 0 && launch) {
+		cli_error("probe: --duration goes with -p PID (a launched command runs to its end)");
+		return CLI_EXIT_USAGE;
+	}
+	char *owned = NULL;
+	if (file && !(text = owned = read_file(file))) {
+		cli_error("probe: %s: %s", file, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	char why[512];
+	if (probe_collector_load(text, why, sizeof(why))) {
+		cli_error("probe: %s%s%s", file ? file : "", file ? ": " : "", why);
+		free(owned);
+		return CLI_EXIT_USAGE;
+	}
+	free(owned);
+	if (output && !cli_output_writable("probe", output)) {
+		probe_collector_unload();
+		return CLI_EXIT_FAIL;
+	}
+	FILE *out = stdout;
+	if (results && !(out = fopen(results, "we"))) {
+		cli_error("probe: %s: %s", results, strerror(errno));
+		probe_collector_unload();
+		return CLI_EXIT_FAIL;
+	}
+	int rc = measure(launch ? argv + optind : NULL, pid, duration, output);
+	if (rc & 0x100) {
+		rc &= 0xff;
+		fflush(stdout);
+		probe_collector_print(out);
+	}
+	if (out != stdout && fclose(out)) {
+		cli_error("probe: %s: %s", results, strerror(errno));
+		rc = rc ? rc : CLI_EXIT_FAIL;
+	}
+	probe_collector_unload();
+	return rc;
+}

@@ -1,0 +1,20 @@
+/* The probe collector: a probe program's snippets and aggregations
+ * (reticle probe; the language: probe/lang.h, docs/probe.md). One program
+ * at a time. */
+#ifndef RETICLE_COLLECTORS_PROBE_H
+#define RETICLE_COLLECTORS_PROBE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <reticle/collector.h>
+
+/* Parses TEXT as the program to run. Returns 0, or -EINVAL with "line L,
+ * column C: ..." in ERR (LEN bytes). */
+int probe_collector_load(const char *text, char *err, size_t len);
+/* The collector of the loaded program (NULL before one is loaded). */
+const struct rtl_collector *probe_collector(void);
+/* Prints the aggregations, one per line (once the session has ended). */
+void probe_collector_print(FILE *out);
+void probe_collector_unload(void);
+
+#endif

@@ -1,0 +1,133 @@
+/* The guard of a snippet with predicates. Each predicate loads its operand
+ * into rax, extended to 64 bits as its size and sign say, compares it with
+ * its value and jumps out on failure: no call, no flags kept (they are
+ * dead where these snippets go). rax is kept at [rsp-64] and r11 (for a
+ * value beyond an imm32) at [rsp-72], below the words the timer and arc
+ * snippets use, so a guarded snippet runs with every register as it was. */
+#include <errno.h>
+#include <reticle/error.h>
+#include "isa/x86_64/predicate.h"
+#include "runtime/thread_area.h"
+
+#define D32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
+
+/* The argument registers' numbers: rdi, rsi, rdx, rcx, r8, r9. */
+static const uint8_t arg_reg[6] = { 7, 6, 2, 1, 8, 9 };
+
+/* rax := register REG (or, with MEM, the memory at [rax]) read as SIZE
+ * bytes, sign- or zero-extended. */
+static void load(struct x86_writer *w, uint8_t reg, bool mem, uint8_t size, bool is_unsigned)
+{
+	uint8_t b = reg >> 3, modrm = mem ? 0x00 : (uint8_t)(0xc0 | (reg & 7));
+	uint8_t rexw = (uint8_t)(0x48 | b), rex = (uint8_t)(0x40 | b);
+	switch (size) {
+	case 8: {
+		uint8_t op[] = { rexw, 0x8b, modrm };                     /* mov rax,r/m64 */
+		x86_put(w, op, sizeof(op));
+		break;
+	}
+	case 4:
+		if (is_unsigned) {                                       /* mov eax,r/m32 */
+			if (b)
+				x86_put_u8(w, rex);
+			uint8_t op[] = { 0x8b, modrm };
+			x86_put(w, op, sizeof(op));
+		} else {
+			uint8_t op[] = { rexw, 0x63, modrm };             /* movsxd rax,r/m32 */
+			x86_put(w, op, sizeof(op));
+		}
+		break;
+	default: {   /* movzx/movsx rax,r/m16 or r/m8 (REX.W: sil and dil, not dh and bh) */
+		uint8_t code = (uint8_t)((size == 2 ? 0xb7 : 0xb6) | (is_unsigned ? 0 : 0x08));
+		uint8_t op[] = { rexw, 0x0f, code, modrm };
+		x86_put(w, op, sizeof(op));
+		break;
+	}
+	}
+}
+
+/* The jcc opcode (short form) taken when "rax CMP value" fails. */
+static uint8_t fails(uint8_t cmp, bool is_unsigned)
+{
+	switch (cmp) {
+	case RTL_CMP_EQ: return 0x75;                    /* jne */
+	case RTL_CMP_NE: return 0x74;                    /* je */
+	case RTL_CMP_LT: return is_unsigned ? 0x73 : 0x7d;   /* jae / jge */
+	case RTL_CMP_LE: return is_unsigned ? 0x77 : 0x7f;   /* ja / jg */
+	case RTL_CMP_GT: return is_unsigned ? 0x76 : 0x7e;   /* jbe / jle */
+	default: return is_unsigned ? 0x72 : 0x7c;           /* GE: jb / jl */
+	}
+}
+
+static int test(struct x86_writer *w, const struct rtl_predicate *q, size_t *skip)
+{
+	switch (q->operand) {
+	case RTL_OPND_ARG:
+		if (q->index >= 6)
+			return -RTL_ERR_UNSUPPORTED;
+		load(w, arg_reg[q->index], false, q->size, q->is_unsigned);
+		break;
+	case RTL_OPND_RETVAL:
+		load(w, 0, false, q->size, q->is_unsigned);
+		break;
+	case RTL_OPND_GLOBAL:
+		x86_put_u8(w, 0x48);                                     /* movabs rax,WHERE */
+		x86_put_u8(w, 0xb8);
+		x86_put_u64(w, q->where);
+		load(w, 0, true, q->size, q->is_unsigned);
+		break;
+	case RTL_OPND_ONSTACK: {   /* the timer's open frames, in the thread's area */
+		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
+			return -RTL_ERR_UNSUPPORTED;
+		uint32_t active = (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer) +
+					     offsetof(struct ta_timer, active));
+		uint8_t op[] = { 0x65, 0x48, 0x8b, 0x04, 0x25, D32(active) };   /* mov rax,gs:[ACTIVE] */
+		x86_put(w, op, sizeof(op));
+		break;
+	}
+	default:
+		return -RTL_ERR_UNSUPPORTED;
+	}
+	if (q->value == (int32_t)q->value) {
+		uint8_t op[] = { 0x48, 0x3d, D32((uint32_t)q->value) };      /* cmp rax,imm32 */
+		x86_put(w, op, sizeof(op));
+	} else {
+		static const uint8_t save[] = { 0x4c, 0x89, 0x5c, 0x24, 0xb8, 0x49, 0xbb };   /* mov [rsp-72],r11; movabs r11, */
+		static const uint8_t cmp[] = { 0x4c, 0x39, 0xd8,             /* cmp rax,r11 */
+					       0x4c, 0x8b, 0x5c, 0x24, 0xb8 };   /* mov r11,[rsp-72] */
+		x86_put(w, save, sizeof(save));
+		x86_put_u64(w, (uint64_t)q->value);
+		x86_put(w, cmp, sizeof(cmp));
+	}
+	*skip = x86_jump32(w, fails(q->cmp, q->is_unsigned));
+	return 0;
+}
+
+int x86_guard_begin(struct x86_writer *w, const struct rtl_predicate *q, size_t n, struct x86_guard *g)
+{
+	static const uint8_t save[] = { 0x48, 0x89, 0x44, 0x24, 0xc0 };   /* mov [rsp-64],rax */
+	if (n > X86_GUARD_MAX)
+		return -RTL_ERR_UNSUPPORTED;
+	g->n = 0;
+	if (!n)
+		return 0;
+	x86_put(w, save, sizeof(save));
+	for (size_t i = 0; i < n; i++) {
+		int err = test(w, &q[i], &g->skips[g->n]);
+		if (err)
+			return err;
+		g->n++;
+	}
+	return w->failed ? -ENOMEM : 0;
+}
+
+int x86_guard_end(struct x86_writer *w, const struct x86_guard *g)
+{
+	static const uint8_t restore[] = { 0x48, 0x8b, 0x44, 0x24, 0xc0 };   /* mov rax,[rsp-64] */
+	if (!g->n)
+		return 0;
+	for (size_t i = 0; i < g->n; i++)
+		x86_land32(w, g->skips[i]);
+	x86_put(w, restore, sizeof(restore));
+	return w->failed ? -ENOMEM : 0;
+}

@@ -1,0 +1,492 @@
+/* The probe language's parser (docs/probe.md has the grammar):
+ *
+ *     entry:send_msg /onstack(foo)/ { @t = time(); }
+ *     exit:libc.so*:malloc /retval == 0/ { @failed[func] = count(); }
+ *
+ * A hand-written recursive descent over the text: the language is a few
+ * productions, and its messages name the line and column. */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "probe/lang.h"
+
+struct parser {
+	const char *s, *p;   /* the text, where we are */
+	char *err;
+	size_t len;
+	bool failed;
+	struct probe_prog *prog;
+};
+
+static void where(const struct parser *ps, int *line, int *col)
+{
+	*line = 1;
+	*col = 1;
+	for (const char *c = ps->s; c < ps->p; c++) {
+		if (*c == '\n') {
+			++*line;
+			*col = 1;
+		} else {
+			++*col;
+		}
+	}
+}
+
+__attribute__((format(printf, 2, 3))) static int fail(struct parser *ps, const char *fmt, ...)
+{
+	if (ps->failed)
+		return -EINVAL;
+	int line, col, n;
+	where(ps, &line, &col);
+	n = snprintf(ps->err, ps->len, "line %d, column %d: ", line, col);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < ps->len)
+		vsnprintf(ps->err + n, ps->len - (size_t)n, fmt, ap);
+	va_end(ap);
+	ps->failed = true;
+	return -EINVAL;
+}
+
+/* What is at the cursor, for a message: a word or one character. */
+static const char *found(const struct parser *ps)
+{
+	static __thread char buf[32];
+	if (!*ps->p)
+		return "the end";
+	size_t n = 0;
+	while (ps->p[n] && !isspace((unsigned char)ps->p[n]) && n < 20 && (n == 0 || isalnum((unsigned char)ps->p[n]) ||
+									     ps->p[n] == '_'))
+		n++;
+	snprintf(buf, sizeof(buf), "'%.*s'", (int)(n ? n : 1), ps->p);
+	return buf;
+}
+
+static void skip_space(struct parser *ps)
+{
+	for (;;) {
+		while (isspace((unsigned char)*ps->p))
+			ps->p++;
+		if (*ps->p == '#' || (ps->p[0] == '/' && ps->p[1] == '/')) {
+			while (*ps->p && *ps->p != '\n')
+				ps->p++;
+		} else {
+			return;
+		}
+	}
+}
+
+static bool accept(struct parser *ps, const char *tok)
+{
+	skip_space(ps);
+	size_t n = strlen(tok);
+	if (strncmp(ps->p, tok, n))
+		return false;
+	/* a word ends where a name would not go on */
+	if (isalpha((unsigned char)tok[n - 1]) && (isalnum((unsigned char)ps->p[n]) || ps->p[n] == '_'))
+		return false;
+	ps->p += n;
+	return true;
+}
+
+static int expect(struct parser *ps, const char *tok, const char *what)
+{
+	return accept(ps, tok) ? 0 : fail(ps, "expected %s, found %s", what, found(ps));
+}
+
+/* A name: [A-Za-z_][A-Za-z0-9_.]*, malloc'd; NULL if none is here. */
+static char *name(struct parser *ps)
+{
+	skip_space(ps);
+	const char *b = ps->p;
+	if (!isalpha((unsigned char)*b) && *b != '_')
+		return NULL;
+	while (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
+		ps->p++;
+	return strndup(b, (size_t)(ps->p - b));
+}
+
+/* A pattern: up to a space or one of STOP. */
+static char *pattern(struct parser *ps, const char *stop)
+{
+	skip_space(ps);
+	const char *b = ps->p;
+	while (*ps->p && !isspace((unsigned char)*ps->p) && !strchr(stop, *ps->p))
+		ps->p++;
+	return ps->p > b ? strndup(b, (size_t)(ps->p - b)) : NULL;
+}
+
+static void *push(void *arrp, size_t *n, size_t elem)
+{
+	void **arr = arrp;
+	void *a = realloc(*arr, (*n + 1) * elem);
+	if (!a)
+		return NULL;
+	*arr = a;
+	void *e = (char *)a + *n * elem;
+	memset(e, 0, elem);
+	++*n;
+	return e;
+}
+
+static int point(struct parser *ps, struct probe_clause *c)
+{
+	bool exit_ = false;
+	if (accept(ps, "exit"))
+		exit_ = true;
+	else if (!accept(ps, "entry"))
+		return fail(ps, "expected a probe point (entry:FUNCTION or exit:FUNCTION), found %s", found(ps));
+	if (!accept(ps, ":"))
+		return fail(ps, "expected ':' after '%s', found %s", exit_ ? "exit" : "entry", found(ps));
+	if (isspace((unsigned char)*ps->p))
+		return fail(ps, "expected a function name or pattern after ':'");
+	char *pat = pattern(ps, ",/{");
+	if (!pat)
+		return fail(ps, "expected a function name or pattern, found %s", found(ps));
+	struct probe_point *pt = push(&c->pts, &c->npts, sizeof(*pt));
+	if (!pt) {
+		free(pat);
+		return -ENOMEM;
+	}
+	pt->exit = exit_;
+	char *colon = strchr(pat, ':');
+	if (colon) {
+		*colon = 0;
+		pt->module = pat;
+		pt->func = strdup(colon + 1);
+		if (!*pt->module || !*pt->func || strchr(pt->func, ':'))
+			return fail(ps, "a probe point is entry:[MODULE:]FUNCTION");
+	} else {
+		pt->func = pat;
+	}
+	return pt->func ? 0 : -ENOMEM;
+}
+
+static const struct { const char *name; uint8_t size; bool is_unsigned; } types[] = {
+	{ "int8", 1, false }, { "int16", 2, false }, { "int32", 4, false }, { "int64", 8, false },
+	{ "uint8", 1, true }, { "uint16", 2, true }, { "uint32", 4, true }, { "uint64", 8, true },
+	{ "char", 1, false }, { "short", 2, false }, { "int", 4, false }, { "long", 8, false },
+	{ "unsigned", 4, true }, { "bool", 1, true },
+};
+
+static int number(struct parser *ps, int64_t *v)
+{
+	skip_space(ps);
+	char *end;
+	errno = 0;
+	bool neg = *ps->p == '-';
+	unsigned long long u = strtoull(ps->p + neg, &end, 0);
+	if (end == ps->p + neg || errno ||
+	    isalnum((unsigned char)*end) || *end == '_')
+		return fail(ps, "expected a number, found %s", found(ps));
+	if (neg && u > (unsigned long long)INT64_MAX + 1)
+		return fail(ps, "the number is out of 64 bits");
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	ps->p = end;
+	return 0;
+}
+
+static size_t onstack_index(struct probe_prog *prog, const char *pat)
+{
+	for (size_t i = 0; i < prog->nonstack; i++)
+		if (!strcmp(prog->onstack[i], pat))
+			return i;
+	return SIZE_MAX;
+}
+
+/* onstack(PATTERN), after the name. */
+static int onstack(struct parser *ps, struct probe_test *t)
+{
+	struct probe_prog *prog = ps->prog;
+	if (expect(ps, "(", "'(' after onstack"))
+		return -EINVAL;
+	char *pat = pattern(ps, ")");
+	if (!pat)
+		return fail(ps, "expected a function name or pattern in onstack()");
+	if (expect(ps, ")", "')'")) {
+		free(pat);
+		return -EINVAL;
+	}
+	size_t i = onstack_index(prog, pat);
+	if (i == SIZE_MAX) {
+		char **s = realloc(prog->onstack, (prog->nonstack + 1) * sizeof(*s));
+		uint32_t *n = s ? realloc(prog->onstack_timer, (prog->nonstack + 1) * sizeof(*n)) : NULL;
+		if (s)
+			prog->onstack = s;
+		if (!n) {
+			free(pat);
+			return -ENOMEM;
+		}
+		prog->onstack_timer = n;
+		if (prog->next_id > RTL_MAX_SNIPPET_ID)
+			return fail(ps, "more than %d counters and timers in one program", RTL_MAX_SNIPPET_ID);
+		i = prog->nonstack++;
+		prog->onstack[i] = pat;
+		prog->onstack_timer[i] = prog->next_id++;
+	} else {
+		free(pat);
+	}
+	t->q.operand = RTL_OPND_ONSTACK;
+	t->q.size = 8;
+	t->q.where = prog->onstack_timer[i];
+	t->onstack = i;
+	t->q.cmp = RTL_CMP_NE;
+	t->q.value = 0;
+	return 0;
+}
+
+/* [(TYPE)] OPERAND [CMP NUMBER] | [!] onstack(F) | ! OPERAND */
+static int test(struct parser *ps, struct probe_test *t)
+{
+	bool negate = accept(ps, "!");
+	t->q.size = 8;
+	const char *at = ps->p;
+	if (accept(ps, "(")) {
+		char *ty = name(ps);
+		size_t k = 0;
+		while (ty && k < sizeof(types) / sizeof(*types) && strcmp(types[k].name, ty))
+			k++;
+		free(ty);
+		if (k == sizeof(types) / sizeof(*types)) {
+			ps->p = at + 1;
+			return fail(ps, "expected a type (int8 ... int64, uint8 ... uint64, char, short, int, long, "
+				    "unsigned), found %s", found(ps));
+		}
+		t->q.size = types[k].size;
+		t->q.is_unsigned = types[k].is_unsigned;
+		t->typed = true;
+		if (expect(ps, ")", "')' after the type"))
+			return -EINVAL;
+	}
+	skip_space(ps);
+	at = ps->p;
+	char *id = name(ps);
+	if (!id)
+		return fail(ps, "expected arg0 ... arg5, retval, onstack(F) or a global variable, found %s", found(ps));
+	int err = 0;
+	if (!strcmp(id, "onstack")) {
+		if (t->typed)
+			err = fail(ps, "onstack() takes no type");
+		else
+			err = onstack(ps, t);
+		if (!err && negate)
+			t->q.cmp = RTL_CMP_EQ;
+		free(id);
+		return err;
+	}
+	if (!strncmp(id, "arg", 3) && id[3] >= '0' && id[3] <= '9' && !id[4]) {
+		if (id[3] > '5') {
+			ps->p = at;
+			err = fail(ps, "%s: only arg0 ... arg5 (the integer argument registers) can be read", id);
+		}
+		t->q.operand = RTL_OPND_ARG;
+		t->q.index = (uint8_t)(id[3] - '0');
+		free(id);
+	} else if (!strcmp(id, "retval")) {
+		t->q.operand = RTL_OPND_RETVAL;
+		free(id);
+	} else {
+		t->q.operand = RTL_OPND_GLOBAL;
+		t->symbol = id;
+	}
+	if (err)
+		return err;
+	static const struct { const char *op; uint8_t cmp; } ops[] = {
+		{ "==", RTL_CMP_EQ }, { "!=", RTL_CMP_NE }, { "<=", RTL_CMP_LE },
+		{ ">=", RTL_CMP_GE }, { "<", RTL_CMP_LT }, { ">", RTL_CMP_GT },
+	};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(*ops); k++)
+		if (accept(ps, ops[k].op)) {
+			if (negate)
+				return fail(ps, "'!' goes before an operand alone (write '!=' for not equal)");
+			t->q.cmp = ops[k].cmp;
+			return number(ps, &t->q.value);
+		}
+	t->q.cmp = negate ? RTL_CMP_EQ : RTL_CMP_NE;   /* alone: whether it is non-zero */
+	t->q.value = 0;
+	return 0;
+}
+
+static int agg_index(struct parser *ps, const char *nm, enum probe_agg_kind kind, bool by_func, size_t *out)
+{
+	struct probe_prog *prog = ps->prog;
+	for (size_t i = 0; i < prog->naggs; i++)
+		if (!strcmp(prog->aggs[i].name, nm)) {
+			if (prog->aggs[i].kind != kind || prog->aggs[i].by_func != by_func)
+				return fail(ps, "@%s is used as two different aggregations", nm);
+			*out = i;
+			return 0;
+		}
+	struct probe_agg *a = push(&prog->aggs, &prog->naggs, sizeof(*a));
+	if (!a || !(a->name = strdup(nm)))
+		return -ENOMEM;
+	a->kind = kind;
+	a->by_func = by_func;
+	*out = prog->naggs - 1;
+	return 0;
+}
+
+/* @NAME [ '[' func ']' ] = count() | time() */
+static int action(struct parser *ps, struct probe_clause *c)
+{
+	if (!accept(ps, "@"))
+		return fail(ps, "expected an aggregation (@name = count() or @name = time()), found %s", found(ps));
+	char *nm = name(ps);
+	if (!nm)
+		return fail(ps, "expected a name after '@'");
+	bool by_func = false;
+	int err = 0;
+	if (accept(ps, "[")) {
+		char *key = name(ps);
+		if (!key || strcmp(key, "func"))
+			err = fail(ps, "a key is [func] (the probed function); others are not supported yet");
+		free(key);
+		by_func = true;
+		if (!err)
+			err = expect(ps, "]", "']'");
+	}
+	if (!err)
+		err = expect(ps, "=", "'='");
+	enum probe_agg_kind kind = PROBE_COUNT;
+	if (!err) {
+		if (accept(ps, "count"))
+			kind = PROBE_COUNT;
+		else if (accept(ps, "time"))
+			kind = PROBE_TIME;
+		else
+			err = fail(ps, "expected count() or time(), found %s", found(ps));
+	}
+	if (!err && !(err = expect(ps, "(", "'('")))
+		err = expect(ps, ")", "')'");
+	if (!err && kind == PROBE_TIME) {
+		if (by_func)
+			err = fail(ps, "time() has no [func] key: give each function a clause of its own");
+		for (size_t i = 0; i < c->npts && !err; i++)
+			if (c->pts[i].exit)
+				err = fail(ps, "time() goes in an entry: clause (it times from the entry to the return)");
+		for (size_t i = 0; i < c->nacts && !err; i++)
+			if (ps->prog->aggs[c->acts[i].agg].kind == PROBE_TIME)
+				err = fail(ps, "one time() per clause");
+	}
+	size_t agg = 0;
+	if (!err)
+		err = agg_index(ps, nm, kind, by_func, &agg);
+	free(nm);
+	if (err)
+		return err;
+	if (ps->prog->next_id > RTL_MAX_SNIPPET_ID)
+		return fail(ps, "more than %d counters and timers in one program", RTL_MAX_SNIPPET_ID);
+	struct probe_action *a = push(&c->acts, &c->nacts, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->agg = agg;
+	a->id = ps->prog->next_id++;
+	return 0;
+}
+
+static int clause(struct parser *ps)
+{
+	struct probe_clause *c = push(&ps->prog->cl, &ps->prog->ncl, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	int line, col;
+	where(ps, &line, &col);
+	c->line = line;
+	int err = point(ps, c);
+	while (!err && accept(ps, ","))
+		err = point(ps, c);
+	if (!err && accept(ps, "/")) {
+		do {
+			struct probe_test *t = push(&c->tests, &c->ntests, sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			if (c->ntests > RTL_MAX_PREDICATES)
+				return fail(ps, "more than %d tests in one predicate", RTL_MAX_PREDICATES);
+			err = test(ps, t);
+			if (!err && t->q.operand == RTL_OPND_RETVAL)
+				for (size_t i = 0; i < c->npts && !err; i++)
+					if (!c->pts[i].exit)
+						err = fail(ps, "retval is read in exit: clauses only");
+		} while (!err && accept(ps, "&&"));
+		if (!err && accept(ps, "||"))
+			err = fail(ps, "'||' is not supported: write two clauses");
+		if (!err)
+			err = expect(ps, "/", "'&&' or the '/' that ends the predicate");
+	}
+	if (!err)
+		err = expect(ps, "{", "'{'");
+	while (!err && !accept(ps, "}")) {
+		err = action(ps, c);
+		if (!err && !accept(ps, ";")) {
+			skip_space(ps);
+			if (*ps->p != '}')
+				err = fail(ps, "expected ';' or '}', found %s", found(ps));
+		}
+	}
+	if (!err && !c->nacts)
+		err = fail(ps, "the clause has no aggregation: it would measure nothing");
+	return err;
+}
+
+int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len)
+{
+	memset(out, 0, sizeof(*out));
+	out->next_id = 1;
+	struct parser ps = { text, text, err, len, false, out };
+	int rc = 0;
+	skip_space(&ps);
+	if (!*ps.p)
+		rc = fail(&ps, "the program has no clause (e.g. 'entry:main { @calls = count(); }')");
+	while (!rc && (skip_space(&ps), *ps.p))
+		rc = clause(&ps);
+	if (rc == -ENOMEM && len)
+		snprintf(err, len, "out of memory");
+	if (rc)
+		probe_prog_free(out);
+	return rc;
+}
+
+void probe_prog_free(struct probe_prog *p)
+{
+	for (size_t i = 0; i < p->ncl; i++) {
+		struct probe_clause *c = &p->cl[i];
+		for (size_t k = 0; k < c->npts; k++) {
+			free(c->pts[k].module);
+			free(c->pts[k].func);
+		}
+		for (size_t k = 0; k < c->ntests; k++)
+			free(c->tests[k].symbol);
+		free(c->pts);
+		free(c->tests);
+		free(c->acts);
+	}
+	for (size_t i = 0; i < p->naggs; i++)
+		free(p->aggs[i].name);
+	for (size_t i = 0; i < p->nonstack; i++)
+		free(p->onstack[i]);
+	free(p->cl);
+	free(p->aggs);
+	free(p->onstack);
+	free(p->onstack_timer);
+	memset(p, 0, sizeof(*p));
+}
+
+bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name)
+{
+	if (!name || fnmatch(pt->func, name, 0))
+		return false;
+	if (!pt->module)
+		return true;
+	const char *base = module ? strrchr(module, '/') : NULL;
+	base = base ? base + 1 : module;
+	return base && !fnmatch(pt->module, base, 0);
+}
+
+bool probe_onstack_matches(const struct probe_prog *p, size_t i, const char *name)
+{
+	return name && i < p->nonstack && !fnmatch(p->onstack[i], name, 0);
+}

@@ -1,0 +1,75 @@
+/* The probe language (docs/probe.md): clauses of points, a predicate and
+ * aggregations, parsed into a program whose plan compiles each clause to
+ * snippets with ids and predicates (reticle/probe.h), inline. */
+#ifndef RETICLE_PROBE_LANG_H
+#define RETICLE_PROBE_LANG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <reticle/probe.h>
+
+/* A place: the entry or the returns of the functions whose names match
+ * FUNC (a shell pattern), in modules whose file name matches MODULE (NULL:
+ * any). */
+struct probe_point {
+	bool exit;
+	char *module, *func;
+};
+
+/* One test of a predicate: Q, with its operand named. */
+struct probe_test {
+	struct rtl_predicate q;
+	char *symbol;             /* RTL_OPND_GLOBAL: the variable, in the probed function's module */
+	size_t onstack;           /* RTL_OPND_ONSTACK: index in the program's onstack patterns */
+	bool typed;               /* a cast gave its size (else a variable's own size is read) */
+};
+
+enum probe_agg_kind { PROBE_COUNT, PROBE_TIME };
+
+/* An aggregation: @NAME, or @NAME[func] (a value per function). */
+struct probe_agg {
+	char *name;
+	enum probe_agg_kind kind;
+	bool by_func;
+};
+
+struct probe_action {
+	size_t agg;               /* index in the program's aggregations */
+	uint32_t id;              /* its snippet's id (counter), or its timer's number */
+};
+
+struct probe_clause {
+	struct probe_point *pts;
+	size_t npts;
+	struct probe_test *tests;
+	size_t ntests;
+	struct probe_action *acts;
+	size_t nacts;
+	int line;
+};
+
+struct probe_prog {
+	struct probe_clause *cl;
+	size_t ncl;
+	struct probe_agg *aggs;
+	size_t naggs;
+	/* onstack(PATTERN)'s functions, each group sharing a timer: number
+	 * onstack_timer[i] */
+	char **onstack;
+	uint32_t *onstack_timer;
+	size_t nonstack;
+	uint32_t next_id;
+};
+
+/* Parses TEXT into *OUT. Returns 0, or -EINVAL with a message "line L,
+ * column C: ..." in ERR (LEN bytes). */
+int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len);
+void probe_prog_free(struct probe_prog *p);
+
+/* Whether POINT's patterns match function NAME of MODULE (a path). */
+bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name);
+/* Whether onstack pattern I of P matches NAME. */
+bool probe_onstack_matches(const struct probe_prog *p, size_t i, const char *name);
+
+#endif
