@@ -89,6 +89,9 @@ struct rtl_function_view {
 	/* indirect calls' targets, by site, then callee and target */
 	const struct rtl_target_view *targets;
 	size_t ntargets;
+	/* RTL_PRIM_COUNT_BY's values, by address, kind, id, then key */
+	const struct rtl_key_view *keys;
+	size_t nkeys;
 	/* its timer, per thread that called it, by thread */
 	const struct rtl_timer_view *timers;
 	size_t ntimers;

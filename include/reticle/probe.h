@@ -122,6 +122,12 @@ enum rtl_primitive {
 	RTL_PRIM_COUNTDOWN,
 	/* declared, not yet implemented: */
 	RTL_PRIM_CALL,
+	/* add 1 to the count of the value of an operand (struct rtl_snippet's
+	 * KEY: its operand, size and sign; its cmp and value unused), at
+	 * RTL_POINT_ENTRY or RTL_POINT_EXIT, with an id: finish() sees the
+	 * values in rtl_function_view's keys. Values are kept to 47 bits,
+	 * signed (-2^46 to 2^46-1); beyond, they wrap. */
+	RTL_PRIM_COUNT_BY,
 };
 
 /* What a predicate reads (Paradyn's predicates, seed 001 section 3). */
@@ -166,6 +172,7 @@ struct rtl_snippet {
 	uint32_t id;
 	const struct rtl_predicate *pred;
 	size_t npred;
+	const struct rtl_predicate *key;   /* RTL_PRIM_COUNT_BY */
 };
 
 typedef struct rtl_plan rtl_plan;
@@ -203,6 +210,15 @@ RTL_API int rtl_plan_trace_memory(const struct rtl_function_cfg *cfg, rtl_plan *
 /* The thread's signal: the function at its entry and again after each of
  * its calls returns (SHIM's software signal: what runs now). */
 RTL_API int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan);
+
+/* What RTL_PRIM_COUNT_BY counted: one value of its key, as finish() sees it. */
+struct rtl_key_view {
+	uint8_t kind;         /* enum rtl_point_kind */
+	uint32_t id;          /* the snippet's */
+	uint64_t addr;        /* link-time address of the point */
+	int64_t key;
+	uint64_t count;
+};
 
 /* What a snippet counted, as finish() sees it. */
 struct rtl_counter_view {

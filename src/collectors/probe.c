@@ -20,8 +20,9 @@
 #include "util/hash.h"
 #include "util/log.h"
 
-struct func_count {
-	char *name;
+struct keyed_count {
+	char *name;               /* PROBE_KEY_FUNC */
+	int64_t value;            /* PROBE_KEY_VALUE */
 	uint64_t count;
 };
 
@@ -34,8 +35,8 @@ struct thread_time {
 
 struct result {
 	uint64_t count;
-	struct func_count *byf;
-	size_t nbyf;
+	struct keyed_count *byk;
+	size_t nbyk;
 	struct thread_time *times;
 	size_t ntimes;
 };
@@ -114,39 +115,53 @@ static bool global_of(const char *module, const char *name, uint64_t *addr, uint
 	return true;
 }
 
-/* C's predicates for a function of MODULE in Q; false (and a warning)
- * when a variable it reads is not in MODULE. */
-static bool resolve(const struct probe_clause *c, const char *module, struct rtl_predicate *q)
+/* T's operand for a function of MODULE (C's) in Q; false (and a warning)
+ * when it reads a variable MODULE does not have. Under the lock. */
+static bool resolve_test(const struct probe_clause *c, const struct probe_test *t, const char *module,
+			 struct rtl_predicate *q)
+{
+	*q = t->q;
+	if (q->operand != RTL_OPND_GLOBAL)
+		return true;
+	uint64_t addr, size;
+	if (!global_of(module, t->symbol, &addr, &size)) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "line %d: no variable '%s' in %s: its clause leaves that module's "
+			 "functions out", c->line, t->symbol, module);
+		warn_once(msg);
+		return false;
+	}
+	q->where = addr;
+	if (!t->typed && (size == 1 || size == 2 || size == 4))
+		q->size = (uint8_t)size;
+	return true;
+}
+
+/* C's predicates for a function of MODULE in Q, and the keys of its
+ * actions in KEYS (when not NULL); false when one cannot be read there. */
+static bool resolve(const struct probe_clause *c, const char *module, struct rtl_predicate *q,
+		    struct rtl_predicate *keys)
 {
 	bool ok = true;
 	pthread_mutex_lock(&st.lock);
-	for (size_t i = 0; i < c->ntests; i++) {
-		q[i] = c->tests[i].q;
-		if (q[i].operand != RTL_OPND_GLOBAL)
-			continue;
-		uint64_t addr, size;
-		if (!global_of(module, c->tests[i].symbol, &addr, &size)) {
-			char msg[512];
-			snprintf(msg, sizeof(msg), "line %d: no variable '%s' in %s: its clause leaves that module's "
-				 "functions out", c->line, c->tests[i].symbol, module);
-			warn_once(msg);
-			ok = false;
-			break;
-		}
-		q[i].where = addr;
-		if (!c->tests[i].typed && (size == 1 || size == 2 || size == 4))
-			q[i].size = (uint8_t)size;
-	}
+	for (size_t i = 0; i < c->ntests && ok; i++)
+		ok = resolve_test(c, &c->tests[i], module, &q[i]);
+	for (size_t k = 0; keys && k < c->nacts && ok; k++)
+		if (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE)
+			ok = resolve_test(c, &c->acts[k].key, module, &keys[k]);
 	pthread_mutex_unlock(&st.lock);
 	return ok;
 }
 
 static bool matches(const struct probe_clause *c, bool exit_, const char *module, const char *name)
 {
+	bool any = false;
 	for (size_t i = 0; i < c->npts; i++)
-		if (c->pts[i].exit == exit_ && probe_point_matches(&c->pts[i], module, name))
-			return true;
-	return false;
+		if (c->pts[i].exit == exit_ && probe_point_matches(&c->pts[i], module, name)) {
+			__atomic_store_n(&c->pts[i].matched, true, __ATOMIC_RELAXED);
+			any = true;
+		}
+	return any;
 }
 
 static bool cold_part(const char *name)
@@ -175,7 +190,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		struct rtl_predicate q[RTL_MAX_PREDICATES];
 		for (size_t k = 0; k < c->nacts && !err; k++) {
 			if (st.prog.aggs[c->acts[k].agg].kind != PROBE_TIME || !matches(c, false, cfg->module, cfg->name) ||
-			    !resolve(c, cfg->module, q))
+			    !resolve(c, cfg->module, q, NULL))
 				continue;
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = c->acts[k].id, .pred = q,
 						     .npred = c->ntests };
@@ -200,20 +215,27 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		const struct probe_clause *c = &st.prog.cl[i];
 		bool at_entry = matches(c, false, cfg->module, cfg->name),
 		     at_exit = matches(c, true, cfg->module, cfg->name);
-		struct rtl_predicate q[RTL_MAX_PREDICATES];
-		if ((!at_entry && !at_exit) || !resolve(c, cfg->module, q))
+		struct rtl_predicate q[RTL_MAX_PREDICATES], *keys = calloc(c->nacts, sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		if ((!at_entry && !at_exit) || !resolve(c, cfg->module, q, keys)) {
+			free(keys);
 			continue;
+		}
 		for (size_t k = 0; k < c->nacts && !err; k++) {
-			if (st.prog.aggs[c->acts[k].agg].kind != PROBE_COUNT)
+			const struct probe_agg *g = &st.prog.aggs[c->acts[k].agg];
+			if (g->kind != PROBE_COUNT)
 				continue;
-			struct rtl_snippet s = { .op = RTL_PRIM_COUNT, .id = c->acts[k].id, .pred = q,
-						 .npred = c->ntests };
+			struct rtl_snippet s = { .op = g->key == PROBE_KEY_VALUE ? RTL_PRIM_COUNT_BY : RTL_PRIM_COUNT,
+						 .id = c->acts[k].id, .pred = q, .npred = c->ntests,
+						 .key = g->key == PROBE_KEY_VALUE ? &keys[k] : NULL };
 			if (at_entry)
 				err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &s);
 			for (size_t b = 0; b < cfg->nblocks && at_exit && !err; b++)
 				if (cfg->blocks[b].end == RTL_END_RETURN)
 					err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &s);
 		}
+		free(keys);
 	}
 	return err;
 }
@@ -228,20 +250,22 @@ static const struct probe_action *action_of(uint32_t id)
 	return NULL;
 }
 
-static int add_by_func(struct result *r, const char *name, uint64_t v)
+/* Adds V to the count of key NAME (a function's) or VALUE (NAME NULL). */
+static int add_keyed(struct result *r, const char *name, int64_t value, uint64_t v)
 {
-	for (size_t i = 0; i < r->nbyf; i++)
-		if (!strcmp(r->byf[i].name, name)) {
-			r->byf[i].count += v;
+	for (size_t i = 0; i < r->nbyk; i++)
+		if (name ? r->byk[i].name && !strcmp(r->byk[i].name, name) : r->byk[i].value == value) {
+			r->byk[i].count += v;
 			return 0;
 		}
-	struct func_count *a = realloc(r->byf, (r->nbyf + 1) * sizeof(*a));
+	struct keyed_count *a = realloc(r->byk, (r->nbyk + 1) * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	r->byf = a;
-	if (!(a[r->nbyf].name = strdup(name)))
+	r->byk = a;
+	a[r->nbyk] = (struct keyed_count){ name ? strdup(name) : NULL, value, v };
+	if (name && !a[r->nbyk].name)
 		return -ENOMEM;
-	a[r->nbyf++].count = v;
+	r->nbyk++;
 	return 0;
 }
 
@@ -266,12 +290,23 @@ static int probe_finish(const struct rtl_function_view *f, rtl_profile *p)
 		const struct probe_agg *g = &st.prog.aggs[a->agg];
 		struct result *r = &st.res[a->agg];
 		r->count += v->value;
-		if (g->by_func)
-			err = add_by_func(r, f->name ? f->name : "?", v->value);
+		if (g->key == PROBE_KEY_FUNC)
+			err = add_keyed(r, f->name ? f->name : "?", 0, v->value);
 		char metric[300];
 		snprintf(metric, sizeof(metric), "@%s", g->name);
 		if (!err)
 			err = rtl_profile_add_metric(p, f->id, metric, f->addr, (double)v->value);
+	}
+	for (size_t i = 0; i < f->nkeys && !err; i++) {
+		const struct rtl_key_view *k = &f->keys[i];
+		const struct probe_action *a = action_of(k->id);
+		if (a)
+			err = add_keyed(&st.res[a->agg], NULL, k->key, k->count);
+		char metric[300];
+		if (!err && a) {
+			snprintf(metric, sizeof(metric), "@%s[%lld]", st.prog.aggs[a->agg].name, (long long)k->key);
+			err = rtl_profile_add_metric(p, f->id, metric, f->addr, (double)k->count);
+		}
 	}
 	return err;
 }
@@ -322,14 +357,24 @@ const struct rtl_collector *probe_collector(void)
 
 static int by_count(const void *a, const void *b)
 {
-	const struct func_count *x = a, *y = b;
+	const struct keyed_count *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	return strcmp(x->name, y->name);
+	if (x->name && y->name)
+		return strcmp(x->name, y->name);
+	return (x->value > y->value) - (x->value < y->value);
 }
 
 void probe_collector_print(FILE *out)
 {
+	for (size_t i = 0; st.loaded && i < st.prog.ncl; i++)
+		for (size_t k = 0; k < st.prog.cl[i].npts; k++) {
+			const struct probe_point *pt = &st.prog.cl[i].pts[k];
+			if (!pt->matched)
+				rtl_warn("probe: line %d: %s:%s%s%s matched no function that ran", st.prog.cl[i].line,
+					 pt->exit ? "exit" : "entry", pt->module ? pt->module : "",
+					 pt->module ? ":" : "", pt->func);
+		}
 	for (size_t i = 0; st.loaded && i < st.prog.naggs; i++) {
 		const struct probe_agg *g = &st.prog.aggs[i];
 		struct result *r = &st.res[i];
@@ -346,14 +391,19 @@ void probe_collector_print(FILE *out)
 			if (r->ntimes > 1)
 				fprintf(out, " (%zu threads)", r->ntimes);
 			fputc('\n', out);
-		} else if (g->by_func) {
-			if (r->nbyf > 1)
-				qsort(r->byf, r->nbyf, sizeof(*r->byf), by_count);
-			if (!r->nbyf)
+		} else if (g->key != PROBE_KEY_NONE) {
+			if (r->nbyk > 1)
+				qsort(r->byk, r->nbyk, sizeof(*r->byk), by_count);
+			if (!r->nbyk)
 				fprintf(out, "@%s: (none)\n", g->name);
-			for (size_t k = 0; k < r->nbyf; k++)
-				fprintf(out, "@%s[%s]: %llu\n", g->name, r->byf[k].name,
-					(unsigned long long)r->byf[k].count);
+			for (size_t k = 0; k < r->nbyk; k++) {
+				if (r->byk[k].name)
+					fprintf(out, "@%s[%s]: %llu\n", g->name, r->byk[k].name,
+						(unsigned long long)r->byk[k].count);
+				else
+					fprintf(out, "@%s[%lld]: %llu\n", g->name, (long long)r->byk[k].value,
+						(unsigned long long)r->byk[k].count);
+			}
 		} else {
 			fprintf(out, "@%s: %llu\n", g->name, (unsigned long long)r->count);
 		}
@@ -364,9 +414,9 @@ void probe_collector_unload(void)
 {
 	if (st.res)
 		for (size_t i = 0; i < st.prog.naggs; i++) {
-			for (size_t k = 0; k < st.res[i].nbyf; k++)
-				free(st.res[i].byf[k].name);
-			free(st.res[i].byf);
+			for (size_t k = 0; k < st.res[i].nbyk; k++)
+				free(st.res[i].byk[k].name);
+			free(st.res[i].byk);
 			free(st.res[i].times);
 		}
 	free(st.res);

@@ -45,7 +45,7 @@ void arcs_refresh(struct proc *p)
 	for (size_t i = 0; i < p->npoints; i++) {
 		const struct point_rec *pr = &p->points[i];
 		struct window *w;
-		if (pr->kind == RTL_POINT_INDIRECT_TARGET && (w = window_of(p, pr->counter, NULL)))
+		if (point_in_arcs(pr) && (w = window_of(p, pr->counter, NULL)))
 			write_words(w, pr);
 	}
 }

@@ -77,9 +77,17 @@ struct point_rec {
 	uint64_t addr;            /* run-time */
 	uint64_t counter;         /* RTL_POINT_INDIRECT_TARGET: its two words (arcs.c) */
 	uint8_t kind;             /* enum rtl_point_kind */
-	uint32_t site;            /* RTL_POINT_INDIRECT_TARGET: its number in the arc table */
+	uint32_t site;            /* RTL_POINT_INDIRECT_TARGET, RTL_PRIM_COUNT_BY: its number in the
+				   * arc table */
 	uint32_t id;              /* the snippet's own id, 0 when shared */
+	uint8_t op;               /* RTL_PRIM_COUNT, or RTL_PRIM_COUNT_BY (two words: arcs.c) */
 };
+
+/* Whether PR's counter is two words of the arc table's (arcs.c). */
+static inline bool point_in_arcs(const struct point_rec *pr)
+{
+	return pr->kind == RTL_POINT_INDIRECT_TARGET || pr->op == RTL_PRIM_COUNT_BY;
+}
 
 struct call_rec {
 	uint64_t site, target;    /* run-time */

@@ -120,7 +120,8 @@ struct scratch {
 	struct rtl_counter_view *ctr;
 	struct rtl_target_view *tv;
 	struct rtl_context_view *xv;
-	size_t bcap, ccap, ctrcap, tcap, xcap;
+	struct rtl_key_view *kv;
+	size_t bcap, ccap, ctrcap, tcap, xcap, kcap;
 	struct arcs arcs;
 	struct contexts contexts;
 };
@@ -145,8 +146,8 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, struct r
 	}
 	for (uint32_t i = 0; i < fs->npoints; i++) {
 		const struct point_rec *pr = &p->points[fs->point0 + i];
-		if (pr->kind == RTL_POINT_INDIRECT_TARGET)
-			continue;   /* its words are no count (targets_of) */
+		if (point_in_arcs(pr))
+			continue;   /* its words are no count (targets_of, keys_of) */
 		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
 						    proc_read_counter(p, pr->counter), pr->id };
 	}
@@ -192,6 +193,43 @@ static int targets_of(struct proc *p, struct module *m, const struct func_state 
 	return 0;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	const struct rtl_key_view *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+/* The values of FS's RTL_PRIM_COUNT_BY snippets, from the arc tables
+ * (sign-extended from their 47 bits). */
+static int keys_of(struct proc *p, struct module *m, const struct func_state *fs, struct scratch *sc,
+		   size_t *out)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < fs->npoints; i++) {
+		const struct point_rec *pr = &p->points[fs->point0 + i];
+		if (pr->op != RTL_PRIM_COUNT_BY)
+			continue;
+		const struct arc_entry *e;
+		size_t k = arcs_of_site(p, &sc->arcs, pr, &e);
+		if (rtl_grow(&sc->kv, &sc->kcap, n + k, sizeof(*sc->kv)))
+			return -ENOMEM;
+		for (size_t j = 0; j < k; j++)
+			sc->kv[n++] = (struct rtl_key_view){ pr->kind, pr->id, pr->addr - m->bias,
+							     (int64_t)(e[j].key << (64 - ARC_SITE_SHIFT)) >>
+								     (64 - ARC_SITE_SHIFT),
+							     e[j].count };
+	}
+	qsort(sc->kv, n, sizeof(*sc->kv), cmp_key);
+	*out = n;
+	return 0;
+}
+
 static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
 			   struct scratch *sc)
 {
@@ -222,8 +260,10 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		if (err)
 			return err;
 	}
-	size_t ntargets, ntimers = 0;
+	size_t ntargets, ntimers = 0, nkeys;
 	int err = targets_of(p, m, fs, prof, sc, &ntargets);
+	if (!err)
+		err = keys_of(p, m, fs, sc, &nkeys);
 	if (err)
 		return err;
 	struct rtl_timer_view *timers = fs->timer ? timers_view(p, fs, &ntimers) : NULL;
@@ -240,7 +280,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
 		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
 		.counters = sc->ctr, .ncounters = nctr,
-		.targets = sc->tv, .ntargets = ntargets, .timers = timers, .ntimers = ntimers,
+		.targets = sc->tv, .ntargets = ntargets, .keys = sc->kv, .nkeys = nkeys,
+		.timers = timers, .ntimers = ntimers,
 		.contexts = sc->xv, .ncontexts = ncontexts,
 	};
 	if (p->sweeping && view.entries)
@@ -339,6 +380,7 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 	free(sc.ctr);
 	free(sc.tv);
 	free(sc.xv);
+	free(sc.kv);
 	free(sc.contexts.r);
 	arcs_free(&sc.arcs);
 	return err;

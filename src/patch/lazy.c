@@ -549,8 +549,8 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	for (size_t k = 0; k < r->npoints; k++) {
 		struct point_rec *pr = &p->points[p->npoints++];
 		*pr = (struct point_rec){ r->points[k].addr, r->points[k].counter, r->points[k].kind, 0,
-					  r->points[k].id };
-		if (pr->kind == RTL_POINT_INDIRECT_TARGET && arcs_site_init(p, pr))
+					  r->points[k].id, r->points[k].op };
+		if (point_in_arcs(pr) && arcs_site_init(p, pr))
 			return -RTL_ERR_NO_SPACE;
 	}
 	fs->block0 = (uint32_t)p->nblocks;

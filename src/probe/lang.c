@@ -239,10 +239,11 @@ static int onstack(struct parser *ps, struct probe_test *t)
 	return 0;
 }
 
-/* [(TYPE)] OPERAND [CMP NUMBER] | [!] onstack(F) | ! OPERAND */
-static int test(struct parser *ps, struct probe_test *t)
+/* [(TYPE)] arg0 ... arg5 | retval | VARIABLE into T; with *ONSTACK set,
+ * 'onstack' was read, its parenthesis is the caller's. */
+static int operand(struct parser *ps, struct probe_test *t, bool *is_onstack)
 {
-	bool negate = accept(ps, "!");
+	*is_onstack = false;
 	t->q.size = 8;
 	const char *at = ps->p;
 	if (accept(ps, "(")) {
@@ -269,14 +270,9 @@ static int test(struct parser *ps, struct probe_test *t)
 		return fail(ps, "expected arg0 ... arg5, retval, onstack(F) or a global variable, found %s", found(ps));
 	int err = 0;
 	if (!strcmp(id, "onstack")) {
-		if (t->typed)
-			err = fail(ps, "onstack() takes no type");
-		else
-			err = onstack(ps, t);
-		if (!err && negate)
-			t->q.cmp = RTL_CMP_EQ;
 		free(id);
-		return err;
+		*is_onstack = true;
+		return t->typed ? fail(ps, "onstack() takes no type") : 0;
 	}
 	if (!strncmp(id, "arg", 3) && id[3] >= '0' && id[3] <= '9' && !id[4]) {
 		if (id[3] > '5') {
@@ -293,7 +289,20 @@ static int test(struct parser *ps, struct probe_test *t)
 		t->q.operand = RTL_OPND_GLOBAL;
 		t->symbol = id;
 	}
-	if (err)
+	return err;
+}
+
+/* [(TYPE)] OPERAND [CMP NUMBER] | [!] onstack(F) | ! OPERAND */
+static int test(struct parser *ps, struct probe_test *t)
+{
+	bool negate = accept(ps, "!"), is_onstack;
+	int err = operand(ps, t, &is_onstack);
+	if (!err && is_onstack) {
+		err = onstack(ps, t);
+		if (!err && negate)
+			t->q.cmp = RTL_CMP_EQ;
+	}
+	if (err || is_onstack)
 		return err;
 	static const struct { const char *op; uint8_t cmp; } ops[] = {
 		{ "==", RTL_CMP_EQ }, { "!=", RTL_CMP_NE }, { "<=", RTL_CMP_LE },
@@ -311,12 +320,13 @@ static int test(struct parser *ps, struct probe_test *t)
 	return 0;
 }
 
-static int agg_index(struct parser *ps, const char *nm, enum probe_agg_kind kind, bool by_func, size_t *out)
+static int agg_index(struct parser *ps, const char *nm, enum probe_agg_kind kind, enum probe_key key,
+		     size_t *out)
 {
 	struct probe_prog *prog = ps->prog;
 	for (size_t i = 0; i < prog->naggs; i++)
 		if (!strcmp(prog->aggs[i].name, nm)) {
-			if (prog->aggs[i].kind != kind || prog->aggs[i].by_func != by_func)
+			if (prog->aggs[i].kind != kind || prog->aggs[i].key != key)
 				return fail(ps, "@%s is used as two different aggregations", nm);
 			*out = i;
 			return 0;
@@ -325,12 +335,12 @@ static int agg_index(struct parser *ps, const char *nm, enum probe_agg_kind kind
 	if (!a || !(a->name = strdup(nm)))
 		return -ENOMEM;
 	a->kind = kind;
-	a->by_func = by_func;
+	a->key = key;
 	*out = prog->naggs - 1;
 	return 0;
 }
 
-/* @NAME [ '[' func ']' ] = count() | time() */
+/* @NAME [ '[' func | OPERAND ']' ] = count() | time() */
 static int action(struct parser *ps, struct probe_clause *c)
 {
 	if (!accept(ps, "@"))
@@ -338,14 +348,21 @@ static int action(struct parser *ps, struct probe_clause *c)
 	char *nm = name(ps);
 	if (!nm)
 		return fail(ps, "expected a name after '@'");
-	bool by_func = false;
+	enum probe_key key = PROBE_KEY_NONE;
+	struct probe_test kt = { 0 };
 	int err = 0;
 	if (accept(ps, "[")) {
-		char *key = name(ps);
-		if (!key || strcmp(key, "func"))
-			err = fail(ps, "a key is [func] (the probed function); others are not supported yet");
-		free(key);
-		by_func = true;
+		bool is_onstack;
+		if (accept(ps, "func")) {
+			key = PROBE_KEY_FUNC;
+		} else if (!(err = operand(ps, &kt, &is_onstack))) {
+			key = PROBE_KEY_VALUE;
+			if (is_onstack)
+				err = fail(ps, "onstack() is no key: a key is func, arg0 ... arg5, retval or a variable");
+			for (size_t i = 0; i < c->npts && !err && kt.q.operand == RTL_OPND_RETVAL; i++)
+				if (!c->pts[i].exit)
+					err = fail(ps, "retval is read in exit: clauses only");
+		}
 		if (!err)
 			err = expect(ps, "]", "']'");
 	}
@@ -363,8 +380,8 @@ static int action(struct parser *ps, struct probe_clause *c)
 	if (!err && !(err = expect(ps, "(", "'('")))
 		err = expect(ps, ")", "')'");
 	if (!err && kind == PROBE_TIME) {
-		if (by_func)
-			err = fail(ps, "time() has no [func] key: give each function a clause of its own");
+		if (key != PROBE_KEY_NONE)
+			err = fail(ps, "time() takes no key: give each function or value a clause of its own");
 		for (size_t i = 0; i < c->npts && !err; i++)
 			if (c->pts[i].exit)
 				err = fail(ps, "time() goes in an entry: clause (it times from the entry to the return)");
@@ -374,16 +391,21 @@ static int action(struct parser *ps, struct probe_clause *c)
 	}
 	size_t agg = 0;
 	if (!err)
-		err = agg_index(ps, nm, kind, by_func, &agg);
+		err = agg_index(ps, nm, kind, key, &agg);
 	free(nm);
-	if (err)
+	if (err) {
+		free(kt.symbol);
 		return err;
+	}
 	if (ps->prog->next_id > RTL_MAX_SNIPPET_ID)
 		return fail(ps, "more than %d counters and timers in one program", RTL_MAX_SNIPPET_ID);
 	struct probe_action *a = push(&c->acts, &c->nacts, sizeof(*a));
-	if (!a)
+	if (!a) {
+		free(kt.symbol);
 		return -ENOMEM;
+	}
 	a->agg = agg;
+	a->key = kt;
 	a->id = ps->prog->next_id++;
 	return 0;
 }
@@ -460,6 +482,8 @@ void probe_prog_free(struct probe_prog *p)
 		}
 		for (size_t k = 0; k < c->ntests; k++)
 			free(c->tests[k].symbol);
+		for (size_t k = 0; k < c->nacts; k++)
+			free(c->acts[k].key.symbol);
 		free(c->pts);
 		free(c->tests);
 		free(c->acts);

@@ -15,6 +15,7 @@
 struct probe_point {
 	bool exit;
 	char *module, *func;
+	bool matched;             /* a function that ran matched it (set by plans, atomically) */
 };
 
 /* One test of a predicate: Q, with its operand named. */
@@ -27,16 +28,21 @@ struct probe_test {
 
 enum probe_agg_kind { PROBE_COUNT, PROBE_TIME };
 
-/* An aggregation: @NAME, or @NAME[func] (a value per function). */
+enum probe_key { PROBE_KEY_NONE, PROBE_KEY_FUNC, PROBE_KEY_VALUE };
+
+/* An aggregation: @NAME, @NAME[func] (a value per function) or
+ * @NAME[OPERAND] (a value per value of an argument, the return value or
+ * a variable). */
 struct probe_agg {
 	char *name;
 	enum probe_agg_kind kind;
-	bool by_func;
+	enum probe_key key;
 };
 
 struct probe_action {
 	size_t agg;               /* index in the program's aggregations */
 	uint32_t id;              /* its snippet's id (counter), or its timer's number */
+	struct probe_test key;    /* PROBE_KEY_VALUE: the operand */
 };
 
 struct probe_clause {

@@ -194,22 +194,25 @@ static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind
 static int push_own(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
 {
 	struct probe_plan *out = plan->out;
-	bool counter = s->op == RTL_PRIM_COUNT && (kind == RTL_POINT_ENTRY || kind == RTL_POINT_EXIT);
+	bool counter = (s->op == RTL_PRIM_COUNT || s->op == RTL_PRIM_COUNT_BY) &&
+		       (kind == RTL_POINT_ENTRY || kind == RTL_POINT_EXIT);
+	bool keyed = s->op == RTL_PRIM_COUNT_BY;
 	if (!s->id || s->id > RTL_MAX_SNIPPET_ID || s->npred > RTL_MAX_PREDICATES ||
-	    (!counter && s->op != RTL_PRIM_TIMER_START) || (s->npred && !s->pred))
+	    (!counter && s->op != RTL_PRIM_TIMER_START) || (s->npred && !s->pred) ||
+	    (keyed && (!s->key || !predicate_ok(s->key, kind) || s->key->operand == RTL_OPND_ONSTACK)))
 		return -RTL_ERR_UNSUPPORTED;
 	for (size_t i = 0; i < s->npred; i++)
 		if (!predicate_ok(&s->pred[i], kind))
 			return -RTL_ERR_UNSUPPORTED;
-	if (rtl_grow(&out->preds, &out->cappreds, out->npreds + s->npred, sizeof(*out->preds)) ||
+	if (rtl_grow(&out->preds, &out->cappreds, out->npreds + s->npred + keyed, sizeof(*out->preds)) ||
 	    probe_plan_push_op(out, kind, addr + plan->bias, s->op))
 		return -ENOMEM;
 	struct plan_point *pt = &out->pts[out->n - 1];
 	pt->id = s->id;
 	pt->pred = (uint32_t)out->npreds;
 	pt->npred = (uint8_t)s->npred;
-	for (size_t i = 0; i < s->npred; i++) {
-		struct rtl_predicate q = s->pred[i];
+	for (size_t i = 0; i < s->npred + keyed; i++) {   /* the key after the predicates */
+		struct rtl_predicate q = i < s->npred ? s->pred[i] : *s->key;
 		if (q.operand == RTL_OPND_GLOBAL)
 			q.where += plan->bias;
 		out->preds[out->npreds++] = q;
@@ -230,8 +233,10 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	    (s->op == RTL_PRIM_COUNT && (kind == RTL_POINT_CALL_AFTER || kind == RTL_POINT_MEMORY)) ||
 	    (s->op == RTL_PRIM_BUFFER_APPEND && kind != RTL_POINT_MEMORY) ||
 	    (s->op == RTL_PRIM_COUNTDOWN && kind != RTL_POINT_BLOCK) ||
+	    (s->op == RTL_PRIM_COUNT_BY && !s->id) ||
 	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP &&
-	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND && s->op != RTL_PRIM_COUNTDOWN))
+	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND && s->op != RTL_PRIM_COUNTDOWN &&
+	     s->op != RTL_PRIM_COUNT_BY))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:

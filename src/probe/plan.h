@@ -14,7 +14,8 @@
 struct plan_point {
 	uint64_t addr;            /* run-time */
 	uint8_t kind, op;         /* enum rtl_point_kind, enum rtl_primitive */
-	uint8_t npred;            /* its predicates: preds[pred, pred + npred) */
+	uint8_t npred;            /* its predicates: preds[pred, pred + npred); RTL_PRIM_COUNT_BY's
+				   * key after them */
 	uint32_t id;              /* 0: shared; else the snippet's own (struct rtl_snippet) */
 	uint32_t pred;
 };

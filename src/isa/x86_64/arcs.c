@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <reticle/error.h>
 #include "isa/x86_64/arcs.h"
+#include "isa/x86_64/predicate.h"
 #include "runtime/arc_table.h"
 
 /* 'mov rax, OPERAND' of the 'call r/m64' or 'jmp r/m64' IN (BYTES): its
@@ -40,10 +41,38 @@ static int load_operand(struct x86_writer *w, const struct x86_insn *in, const u
 	return 0;
 }
 
+static void count_key(struct x86_writer *w, uint64_t words, bool atomic, size_t switches[2]);
+
 int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint8_t *bytes,
 		     uint64_t words, bool atomic, size_t switches[2])
 {
 	static const uint8_t save_rax[] = { 0x48, 0x89, 0x44, 0x24, 0xf8 };   /* mov [rsp-8],rax */
+	x86_put(w, save_rax, sizeof(save_rax));
+	int err = load_operand(w, in, bytes);
+	if (err)
+		return err;
+	count_key(w, words, atomic, switches);
+	return w->failed ? -ENOMEM : 0;
+}
+
+int x86_count_value(struct x86_writer *w, const struct rtl_predicate *key, uint64_t words, bool atomic,
+		    size_t switches[2])
+{
+	static const uint8_t save_rax[] = { 0x48, 0x89, 0x44, 0x24, 0xf8 };   /* mov [rsp-8],rax */
+	static const uint8_t to47[] = { 0x48, 0xc1, 0xe0, 64 - ARC_SITE_SHIFT,     /* shl rax,17 */
+					0x48, 0xc1, 0xe8, 64 - ARC_SITE_SHIFT };   /* shr rax,17 */
+	x86_put(w, save_rax, sizeof(save_rax));
+	int err = x86_load_operand(w, key);
+	if (err)
+		return err;
+	x86_put(w, to47, sizeof(to47));
+	count_key(w, words, atomic, switches);
+	return w->failed ? -ENOMEM : 0;
+}
+
+/* rax the key (below 2^47), saved at [rsp-8]: its count in the table. */
+static void count_key(struct x86_writer *w, uint64_t words, bool atomic, size_t switches[2])
+{
 	static const uint8_t save[] = { 0x48, 0x89, 0x4c, 0x24, 0xf0,         /* mov [rsp-16],rcx */
 					0x48, 0x89, 0x54, 0x24, 0xe8 };       /* mov [rsp-24],rdx */
 	static const uint8_t restore[] = { 0x48, 0x8b, 0x54, 0x24, 0xe8,      /* mov rdx,[rsp-24] */
@@ -72,10 +101,6 @@ int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint
 	static const uint8_t hit[] = { 0x48, 0xff, 0x44, 0x11, 0x08 };        /* inc qword [rcx+rdx+8] */
 	uint8_t lock = atomic ? X86_SWITCH_LOCK : 0x3e;
 
-	x86_put(w, save_rax, sizeof(save_rax));
-	int err = load_operand(w, in, bytes);
-	if (err)
-		return err;
 	x86_put(w, save, sizeof(save));
 	x86_rip_form(w, or_rax, 2, 0, words, NULL, 0);           /* or rax,[rip+prefix] */
 	x86_put(w, hash, sizeof(hash));
@@ -111,5 +136,4 @@ int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint
 	x86_put(w, hit, sizeof(hit));
 	x86_land8(w, to_done);
 	x86_put(w, restore, sizeof(restore));
-	return w->failed ? -ENOMEM : 0;
 }

@@ -14,5 +14,11 @@
  * -RTL_ERR_UNSUPPORTED for an operand it cannot read. */
 int x86_count_target(struct x86_writer *w, const struct x86_insn *in, const uint8_t *bytes,
 		     uint64_t words, bool atomic, size_t switches[2]);
+/* The same for the value of KEY (an operand, reticle/probe.h) instead of
+ * a call's target, kept to its low 47 bits: RTL_PRIM_COUNT_BY. Where the
+ * flags are dead and the red zone free. */
+struct rtl_predicate;
+int x86_count_value(struct x86_writer *w, const struct rtl_predicate *key, uint64_t words, bool atomic,
+		    size_t switches[2]);
 
 #endif

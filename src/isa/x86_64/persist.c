@@ -532,7 +532,7 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 	out->nrets = out->caprets = h->nrets;
 	for (uint32_t i = 0; i < h->npoints; i++)
 		out->points[i] = (struct x86_point_counter){ fn + rc.points[i].at, ctr[rc.points[i].counter],
-							     rc.points[i].kind, 0 };
+							     rc.points[i].kind, RTL_PRIM_COUNT, 0 };
 	out->npoints = out->cappoints = h->npoints;
 	out->njump_tables = h->ntables;
 	free(ctr);

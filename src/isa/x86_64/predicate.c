@@ -3,7 +3,8 @@
  * its value and jumps out on failure: no call, no flags kept (they are
  * dead where these snippets go). rax is kept at [rsp-64] and r11 (for a
  * value beyond an imm32) at [rsp-72], below the words the timer and arc
- * snippets use, so a guarded snippet runs with every register as it was. */
+ * snippets use, so a guarded snippet runs with every register as it was
+ * (rax restored before it, and again where the failed tests land). */
 #include <errno.h>
 #include <reticle/error.h>
 #include "isa/x86_64/predicate.h"
@@ -59,7 +60,7 @@ static uint8_t fails(uint8_t cmp, bool is_unsigned)
 	}
 }
 
-static int test(struct x86_writer *w, const struct rtl_predicate *q, size_t *skip)
+int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 {
 	switch (q->operand) {
 	case RTL_OPND_ARG:
@@ -88,6 +89,14 @@ static int test(struct x86_writer *w, const struct rtl_predicate *q, size_t *ski
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
+	return w->failed ? -ENOMEM : 0;
+}
+
+static int test(struct x86_writer *w, const struct rtl_predicate *q, size_t *skip)
+{
+	int err = x86_load_operand(w, q);
+	if (err)
+		return err;
 	if (q->value == (int32_t)q->value) {
 		uint8_t op[] = { 0x48, 0x3d, D32((uint32_t)q->value) };      /* cmp rax,imm32 */
 		x86_put(w, op, sizeof(op));
@@ -111,6 +120,7 @@ int x86_guard_begin(struct x86_writer *w, const struct rtl_predicate *q, size_t 
 	g->n = 0;
 	if (!n)
 		return 0;
+	static const uint8_t restore[] = { 0x48, 0x8b, 0x44, 0x24, 0xc0 };   /* mov rax,[rsp-64] */
 	x86_put(w, save, sizeof(save));
 	for (size_t i = 0; i < n; i++) {
 		int err = test(w, &q[i], &g->skips[g->n]);
@@ -118,6 +128,7 @@ int x86_guard_begin(struct x86_writer *w, const struct rtl_predicate *q, size_t 
 			return err;
 		g->n++;
 	}
+	x86_put(w, restore, sizeof(restore));   /* the snippet sees the registers as they were */
 	return w->failed ? -ENOMEM : 0;
 }
 

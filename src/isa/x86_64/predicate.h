@@ -21,5 +21,8 @@ struct x86_guard {
 int x86_guard_begin(struct x86_writer *w, const struct rtl_predicate *q, size_t n, struct x86_guard *g);
 /* After the snippet: where the failed tests land; rax is restored. */
 int x86_guard_end(struct x86_writer *w, const struct x86_guard *g);
+/* rax := Q's operand (an argument, the return value, a global), extended
+ * to 64 bits as its size and sign say. Flags are changed by none. */
+int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q);
 
 #endif

@@ -810,17 +810,34 @@ static bool flags_live_at(const struct x86_analysis *a, uint64_t addr)
 }
 
 static int add_point_id(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind,
-			uint32_t id)
+			enum rtl_primitive op, uint32_t id)
 {
 	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
 		return -ENOMEM;
-	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind, id };
+	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind, (uint8_t)op, id };
 	return 0;
 }
 
 static int add_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind)
 {
-	return add_point_id(out, addr, ctr, kind, 0);
+	return add_point_id(out, addr, ctr, kind, RTL_PRIM_COUNT, 0);
+}
+
+/* RTL_PRIM_COUNT_BY: the key's count in the arc table, with two words of
+ * its own as an indirect call's target count has. */
+static int count_by(struct emitter *e, const struct plan_point *pt, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	uint64_t words = env->new_counter(env->ctx);
+	if (!words || env->new_counter(env->ctx) != words + 8)
+		return -RTL_ERR_NO_SPACE;
+	size_t sw[2];
+	int err = add_point_id(out, pt->addr, words, pt->kind, RTL_PRIM_COUNT_BY, pt->id);
+	if (!err)
+		err = x86_count_value(e->w, &e->plan.preds[pt->pred + pt->npred], words, env->atomic, sw);
+	if (!err && !env->atomic && !(err = add_site(out, sw[0], false)))
+		err = add_site(out, sw[1], false);
+	return err;
 }
 
 /* The snippets with ids of their own at KIND/ADDR, each behind the guard
@@ -848,11 +865,13 @@ static int own_snippets(struct emitter *e, enum rtl_point_kind kind, uint64_t ad
 		if (pt[k].op == RTL_PRIM_TIMER_START) {
 			e->numbered_timers = true;
 			err = x86_timer_push_numbered(e->w, pt[k].id);
+		} else if (pt[k].op == RTL_PRIM_COUNT_BY) {
+			err = count_by(e, &pt[k], out);
 		} else {
 			uint64_t word = env->new_counter(env->ctx);
 			if (!word)
 				return -RTL_ERR_NO_SPACE;
-			if (!(err = add_point_id(out, addr, word, kind, pt[k].id)))
+			if (!(err = add_point_id(out, addr, word, kind, RTL_PRIM_COUNT, pt[k].id)))
 				err = emit_counter(e->w, word, false, env->atomic, out);
 		}
 		if (err || (err = x86_guard_end(e->w, &g)))

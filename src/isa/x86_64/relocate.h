@@ -94,6 +94,8 @@ struct x86_point_counter {
 	uint64_t addr;          /* run-time address of the point */
 	uint64_t counter;
 	uint8_t kind;           /* enum rtl_point_kind */
+	uint8_t op;             /* RTL_PRIM_COUNT, or RTL_PRIM_COUNT_BY (two words, as
+				 * RTL_POINT_INDIRECT_TARGET's) */
 	uint32_t id;            /* the snippet's own id, 0 when shared */
 };
 
