@@ -55,6 +55,7 @@ struct rtl_timer_view {
  * finished. Valid during the call only. */
 struct rtl_image_view {
 	int pid;
+	double tsc_hz;        /* the rate of the TSC that timed it (hist of latencies in ticks) */
 	/* the numbered timers that counted calls, per thread, by id then tid */
 	const struct rtl_timer_view *timers;
 	size_t ntimers;

@@ -136,6 +136,10 @@ enum rtl_operand {
 	RTL_OPND_RETVAL,      /* the return value (rax): at RTL_POINT_EXIT only */
 	RTL_OPND_GLOBAL,      /* SIZE bytes at link-time address WHERE of the function's module */
 	RTL_OPND_ONSTACK,     /* frames of timer WHERE (a snippet's id) open on the thread's stack */
+	/* at RTL_POINT_EXIT: TSC ticks since the entry of this frame of the
+	 * function, as numbered timer WHERE started it; -1 where that timer
+	 * has no frame here (its start's predicates failed) */
+	RTL_OPND_LATENCY,
 };
 
 enum rtl_cmp { RTL_CMP_EQ = 0, RTL_CMP_NE, RTL_CMP_LT, RTL_CMP_LE, RTL_CMP_GT, RTL_CMP_GE };
@@ -149,6 +153,9 @@ struct rtl_predicate {
 	uint8_t size;
 	uint8_t cmp;          /* enum rtl_cmp */
 	bool is_unsigned;
+	/* as RTL_PRIM_COUNT_BY's key: counted by power of two, the key being
+	 * 0 for 0, K+1 for [2^K, 2^(K+1)), -1 below 0 */
+	bool log2;
 	uint64_t where;       /* RTL_OPND_GLOBAL, RTL_OPND_ONSTACK */
 	int64_t value;
 };

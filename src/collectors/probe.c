@@ -56,6 +56,7 @@ static struct {
 	size_t nmods;
 	char **warned;
 	size_t nwarned;
+	double tsc_hz;            /* the last image's: hist(latency)'s ticks to seconds */
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Says WHAT once per run (under the lock). */
@@ -147,7 +148,8 @@ static bool resolve(const struct probe_clause *c, const char *module, struct rtl
 	for (size_t i = 0; i < c->ntests && ok; i++)
 		ok = resolve_test(c, &c->tests[i], module, &q[i]);
 	for (size_t k = 0; keys && k < c->nacts && ok; k++)
-		if (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE)
+		if (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE ||
+		    (st.prog.aggs[c->acts[k].agg].kind == PROBE_HIST && !c->acts[k].latency))
 			ok = resolve_test(c, &c->acts[k].key, module, &keys[k]);
 	pthread_mutex_unlock(&st.lock);
 	return ok;
@@ -189,8 +191,9 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		const struct probe_clause *c = &st.prog.cl[i];
 		struct rtl_predicate q[RTL_MAX_PREDICATES];
 		for (size_t k = 0; k < c->nacts && !err; k++) {
-			if (st.prog.aggs[c->acts[k].agg].kind != PROBE_TIME || !matches(c, false, cfg->module, cfg->name) ||
-			    !resolve(c, cfg->module, q, NULL))
+			enum probe_agg_kind kind = st.prog.aggs[c->acts[k].agg].kind;
+			if ((kind != PROBE_TIME && !(kind == PROBE_HIST && c->acts[k].latency)) ||
+			    !matches(c, false, cfg->module, cfg->name) || !resolve(c, cfg->module, q, NULL))
 				continue;
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = c->acts[k].id, .pred = q,
 						     .npred = c->ntests };
@@ -203,6 +206,21 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	for (size_t b = 0; b < cfg->nblocks && timed && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_RETURN)
 			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &stop);
+	return err;
+}
+
+/* hist(latency): at each return, the ticks since the entry of the frame
+ * timer ID pushed (when its predicate held there), by power of two. */
+static int plan_latency(const struct rtl_function_cfg *cfg, rtl_plan *plan, uint32_t id)
+{
+	const struct rtl_predicate key = { .operand = RTL_OPND_LATENCY, .size = 8, .where = id, .log2 = true };
+	const struct rtl_predicate framed = { .operand = RTL_OPND_LATENCY, .size = 8, .where = id,
+					      .cmp = RTL_CMP_GE, .value = 0 };
+	struct rtl_snippet s = { .op = RTL_PRIM_COUNT_BY, .id = id, .pred = &framed, .npred = 1, .key = &key };
+	int err = 0;
+	for (size_t b = 0; b < cfg->nblocks && !err; b++)
+		if (cfg->blocks[b].end == RTL_END_RETURN)
+			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &s);
 	return err;
 }
 
@@ -224,11 +242,17 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		}
 		for (size_t k = 0; k < c->nacts && !err; k++) {
 			const struct probe_agg *g = &st.prog.aggs[c->acts[k].agg];
-			if (g->kind != PROBE_COUNT)
+			if (g->kind == PROBE_TIME)
 				continue;
-			struct rtl_snippet s = { .op = g->key == PROBE_KEY_VALUE ? RTL_PRIM_COUNT_BY : RTL_PRIM_COUNT,
+			if (g->kind == PROBE_HIST && c->acts[k].latency) {
+				if (at_entry && !cold_part(cfg->name))
+					err = plan_latency(cfg, plan, c->acts[k].id);
+				continue;
+			}
+			bool keyed = g->key == PROBE_KEY_VALUE || g->kind == PROBE_HIST;
+			struct rtl_snippet s = { .op = keyed ? RTL_PRIM_COUNT_BY : RTL_PRIM_COUNT,
 						 .id = c->acts[k].id, .pred = q, .npred = c->ntests,
-						 .key = g->key == PROBE_KEY_VALUE ? &keys[k] : NULL };
+						 .key = keyed ? &keys[k] : NULL };
 			if (at_entry)
 				err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &s);
 			for (size_t b = 0; b < cfg->nblocks && at_exit && !err; b++)
@@ -314,6 +338,8 @@ static int probe_finish(const struct rtl_function_view *f, rtl_profile *p)
 static int probe_finish_image(const struct rtl_image_view *v, rtl_profile *p)
 {
 	int err = 0;
+	if (v->tsc_hz > 0)
+		st.tsc_hz = v->tsc_hz;
 	for (size_t i = 0; i < v->ntimers && !err; i++) {
 		const struct probe_action *a = action_of(v->timers[i].id);
 		if (a && st.prog.aggs[a->agg].kind == PROBE_TIME)
@@ -355,6 +381,60 @@ const struct rtl_collector *probe_collector(void)
 	return st.loaded ? &collector_probe : NULL;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	const struct keyed_count *x = a, *y = b;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+/* A time as a short string: 850ns, 1.2us, 35ms, 2.1s. */
+static const char *fmt_time(double s, char *buf, size_t len)
+{
+	static const struct { double unit; const char *name; } units[] = {
+		{ 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" },
+	};
+	size_t u = 0;
+	while (u + 1 < sizeof(units) / sizeof(*units) && s < units[u].unit)
+		u++;
+	double v = s / units[u].unit;
+	snprintf(buf, len, v < 10 ? "%.1f%s" : "%.0f%s", v, units[u].name);
+	return buf;
+}
+
+/* A histogram as bpftrace draws one: a row per power of two that counted,
+ * its bounds (as times with LATENCY), count and bar. */
+static void print_hist(FILE *out, const char *name, struct result *r, bool latency)
+{
+	fprintf(out, "@%s:\n", name);
+	if (!r->nbyk) {
+		fprintf(out, "  (none)\n");
+		return;
+	}
+	qsort(r->byk, r->nbyk, sizeof(*r->byk), by_value);
+	uint64_t max = 1;
+	for (size_t k = 0; k < r->nbyk; k++)
+		max = r->byk[k].count > max ? r->byk[k].count : max;
+	double hz = st.tsc_hz > 0 ? st.tsc_hz : 1e9;
+	for (size_t k = 0; k < r->nbyk; k++) {
+		int64_t b = r->byk[k].value;
+		char range[64], lo[24], hi[24];
+		if (b < 0)
+			snprintf(range, sizeof(range), "(..., 0)");
+		else if (b == 0)
+			snprintf(range, sizeof(range), "[0]");
+		else if (latency)
+			snprintf(range, sizeof(range), "[%s, %s)", fmt_time((double)(1ull << (b - 1)) / hz, lo, sizeof(lo)),
+				 fmt_time((double)(1ull << (b < 63 ? b : 63)) / hz, hi, sizeof(hi)));
+		else if (b == 1)
+			snprintf(range, sizeof(range), "[1]");
+		else
+			snprintf(range, sizeof(range), "[%llu, %llu)", 1ull << (b - 1), 1ull << (b < 63 ? b : 63));
+		int bar = (int)(40.0 * (double)r->byk[k].count / (double)max + 0.5);
+		fprintf(out, "%-20s %10llu |%-40.*s|\n", range, (unsigned long long)r->byk[k].count, bar,
+			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
+	}
+}
+
 static int by_count(const void *a, const void *b)
 {
 	const struct keyed_count *x = a, *y = b;
@@ -391,6 +471,12 @@ void probe_collector_print(FILE *out)
 			if (r->ntimes > 1)
 				fprintf(out, " (%zu threads)", r->ntimes);
 			fputc('\n', out);
+		} else if (g->kind == PROBE_HIST) {
+			bool latency = false;
+			for (size_t c = 0; c < st.prog.ncl; c++)
+				for (size_t k = 0; k < st.prog.cl[c].nacts; k++)
+					latency |= st.prog.cl[c].acts[k].agg == i && st.prog.cl[c].acts[k].latency;
+			print_hist(out, g->name, r, latency);
 		} else if (g->key != PROBE_KEY_NONE) {
 			if (r->nbyk > 1)
 				qsort(r->byk, r->nbyk, sizeof(*r->byk), by_count);

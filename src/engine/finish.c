@@ -328,7 +328,7 @@ static int finish_image(struct proc *p, rtl_profile *prof)
 		wanted |= session_collector(s, c)->finish_image != NULL;
 	if (!wanted)
 		return 0;
-	struct rtl_image_view v = { p->pid, NULL, 0 };
+	struct rtl_image_view v = { p->pid, p->tsc_hz, NULL, 0 };
 	struct rtl_timer_view *t = timers_numbered(p, &v.ntimers);
 	if (!t)
 		return -ENOMEM;

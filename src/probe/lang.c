@@ -369,15 +369,36 @@ static int action(struct parser *ps, struct probe_clause *c)
 	if (!err)
 		err = expect(ps, "=", "'='");
 	enum probe_agg_kind kind = PROBE_COUNT;
+	bool latency = false;
 	if (!err) {
 		if (accept(ps, "count"))
 			kind = PROBE_COUNT;
 		else if (accept(ps, "time"))
 			kind = PROBE_TIME;
+		else if (accept(ps, "hist"))
+			kind = PROBE_HIST;
 		else
-			err = fail(ps, "expected count() or time(), found %s", found(ps));
+			err = fail(ps, "expected count(), time() or hist(), found %s", found(ps));
 	}
-	if (!err && !(err = expect(ps, "(", "'('")))
+	if (!err)
+		err = expect(ps, "(", "'('");
+	if (!err && kind == PROBE_HIST) {   /* hist(latency) or hist(OPERAND) */
+		bool is_onstack;
+		if (key != PROBE_KEY_NONE)
+			err = fail(ps, "hist() takes no key: give each function or value a clause of its own");
+		else if (accept(ps, "latency"))
+			latency = true;
+		else if (!(err = operand(ps, &kt, &is_onstack)) && is_onstack)
+			err = fail(ps, "hist() takes latency, arg0 ... arg5, retval or a variable");
+		for (size_t i = 0; i < c->npts && !err; i++)
+			if (latency && c->pts[i].exit)
+				err = fail(ps, "hist(latency) goes in an entry: clause (it times from the entry to the "
+					   "return)");
+			else if (!latency && kt.q.operand == RTL_OPND_RETVAL && !c->pts[i].exit)
+				err = fail(ps, "retval is read in exit: clauses only");
+		kt.q.log2 = true;
+	}
+	if (!err)
 		err = expect(ps, ")", "')'");
 	if (!err && kind == PROBE_TIME) {
 		if (key != PROBE_KEY_NONE)
@@ -406,6 +427,7 @@ static int action(struct parser *ps, struct probe_clause *c)
 	}
 	a->agg = agg;
 	a->key = kt;
+	a->latency = latency;
 	a->id = ps->prog->next_id++;
 	return 0;
 }

@@ -26,7 +26,7 @@ struct probe_test {
 	bool typed;               /* a cast gave its size (else a variable's own size is read) */
 };
 
-enum probe_agg_kind { PROBE_COUNT, PROBE_TIME };
+enum probe_agg_kind { PROBE_COUNT, PROBE_TIME, PROBE_HIST };
 
 enum probe_key { PROBE_KEY_NONE, PROBE_KEY_FUNC, PROBE_KEY_VALUE };
 
@@ -42,7 +42,8 @@ struct probe_agg {
 struct probe_action {
 	size_t agg;               /* index in the program's aggregations */
 	uint32_t id;              /* its snippet's id (counter), or its timer's number */
-	struct probe_test key;    /* PROBE_KEY_VALUE: the operand */
+	struct probe_test key;    /* PROBE_KEY_VALUE, or hist(OPERAND): the operand */
+	bool latency;             /* hist(latency): its timer's number is ID */
 };
 
 struct probe_clause {

@@ -185,6 +185,8 @@ static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind
 	case RTL_OPND_RETVAL: return kind == RTL_POINT_EXIT;
 	case RTL_OPND_GLOBAL: return q->where != 0;
 	case RTL_OPND_ONSTACK: return q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID;
+	case RTL_OPND_LATENCY:
+		return kind == RTL_POINT_EXIT && q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID && q->size == 8;
 	default: return false;
 	}
 }

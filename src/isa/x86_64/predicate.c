@@ -60,6 +60,68 @@ static uint8_t fails(uint8_t cmp, bool is_unsigned)
 	}
 }
 
+/* rax := the ticks since this frame's entry as the timer at area offset
+ * TIMER pushed it (a frame whose stack pointer is this one's: before a
+ * return, the function's own), -1 when there is none. Frames above it
+ * with a lower stack pointer were left without their exits and are passed
+ * over. rcx and rdx kept at [rsp-80] and [rsp-88]. */
+static void latency(struct x86_writer *w, uint32_t timer)
+{
+	static const uint8_t head[] = {
+		0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
+		0x48, 0x89, 0x54, 0x24, 0xa8,   /* mov [rsp-88],rdx */
+		0x0f, 0x31,                     /* rdtsc */
+		0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
+		0x48, 0x09, 0xd0,               /* or rax,rdx: now */
+		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
+	};
+	static const uint8_t cmp_sp[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   /* cmp [rcx-40],rsp */
+	uint8_t cmp_timer[] = { 0x48, 0x81, 0x79, 0x100 - TA_FRAME_SIZE + 8, D32(timer) };   /* cmp qword [rcx-32],T */
+	static const uint8_t next[] = { 0x48, 0x83, 0xe9, TA_FRAME_SIZE };   /* sub rcx,40 */
+	static const uint8_t elapsed[] = { 0x48, 0x2b, 0x41, 0x100 - TA_FRAME_SIZE + 16 };   /* sub rax,[rcx-24] */
+	static const uint8_t none[] = { 0x48, 0xc7, 0xc0, 0xff, 0xff, 0xff, 0xff };   /* mov rax,-1 */
+	static const uint8_t tail[] = {
+		0x48, 0x8b, 0x54, 0x24, 0xa8,   /* mov rdx,[rsp-88] */
+		0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
+	};
+	x86_put(w, head, sizeof(head));
+	size_t loop = w->len;
+	x86_put(w, cmp_sp, sizeof(cmp_sp));
+	size_t to_none = x86_jump8(w, 0x77);       /* ja: above this frame, so none */
+	size_t to_next = x86_jump8(w, 0x72);       /* jb: left below it */
+	x86_put(w, cmp_timer, sizeof(cmp_timer));
+	size_t to_found = x86_jump8(w, 0x74);      /* je */
+	x86_land8(w, to_next);
+	x86_put(w, next, sizeof(next));
+	x86_jump8_back(w, 0xeb, loop);
+	x86_land8(w, to_found);
+	x86_put(w, elapsed, sizeof(elapsed));
+	size_t to_out = x86_jump8(w, 0xeb);
+	x86_land8(w, to_none);
+	x86_put(w, none, sizeof(none));
+	x86_land8(w, to_out);
+	x86_put(w, tail, sizeof(tail));
+}
+
+/* rax := its power-of-two bucket: 0 for 0, K+1 for [2^K, 2^(K+1)), -1
+ * below 0. */
+static void log2_bucket(struct x86_writer *w)
+{
+	static const uint8_t test[] = { 0x48, 0x85, 0xc0 };           /* test rax,rax */
+	static const uint8_t bsr[] = { 0x48, 0x0f, 0xbd, 0xc0,        /* bsr rax,rax */
+				       0x48, 0xff, 0xc0 };            /* inc rax */
+	static const uint8_t neg[] = { 0x48, 0xc7, 0xc0, 0xff, 0xff, 0xff, 0xff };   /* mov rax,-1 */
+	x86_put(w, test, sizeof(test));
+	size_t to_neg = x86_jump8(w, 0x78);     /* js */
+	size_t to_zero = x86_jump8(w, 0x74);    /* jz: bucket 0 */
+	x86_put(w, bsr, sizeof(bsr));
+	size_t to_done = x86_jump8(w, 0xeb);
+	x86_land8(w, to_neg);
+	x86_put(w, neg, sizeof(neg));
+	x86_land8(w, to_zero);
+	x86_land8(w, to_done);
+}
+
 int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 {
 	switch (q->operand) {
@@ -86,9 +148,16 @@ int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 		x86_put(w, op, sizeof(op));
 		break;
 	}
+	case RTL_OPND_LATENCY:
+		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
+			return -RTL_ERR_UNSUPPORTED;
+		latency(w, (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer)));
+		break;
 	default:
 		return -RTL_ERR_UNSUPPORTED;
 	}
+	if (q->log2)
+		log2_bucket(w);
 	return w->failed ? -ENOMEM : 0;
 }
 
