@@ -113,6 +113,25 @@ struct rtl_live_count {
 };
 /* Every relocated function now, in *OUT (malloc'd, for free()): how many. */
 RTL_API size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out);
+/* The snippets with ids of their own (reticle/probe.h) while the session
+ * runs: one per counter (summed over a function's points of one kind),
+ * per value of a RTL_PRIM_COUNT_BY key, and per numbered timer per thread
+ * (live threads: inclusive time of the frames closed so far). */
+struct rtl_live_point {
+	pid_t pid;
+	const char *module;       /* the function's (NULL for a timer); valid until the callback returns */
+	const char *name;
+	uint8_t kind, op;         /* enum rtl_point_kind, enum rtl_primitive (RTL_PRIM_TIMER_START: a timer) */
+	uint32_t id;
+	int64_t key;              /* RTL_PRIM_COUNT_BY's value; a timer's thread */
+	uint64_t value;           /* count; a timer's calls */
+	double seconds;           /* a timer's inclusive time */
+};
+/* Every such point now, in *OUT (malloc'd, for free()): how many. */
+RTL_API size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out);
+/* The TSC's ticks per second, as measured since the session began (the
+ * unit of RTL_OPND_LATENCY). */
+RTL_API double rtl_session_tsc_hz(rtl_session *s);
 /* FN(S, CTX) is called from rtl_session_run about every SECONDS (0.05 at
  * least) while the program runs; the run takes SIGALRM for its own then. */
 RTL_API int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *s, void *ctx),

@@ -36,12 +36,27 @@ static void usage(FILE *f)
 	      "  -f, --file FILE       the program, from FILE\n"
 	      "  -p, --pid PID         attach to process PID instead of launching\n"
 	      "  -d, --duration S      with -p: stop after S seconds\n"
+	      "  -i, --interval S      also print the aggregations so far every S seconds\n"
+	      "                        (after a line '--- T s'; the final ones after '--- end')\n"
 	      "  -r, --results FILE    print the aggregations to FILE (default: standard output)\n"
 	      "  -o, --output FILE     also keep the profile (its metrics are the aggregations)\n"
 	      "  -h, --help            this help\n", f);
 }
 
 static rtl_session *current;
+
+struct ticker {
+	FILE *out;
+	double interval, elapsed;
+};
+
+static void tick(rtl_session *s, void *ctx)
+{
+	struct ticker *t = ctx;
+	t->elapsed += t->interval;
+	fprintf(t->out, "--- %.1f s\n", t->elapsed);
+	probe_collector_print_live(t->out, s);
+}
 
 static void on_stop(int sig)
 {
@@ -80,8 +95,10 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-/* Runs the loaded program's session (launch or attach); the status to exit with. */
-static int measure(char **command, long pid, double duration, const char *output)
+/* Runs the loaded program's session (launch or attach); the status to exit
+ * with, | 0x100 when it measured. Every INTERVAL seconds (0: never) the
+ * aggregations so far go to OUT. */
+static int measure(char **command, long pid, double duration, const char *output, double interval, FILE *out)
 {
 	char tmp[] = "/tmp/reticle-probe-XXXXXX";
 	if (!output) {   /* the session writes one; probe keeps none */
@@ -99,6 +116,14 @@ static int measure(char **command, long pid, double duration, const char *output
 	int status = 0, rc = 0, err = rtl_session_create(&opts, &s);
 	if (err) {
 		cli_error("probe: %s", rtl_strerror(err));
+		if (!output)
+			unlink(tmp);
+		return CLI_EXIT_FAIL;
+	}
+	struct ticker ticker = { out, interval, 0 };
+	if (interval > 0 && (err = rtl_session_on_tick(s, interval, tick, &ticker))) {
+		cli_error("probe: %s", rtl_strerror(err));
+		rtl_session_destroy(s);
 		if (!output)
 			unlink(tmp);
 		return CLI_EXIT_FAIL;
@@ -145,13 +170,14 @@ int cmd_probe(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "results", required_argument, NULL, 'r' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *file = NULL, *results = NULL, *output = NULL;
 	long pid = 0;
-	double duration = 0;
+	double duration = 0, interval = 0;
 	const char *text = NULL;
 	char *end;
 	int opt;
@@ -159,7 +185,7 @@ int cmd_probe(int argc, char **argv)
 	opterr = 0;
 	/* options before and after the program text, which getopt stops at */
 	for (;;) {
-	while ((opt = getopt_long(argc, argv, "+f:p:d:r:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+f:p:d:r:i:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f': file = optarg; break;
 		case 'p':
@@ -177,6 +203,13 @@ int cmd_probe(int argc, char **argv)
 			}
 			break;
 		case 'r': results = optarg; break;
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (!*optarg || *end || !(interval >= 0.05)) {
+				cli_error("probe: --interval takes seconds, 0.05 or more, not '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -228,10 +261,12 @@ int cmd_probe(int argc, char **argv)
 		probe_collector_unload();
 		return CLI_EXIT_FAIL;
 	}
-	int rc = measure(launch ? argv + optind : NULL, pid, duration, output);
+	int rc = measure(launch ? argv + optind : NULL, pid, duration, output, interval, out);
 	if (rc & 0x100) {
 		rc &= 0xff;
 		fflush(stdout);
+		if (interval > 0)
+			fputs("--- end\n", out);
 		probe_collector_print(out);
 	}
 	if (out != stdout && fclose(out)) {

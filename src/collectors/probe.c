@@ -14,6 +14,7 @@
 #include <string.h>
 #include <reticle/binary.h>
 #include <reticle/collector.h>
+#include <reticle/session.h>
 #include "collectors/builtin.h"
 #include "collectors/probe.h"
 #include "probe/lang.h"
@@ -445,20 +446,23 @@ static int by_count(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-void probe_collector_print(FILE *out)
+/* The aggregations of RES (one per aggregation of the program); LIVE:
+ * while the program runs, times without their exclusive part. */
+static void print_results(FILE *out, struct result *res, bool live)
 {
-	for (size_t i = 0; st.loaded && i < st.prog.ncl; i++)
-		for (size_t k = 0; k < st.prog.cl[i].npts; k++) {
-			const struct probe_point *pt = &st.prog.cl[i].pts[k];
-			if (!pt->matched)
-				rtl_warn("probe: line %d: %s:%s%s%s matched no function that ran", st.prog.cl[i].line,
-					 pt->exit ? "exit" : "entry", pt->module ? pt->module : "",
-					 pt->module ? ":" : "", pt->func);
-		}
 	for (size_t i = 0; st.loaded && i < st.prog.naggs; i++) {
 		const struct probe_agg *g = &st.prog.aggs[i];
-		struct result *r = &st.res[i];
-		if (g->kind == PROBE_TIME) {
+		struct result *r = &res[i];
+		if (g->kind == PROBE_TIME && live) {
+			uint64_t calls = 0;
+			double inc = 0;
+			for (size_t k = 0; k < r->ntimes; k++) {
+				calls += r->times[k].calls;
+				inc += r->times[k].inclusive;
+			}
+			fprintf(out, "@%s: calls %llu, inclusive %.6f s (frames closed so far)\n", g->name,
+				(unsigned long long)calls, inc);
+		} else if (g->kind == PROBE_TIME) {
 			uint64_t calls = 0;
 			double inc = 0, exc = 0;
 			for (size_t k = 0; k < r->ntimes; k++) {
@@ -496,16 +500,67 @@ void probe_collector_print(FILE *out)
 	}
 }
 
+static void free_results(struct result *res)
+{
+	for (size_t i = 0; res && i < st.prog.naggs; i++) {
+		for (size_t k = 0; k < res[i].nbyk; k++)
+			free(res[i].byk[k].name);
+		free(res[i].byk);
+		free(res[i].times);
+	}
+	free(res);
+}
+
+void probe_collector_print(FILE *out)
+{
+	for (size_t i = 0; st.loaded && i < st.prog.ncl; i++)
+		for (size_t k = 0; k < st.prog.cl[i].npts; k++) {
+			const struct probe_point *pt = &st.prog.cl[i].pts[k];
+			if (!pt->matched)
+				rtl_warn("probe: line %d: %s:%s%s%s matched no function that ran", st.prog.cl[i].line,
+					 pt->exit ? "exit" : "entry", pt->module ? pt->module : "",
+					 pt->module ? ":" : "", pt->func);
+		}
+	print_results(out, st.res, false);
+}
+
+void probe_collector_print_live(FILE *out, rtl_session *s)
+{
+	struct rtl_live_point *pts;
+	size_t n = rtl_session_live_points(s, &pts);
+	st.tsc_hz = rtl_session_tsc_hz(s);
+	struct result *res = calloc(st.prog.naggs ? st.prog.naggs : 1, sizeof(*res));
+	int err = res ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct rtl_live_point *pt = &pts[i];
+		const struct probe_action *a = action_of(pt->id);
+		if (!a)
+			continue;
+		const struct probe_agg *g = &st.prog.aggs[a->agg];
+		struct result *r = &res[a->agg];
+		if (pt->op == RTL_PRIM_TIMER_START) {
+			if (g->kind == PROBE_TIME) {
+				struct rtl_timer_view t = { (int)pt->key, pt->value, pt->seconds, 0, pt->id };
+				err = add_time(r, NULL, &t);
+			}
+		} else if (pt->op == RTL_PRIM_COUNT_BY) {
+			err = add_keyed(r, NULL, pt->key, pt->value);
+		} else if (pt->value) {
+			r->count += pt->value;
+			if (g->key == PROBE_KEY_FUNC)
+				err = add_keyed(r, pt->name ? pt->name : "?", 0, pt->value);
+		}
+	}
+	if (!err)
+		print_results(out, res, true);
+	fflush(out);
+	free_results(res);
+	free(pts);
+}
+
 void probe_collector_unload(void)
 {
-	if (st.res)
-		for (size_t i = 0; i < st.prog.naggs; i++) {
-			for (size_t k = 0; k < st.res[i].nbyk; k++)
-				free(st.res[i].byk[k].name);
-			free(st.res[i].byk);
-			free(st.res[i].times);
-		}
-	free(st.res);
+	free_results(st.res);
 	st.res = NULL;
 	probe_prog_free(&st.prog);
 	for (size_t i = 0; i < st.nmods; i++) {

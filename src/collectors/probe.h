@@ -15,6 +15,10 @@ int probe_collector_load(const char *text, char *err, size_t len);
 const struct rtl_collector *probe_collector(void);
 /* Prints the aggregations, one per line (once the session has ended). */
 void probe_collector_print(FILE *out);
+/* Prints them as they stand while session S runs (counts so far; times
+ * of the frames closed so far). */
+#include <reticle/session.h>
+void probe_collector_print_live(FILE *out, rtl_session *s);
 void probe_collector_unload(void);
 
 #endif

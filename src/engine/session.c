@@ -16,6 +16,7 @@
 #include <reticle/session.h>
 #include "engine/engine.h"
 #include "engine/session_priv.h"
+#include "runtime/arc_table.h"
 #include "collectors/builtin.h"
 #include "os/linux/os.h"
 #include "sample/sample.h"
@@ -276,6 +277,104 @@ size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out)
 					fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0, instrs };
 			}
 		}
+	}
+	return n;
+}
+
+static bool live_push(struct rtl_live_point **out, size_t *n, size_t *cap, struct rtl_live_point pt)
+{
+	if (rtl_grow(out, cap, *n + 1, sizeof(**out)))
+		return false;
+	(*out)[(*n)++] = pt;
+	return true;
+}
+
+/* P's numbered timers, per thread: the threads that ended, then the live
+ * ones' areas. */
+static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, size_t *cap)
+{
+	double hz = timers_tsc_hz(p->s);
+	for (size_t i = 0; i < p->ntimes; i++)
+		for (uint32_t id = 1; id <= RTL_MAX_SNIPPET_ID && id < p->times[i].n; id++) {
+			const struct ta_timer *t = &p->times[i].t[id];
+			if (t->calls && !live_push(out, n, cap, (struct rtl_live_point){
+						p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id,
+						p->times[i].tid, t->calls, (double)(int64_t)t->inclusive / hz }))
+				return false;
+		}
+	for (size_t i = 0; p->areas.addr && i < p->nthreads; i++) {
+		const struct thread *th = &p->threads[i];
+		if (th->area <= 0)
+			continue;
+		const uint8_t *a = thread_area_local(&p->areas, (unsigned)th->area);
+		for (uint32_t id = 1; id <= RTL_MAX_SNIPPET_ID; id++) {
+			const volatile struct ta_timer *t = (const volatile struct ta_timer *)(a + TA_WORDS) + id;
+			uint64_t calls = t->calls;
+			if (calls && !live_push(out, n, cap, (struct rtl_live_point){
+					     p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id, th->tid,
+					     calls, (double)(int64_t)t->inclusive / hz }))
+				return false;
+		}
+	}
+	return true;
+}
+
+double rtl_session_tsc_hz(rtl_session *s)
+{
+	return timers_tsc_hz(s);
+}
+
+size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc *p = s->procs[i];
+		struct arcs arcs = { 0 };
+		bool keyed = false;
+		for (size_t k = 0; k < p->npoints && !keyed; k++)
+			keyed = p->points[k].op == RTL_PRIM_COUNT_BY;
+		if (keyed && arcs_collect(p, &arcs)) {   /* the tables: only where a key is counted */
+			arcs_free(&arcs);
+			return n;
+		}
+		for (size_t j = 0; j < p->nmods; j++) {
+			struct module *m = &p->mods[j];
+			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
+			for (size_t k = 0; k < nf; k++) {
+				const struct func_state *fs = &m->fs[k];
+				const rtl_function *f = rtl_binary_function(m->bin, k);
+				for (uint32_t q = 0; fs->status == FS_DONE && q < fs->npoints; q++) {
+					const struct point_rec *pr = &p->points[fs->point0 + q];
+					struct rtl_live_point pt = { p->pid, m->path, f->name, pr->kind, pr->op, pr->id,
+								     0, 0, 0 };
+					if (!pr->id)
+						continue;
+					if (pr->op == RTL_PRIM_COUNT_BY) {
+						const struct arc_entry *e;
+						size_t ne = keyed ? arcs_of_site(p, &arcs, pr, &e) : 0;
+						for (size_t x = 0; x < ne; x++) {
+							pt.key = (int64_t)(e[x].key << (64 - ARC_SITE_SHIFT)) >>
+								 (64 - ARC_SITE_SHIFT);
+							pt.value = e[x].count;
+							if (!live_push(out, &n, &cap, pt))
+								goto done;
+						}
+						continue;
+					}
+					pt.value = proc_read_counter(p, pr->counter);
+					if (!live_push(out, &n, &cap, pt))
+						goto done;
+				}
+			}
+		}
+		if (!live_timers(p, out, &n, &cap))
+			goto done;
+		arcs_free(&arcs);
+		continue;
+done:
+		arcs_free(&arcs);
+		return n;
 	}
 	return n;
 }
