@@ -58,7 +58,7 @@ int thread_area_at(const struct thread_region *r, uint64_t base)
 
 /* the program's header and reticle's agree; no frame reaches them */
 _Static_assert(RTL_SIGNAL_OFFSET == TA_USER_SIGNAL && RTL_SIGNAL_MARK_OFFSET == TA_SIGNAL_MARK, "signal.h");
-_Static_assert(TA_FRAMES + ((TA_FRAMES_END - TA_FRAMES) / TA_FRAME_SIZE) * TA_FRAME_SIZE <= TA_MT_SAVE1,
+_Static_assert(TA_FRAMES + ((TA_FRAMES_LIMIT - TA_FRAMES) / TA_FRAME_SIZE + 1) * TA_FRAME_SIZE <= TA_MT_SAVE1,
 	       "the last frame and the user signal overlap");
 
 /* The header of area K for its run-time address: an empty stack over the
@@ -70,7 +70,7 @@ static void area_init(struct thread_region *r, unsigned k)
 	struct ta_frame *sentinel = (struct ta_frame *)(a + TA_SENTINEL);
 	*sentinel = (struct ta_frame){ .sp = ~0ull };
 	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
-	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_END - sizeof(struct ta_frame) : base + TA_FRAMES - 1;
+	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_LIMIT : base + TA_FRAMES - 1;
 	((uint64_t *)a)[TA_MT_LEFT / 8] = TA_MT_WORDS;
 	((int64_t *)a)[TA_BBV_LEFT / 8] = INT64_MAX;   /* no interval ends unless a collector sets one */
 }
@@ -107,8 +107,8 @@ void thread_region_give(struct thread_region *r, unsigned k)
 static size_t frames_end(const uint8_t *a)
 {
 	uint64_t top = ((const uint64_t *)a)[TA_TOP / 8], limit = ((const uint64_t *)a)[TA_LIMIT / 8];
-	uint64_t base = limit - (TA_FRAMES_END - sizeof(struct ta_frame));
-	return top > base + TA_FRAMES && top <= base + TA_FRAMES_END && (top - base - TA_FRAMES) % sizeof(struct ta_frame) == 0
+	uint64_t base = limit - TA_FRAMES_LIMIT;
+	return top > base + TA_FRAMES && top <= base + TA_MT_SAVE1 && (top - base - TA_FRAMES) % sizeof(struct ta_frame) == 0
 		? top - base : TA_FRAMES;
 }
 

@@ -37,9 +37,9 @@ enum {
 	TA_SIGNAL = 24,           /* the thread's signal (shim): its copy's entry, 0 before any */
 	TA_LOST = 32,             /* the lost node (a struct ta_node) */
 	TA_SENTINEL = 64,         /* a frame whose sp is ~0: never left; its node is 0 */
-	TA_FRAME_SIZE = 40,
+	TA_FRAME_SIZE = 48,
 	TA_FRAMES = TA_SENTINEL + TA_FRAME_SIZE,
-	TA_FRAMES_END = 1 << 20,  /* 26,211 frames deep */
+	TA_FRAMES_END = 1 << 20,  /* 21,842 frames deep */
 	/* in the 72 bytes after the last frame: the program's own signal
 	 * (reticle/signal.h) and the mark that says the observer reads it */
 	TA_USER_SIGNAL = TA_FRAMES_END - 8,
@@ -48,6 +48,8 @@ enum {
 	 * snippet borrows */
 	TA_MT_SAVE0 = TA_FRAMES_END - 24,
 	TA_MT_SAVE1 = TA_FRAMES_END - 32,
+	/* a frame is pushed at or below this (so it ends before those words) */
+	TA_FRAMES_LIMIT = TA_MT_SAVE1 - TA_FRAME_SIZE,
 	TA_WORDS = 1 << 20,       /* timers from here */
 	TA_INDEX = 4 << 20,       /* the context index: uint32_t node numbers */
 	TA_INDEX_BITS = 20,
@@ -75,6 +77,8 @@ struct ta_frame {
 	uint64_t start;           /* TSC at its entry */
 	uint64_t children;        /* TSC ticks of the frames above it */
 	uint64_t node;            /* offset of its context's node in the area */
+	uint64_t ret;             /* the return address at its entry: while the word at sp holds it,
+				   * the frame is on the thread's stack (RTL_OPND_ONSTACK) */
 };
 _Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
 _Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_MT_LEFT, "nodes fill their part");

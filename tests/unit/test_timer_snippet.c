@@ -97,7 +97,7 @@ int main(void)
 	desc = (uint64_t *)(page + 0x1800);
 	*desc = TA_WORDS;   /* timer 0 */
 	const struct ta_timer *t = (const struct ta_timer *)(a + TA_WORDS);
-	const uint64_t frames = (TA_FRAMES_END - TA_FRAMES) / TA_FRAME_SIZE;
+	const uint64_t frames = (TA_FRAMES_LIMIT - TA_FRAMES) / TA_FRAME_SIZE + 1;
 
 	/* deeper than the frames: entries counted, the first FRAMES timed */
 	enum { DEPTH = 40000 };

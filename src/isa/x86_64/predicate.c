@@ -11,6 +11,8 @@
 #include "runtime/thread_area.h"
 
 #define D32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
+/* disp8 of field OFF of the frame below the one rcx points at */
+#define FRAME(off) (uint8_t)(0x100 - TA_FRAME_SIZE + (off))
 
 /* The argument registers' numbers: rdi, rsi, rdx, rcx, r8, r9. */
 static const uint8_t arg_reg[6] = { 7, 6, 2, 1, 8, 9 };
@@ -103,6 +105,51 @@ static void latency(struct x86_writer *w, uint32_t timer)
 	x86_put(w, tail, sizeof(tail));
 }
 
+/* rax := 1 when a frame the timer at area offset TIMER pushed is on the
+ * thread's stack, else 0: one at or above the stack pointer whose return
+ * address is still in its place (a frame left by longjmp, whose word was
+ * overwritten by later calls, is not, even before it is closed). rcx and
+ * rdx kept at [rsp-80] and [rsp-88]. */
+static void onstack(struct x86_writer *w, uint32_t timer)
+{
+	static const uint8_t head[] = {
+		0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
+		0x48, 0x89, 0x54, 0x24, 0xa8,   /* mov [rsp-88],rdx */
+		0x31, 0xc0,                     /* xor eax,eax */
+		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
+	};
+	static const uint8_t sentinel[] = { 0x48, 0x83, 0x79, FRAME(0), 0xff };   /* cmp qword [rcx-FRAME],-1 */
+	uint8_t cmp_timer[] = { 0x48, 0x81, 0x79, FRAME(8), D32(timer) };       /* cmp qword [rcx-FRAME+8],T */
+	static const uint8_t sp[] = { 0x48, 0x8b, 0x51, FRAME(0),               /* mov rdx,[rcx-FRAME]: its sp */
+				      0x48, 0x39, 0xe2 };                       /* cmp rdx,rsp */
+	static const uint8_t ret[] = { 0x48, 0x8b, 0x12,                        /* mov rdx,[rdx] */
+				       0x48, 0x3b, 0x51, FRAME(40) };           /* cmp rdx,[rcx-FRAME+40]: its ret */
+	static const uint8_t next[] = { 0x48, 0x83, 0xe9, TA_FRAME_SIZE };      /* sub rcx,FRAME */
+	static const uint8_t yes[] = { 0xb0, 0x01 };                            /* mov al,1 */
+	static const uint8_t tail[] = {
+		0x48, 0x8b, 0x54, 0x24, 0xa8,   /* mov rdx,[rsp-88] */
+		0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
+	};
+	x86_put(w, head, sizeof(head));
+	size_t loop = w->len;
+	x86_put(w, sentinel, sizeof(sentinel));
+	size_t to_end = x86_jump8(w, 0x74);        /* je: the bottom, none */
+	x86_put(w, cmp_timer, sizeof(cmp_timer));
+	size_t not_timer = x86_jump8(w, 0x75);     /* jne */
+	x86_put(w, sp, sizeof(sp));
+	size_t below = x86_jump8(w, 0x72);         /* jb: left below the stack pointer */
+	x86_put(w, ret, sizeof(ret));
+	size_t to_yes = x86_jump8(w, 0x74);        /* je: still there */
+	x86_land8(w, not_timer);
+	x86_land8(w, below);
+	x86_put(w, next, sizeof(next));
+	x86_jump8_back(w, 0xeb, loop);
+	x86_land8(w, to_yes);
+	x86_put(w, yes, sizeof(yes));
+	x86_land8(w, to_end);
+	x86_put(w, tail, sizeof(tail));
+}
+
 /* rax := its power-of-two bucket: 0 for 0, K+1 for [2^K, 2^(K+1)), -1
  * below 0. */
 static void log2_bucket(struct x86_writer *w)
@@ -139,15 +186,11 @@ int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 		x86_put_u64(w, q->where);
 		load(w, 0, true, q->size, q->is_unsigned);
 		break;
-	case RTL_OPND_ONSTACK: {   /* the timer's open frames, in the thread's area */
+	case RTL_OPND_ONSTACK:
 		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
 			return -RTL_ERR_UNSUPPORTED;
-		uint32_t active = (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer) +
-					     offsetof(struct ta_timer, active));
-		uint8_t op[] = { 0x65, 0x48, 0x8b, 0x04, 0x25, D32(active) };   /* mov rax,gs:[ACTIVE] */
-		x86_put(w, op, sizeof(op));
+		onstack(w, (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer)));
 		break;
-	}
 	case RTL_OPND_LATENCY:
 		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
 			return -RTL_ERR_UNSUPPORTED;

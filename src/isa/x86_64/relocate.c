@@ -848,15 +848,20 @@ static int own_snippets(struct emitter *e, enum rtl_point_kind kind, uint64_t ad
 	const struct x86_reloc_env *env = e->a->env;
 	size_t n;
 	const struct plan_point *pt = probe_plan_own(&e->plan, kind, addr, &n);
-	/* numbered timers: the frames left are closed once, before any push
-	 * (the function's own timer's start did it already) */
-	for (size_t k = 0; k < n && !out->timer_desc; k++)
-		if (pt[k].op == RTL_PRIM_TIMER_START) {
-			int err = x86_timer_close_left(e->w);
-			if (err)
-				return err;
-			break;
-		}
+	/* the frames left are closed once, before a numbered timer's push or
+	 * a predicate that reads a timer's open frames (at an entry, the
+	 * function's own timer's start did it already) */
+	bool close = false;
+	for (size_t k = 0; k < n; k++) {
+		close |= pt[k].op == RTL_PRIM_TIMER_START;
+		for (size_t q = 0; q < pt[k].npred; q++)
+			close |= e->plan.preds[pt[k].pred + q].operand == RTL_OPND_ONSTACK;
+	}
+	if (close && !(kind == RTL_POINT_ENTRY && out->timer_desc)) {
+		int err = x86_timer_close_left(e->w, kind == RTL_POINT_EXIT);
+		if (err)
+			return err;
+	}
 	for (size_t k = 0; k < n; k++) {
 		struct x86_guard g;
 		int err = x86_guard_begin(e->w, e->plan.preds + pt[k].pred, pt[k].npred, &g);

@@ -19,6 +19,8 @@
 #include "runtime/thread_area.h"
 
 #define D32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
+/* disp8 of field OFF of the frame below the one rcx points at */
+#define PARENT(off) (uint8_t)(0x100 - TA_FRAME_SIZE + (off))
 
 static const uint8_t save[] = {
 	0x48, 0x89, 0x44, 0x24, 0xf8,   /* mov [rsp-8],rax */
@@ -50,19 +52,19 @@ static const uint8_t restore[] = {
 /* rax the time, rcx the top: the top frame is closed (rcx lowered), its
  * ticks added to its timer and to its context. */
 static const uint8_t pop[] = {
-	0x48, 0x83, 0xe9, TA_FRAME_SIZE,   /* sub rcx,40 */
+	0x48, 0x83, 0xe9, TA_FRAME_SIZE,   /* sub rcx,FRAME */
 	0x48, 0x89, 0xc6,               /* mov rsi,rax */
 	0x48, 0x2b, 0x71, 0x10,         /* sub rsi,[rcx+16]: elapsed */
 	/* a frame pushed at the same entry as its parent (numbered timers)
 	 * is the parent's own time, not a child's: its children are the
 	 * parent's too */
 	0x48, 0x8b, 0x11,               /* mov rdx,[rcx] */
-	0x48, 0x3b, 0x51, 0x100 - TA_FRAME_SIZE,   /* cmp rdx,[rcx-40] */
+	0x48, 0x3b, 0x51, 0x100 - TA_FRAME_SIZE,   /* cmp rdx,[rcx-FRAME]: the parent's sp */
 	0x75, 0x0a,                     /* jne: a child */
 	0x48, 0x8b, 0x51, 0x18,         /* mov rdx,[rcx+24]: its children */
-	0x48, 0x01, 0x51, 0xf0,         /* add [rcx-16],rdx */
+	0x48, 0x01, 0x51, PARENT(24),   /* add [rcx-FRAME+24],rdx */
 	0xeb, 0x04,
-	0x48, 0x01, 0x71, 0xf0,         /* add [rcx-16],rsi: the parent's children */
+	0x48, 0x01, 0x71, PARENT(24),   /* add [rcx-FRAME+24],rsi: the parent's children */
 	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32]: its node */
 	0x65, 0x48, 0x01, 0x72, 0x10,   /* add gs:[rdx+16],rsi: the context's inclusive */
 	0x48, 0x8b, 0x51, 0x08,         /* mov rdx,[rcx+8]: its timer */
@@ -74,7 +76,7 @@ static const uint8_t pop[] = {
 	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32] */
 	0x65, 0x48, 0x01, 0x72, 0x18,   /* add gs:[rdx+24],rsi: the context's exclusive */
 };
-static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   /* cmp [rcx-40],rsp */
+static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   /* cmp [rcx-FRAME],rsp */
 
 /* rcx the free frame, rdx the timer: rdi the offset of the node of the
  * timer's function under the caller's context (taken if new; the lost node
@@ -82,7 +84,7 @@ static const uint8_t cmp_top[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   
 static void find_context(struct x86_writer *w)
 {
 	static const uint8_t key[] = {
-		0x48, 0x8b, 0x71, 0xf8,         /* mov rsi,[rcx-8]: the caller's node */
+		0x48, 0x8b, 0x71, PARENT(32),   /* mov rsi,[rcx-FRAME+32]: the caller's node */
 		0x48, 0xc1, 0xe6, TA_KEY_SHIFT, /* shl rsi,22 */
 		0x48, 0x09, 0xd6,               /* or rsi,rdx: the key */
 		0x48, 0x89, 0xf7,               /* mov rdi,rsi */
@@ -181,7 +183,9 @@ static void push_frame(struct x86_writer *w)
 		0x65, 0x48, 0x3b, 0x0c, 0x25, D32(TA_LIMIT),     /* cmp rcx,gs:[LIMIT] */
 	};
 	static const uint8_t fill[] = {
-		0x48, 0x8d, 0x71, TA_FRAME_SIZE,                 /* lea rsi,[rcx+40] */
+		0x48, 0x8b, 0x34, 0x24,                          /* mov rsi,[rsp]: the return address */
+		0x48, 0x89, 0x71, 40,                            /* mov [rcx+40],rsi */
+		0x48, 0x8d, 0x71, TA_FRAME_SIZE,                 /* lea rsi,[rcx+FRAME] */
 		0x65, 0x48, 0x89, 0x34, 0x25, D32(TA_TOP),       /* mov gs:[TOP],rsi: published */
 		0x48, 0x89, 0x21,                                /* mov [rcx],rsp */
 		0x48, 0x89, 0x51, 0x08,                          /* mov [rcx+8],rdx */
@@ -199,12 +203,13 @@ static void push_frame(struct x86_writer *w)
 }
 
 /* rax the time, rcx the top: closes the frames at or below the stack
- * pointer (left without their exits). */
-static void close_left(struct x86_writer *w)
+ * pointer (left without their exits), or with BELOW_ONLY those below it
+ * (before a return: the frames at it are the function's own). */
+static void close_left(struct x86_writer *w, bool below_only)
 {
 	size_t stale = w->len;
 	x86_put(w, cmp_top, sizeof(cmp_top));
-	size_t to_live = x86_jump8(w, 0x77);                           /* ja: the top frame is live */
+	size_t to_live = x86_jump8(w, below_only ? 0x73 : 0x77);       /* jae / ja: the top frame is live */
 	x86_put(w, pop, sizeof(pop));
 	x86_jump8_back(w, 0xeb, stale);
 	x86_land8(w, to_live);
@@ -216,7 +221,7 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 	x86_put(w, save, sizeof(save));
 	x86_put(w, save_more, sizeof(save_more));
 	x86_put(w, now_top, sizeof(now_top));
-	close_left(w);
+	close_left(w, false);
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	push_frame(w);
 	x86_put(w, restore, sizeof(restore));
@@ -224,12 +229,12 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc)
 	return w->failed ? -ENOMEM : 0;
 }
 
-int x86_timer_close_left(struct x86_writer *w)
+int x86_timer_close_left(struct x86_writer *w, bool at_exit)
 {
 	x86_put(w, save, sizeof(save));
 	x86_put(w, save_more, sizeof(save_more));
 	x86_put(w, now_top, sizeof(now_top));
-	close_left(w);
+	close_left(w, at_exit);
 	x86_put(w, restore, sizeof(restore));
 	x86_put(w, restore_more, sizeof(restore_more));
 	return w->failed ? -ENOMEM : 0;

@@ -12,11 +12,13 @@
  * whose area offset the counter DESC holds, and pushes its frame. */
 int x86_timer_start(struct x86_writer *w, uint64_t desc);
 /* At a function's entry, for its numbered timers (struct rtl_snippet's
- * id): closes the frames left as x86_timer_start does; and after it, each
+ * id) or before a predicate reads a timer's open frames: closes the frames
+ * left as x86_timer_start does (AT_EXIT, before a return: those below the
+ * stack pointer, not the function's own at it); and after it, each
  * numbered timer's push, which closes none (the function's frames share
  * its stack pointer). A frame pushed at the same entry as the one below
  * it adds no child time to it. */
-int x86_timer_close_left(struct x86_writer *w);
+int x86_timer_close_left(struct x86_writer *w, bool at_exit);
 int x86_timer_push_numbered(struct x86_writer *w, uint32_t number);
 /* Before a return: closes the frames left below the stack pointer, then
  * the function's own (those whose entry had this stack pointer). */
