@@ -17,6 +17,13 @@ time() and hist(latency) with onstack() predicates must find the calls
 exactly and the times within 10% (the machine is noisy; calltime's tests
 hold the 2% bar).
 
+A real program, sqlite3 (when it and valgrind are here): entry counts of
+every sqlite3* function of libsqlite3 and of libc's malloc and free, per
+function, against callgrind's calls to them. callgrind counts a function's
+jump to its own entry (a self tail call, a loop in reticle's copy) as a
+call, so a function may differ by a little; malloc and free must be
+exact, and 99% of the functions.
+
 LOOP (programs/probe_loop.c) runs until killed: `reticle probe -p`
 attaches, counts with predicates in a fixed ratio to one another, prints
 --interval lines, and leaves the process running without reticle's
@@ -24,6 +31,7 @@ mappings.
 
 And bad programs: a one-line message naming line and column, exit 2."""
 import os, re, shutil, signal, subprocess, sys, time
+from callgraph_oracle import parse_arcs
 
 fails = 0
 
@@ -151,6 +159,44 @@ def check_phases(reticle, work, phases, env):
     print(f"phases: {got}")
 
 
+SQL = ("create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<2000) "
+       "insert into t select x, x*x from c; select count(*), sum(b) from t where a % 3 = 1;")
+
+
+def check_real(reticle, work, env):
+    sqlite3, valgrind = shutil.which("sqlite3"), shutil.which("valgrind")
+    if not sqlite3 or not valgrind:
+        print("NOTE: sqlite3 or valgrind missing: the real program's part is skipped")
+        return
+    out = os.path.join(work, "callgrind.out")
+    cg = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, "--dump-instr=yes",
+                         "--skip-plt=no", sqlite3, ":memory:", SQL], capture_output=True, text=True, timeout=300)
+    agg = os.path.join(work, "sqlite.txt")
+    r = subprocess.run([reticle, "probe", "-r", agg,
+                        "entry:libsqlite3*:sqlite3* { @c[func] = count(); }\n"
+                        "entry:libc.so*:malloc, entry:libc.so*:free { @c[func] = count(); }",
+                        "--", sqlite3, ":memory:", SQL], capture_output=True, text=True, env=env, timeout=120)
+    if r.returncode or r.stdout != cg.stdout:
+        fail(f"sqlite3: exit {r.returncode}, output {r.stdout!r} (callgrind's run printed {cg.stdout!r}): "
+             f"{r.stderr[-2000:]}")
+        return
+    want = {}
+    for (ob, site), callees in parse_arcs(out).items():
+        for (cob, caddr, cname), n in callees.items():
+            if cname and ((cname.startswith("sqlite3") and "libsqlite3" in (cob or "")) or
+                          (cname in ("malloc", "free") and "libc.so" in (cob or ""))):
+                want[cname] = want.get(cname, 0) + n
+    got = aggregations(open(agg).read()).get("c") or {}
+    differ = [(f, got.get(f), n) for f, n in sorted(want.items()) if got.get(f) != n]
+    extra = [f for f in got if f not in want]
+    far = [d for d in differ if d[1] is None or abs(d[1] - d[2]) > max(2, d[2] // 100) or d[0] in ("malloc", "free")]
+    if len(want) < 100 or far or extra or len(differ) > len(want) // 100:
+        fail(f"sqlite3: {len(want) - len(differ)} of {len(want)} functions as callgrind counts them; "
+             f"far off: {far[:10]}; only reticle's: {extra[:10]}; all differences: {differ[:10]}")
+    print(f"sqlite3: {len(want) - len(differ)} of {len(want)} functions' calls as callgrind's; "
+          f"differences {differ[:5]}; malloc {got.get('malloc')}, free {got.get('free')}")
+
+
 def maps_reticle(pid):
     with open(f"/proc/{pid}/maps") as f:
         return [l for l in f if "reticle" in l or "memfd:" in l]
@@ -222,6 +268,7 @@ def main():
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
     check_target(reticle, work, target, env)
     check_phases(reticle, work, phases, env)
+    check_real(reticle, work, env)
     check_attach(reticle, work, loop, env)
     check_bad(reticle, target, env)
     print("probe: %d failures" % fails)
