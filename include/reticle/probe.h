@@ -140,6 +140,10 @@ enum rtl_operand {
 	 * function, as numbered timer WHERE started it; -1 where that timer
 	 * has no frame here (its start's predicates failed) */
 	RTL_OPND_LATENCY,
+	/* general register INDEX (0 rax, 1 rcx, 2 rdx, 3 rbx, 5 rbp, 6 rsi,
+	 * 7 rdi, 8-15 r8-r15; not 4, rsp) at the point: the arguments of
+	 * other calling conventions (Go's: rax, rbx, rcx, rdi, rsi, r8 ...) */
+	RTL_OPND_REG,
 };
 
 enum rtl_cmp { RTL_CMP_EQ = 0, RTL_CMP_NE, RTL_CMP_LT, RTL_CMP_LE, RTL_CMP_GT, RTL_CMP_GE };

@@ -8,6 +8,7 @@
  * predicate: the predicate reads its open frames. At the end the counters
  * and timers are summed per aggregation. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +43,18 @@ struct result {
 	size_t ntimes;
 };
 
+struct alias {
+	uint64_t addr;
+	const char *name;         /* the binary's */
+};
+
 struct symbols {
 	char *module;
 	rtl_binary *bin;          /* NULL: it could not be read */
+	struct alias *funcs;      /* its function symbols by address (aliases side by side) */
+	size_t nfuncs;
+	bool listed;
+	int go;                   /* a Go program (its functions take Go's register ABI): -1 not known yet */
 };
 
 static struct {
@@ -89,40 +99,66 @@ static int sym_match(const rtl_symbol *s, void *user)
 	return 1;
 }
 
+/* MODULE's symbols, opened at the first question (under the lock). */
+static struct symbols *module_symbols(const char *module)
+{
+	for (size_t i = 0; i < st.nmods; i++)
+		if (!strcmp(st.mods[i].module, module))
+			return &st.mods[i];
+	struct symbols *a = realloc(st.mods, (st.nmods + 1) * sizeof(*a));
+	if (!a)
+		return NULL;
+	st.mods = a;
+	struct symbols *m = &a[st.nmods];
+	*m = (struct symbols){ strdup(module), NULL, NULL, 0, false, -1 };
+	if (!m->module)
+		return NULL;
+	st.nmods++;
+	if (rtl_binary_open_image(module, &m->bin))
+		m->bin = NULL;
+	return m;
+}
+
 /* The global NAME of MODULE: its link-time address and size (under the
  * lock). */
 static bool global_of(const char *module, const char *name, uint64_t *addr, uint64_t *size)
 {
-	struct symbols *m = NULL;
-	for (size_t i = 0; i < st.nmods && !m; i++)
-		if (!strcmp(st.mods[i].module, module))
-			m = &st.mods[i];
-	if (!m) {
-		struct symbols *a = realloc(st.mods, (st.nmods + 1) * sizeof(*a));
-		if (!a)
-			return false;
-		st.mods = a;
-		m = &a[st.nmods];
-		if (!(m->module = strdup(module)))
-			return false;
-		st.nmods++;
-		if (rtl_binary_open(module, &m->bin))
-			m->bin = NULL;
-	}
+	struct symbols *m = module_symbols(module);
 	struct sym_find f = { name, NULL };
-	if (!m->bin || rtl_binary_foreach_symbol(m->bin, sym_match, &f) != 1)
+	if (!m || !m->bin || rtl_binary_foreach_symbol(m->bin, sym_match, &f) != 1)
 		return false;
 	*addr = f.found->addr;
 	*size = f.found->size;
 	return true;
 }
 
-/* T's operand for a function of MODULE (C's) in Q; false (and a warning)
- * when it reads a variable MODULE does not have. Under the lock. */
+/* Go's ABIInternal: the integer arguments' registers (rax, rbx, rcx, rdi,
+ * rsi, r8), where C's are rdi, rsi, rdx, rcx, r8, r9. */
+static const uint8_t go_args[6] = { 0, 3, 1, 7, 6, 8 };
+
+/* Whether function NAME of MODULE is Go code: a Go program's (its
+ * runtime.buildVersion) function with a package in its name (its C
+ * functions, cgo's, take C's convention). Under the lock. */
+static bool go_function(const char *module, const char *name)
+{
+	struct symbols *m = module_symbols(module);
+	if (m && m->go < 0) {
+		uint64_t addr, size;
+		m->go = global_of(module, "runtime.buildVersion", &addr, &size);
+	}
+	return m && m->go > 0 && name && strchr(name, '.');
+}
+
+/* T's operand for function NAME of MODULE (C's) in Q; false (and a
+ * warning) when it reads a variable MODULE does not have. Under the lock. */
 static bool resolve_test(const struct probe_clause *c, const struct probe_test *t, const char *module,
-			 struct rtl_predicate *q)
+			 const char *name, struct rtl_predicate *q)
 {
 	*q = t->q;
+	if (q->operand == RTL_OPND_ARG && go_function(module, name)) {
+		q->operand = RTL_OPND_REG;
+		q->index = go_args[q->index];
+	}
 	if (q->operand != RTL_OPND_GLOBAL)
 		return true;
 	uint64_t addr, size;
@@ -139,28 +175,87 @@ static bool resolve_test(const struct probe_clause *c, const struct probe_test *
 	return true;
 }
 
-/* C's predicates for a function of MODULE in Q, and the keys of its
- * actions in KEYS (when not NULL); false when one cannot be read there. */
-static bool resolve(const struct probe_clause *c, const char *module, struct rtl_predicate *q,
+/* C's predicates for function CFG in Q, and the keys of its actions in
+ * KEYS (when not NULL); false when one cannot be read there. */
+static bool resolve(const struct probe_clause *c, const struct rtl_function_cfg *cfg, struct rtl_predicate *q,
 		    struct rtl_predicate *keys)
 {
 	bool ok = true;
 	pthread_mutex_lock(&st.lock);
 	for (size_t i = 0; i < c->ntests && ok; i++)
-		ok = resolve_test(c, &c->tests[i], module, &q[i]);
+		ok = resolve_test(c, &c->tests[i], cfg->module, cfg->name, &q[i]);
 	for (size_t k = 0; keys && k < c->nacts && ok; k++)
 		if (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE ||
 		    (st.prog.aggs[c->acts[k].agg].kind == PROBE_HIST && !c->acts[k].latency))
-			ok = resolve_test(c, &c->acts[k].key, module, &keys[k]);
+			ok = resolve_test(c, &c->acts[k].key, cfg->module, cfg->name, &keys[k]);
 	pthread_mutex_unlock(&st.lock);
 	return ok;
 }
 
-static bool matches(const struct probe_clause *c, bool exit_, const char *module, const char *name)
+static int list_func(const rtl_symbol *s, void *user)
+{
+	struct symbols *m = user;
+	if ((s->type != 2 /* STT_FUNC */ && s->type != 10 /* STT_GNU_IFUNC */) || !s->addr)
+		return 0;
+	struct alias *a = realloc(m->funcs, (m->nfuncs + 1) * sizeof(*a));
+	if (!a)
+		return -1;
+	m->funcs = a;
+	a[m->nfuncs++] = (struct alias){ s->addr, s->name };
+	return 0;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct alias *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Whether PATTERN matches another name of the function at link-time ADDR
+ * of MODULE (libc's __mmap is also mmap and mmap64). */
+static bool alias_matches(const char *pattern, const char *module, uint64_t addr)
+{
+	bool yes = false;
+	pthread_mutex_lock(&st.lock);
+	struct symbols *m = module_symbols(module);
+	if (m && m->bin && !m->listed) {
+		m->listed = true;
+		rtl_binary_foreach_symbol(m->bin, list_func, m);
+		if (m->nfuncs > 1)
+			qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), by_addr);
+	}
+	size_t lo = 0, hi = m ? m->nfuncs : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->funcs[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; m && i < m->nfuncs && m->funcs[i].addr == addr && !yes; i++) {
+		char name[256];   /* without @VERSION */
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(m->funcs[i].name, "@"), m->funcs[i].name);
+		yes = !fnmatch(pattern, name, 0);
+	}
+	pthread_mutex_unlock(&st.lock);
+	return yes;
+}
+
+/* Whether POINT names function CFG: its name, or another it has. */
+static bool point_names(const struct probe_point *pt, const struct rtl_function_cfg *cfg)
+{
+	if (probe_point_matches(pt, cfg->module, cfg->name))
+		return true;
+	struct probe_point any_name = *pt;
+	any_name.func = "*";
+	return probe_point_matches(&any_name, cfg->module, cfg->name) && alias_matches(pt->func, cfg->module, cfg->addr);
+}
+
+static bool matches(const struct probe_clause *c, bool exit_, const struct rtl_function_cfg *cfg)
 {
 	bool any = false;
 	for (size_t i = 0; i < c->npts; i++)
-		if (c->pts[i].exit == exit_ && probe_point_matches(&c->pts[i], module, name)) {
+		if (c->pts[i].exit == exit_ && point_names(&c->pts[i], cfg)) {
 			__atomic_store_n(&c->pts[i].matched, true, __ATOMIC_RELAXED);
 			any = true;
 		}
@@ -181,7 +276,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	bool timed = false;
 	int err = 0;
 	for (size_t i = 0; i < st.prog.nonstack && !err; i++)
-		if (probe_onstack_matches(&st.prog, i, cfg->name)) {
+		if (probe_onstack_matches(&st.prog, i, cfg->name) || alias_matches(st.prog.onstack[i], cfg->module, cfg->addr)) {
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = st.prog.onstack_timer[i] };
 			timed = true;
 			/* a cold part runs inside its function's frame: no frame of its own */
@@ -194,7 +289,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		for (size_t k = 0; k < c->nacts && !err; k++) {
 			enum probe_agg_kind kind = st.prog.aggs[c->acts[k].agg].kind;
 			if ((kind != PROBE_TIME && !(kind == PROBE_HIST && c->acts[k].latency)) ||
-			    !matches(c, false, cfg->module, cfg->name) || !resolve(c, cfg->module, q, NULL))
+			    !matches(c, false, cfg) || !resolve(c, cfg, q, NULL))
 				continue;
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = c->acts[k].id, .pred = q,
 						     .npred = c->ntests };
@@ -232,12 +327,11 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	int err = plan_timers(cfg, plan);
 	for (size_t i = 0; i < st.prog.ncl && !err; i++) {
 		const struct probe_clause *c = &st.prog.cl[i];
-		bool at_entry = matches(c, false, cfg->module, cfg->name),
-		     at_exit = matches(c, true, cfg->module, cfg->name);
+		bool at_entry = matches(c, false, cfg), at_exit = matches(c, true, cfg);
 		struct rtl_predicate q[RTL_MAX_PREDICATES], *keys = calloc(c->nacts, sizeof(*keys));
 		if (!keys)
 			return -ENOMEM;
-		if ((!at_entry && !at_exit) || !resolve(c, cfg->module, q, keys)) {
+		if ((!at_entry && !at_exit) || !resolve(c, cfg, q, keys)) {
 			free(keys);
 			continue;
 		}
@@ -565,6 +659,7 @@ void probe_collector_unload(void)
 	probe_prog_free(&st.prog);
 	for (size_t i = 0; i < st.nmods; i++) {
 		free(st.mods[i].module);
+		free(st.mods[i].funcs);
 		if (st.mods[i].bin)
 			rtl_binary_close(st.mods[i].bin);
 	}

@@ -183,6 +183,7 @@ static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind
 	switch (q->operand) {
 	case RTL_OPND_ARG: return q->index < 6;
 	case RTL_OPND_RETVAL: return kind == RTL_POINT_EXIT;
+	case RTL_OPND_REG: return q->index < 16 && q->index != 4;
 	case RTL_OPND_GLOBAL: return q->where != 0;
 	case RTL_OPND_ONSTACK: return q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID;
 	case RTL_OPND_LATENCY:

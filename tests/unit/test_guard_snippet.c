@@ -122,6 +122,22 @@ int main(void)
 			int want = a > 5 && (int32_t)b == -1;
 			CHECK_EQ(run(f, (uint64_t)a, 0, 9, (uint64_t)b, 0, 0), want);
 		}
+	/* the return value after a test that used rax; a register by number
+	 * (rcx), as other calling conventions' arguments are read */
+	struct rtl_predicate ret2[] = {
+		{ .operand = RTL_OPND_ARG, .index = 0, .size = 8, .cmp = RTL_CMP_NE, .value = 0 },
+		{ .operand = RTL_OPND_RETVAL, .size = 4, .cmp = RTL_CMP_EQ, .value = -7 },
+		{ .operand = RTL_OPND_REG, .index = 1, .size = 8, .cmp = RTL_CMP_LT, .value = 100 },
+	};
+	uint64_t rf = emit_guarded(ret2, 3);
+	for (size_t i = 0; i < nv; i++)
+		for (size_t j = 0; j < nv; j++) {
+			int64_t a = values[i], v = values[j];
+			int want = a != 0 && (int32_t)v == -7 && (int64_t)0x30 < 100;
+			CHECK_EQ(run(rf, (uint64_t)a, 0, (uint64_t)v, 0x30, 0, 0), want);
+			CHECK_EQ(run(rf, (uint64_t)a, 0, (uint64_t)-7, 0x30, 0, 0), a != 0);
+			CHECK_EQ(run(rf, (uint64_t)a, 0, (uint64_t)-7, 1000, 0, 0), 0);
+		}
 	/* each operand, size, sign and comparison, against a value beyond
 	 * an imm32 and one within */
 	static const int64_t limits[] = { 5, -129, 0x123456789abll, -0x80000000ll };

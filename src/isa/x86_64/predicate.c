@@ -180,6 +180,11 @@ int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 	case RTL_OPND_RETVAL:
 		load(w, 0, false, q->size, q->is_unsigned);
 		break;
+	case RTL_OPND_REG:
+		if (q->index >= 16 || q->index == 4)
+			return -RTL_ERR_UNSUPPORTED;
+		load(w, q->index, false, q->size, q->is_unsigned);
+		break;
 	case RTL_OPND_GLOBAL:
 		x86_put_u8(w, 0x48);                                     /* movabs rax,WHERE */
 		x86_put_u8(w, 0xb8);
@@ -206,6 +211,10 @@ int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 
 static int test(struct x86_writer *w, const struct rtl_predicate *q, size_t *skip)
 {
+	static const uint8_t reload[] = { 0x48, 0x8b, 0x44, 0x24, 0xc0 };   /* mov rax,[rsp-64] */
+	/* rax itself: as it was, not as an earlier test left it */
+	if (q->operand == RTL_OPND_RETVAL || (q->operand == RTL_OPND_REG && q->index == 0))
+		x86_put(w, reload, sizeof(reload));
 	int err = x86_load_operand(w, q);
 	if (err)
 		return err;
