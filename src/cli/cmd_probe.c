@@ -1,12 +1,16 @@
 /* reticle probe: runs a probe program (docs/probe.md) on a program it
  * launches or on a running process, and prints its aggregations. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <reticle/binary.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
@@ -93,6 +97,113 @@ static char *read_file(const char *path)
 	if (buf)
 		buf[n] = 0;
 	return buf;
+}
+
+struct paths {
+	char **v;
+	size_t n;
+};
+
+static void paths_add(struct paths *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->v[i], path))
+			return;
+	char **v = realloc(p->v, (p->n + 1) * sizeof(*v));
+	if (v && (v[p->n] = strdup(path))) {
+		p->v = v;
+		p->n++;
+	} else if (v) {
+		p->v = v;
+	}
+}
+
+static void paths_free(struct paths *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+}
+
+/* PROGRAM as execvp finds it (malloc'd), NULL if not. */
+static char *find_program(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return realpath(prog, NULL);
+	const char *env = getenv("PATH");
+	char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL, *found = NULL, path[4096];
+	for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", prog);
+		if (!access(path, X_OK))
+			found = realpath(path, NULL);
+	}
+	free(dirs);
+	return found;
+}
+
+/* The binaries a launch of COMMAND starts with: its executable and the
+ * libraries its loader lists (the loader's --list runs none of its code);
+ * none for a script or what cannot be read (nothing is checked then). */
+static void start_modules(const char *command, struct paths *out)
+{
+	char *exe = find_program(command);
+	rtl_binary *bin;
+	if (!exe || rtl_binary_open_image(exe, &bin)) {
+		free(exe);
+		return;
+	}
+	const char *interp = rtl_binary_interp(bin);
+	paths_add(out, exe);
+	if (interp && !access(interp, X_OK)) {
+		int fds[2];
+		pid_t pid = pipe2(fds, O_CLOEXEC) ? -1 : fork();
+		if (pid == 0) {
+			dup2(fds[1], 1);
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 2);
+			execl(interp, interp, "--list", exe, (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0) {
+			close(fds[1]);
+			FILE *f = fdopen(fds[0], "r");
+			char line[4096];
+			while (f && fgets(line, sizeof(line), f)) {
+				char *arrow = strstr(line, "=> "), *path = arrow ? arrow + 3 : line + strspn(line, " \t");
+				path[strcspn(path, " \n(")] = 0;
+				if (*path == '/')
+					paths_add(out, path);
+			}
+			if (f)
+				fclose(f);
+			else
+				close(fds[0]);
+			waitpid(pid, NULL, 0);
+		} else if (pid < 0 && fds[0] >= 0) {
+			close(fds[0]);
+			close(fds[1]);
+		}
+	}
+	rtl_binary_close(bin);
+	free(exe);
+}
+
+/* The binaries process PID has mapped executable. */
+static void process_modules(long pid, struct paths *out)
+{
+	char path[64], line[4096 + 128];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8] = "", *file = strchr(line, '/');
+		if (sscanf(line, "%*s %7s", perms) != 1 || !strchr(perms, 'x') || !file)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		if (!strstr(file, " (deleted)"))
+			paths_add(out, file);
+	}
+	if (f)
+		fclose(f);
 }
 
 /* Runs the loaded program's session (launch or attach); the status to exit
@@ -251,6 +362,24 @@ int cmd_probe(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	free(owned);
+	/* a point that names no function: refused before the program runs */
+	struct paths mods = { 0 };
+	if (launch)
+		start_modules(argv[optind], &mods);
+	else
+		process_modules(pid, &mods);
+	char what[300];
+	if (launch)
+		snprintf(what, sizeof(what), "%s or the libraries it loads at its start", argv[optind]);
+	else
+		snprintf(what, sizeof(what), "process %ld", pid);
+	int bad = mods.n ? probe_collector_check(mods.v, mods.n, what, why, sizeof(why)) : 0;
+	paths_free(&mods);
+	if (bad) {
+		cli_error("probe: %s", why);
+		probe_collector_unload();
+		return CLI_EXIT_USAGE;
+	}
 	if (output && !cli_output_writable("probe", output)) {
 		probe_collector_unload();
 		return CLI_EXIT_FAIL;

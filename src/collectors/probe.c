@@ -471,6 +471,77 @@ int probe_collector_load(const char *text, char *err, size_t len)
 	return 0;
 }
 
+/* Whether a function of binary M's is named by PATTERN: its symbols
+ * first (cheap), then the functions reticle finds (debug files, ...). */
+static bool module_has(struct symbols *m, const char *pattern)
+{
+	if (m->bin && !m->listed) {
+		m->listed = true;
+		rtl_binary_foreach_symbol(m->bin, list_func, m);
+		if (m->nfuncs > 1)
+			qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), by_addr);
+	}
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(m->funcs[i].name, "@"), m->funcs[i].name);
+		if (!fnmatch(pattern, name, 0))
+			return true;
+	}
+	rtl_binary *bin;
+	bool yes = false;
+	if (rtl_binary_open(m->module, &bin))
+		return false;
+	for (size_t i = 0; i < rtl_binary_function_count(bin) && !yes; i++)
+		yes = !fnmatch(pattern, rtl_binary_function(bin, i)->name, 0);
+	rtl_binary_close(bin);
+	return yes;
+}
+
+/* Whether FUNC (in modules matching MODULE, NULL: any) names a function
+ * of MODULES; *NONE: no module of them matches MODULE. */
+static bool some_module_has(char *const *modules, size_t n, const char *module, const char *func, bool *none)
+{
+	*none = true;
+	for (size_t i = 0; i < n; i++) {
+		struct probe_point pt = { false, (char *)module, (char *)"*", false };
+		if (!probe_point_matches(&pt, modules[i], "x"))
+			continue;
+		*none = false;
+		struct symbols *m = module_symbols(modules[i]);
+		if (m && module_has(m, func))
+			return true;
+	}
+	return false;
+}
+
+int probe_collector_check(char *const *modules, size_t n, const char *what, char *err, size_t len)
+{
+	int rc = 0;
+	bool none;
+	pthread_mutex_lock(&st.lock);
+	for (size_t i = 0; i < st.prog.ncl && !rc; i++)
+		for (size_t k = 0; k < st.prog.cl[i].npts && !rc; k++) {
+			const struct probe_point *pt = &st.prog.cl[i].pts[k];
+			if (some_module_has(modules, n, pt->module, pt->func, &none) || (pt->module && none))
+				continue;
+			if (pt->module)
+				snprintf(err, len, "line %d: no function of %s in %s matches '%s'", st.prog.cl[i].line,
+					 pt->module, what, pt->func);
+			else
+				snprintf(err, len, "line %d: no function of %s matches '%s' (one loaded later: "
+					 "write %s:MODULE:%s)", st.prog.cl[i].line, what, pt->func,
+					 pt->exit ? "exit" : "entry", pt->func);
+			rc = -ENOENT;
+		}
+	for (size_t i = 0; i < st.prog.nonstack && !rc; i++)
+		if (!some_module_has(modules, n, NULL, st.prog.onstack[i], &none)) {
+			snprintf(err, len, "onstack(%s): no function of %s matches it", st.prog.onstack[i], what);
+			rc = -ENOENT;
+		}
+	pthread_mutex_unlock(&st.lock);
+	return rc;
+}
+
 const struct rtl_collector *probe_collector(void)
 {
 	return st.loaded ? &collector_probe : NULL;

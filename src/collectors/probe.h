@@ -11,6 +11,11 @@
 /* Parses TEXT as the program to run. Returns 0, or -EINVAL with "line L,
  * column C: ..." in ERR (LEN bytes). */
 int probe_collector_load(const char *text, char *err, size_t len);
+/* Checks that each point of the loaded program names a function of
+ * MODULES (N paths: what a process has at its start; WHAT names them in
+ * the message): a point restricted to a module none of them is may name
+ * one loaded later. Returns 0, or -ENOENT with "line L: ..." in ERR. */
+int probe_collector_check(char *const *modules, size_t n, const char *what, char *err, size_t len);
 /* The collector of the loaded program (NULL before one is loaded). */
 const struct rtl_collector *probe_collector(void);
 /* Prints the aggregations, one per line (once the session has ended). */

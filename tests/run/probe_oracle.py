@@ -263,10 +263,18 @@ def check_bad(reticle, target, env):
                        capture_output=True, text=True, env=env, timeout=60)
     if r.returncode != 127:
         fail(f"a program that does not exist: exit {r.returncode}, {r.stderr!r}")
-    r = subprocess.run([reticle, "probe", "entry:nosuchfunction { @a = count(); }", "--", target, "10"],
+    # a function no module has: refused before the program runs; one of
+    # a module not loaded at the start: run, and said at the end
+    for text in ("entry:nosuchfunction { @a = count(); }", "entry:libc.so*:nosuchfunction { @a = count(); }",
+                 "entry:main /onstack(nosuchfunction)/ { @a = count(); }"):
+        r = subprocess.run([reticle, "probe", text, "--", target, "10"], capture_output=True, text=True, env=env,
+                           timeout=60)
+        if r.returncode != 2 or "nosuchfunction" not in r.stderr or r.stdout:
+            fail(f"{text}: exit {r.returncode}, {r.stderr!r}, output {r.stdout[:100]!r}")
+    r = subprocess.run([reticle, "probe", "entry:notloaded.so:f { @a = count(); }", "--", target, "10"],
                        capture_output=True, text=True, env=env, timeout=60)
     if "matched no function" not in r.stderr or r.returncode != 7:
-        fail(f"a point that matches nothing: exit {r.returncode}, {r.stderr!r}")
+        fail(f"a point of a module never loaded: exit {r.returncode}, {r.stderr!r}")
 
 
 def main():
