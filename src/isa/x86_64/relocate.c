@@ -857,19 +857,28 @@ static int own_snippets(struct emitter *e, enum rtl_point_kind kind, uint64_t ad
 		for (size_t q = 0; q < pt[k].npred; q++)
 			close |= e->plan.preds[pt[k].pred + q].operand == RTL_OPND_ONSTACK;
 	}
-	if (close && !(kind == RTL_POINT_ENTRY && out->timer_desc)) {
+	if (kind == RTL_POINT_ENTRY && out->timer_desc)
+		close = false;   /* the function's own timer's start closed them */
+	/* an unguarded timer's push goes first and closes them itself (one
+	 * reading of the clock for both) */
+	size_t first = 0;
+	while (close && first < n && (pt[first].op != RTL_PRIM_TIMER_START || pt[first].npred))
+		first++;
+	bool push_closes = close && first < n;
+	if (close && !push_closes) {
 		int err = x86_timer_close_left(e->w, kind == RTL_POINT_EXIT);
 		if (err)
 			return err;
 	}
-	for (size_t k = 0; k < n; k++) {
+	for (size_t j = 0; j < n; j++) {
+		size_t k = !push_closes ? j : j == 0 ? first : j <= first ? j - 1 : j;
 		struct x86_guard g;
 		int err = x86_guard_begin(e->w, e->plan.preds + pt[k].pred, pt[k].npred, &g);
 		if (err)
 			return err;
 		if (pt[k].op == RTL_PRIM_TIMER_START) {
 			e->numbered_timers = true;
-			err = x86_timer_push_numbered(e->w, pt[k].id);
+			err = x86_timer_push_numbered(e->w, pt[k].id, j == 0 && push_closes);
 		} else if (pt[k].op == RTL_PRIM_COUNT_BY) {
 			err = count_by(e, &pt[k], out);
 		} else {

@@ -240,7 +240,7 @@ int x86_timer_close_left(struct x86_writer *w, bool at_exit)
 	return w->failed ? -ENOMEM : 0;
 }
 
-int x86_timer_push_numbered(struct x86_writer *w, uint32_t number)
+int x86_timer_push_numbered(struct x86_writer *w, uint32_t number, bool close)
 {
 	if (number < 1 || number >= TA_MAX_TIMERS)
 		return -RTL_ERR_UNSUPPORTED;
@@ -249,6 +249,8 @@ int x86_timer_push_numbered(struct x86_writer *w, uint32_t number)
 	x86_put(w, save, sizeof(save));
 	x86_put(w, save_more, sizeof(save_more));
 	x86_put(w, now_top, sizeof(now_top));
+	if (close)
+		close_left(w, false);
 	x86_put(w, mov_rdx, sizeof(mov_rdx));
 	push_frame(w);
 	x86_put(w, restore, sizeof(restore));

@@ -16,10 +16,11 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc);
  * left as x86_timer_start does (AT_EXIT, before a return: those below the
  * stack pointer, not the function's own at it); and after it, each
  * numbered timer's push, which closes none (the function's frames share
- * its stack pointer). A frame pushed at the same entry as the one below
+ * its stack pointer) unless CLOSE (the first, when nothing closed them:
+ * one reading of the clock for both). A frame pushed at the same entry as the one below
  * it adds no child time to it. */
 int x86_timer_close_left(struct x86_writer *w, bool at_exit);
-int x86_timer_push_numbered(struct x86_writer *w, uint32_t number);
+int x86_timer_push_numbered(struct x86_writer *w, uint32_t number, bool close);
 /* Before a return: closes the frames left below the stack pointer, then
  * the function's own (those whose entry had this stack pointer). */
 int x86_timer_stop(struct x86_writer *w);
