@@ -164,7 +164,9 @@ struct rtl_predicate {
 	int64_t value;
 };
 
-enum { RTL_MAX_PREDICATES = 8, RTL_MAX_SNIPPET_ID = 255 };
+/* Snippet ids go to 65535; a numbered timer's number to 255 (the timers
+ * below it in every thread area are kept for them). */
+enum { RTL_MAX_PREDICATES = 8, RTL_MAX_SNIPPET_ID = 65535, RTL_MAX_TIMER_ID = 255 };
 
 /* A snippet. With ID 0 it is shared: two collectors asking for OP at one
  * point get one counter (or timer). A snippet with an ID of its own

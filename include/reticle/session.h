@@ -70,6 +70,10 @@ struct rtl_session_opts {
 	const double *memtrace_weights;
 	size_t memtrace_npoints;
 	uint64_t memtrace_interval;
+	/* Copies may be made again while the program runs, with other probes
+	 * (rtl_session_reinstrument): each starts with a 5-byte nop that
+	 * becomes the jump to its successor, and none is made ahead. */
+	bool dynamic_probes;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
@@ -129,6 +133,15 @@ struct rtl_live_point {
 };
 /* Every such point now, in *OUT (malloc'd, for free()): how many. */
 RTL_API size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out);
+/* Makes the copy of every relocated function for which WANT(module path,
+ * name, link-time address, CTX) is true again, planned by the collectors
+ * as they stand now (their probes added or removed), in every process of
+ * the session; calls already in an old copy finish there, what the old
+ * copies counted stays in the profile. Needs dynamic_probes. Call it from
+ * an on_tick callback. Returns how many copies were made, or -err. */
+RTL_API long rtl_session_reinstrument(rtl_session *s,
+				      bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
+				      void *ctx);
 /* The TSC's ticks per second, as measured since the session began (the
  * unit of RTL_OPND_LATENCY). */
 RTL_API double rtl_session_tsc_hz(rtl_session *s);

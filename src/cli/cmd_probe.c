@@ -49,17 +49,41 @@ static void usage(FILE *f)
 
 static rtl_session *current;
 
+enum { TICK_MS = 50 };
+
 struct ticker {
 	FILE *out;
-	double interval, elapsed;
+	double interval;          /* 0: no printing */
+	long ticks, next;         /* ticks so far; the one that prints next */
+	long pid;                 /* the control socket's, once it listens */
+	int ctl;                  /* its fd, -1 before */
+	char path[256];
 };
 
+/* Every TICK_MS: the control socket (its listening starts at the first
+ * tick, when the process is there), and the aggregations every interval. */
 static void tick(rtl_session *s, void *ctx)
 {
 	struct ticker *t = ctx;
-	t->elapsed += t->interval;
-	fprintf(t->out, "--- %.1f s\n", t->elapsed);
-	probe_collector_print_live(t->out, s);
+	t->ticks++;
+	if (t->ctl < 0 && t->pid >= 0) {
+		long pid = t->pid ? t->pid : (long)rtl_session_pid(s);
+		if (pid > 0) {
+			t->ctl = ctl_listen(pid, t->path, sizeof(t->path));
+			if (t->ctl < 0) {
+				fprintf(stderr, "reticle: warning: probe: no control socket for 'reticle ctl' (%s)\n",
+					strerror(-t->ctl));
+				t->pid = -1;
+			}
+		}
+	}
+	if (t->ctl >= 0)
+		ctl_serve(t->ctl, s);
+	if (t->interval > 0 && t->ticks >= t->next) {
+		fprintf(t->out, "--- %.1f s\n", (double)t->ticks * TICK_MS / 1000);
+		probe_collector_print_live(t->out, s);
+		t->next = t->ticks + (long)(t->interval * 1000 / TICK_MS + 0.5);
+	}
 }
 
 static void on_stop(int sig)
@@ -222,7 +246,7 @@ static int measure(char **command, long pid, double duration, const char *output
 	}
 	const struct rtl_collector *colls[1] = { probe_collector() };
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output ? output : tmp, .collectors = colls,
-					 .ncollectors = 1 };
+					 .ncollectors = 1, .dynamic_probes = true };
 	rtl_session *s;
 	int status = 0, rc = 0, err = rtl_session_create(&opts, &s);
 	if (err) {
@@ -231,8 +255,8 @@ static int measure(char **command, long pid, double duration, const char *output
 			unlink(tmp);
 		return CLI_EXIT_FAIL;
 	}
-	struct ticker ticker = { out, interval, 0 };
-	if (interval > 0 && (err = rtl_session_on_tick(s, interval, tick, &ticker))) {
+	struct ticker ticker = { out, interval, 0, (long)(interval * 1000 / TICK_MS + 0.5), command ? 0 : pid, -1, "" };
+	if ((err = rtl_session_on_tick(s, TICK_MS / 1000.0, tick, &ticker))) {
 		cli_error("probe: %s", rtl_strerror(err));
 		rtl_session_destroy(s);
 		if (!output)
@@ -268,6 +292,10 @@ static int measure(char **command, long pid, double duration, const char *output
 		rc = status;
 	}
 	current = NULL;
+	if (ticker.ctl >= 0) {
+		close(ticker.ctl);
+		unlink(ticker.path);
+	}
 	rtl_session_destroy(s);
 	if (!output)
 		unlink(tmp);

@@ -286,7 +286,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	for (size_t i = 0; i < st.prog.ncl && !err; i++) {
 		const struct probe_clause *c = &st.prog.cl[i];
 		struct rtl_predicate q[RTL_MAX_PREDICATES];
-		for (size_t k = 0; k < c->nacts && !err; k++) {
+		for (size_t k = 0; k < c->nacts && !err && !c->removed; k++) {
 			enum probe_agg_kind kind = st.prog.aggs[c->acts[k].agg].kind;
 			if ((kind != PROBE_TIME && !(kind == PROBE_HIST && c->acts[k].latency)) ||
 			    !matches(c, false, cfg) || !resolve(c, cfg, q, NULL))
@@ -327,6 +327,8 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	int err = plan_timers(cfg, plan);
 	for (size_t i = 0; i < st.prog.ncl && !err; i++) {
 		const struct probe_clause *c = &st.prog.cl[i];
+		if (c->removed)
+			continue;
 		bool at_entry = matches(c, false, cfg), at_exit = matches(c, true, cfg);
 		struct rtl_predicate q[RTL_MAX_PREDICATES], *keys = calloc(c->nacts, sizeof(*keys));
 		if (!keys)
@@ -540,6 +542,78 @@ int probe_collector_check(char *const *modules, size_t n, const char *what, char
 		}
 	pthread_mutex_unlock(&st.lock);
 	return rc;
+}
+
+/* Whether clause C names function NAME at link-time ADDR of MODULE: a
+ * point, or an onstack() of its predicate (whose functions get a timer). */
+static bool clause_names(const struct probe_clause *c, const char *module, const char *name, uint64_t addr)
+{
+	struct rtl_function_cfg cfg = { module, name, addr, 0, NULL, 0 };
+	for (size_t i = 0; i < c->npts; i++)
+		if (point_names(&c->pts[i], &cfg))
+			return true;
+	for (size_t i = 0; i < c->ntests; i++) {
+		size_t g = c->tests[i].onstack;
+		if (c->tests[i].q.operand == RTL_OPND_ONSTACK &&
+		    (probe_onstack_matches(&st.prog, g, name) || alias_matches(st.prog.onstack[g], module, addr)))
+			return true;
+	}
+	return false;
+}
+
+struct changed {
+	size_t from, to;          /* the clauses added or removed */
+};
+
+static bool changed_names(const char *module, const char *name, uint64_t addr, void *ctx)
+{
+	const struct changed *ch = ctx;
+	for (size_t i = ch->from; i < ch->to; i++)
+		if (clause_names(&st.prog.cl[i], module, name, addr))
+			return true;
+	return false;
+}
+
+int probe_collector_add(rtl_session *s, const char *text, char *msg, size_t len)
+{
+	size_t ncl = st.prog.ncl, naggs = st.prog.naggs;
+	int err = probe_parse_more(text, &st.prog, msg, len);
+	if (err)
+		return err;
+	struct result *res = realloc(st.res, (st.prog.naggs ? st.prog.naggs : 1) * sizeof(*res));
+	if (!res) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	memset(res + naggs, 0, (st.prog.naggs - naggs) * sizeof(*res));
+	st.res = res;
+	struct changed ch = { ncl, st.prog.ncl };
+	long made = rtl_session_reinstrument(s, changed_names, &ch);
+	int n = snprintf(msg, len, "added");
+	for (size_t i = ncl; i < st.prog.ncl && n >= 0 && (size_t)n < len; i++)
+		n += snprintf(msg + n, len - (size_t)n, " %zu", i + 1);
+	if (n >= 0 && (size_t)n < len)
+		snprintf(msg + n, len - (size_t)n, " (%ld functions that ran made again)", made < 0 ? 0 : made);
+	return 0;
+}
+
+int probe_collector_remove(rtl_session *s, size_t id, char *msg, size_t len)
+{
+	if (!id || id > st.prog.ncl || st.prog.cl[id - 1].removed) {
+		snprintf(msg, len, "no clause %zu in the program", id);
+		return -ENOENT;
+	}
+	st.prog.cl[id - 1].removed = true;
+	struct changed ch = { id - 1, id };
+	long made = rtl_session_reinstrument(s, changed_names, &ch);
+	snprintf(msg, len, "removed %zu (%ld functions made again)", id, made < 0 ? 0 : made);
+	return 0;
+}
+
+void probe_collector_list(FILE *out)
+{
+	for (size_t i = 0; st.loaded && i < st.prog.ncl; i++)
+		fprintf(out, "%zu%s\t%s\n", i + 1, st.prog.cl[i].removed ? " (removed)" : "", st.prog.cl[i].text);
 }
 
 const struct rtl_collector *probe_collector(void)

@@ -24,6 +24,14 @@ void probe_collector_print(FILE *out);
  * of the frames closed so far). */
 #include <reticle/session.h>
 void probe_collector_print_live(FILE *out, rtl_session *s);
+/* While session S runs (from its on_tick callback; it was made with
+ * dynamic_probes): clauses TEXT added to the program, or clause ID (1:
+ * the first) taken out, and the functions they name that ran made again.
+ * Returns 0 or -err, with what was done or why not in MSG. */
+int probe_collector_add(rtl_session *s, const char *text, char *msg, size_t len);
+int probe_collector_remove(rtl_session *s, size_t id, char *msg, size_t len);
+/* The program's clauses: "ID[ (removed)]\tTEXT" lines. */
+void probe_collector_list(FILE *out);
 void probe_collector_unload(void);
 
 #endif

@@ -188,6 +188,10 @@ struct proc {
 	 * the copy there), sorted by AT: a trap there goes on at TO */
 	struct ret_trap { uint64_t at, to; } *ret_traps;
 	size_t nret_traps, capret_traps;
+	/* the point records of copies made again (lazy_reinstrument): what
+	 * they counted still counts, in finish() and live views */
+	struct retired_points { uint32_t mod, fn, point0, npoints; } *retired;
+	size_t nretired, capretired;
 	bool unwind_off;          /* a registration call failed: none made any more */
 	/* PLT stubs that copies call while unbound: their slots are read
 	 * again when a thread exits, so that calls through them are counted
@@ -289,7 +293,7 @@ void timers_pause(struct proc *p, pid_t tid, uint64_t ticks);
 void timers_harvest_all(struct proc *p);
 /* A relocated copy with a timer: numbers it and writes the counter DESC. */
 /* FS's copy has a timer whose number the counter DESC holds: the next
- * free one (those up to RTL_MAX_SNIPPET_ID are the plans' numbered ones). */
+ * free one (those up to RTL_MAX_TIMER_ID are the plans' numbered ones). */
 void timers_record(struct proc *p, struct func_state *fs, uint64_t desc);
 /* The image's numbered timers (struct rtl_snippet's ids) that counted
  * calls, per thread, by id then thread (malloc'd; NULL without memory). */
@@ -367,6 +371,10 @@ struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len);
 /* The relocated copy holding run-time PC: its function state (and *MP its
  * module), or NULL. */
 struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp);
+/* The point records of function FN of module MOD in copies made before its
+ * current one: calls FN(rec, ctx) for each (engine/proc.c). */
+void proc_each_retired_point(struct proc *p, size_t mod, size_t fn, void (*each)(const struct point_rec *pr, void *ctx),
+			     void *ctx);
 /* Writes LEN bytes at run-time ADDR of P's text or data (a patch of
  * reticle's), logging what they replace when P is attached. */
 int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len);
@@ -411,6 +419,11 @@ void lazy_decoded_free(struct lazy_decoded *d);
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */
 int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
+/* Function K of M, relocated already, gets a copy made again as the plan
+ * stands now: its entry and its old copy's first instruction lead there
+ * (written as with threads running), calls in the old copy finish there,
+ * and the old copy's point records stay (proc_each_retired_point). */
+int lazy_reinstrument(struct proc *p, struct module *m, size_t k);
 /* Whether P's program needs original return addresses (decided once its
  * executable is known: Go, V8, backtrace(); RETICLE_ORIGINAL_RETURNS=0|1
  * forces it). */
@@ -580,6 +593,9 @@ struct placement *session_placement(const struct rtl_session *s);
 struct sampler *session_sampler(const struct rtl_session *s);
 /* SHIM's observer (the shim collector), or NULL. */
 struct shim *session_shim(const struct rtl_session *s);
+/* Copies may be made again while the program runs (rtl_session_opts'
+ * dynamic_probes). */
+bool session_dynamic(const struct rtl_session *s);
 /* The TSC when the session started (its times count from then). */
 uint64_t session_tsc0(const struct rtl_session *s);
 /* Whether any collector instruments functions (sample alone does not). */

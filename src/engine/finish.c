@@ -121,13 +121,37 @@ struct scratch {
 	struct rtl_target_view *tv;
 	struct rtl_context_view *xv;
 	struct rtl_key_view *kv;
-	size_t bcap, ccap, ctrcap, tcap, xcap, kcap;
+	const struct point_rec **pts;   /* the function's point records, old copies' too */
+	size_t bcap, ccap, ctrcap, tcap, xcap, kcap, ptcap, npts;
 	struct arcs arcs;
 	struct contexts contexts;
 };
 
+static void add_retired(const struct point_rec *pr, void *ctx)
+{
+	struct scratch *sc = ctx;
+	if (!rtl_grow(&sc->pts, &sc->ptcap, sc->npts + 1, sizeof(*sc->pts)))
+		sc->pts[sc->npts++] = pr;
+}
+
+/* Function K of M's point records into SC's pts: its copy's, and those of
+ * the copies made before it (lazy_reinstrument). */
+static int points_of(struct proc *p, struct module *m, size_t k, struct scratch *sc)
+{
+	const struct func_state *fs = &m->fs[k];
+	sc->npts = 0;
+	if (rtl_grow(&sc->pts, &sc->ptcap, fs->npoints, sizeof(*sc->pts)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fs->npoints; i++)
+		sc->pts[sc->npts++] = &p->points[fs->point0 + i];
+	if (p->nretired)
+		proc_each_retired_point(p, (size_t)(m - p->mods), k, add_retired, sc);
+	return 0;
+}
+
 /* Every snippet's counter of FS (link-time addresses), sorted. */
-static size_t counter_views(struct proc *p, struct module *m, size_t k, struct rtl_counter_view *v)
+static size_t counter_views(struct proc *p, struct module *m, size_t k, const struct scratch *sc,
+			    struct rtl_counter_view *v)
 {
 	const struct func_state *fs = &m->fs[k];
 	size_t n = 0;
@@ -144,8 +168,8 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, struct r
 			v[n++] = (struct rtl_counter_view){ RTL_POINT_REP_ITERATIONS, RTL_PRIM_COUNT,
 							    br->addr - m->bias, proc_read_counter(p, br->rep_counter), 0 };
 	}
-	for (uint32_t i = 0; i < fs->npoints; i++) {
-		const struct point_rec *pr = &p->points[fs->point0 + i];
+	for (size_t i = 0; i < sc->npts; i++) {
+		const struct point_rec *pr = sc->pts[i];
 		if (point_in_arcs(pr))
 			continue;   /* its words are no count (targets_of, keys_of) */
 		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
@@ -207,12 +231,11 @@ static int cmp_key(const void *a, const void *b)
 
 /* The values of FS's RTL_PRIM_COUNT_BY snippets, from the arc tables
  * (sign-extended from their 47 bits). */
-static int keys_of(struct proc *p, struct module *m, const struct func_state *fs, struct scratch *sc,
-		   size_t *out)
+static int keys_of(struct proc *p, struct module *m, struct scratch *sc, size_t *out)
 {
 	size_t n = 0;
-	for (uint32_t i = 0; i < fs->npoints; i++) {
-		const struct point_rec *pr = &p->points[fs->point0 + i];
+	for (size_t i = 0; i < sc->npts; i++) {
+		const struct point_rec *pr = sc->pts[i];
 		if (pr->op != RTL_PRIM_COUNT_BY)
 			continue;
 		const struct arc_entry *e;
@@ -235,9 +258,10 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	struct func_state *fs = &m->fs[k];
-	if (rtl_grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
+	if (points_of(p, m, k, sc) ||
+	    rtl_grow(&sc->bv, &sc->bcap, fs->nblocks, sizeof(*sc->bv)) ||
 	    rtl_grow(&sc->cv, &sc->ccap, fs->ncalls, sizeof(*sc->cv)) ||
-	    rtl_grow(&sc->ctr, &sc->ctrcap, 1 + 2 * (size_t)fs->nblocks + fs->npoints, sizeof(*sc->ctr)))
+	    rtl_grow(&sc->ctr, &sc->ctrcap, 1 + 2 * (size_t)fs->nblocks + sc->npts, sizeof(*sc->ctr)))
 		return -ENOMEM;
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
@@ -247,7 +271,7 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		if (p->sweeping && sc->bv[b].count)
 			sc->bv[b].count = 1;   /* ran: removed probes stopped counting */
 	}
-	size_t nctr = counter_views(p, m, k, sc->ctr);
+	size_t nctr = counter_views(p, m, k, sc, sc->ctr);
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];
 		uint32_t b = cr->block - fs->block0;
@@ -263,7 +287,7 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	size_t ntargets, ntimers = 0, nkeys;
 	int err = targets_of(p, m, fs, prof, sc, &ntargets);
 	if (!err)
-		err = keys_of(p, m, fs, sc, &nkeys);
+		err = keys_of(p, m, sc, &nkeys);
 	if (err)
 		return err;
 	struct rtl_timer_view *timers = fs->timer ? timers_view(p, fs, &ntimers) : NULL;
@@ -381,6 +405,7 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 	free(sc.tv);
 	free(sc.xv);
 	free(sc.kv);
+	free(sc.pts);
 	free(sc.contexts.r);
 	arcs_free(&sc.arcs);
 	return err;

@@ -61,6 +61,7 @@ void proc_free(struct proc *p)
 	free(p->patches);
 	free(p->entries);
 	free(p->ret_traps);
+	free(p->retired);
 	free(p->memo);
 	free(p->threads);
 	free(p->blocks);
@@ -445,6 +446,12 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->unwind_lock = parent->unwind_lock;
 	p->unwind_off = parent->unwind_off;
 	p->original_returns = parent->original_returns;
+	if (parent->nretired) {
+		p->retired = dup_array(parent->retired, parent->nretired, sizeof(*p->retired));
+		if (!p->retired)
+			goto fail;
+		p->nretired = p->capretired = parent->nretired;
+	}
 	if (parent->nret_traps) {
 		p->ret_traps = dup_array(parent->ret_traps, parent->nret_traps, sizeof(*p->ret_traps));
 		if (!p->ret_traps)
@@ -567,6 +574,17 @@ struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp)
 		}
 	}
 	return NULL;
+}
+
+void proc_each_retired_point(struct proc *p, size_t mod, size_t fn, void (*each)(const struct point_rec *pr, void *ctx),
+			     void *ctx)
+{
+	for (size_t i = 0; i < p->nretired; i++) {
+		const struct retired_points *r = &p->retired[i];
+		if (r->mod == mod && r->fn == fn)
+			for (uint32_t k = 0; k < r->npoints; k++)
+				each(&p->points[r->point0 + k], ctx);
+	}
 }
 
 /* Names what is at run-time address PC, for messages about faults: an

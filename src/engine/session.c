@@ -75,6 +75,7 @@ struct rtl_session {
 	struct sampler *sampler;
 	/* the shim collector: its observer once launched, and its period */
 	bool shimming;
+	bool dynamic;             /* copies made again while it runs (dynamic_probes) */
 	unsigned shim_period;
 	struct shim *shim;
 	/* the memtrace collector's cache configurations */
@@ -145,6 +146,34 @@ uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
+bool session_dynamic(const struct rtl_session *s) { return s->dynamic; }
+
+long rtl_session_reinstrument(rtl_session *s, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
+			      void *ctx)
+{
+	if (!s->dynamic)
+		return -RTL_ERR_BAD_OPTION;
+	long made = 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc *p = s->procs[i];
+		for (size_t j = 0; j < p->nmods; j++) {
+			struct module *m = &p->mods[j];
+			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
+			for (size_t k = 0; k < nf; k++) {
+				const rtl_function *f = rtl_binary_function(m->bin, k);
+				if (m->fs[k].status != FS_DONE || !want(m->path, f->name, f->addr, ctx))
+					continue;
+				int err = lazy_reinstrument(p, m, k);
+				if (err)
+					rtl_warn("pid %d: %s: its copy could not be made again (%s): the old one serves on",
+						 (int)p->pid, f->name, rtl_strerror(err));
+				else
+					made++;
+			}
+		}
+	}
+	return made;
+}
 
 uint64_t session_bbv_interval(const struct rtl_session *s) { return s->bbv_interval; }
 
@@ -295,7 +324,7 @@ static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, 
 {
 	double hz = timers_tsc_hz(p->s);
 	for (size_t i = 0; i < p->ntimes; i++)
-		for (uint32_t id = 1; id <= RTL_MAX_SNIPPET_ID && id < p->times[i].n; id++) {
+		for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID && id < p->times[i].n; id++) {
 			const struct ta_timer *t = &p->times[i].t[id];
 			if (t->calls && !live_push(out, n, cap, (struct rtl_live_point){
 						p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id,
@@ -307,7 +336,7 @@ static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, 
 		if (th->area <= 0)
 			continue;
 		const uint8_t *a = thread_area_local(&p->areas, (unsigned)th->area);
-		for (uint32_t id = 1; id <= RTL_MAX_SNIPPET_ID; id++) {
+		for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID; id++) {
 			const volatile struct ta_timer *t = (const volatile struct ta_timer *)(a + TA_WORDS) + id;
 			uint64_t calls = t->calls;
 			if (calls && !live_push(out, n, cap, (struct rtl_live_point){
@@ -322,6 +351,39 @@ static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, 
 double rtl_session_tsc_hz(rtl_session *s)
 {
 	return timers_tsc_hz(s);
+}
+
+struct live_ctx {
+	struct proc *p;
+	const struct arcs *arcs;
+	bool keyed;
+	const struct module *m;
+	const rtl_function *f;
+	struct rtl_live_point **out;
+	size_t *n, *cap;
+	bool ok;
+};
+
+/* Point record PR of a function, if a snippet of its own: its count, or
+ * its key's counts. */
+static void live_point(const struct point_rec *pr, void *ctx)
+{
+	struct live_ctx *c = ctx;
+	struct rtl_live_point pt = { c->p->pid, c->m->path, c->f->name, pr->kind, pr->op, pr->id, 0, 0, 0 };
+	if (!pr->id || !c->ok)
+		return;
+	if (pr->op == RTL_PRIM_COUNT_BY) {
+		const struct arc_entry *e;
+		size_t ne = c->keyed ? arcs_of_site(c->p, c->arcs, pr, &e) : 0;
+		for (size_t x = 0; x < ne && c->ok; x++) {
+			pt.key = (int64_t)(e[x].key << (64 - ARC_SITE_SHIFT)) >> (64 - ARC_SITE_SHIFT);
+			pt.value = e[x].count;
+			c->ok = live_push(c->out, c->n, c->cap, pt);
+		}
+		return;
+	}
+	pt.value = proc_read_counter(c->p, pr->counter);
+	c->ok = live_push(c->out, c->n, c->cap, pt);
 }
 
 size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
@@ -344,28 +406,13 @@ size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
 			for (size_t k = 0; k < nf; k++) {
 				const struct func_state *fs = &m->fs[k];
 				const rtl_function *f = rtl_binary_function(m->bin, k);
-				for (uint32_t q = 0; fs->status == FS_DONE && q < fs->npoints; q++) {
-					const struct point_rec *pr = &p->points[fs->point0 + q];
-					struct rtl_live_point pt = { p->pid, m->path, f->name, pr->kind, pr->op, pr->id,
-								     0, 0, 0 };
-					if (!pr->id)
-						continue;
-					if (pr->op == RTL_PRIM_COUNT_BY) {
-						const struct arc_entry *e;
-						size_t ne = keyed ? arcs_of_site(p, &arcs, pr, &e) : 0;
-						for (size_t x = 0; x < ne; x++) {
-							pt.key = (int64_t)(e[x].key << (64 - ARC_SITE_SHIFT)) >>
-								 (64 - ARC_SITE_SHIFT);
-							pt.value = e[x].count;
-							if (!live_push(out, &n, &cap, pt))
-								goto done;
-						}
-						continue;
-					}
-					pt.value = proc_read_counter(p, pr->counter);
-					if (!live_push(out, &n, &cap, pt))
-						goto done;
-				}
+				struct live_ctx lc = { p, &arcs, keyed, m, f, out, &n, &cap, true };
+				for (uint32_t q = 0; fs->status == FS_DONE && q < fs->npoints && lc.ok; q++)
+					live_point(&p->points[fs->point0 + q], &lc);
+				if (p->nretired && fs->status == FS_DONE)
+					proc_each_retired_point(p, j, k, live_point, &lc);
+				if (!lc.ok)
+					goto done;
 			}
 		}
 		if (!live_timers(p, out, &n, &cap))
@@ -533,6 +580,8 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->sample_on = opts->memtrace_on;
 		s->sample_off = opts->memtrace_off;
 	}
+	if (opts->sz >= offsetof(struct rtl_session_opts, dynamic_probes) + sizeof(opts->dynamic_probes))
+		s->dynamic = opts->dynamic_probes;
 	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_interval) + sizeof(opts->memtrace_interval) &&
 	    opts->memtrace_npoints && opts->memtrace_interval && !s->bbv_interval && !s->sample_on) {
 		s->points = malloc(opts->memtrace_npoints * sizeof(*s->points));
@@ -861,7 +910,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 	 * copies to make ahead */
 	s->placement = s->instruments ? placement_new(pid) : NULL;
 	/* copies made ahead need a CPU of their own: with one, they would compete */
-	if (s->placement && placement_all_cpus(s->placement) && !s->ahead && !s->probes.memory)
+	if (s->placement && placement_all_cpus(s->placement) && !s->ahead && !s->probes.memory && !s->dynamic)
 		s->ahead = ahead_new(placement_all_cpus(s->placement), &s->probes);
 	struct proc *p = proc_new(s, pid);
 	if (!p) {

@@ -124,8 +124,8 @@ static void keep(struct proc *p, pid_t tid, unsigned k, uint64_t now)
 	uint8_t *a = thread_area_local(&p->areas, k);
 	thread_area_close_frames(a, now);
 	size_t n = p->ntimers < TA_MAX_TIMERS ? p->ntimers : TA_MAX_TIMERS, nnodes;
-	if (n <= RTL_MAX_SNIPPET_ID)   /* the numbered ones */
-		n = RTL_MAX_SNIPPET_ID + 1;
+	if (n <= RTL_MAX_TIMER_ID)   /* the numbered ones */
+		n = RTL_MAX_TIMER_ID + 1;
 	const struct ta_node *nodes = thread_area_nodes(a, &nnodes);
 	struct thread_times tt = { tid, malloc(n * sizeof(struct ta_timer)), n,
 				   malloc((nnodes + 1) * sizeof(struct ta_node)), nnodes, p->ncontexts + 1 };
@@ -178,9 +178,9 @@ void timers_record(struct proc *p, struct func_state *fs, uint64_t desc)
 	struct window *w = proc_window_at(p, desc, 8);
 	if (!w)
 		return;
-	/* numbers up to RTL_MAX_SNIPPET_ID are the plans' */
-	if (p->ntimers <= RTL_MAX_SNIPPET_ID)
-		p->ntimers = RTL_MAX_SNIPPET_ID + 1;
+	/* numbers up to RTL_MAX_TIMER_ID are the plans' */
+	if (p->ntimers <= RTL_MAX_TIMER_ID)
+		p->ntimers = RTL_MAX_TIMER_ID + 1;
 	size_t n = p->ntimers < TA_MAX_TIMERS ? p->ntimers++ : 0;
 	if (!n && p->ntimers++ == TA_MAX_TIMERS)
 		rtl_warn("pid %d: more than %d timed functions: the rest share one timer", (int)p->pid,
@@ -278,10 +278,10 @@ static int by_tid(const void *a, const void *b)   /* by id first: the numbered o
 struct rtl_timer_view *timers_numbered(struct proc *p, size_t *n)
 {
 	*n = 0;
-	struct rtl_timer_view *v = malloc((p->ntimes ? p->ntimes : 1) * RTL_MAX_SNIPPET_ID * sizeof(*v));
+	struct rtl_timer_view *v = malloc((p->ntimes ? p->ntimes : 1) * RTL_MAX_TIMER_ID * sizeof(*v));
 	if (!v)
 		return NULL;
-	for (uint32_t id = 1; id <= RTL_MAX_SNIPPET_ID; id++)
+	for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID; id++)
 		for (size_t i = 0; i < p->ntimes; i++) {
 			const struct thread_times *tt = &p->times[i];
 			if (id >= tt->n || !tt->t[id].calls)

@@ -888,8 +888,21 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 
 /* Relocates function IDX of M (decoded already when PRE is given: its
  * buffers are taken over). */
+static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
+			 struct lazy_decoded *pre, bool again);
+
 static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
 		      struct lazy_decoded *pre)
+{
+	return instrument_as(p, m, idx, depth, patch, pre, false);
+}
+
+/* AGAIN: the function has a copy already, which goes on serving what leads
+ * into it (return points in the original code, code pointers): only the
+ * new copy is made, its entry jump and the old copy's first instruction
+ * are the caller's to write (lazy_reinstrument). */
+static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
+			 struct lazy_decoded *pre, bool again)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
@@ -938,6 +951,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
+		.entry_pad = session_dynamic(p->s),
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);
@@ -982,13 +996,15 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 	}
 	memcpy(window_local(w, dest), r.w.buf, r.w.len);
 	bool saved = false;
-	if (!restore && !env.atomic && m->ccache) {
+	if (!restore && !env.atomic && m->ccache && !again) {
 		uint64_t ctrs = w->addr + w->code_cap;
 		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
 	}
 	note_branches(p, m, &r);
-	patch_returns(p, m, f, &r);
-	rewrite_code_pointers(p, m, f, &r);
+	if (!again) {
+		patch_returns(p, m, f, &r);
+		rewrite_code_pointers(p, m, f, &r);
+	}
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
 		fs->code_len = (uint32_t)r.w.len;
@@ -996,7 +1012,7 @@ static int instrument(struct proc *p, struct module *m, size_t idx, int depth, b
 			err = patch_entry(p, f->addr + m->bias, dest);
 	}
 	/* decoded once for the next run too, when its copy is not saved */
-	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache)
+	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache && !again)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:
@@ -1021,6 +1037,75 @@ void lazy_arm_r_brk(struct proc *p)
 		fs->status = FS_NOTIFY;
 	else if (fs->status == FS_ARMED)
 		fs->status = FS_NOTIFY;
+}
+
+/* A live jump at AT (5 bytes, the first an instruction's start) made to
+ * lead to DEST while threads may run it: an int3 first (a thread that meets
+ * it is sent on by lazy_breakpoint), then the displacement, then the
+ * opcode, each store whole. */
+static int repoint(struct proc *p, uint64_t at, uint64_t dest)
+{
+	static const uint8_t int3 = 0xcc, jmp = 0xe9;
+	int32_t rel = (int32_t)(dest - (at + PATCH_LEN));
+	int err = proc_patch_write(p, at, &int3, 1);
+	if (!err)
+		err = proc_patch_write(p, at + 1, &rel, 4);
+	return err ? err : proc_patch_write(p, at, &jmp, 1);
+}
+
+/* The same for a jump at AT in a copy, in window W: through reticle's own
+ * mapping of the window (the process maps it read-only and shared, which
+ * /proc/PID/mem does not write). */
+static void repoint_copy(struct window *w, uint64_t at, uint64_t dest)
+{
+	volatile uint8_t *b = window_local(w, at);
+	int32_t rel = (int32_t)(dest - (at + PATCH_LEN));
+	b[0] = 0xcc;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy((uint8_t *)b + 1, &rel, 4);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	b[0] = 0xe9;
+}
+
+int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
+{
+	struct func_state *fs = &m->fs[k];
+	if (fs->status != FS_DONE || !fs->entry)
+		return 0;
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	uint64_t old = fs->entry, orig = f->addr + m->bias;
+	uint64_t *old_from = fs->map_from, *old_to = fs->map_to;
+	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints };
+	if (rtl_grow(&p->retired, &p->capretired, p->nretired + 1, sizeof(*p->retired)))
+		return -ENOMEM;
+	fs->map_from = fs->map_to = NULL;   /* record_result takes the new copy's */
+	int err = instrument_as(p, m, k, 0, false, NULL, true);
+	if (err) {   /* the old copy goes on */
+		fs->status = FS_DONE;
+		free(fs->map_from);
+		free(fs->map_to);
+		fs->map_from = old_from;
+		fs->map_to = old_to;
+		return err;
+	}
+	free(old_from);
+	free(old_to);
+	p->retired[p->nretired++] = r;
+	relocated(p, m, k);
+	/* the original entry's jump, then what still leads into the old copy
+	 * (calls from copies made before) at its first instruction: a 5-byte
+	 * nop where copies are made to be replaced (entry_pad), else an int3
+	 * for good */
+	err = repoint(p, orig, fs->entry);
+	struct window *w = proc_window_at(p, old, PATCH_LEN);
+	if (!err && w && !find_ret_trap(p, old) && !(err = add_ret_trap(p, old, fs->entry))) {
+		if (session_dynamic(p->s)) {
+			repoint_copy(w, old, fs->entry);
+		} else {
+			*(volatile uint8_t *)window_local(w, old) = 0xcc;   /* for good */
+		}
+	}
+	return err;
 }
 
 int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre)

@@ -222,11 +222,14 @@ static int onstack(struct parser *ps, struct probe_test *t)
 			return -ENOMEM;
 		}
 		prog->onstack_timer = n;
-		if (prog->next_id > RTL_MAX_SNIPPET_ID)
-			return fail(ps, "more than %d counters and timers in one program", RTL_MAX_SNIPPET_ID);
+		if (prog->next_timer > RTL_MAX_TIMER_ID) {
+			free(pat);
+			return fail(ps, "more than %d timers (time(), hist(latency), onstack()) in one program",
+				    RTL_MAX_TIMER_ID);
+		}
 		i = prog->nonstack++;
 		prog->onstack[i] = pat;
-		prog->onstack_timer[i] = prog->next_id++;
+		prog->onstack_timer[i] = prog->next_timer++;
 	} else {
 		free(pat);
 	}
@@ -418,8 +421,14 @@ static int action(struct parser *ps, struct probe_clause *c)
 		free(kt.symbol);
 		return err;
 	}
-	if (ps->prog->next_id > RTL_MAX_SNIPPET_ID)
-		return fail(ps, "more than %d counters and timers in one program", RTL_MAX_SNIPPET_ID);
+	/* timers are numbered apart, below RTL_MAX_TIMER_ID; counters after */
+	bool timer = kind == PROBE_TIME || latency;
+	if (timer ? ps->prog->next_timer > RTL_MAX_TIMER_ID : ps->prog->next_id > RTL_MAX_SNIPPET_ID) {
+		free(kt.symbol);
+		return timer ? fail(ps, "more than %d timers (time(), hist(latency), onstack()) in one program",
+				    RTL_MAX_TIMER_ID)
+			     : fail(ps, "more than %d counters in one program", RTL_MAX_SNIPPET_ID - RTL_MAX_TIMER_ID);
+	}
 	struct probe_action *a = push(&c->acts, &c->nacts, sizeof(*a));
 	if (!a) {
 		free(kt.symbol);
@@ -428,7 +437,7 @@ static int action(struct parser *ps, struct probe_clause *c)
 	a->agg = agg;
 	a->key = kt;
 	a->latency = latency;
-	a->id = ps->prog->next_id++;
+	a->id = timer ? ps->prog->next_timer++ : ps->prog->next_id++;
 	return 0;
 }
 
@@ -476,19 +485,62 @@ static int clause(struct parser *ps)
 	return err;
 }
 
-int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len)
+static void free_clause(struct probe_clause *c)
 {
-	memset(out, 0, sizeof(*out));
-	out->next_id = 1;
-	struct parser ps = { text, text, err, len, false, out };
+	for (size_t k = 0; k < c->npts; k++) {
+		free(c->pts[k].module);
+		free(c->pts[k].func);
+	}
+	for (size_t k = 0; k < c->ntests; k++)
+		free(c->tests[k].symbol);
+	for (size_t k = 0; k < c->nacts; k++)
+		free(c->acts[k].key.symbol);
+	free(c->pts);
+	free(c->tests);
+	free(c->acts);
+	free(c->text);
+}
+
+int probe_parse_more(const char *text, struct probe_prog *prog, char *err, size_t len)
+{
+	size_t ncl = prog->ncl, naggs = prog->naggs, nonstack = prog->nonstack;
+	uint32_t next_id = prog->next_id, next_timer = prog->next_timer;
+	struct parser ps = { text, text, err, len, false, prog };
 	int rc = 0;
 	skip_space(&ps);
 	if (!*ps.p)
 		rc = fail(&ps, "the program has no clause (e.g. 'entry:main { @calls = count(); }')");
-	while (!rc && (skip_space(&ps), *ps.p))
+	while (!rc && (skip_space(&ps), *ps.p)) {
+		const char *start = ps.p;
 		rc = clause(&ps);
+		struct probe_clause *c = &prog->cl[prog->ncl - 1];
+		if (!rc && !(c->text = strndup(start, (size_t)(ps.p - start))))
+			rc = -ENOMEM;
+	}
 	if (rc == -ENOMEM && len)
 		snprintf(err, len, "out of memory");
+	if (rc) {   /* as it was */
+		for (size_t i = ncl; i < prog->ncl; i++)
+			free_clause(&prog->cl[i]);
+		for (size_t i = naggs; i < prog->naggs; i++)
+			free(prog->aggs[i].name);
+		for (size_t i = nonstack; i < prog->nonstack; i++)
+			free(prog->onstack[i]);
+		prog->ncl = ncl;
+		prog->naggs = naggs;
+		prog->nonstack = nonstack;
+		prog->next_id = next_id;
+		prog->next_timer = next_timer;
+	}
+	return rc;
+}
+
+int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len)
+{
+	memset(out, 0, sizeof(*out));
+	out->next_id = RTL_MAX_TIMER_ID + 1;
+	out->next_timer = 1;
+	int rc = probe_parse_more(text, out, err, len);
 	if (rc)
 		probe_prog_free(out);
 	return rc;
@@ -496,20 +548,8 @@ int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len)
 
 void probe_prog_free(struct probe_prog *p)
 {
-	for (size_t i = 0; i < p->ncl; i++) {
-		struct probe_clause *c = &p->cl[i];
-		for (size_t k = 0; k < c->npts; k++) {
-			free(c->pts[k].module);
-			free(c->pts[k].func);
-		}
-		for (size_t k = 0; k < c->ntests; k++)
-			free(c->tests[k].symbol);
-		for (size_t k = 0; k < c->nacts; k++)
-			free(c->acts[k].key.symbol);
-		free(c->pts);
-		free(c->tests);
-		free(c->acts);
-	}
+	for (size_t i = 0; i < p->ncl; i++)
+		free_clause(&p->cl[i]);
 	for (size_t i = 0; i < p->naggs; i++)
 		free(p->aggs[i].name);
 	for (size_t i = 0; i < p->nonstack; i++)

@@ -54,6 +54,8 @@ struct probe_clause {
 	struct probe_action *acts;
 	size_t nacts;
 	int line;
+	char *text;               /* as written */
+	bool removed;             /* taken out while the program runs: plans skip it */
 };
 
 struct probe_prog {
@@ -66,12 +68,16 @@ struct probe_prog {
 	char **onstack;
 	uint32_t *onstack_timer;
 	size_t nonstack;
-	uint32_t next_id;
+	uint32_t next_id;         /* the next counter's id (above RTL_MAX_TIMER_ID) */
+	uint32_t next_timer;      /* the next timer's number */
 };
 
 /* Parses TEXT into *OUT. Returns 0, or -EINVAL with a message "line L,
  * column C: ..." in ERR (LEN bytes). */
 int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len);
+/* Parses TEXT as more clauses of P (ids going on from P's); on an error P
+ * is as it was. */
+int probe_parse_more(const char *text, struct probe_prog *p, char *err, size_t len);
 void probe_prog_free(struct probe_prog *p);
 
 /* Whether POINT's patterns match function NAME of MODULE (a path). */

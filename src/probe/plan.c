@@ -185,9 +185,9 @@ static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind
 	case RTL_OPND_RETVAL: return kind == RTL_POINT_EXIT;
 	case RTL_OPND_REG: return q->index < 16 && q->index != 4;
 	case RTL_OPND_GLOBAL: return q->where != 0;
-	case RTL_OPND_ONSTACK: return q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID;
+	case RTL_OPND_ONSTACK: return q->where >= 1 && q->where <= RTL_MAX_TIMER_ID;
 	case RTL_OPND_LATENCY:
-		return kind == RTL_POINT_EXIT && q->where >= 1 && q->where <= RTL_MAX_SNIPPET_ID && q->size == 8;
+		return kind == RTL_POINT_EXIT && q->where >= 1 && q->where <= RTL_MAX_TIMER_ID && q->size == 8;
 	default: return false;
 	}
 }
@@ -200,7 +200,8 @@ static int push_own(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, con
 	bool counter = (s->op == RTL_PRIM_COUNT || s->op == RTL_PRIM_COUNT_BY) &&
 		       (kind == RTL_POINT_ENTRY || kind == RTL_POINT_EXIT);
 	bool keyed = s->op == RTL_PRIM_COUNT_BY;
-	if (!s->id || s->id > RTL_MAX_SNIPPET_ID || s->npred > RTL_MAX_PREDICATES ||
+	if (!s->id || s->id > (s->op == RTL_PRIM_TIMER_START ? RTL_MAX_TIMER_ID : RTL_MAX_SNIPPET_ID) ||
+	    s->npred > RTL_MAX_PREDICATES ||
 	    (!counter && s->op != RTL_PRIM_TIMER_START) || (s->npred && !s->pred) ||
 	    (keyed && (!s->key || !predicate_ok(s->key, kind) || s->key->operand == RTL_OPND_ONSTACK)))
 		return -RTL_ERR_UNSUPPORTED;

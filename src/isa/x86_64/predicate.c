@@ -192,12 +192,12 @@ int x86_load_operand(struct x86_writer *w, const struct rtl_predicate *q)
 		load(w, 0, true, q->size, q->is_unsigned);
 		break;
 	case RTL_OPND_ONSTACK:
-		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
+		if (q->where < 1 || q->where > RTL_MAX_TIMER_ID)
 			return -RTL_ERR_UNSUPPORTED;
 		onstack(w, (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer)));
 		break;
 	case RTL_OPND_LATENCY:
-		if (q->where < 1 || q->where > RTL_MAX_SNIPPET_ID)
+		if (q->where < 1 || q->where > RTL_MAX_TIMER_ID)
 			return -RTL_ERR_UNSUPPORTED;
 		latency(w, (uint32_t)(TA_WORDS + q->where * sizeof(struct ta_timer)));
 		break;

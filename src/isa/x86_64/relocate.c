@@ -1282,6 +1282,10 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	for (size_t k = 0; k < e.plan.n && !e.traces_memory; k++)
 		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
+	if (env->entry_pad) {
+		static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };   /* nop dword [rax+rax] */
+		x86_put(&out->w, nop5, sizeof(nop5));
+	}
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_TIMER_START)) {
 		out->timer_desc = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;

@@ -65,6 +65,9 @@ struct x86_reloc_env {
 	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a);
 	void (*mem_untraced)(void *ctx, uint64_t insn);
 	bool fsgsbase;          /* rdfsbase works: %fs operands are traced */
+	/* the copy starts with a 5-byte nop, which a jump to the copy made
+	 * to replace it overwrites (lazy_reinstrument) */
+	bool entry_pad;
 	/* The function's identity for its signal slot (RTL_PRIM_SLOT_SET:
 	 * probe_signal_id), 0 to store the copy's address instead. */
 	uint32_t signal_id;

@@ -1,0 +1,220 @@
+/* reticle ctl: probes added to and removed from a running `reticle probe`
+ * session, from another terminal; and the session's side of it, a UNIX
+ * socket it listens on, named by the pid of the process it measures.
+ *
+ * A request is one connection: a verb line ("add", "remove ID", "list"),
+ * then for add the clauses' text; the answer is text, its first line "ok"
+ * or "error: WHY". The session serves requests between the engine's events
+ * (its tick), where copies can be made again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "cli.h"
+#include "collectors/probe.h"
+
+int ctl_socket_path(long pid, char *buf, size_t len, bool make_dir)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	char dir[200];
+	if (run && *run)
+		snprintf(dir, sizeof(dir), "%s/reticle", run);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/reticle-%u", (unsigned)getuid());
+	if (make_dir && mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	/* a directory of someone else's is no place for our socket */
+	if (make_dir && (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()))
+		return -EACCES;
+	int n = snprintf(buf, len, "%s/probe-%ld.sock", dir, pid);
+	return n < 0 || (size_t)n >= len || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path) ? -ENAMETOOLONG
+													  : 0;
+}
+
+int ctl_listen(long pid, char *path, size_t len)
+{
+	int err = ctl_socket_path(pid, path, len, true);
+	if (err)
+		return err;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(path);   /* a session of the same pid that died */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Reads a request from FD (up to 64 KiB, until the client's end), 1 s at
+ * most. */
+static char *read_request(int fd)
+{
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+	struct pollfd pf = { fd, POLLIN, 0 };
+	while (buf && poll(&pf, 1, 1000) == 1) {
+		if (n + 1 >= cap) {
+			char *b = cap < (64 << 10) ? realloc(buf, cap *= 2) : NULL;
+			if (!b) {
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+		}
+		ssize_t got = read(fd, buf + n, cap - n - 1);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	if (buf)
+		buf[n] = 0;
+	return buf;
+}
+
+static void answer(int fd, rtl_session *s, char *req)
+{
+	char msg[1024];
+	char *body = strchr(req, '\n');
+	if (body)
+		*body++ = 0;
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *f = open_memstream(&out, &outlen);
+	if (!f)
+		return;
+	if (!strcmp(req, "add")) {
+		if (probe_collector_add(s, body ? body : "", msg, sizeof(msg)))
+			fprintf(f, "error: %s\n", msg);
+		else
+			fprintf(f, "ok %s\n", msg);
+	} else if (!strncmp(req, "remove ", 7)) {
+		char *end;
+		long id = strtol(req + 7, &end, 10);
+		if (*end || id <= 0)
+			fprintf(f, "error: remove takes a clause's number (reticle ctl PID list)\n");
+		else if (probe_collector_remove(s, (size_t)id, msg, sizeof(msg)))
+			fprintf(f, "error: %s\n", msg);
+		else
+			fprintf(f, "ok %s\n", msg);
+	} else if (!strcmp(req, "list")) {
+		fprintf(f, "ok\n");
+		probe_collector_list(f);
+	} else {
+		fprintf(f, "error: unknown request '%s'\n", req);
+	}
+	fclose(f);
+	for (size_t done = 0; done < outlen;) {
+		ssize_t w = write(fd, out + done, outlen - done);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	free(out);
+}
+
+void ctl_serve(int lfd, rtl_session *s)
+{
+	for (int c; (c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0;) {
+		char *req = read_request(c);
+		if (req)
+			answer(c, s, req);
+		free(req);
+		close(c);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: reticle ctl PID add 'CLAUSES'\n"
+	      "       reticle ctl PID remove ID\n"
+	      "       reticle ctl PID list\n"
+	      "\n"
+	      "Changes the probe program of the 'reticle probe' session that measures\n"
+	      "process PID while it runs: add compiles more clauses (docs/probe.md) into\n"
+	      "the functions they name, those that ran already made again; remove takes\n"
+	      "clause ID out (its aggregations keep what it counted while it was in);\n"
+	      "list shows the clauses with their numbers. The session prints every\n"
+	      "aggregation at its end.\n", f);
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	char *end;
+	long pid = argc >= 3 ? strtol(argv[1], &end, 10) : 0;
+	if (argc < 3 || !*argv[1] || *end || pid <= 0) {
+		cli_error("ctl: give a process id and a request (try 'reticle ctl --help')");
+		return CLI_EXIT_USAGE;
+	}
+	const char *verb = argv[2];
+	char req[70000];
+	if (!strcmp(verb, "add") && argc == 4)
+		snprintf(req, sizeof(req), "add\n%s", argv[3]);
+	else if (!strcmp(verb, "remove") && argc == 4)
+		snprintf(req, sizeof(req), "remove %s", argv[3]);
+	else if (!strcmp(verb, "list") && argc == 3)
+		snprintf(req, sizeof(req), "list");
+	else {
+		cli_error("ctl: the requests are add 'CLAUSES', remove ID and list (try 'reticle ctl --help')");
+		return CLI_EXIT_USAGE;
+	}
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[sizeof(sa.sun_path)];
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ctl_socket_path(pid, path, sizeof(path), false) || fd < 0) {
+		cli_error("ctl: %s", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		cli_error("ctl: no 'reticle probe' session measures process %ld (%s)", pid, strerror(errno));
+		close(fd);
+		return CLI_EXIT_FAIL;
+	}
+	size_t len = strlen(req);
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(fd, req + done, len - done);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	shutdown(fd, SHUT_WR);
+	char buf[4096];
+	size_t n = 0;
+	ssize_t got;
+	bool first = true, ok = false;
+	while ((got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += (size_t)got;
+		buf[n] = 0;
+		if (first && strchr(buf, '\n')) {
+			first = false;
+			ok = !strncmp(buf, "ok", 2);
+		}
+		fputs(buf, ok ? stdout : stderr);
+		n = 0;
+	}
+	close(fd);
+	if (first) {
+		cli_error("ctl: the session of process %ld did not answer", pid);
+		return CLI_EXIT_FAIL;
+	}
+	return ok ? 0 : CLI_EXIT_FAIL;
+}
