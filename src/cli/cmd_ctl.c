@@ -103,11 +103,18 @@ static void answer(int fd, rtl_session *s, char *req)
 		else
 			fprintf(f, "ok %s\n", msg);
 	} else if (!strncmp(req, "remove ", 7)) {
-		char *end;
-		long id = strtol(req + 7, &end, 10);
-		if (*end || id <= 0)
-			fprintf(f, "error: remove takes a clause's number (reticle ctl PID list)\n");
-		else if (probe_collector_remove(s, (size_t)id, msg, sizeof(msg)))
+		size_t ids[256], n = 0;
+		char *end, *at = req + 7;
+		bool bad = false;
+		while (*at && !bad) {
+			long id = strtol(at, &end, 10);
+			bad = end == at || id <= 0 || n == sizeof(ids) / sizeof(*ids) || (*end && *end != ' ');
+			ids[n++] = (size_t)id;
+			at = end + (*end == ' ');
+		}
+		if (bad || !n)
+			fprintf(f, "error: remove takes clauses' numbers (reticle ctl PID list)\n");
+		else if (probe_collector_remove(s, ids, n, msg, sizeof(msg)))
 			fprintf(f, "error: %s\n", msg);
 		else
 			fprintf(f, "ok %s\n", msg);
@@ -141,13 +148,14 @@ void ctl_serve(int lfd, rtl_session *s)
 static void usage(FILE *f)
 {
 	fputs("usage: reticle ctl PID add 'CLAUSES'\n"
-	      "       reticle ctl PID remove ID\n"
+	      "       reticle ctl PID remove ID...\n"
 	      "       reticle ctl PID list\n"
 	      "\n"
 	      "Changes the probe program of the 'reticle probe' session that measures\n"
 	      "process PID while it runs: add compiles more clauses (docs/probe.md) into\n"
 	      "the functions they name, those that ran already made again; remove takes\n"
-	      "clause ID out (its aggregations keep what it counted while it was in);\n"
+	      "clauses out, at once (their aggregations keep what they counted while\n"
+	      "they were in);\n"
 	      "list shows the clauses with their numbers. The session prints every\n"
 	      "aggregation at its end.\n", f);
 }
@@ -168,12 +176,15 @@ int cmd_ctl(int argc, char **argv)
 	char req[70000];
 	if (!strcmp(verb, "add") && argc == 4)
 		snprintf(req, sizeof(req), "add\n%s", argv[3]);
-	else if (!strcmp(verb, "remove") && argc == 4)
-		snprintf(req, sizeof(req), "remove %s", argv[3]);
+	else if (!strcmp(verb, "remove") && argc >= 4) {
+		int n = snprintf(req, sizeof(req), "remove");
+		for (int i = 3; i < argc && n > 0 && (size_t)n < sizeof(req); i++)
+			n += snprintf(req + n, sizeof(req) - (size_t)n, " %s", argv[i]);
+	}
 	else if (!strcmp(verb, "list") && argc == 3)
 		snprintf(req, sizeof(req), "list");
 	else {
-		cli_error("ctl: the requests are add 'CLAUSES', remove ID and list (try 'reticle ctl --help')");
+		cli_error("ctl: the requests are add 'CLAUSES', remove ID... and list (try 'reticle ctl --help')");
 		return CLI_EXIT_USAGE;
 	}
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -597,16 +597,32 @@ int probe_collector_add(rtl_session *s, const char *text, char *msg, size_t len)
 	return 0;
 }
 
-int probe_collector_remove(rtl_session *s, size_t id, char *msg, size_t len)
+static bool removed_names(const char *module, const char *name, uint64_t addr, void *ctx)
 {
-	if (!id || id > st.prog.ncl || st.prog.cl[id - 1].removed) {
-		snprintf(msg, len, "no clause %zu in the program", id);
-		return -ENOENT;
-	}
-	st.prog.cl[id - 1].removed = true;
-	struct changed ch = { id - 1, id };
-	long made = rtl_session_reinstrument(s, changed_names, &ch);
-	snprintf(msg, len, "removed %zu (%ld functions made again)", id, made < 0 ? 0 : made);
+	(void)ctx;
+	for (size_t i = 0; i < st.prog.ncl; i++)
+		if (st.prog.cl[i].removing && clause_names(&st.prog.cl[i], module, name, addr))
+			return true;
+	return false;
+}
+
+int probe_collector_remove(rtl_session *s, const size_t *ids, size_t n, char *msg, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!ids[i] || ids[i] > st.prog.ncl || st.prog.cl[ids[i] - 1].removed) {
+			snprintf(msg, len, "no clause %zu in the program", ids[i]);
+			return -ENOENT;
+		}
+	for (size_t i = 0; i < n; i++)
+		st.prog.cl[ids[i] - 1].removed = st.prog.cl[ids[i] - 1].removing = true;
+	long made = rtl_session_reinstrument(s, removed_names, NULL);
+	for (size_t i = 0; i < n; i++)
+		st.prog.cl[ids[i] - 1].removing = false;
+	int k = snprintf(msg, len, "removed");
+	for (size_t i = 0; i < n && k >= 0 && (size_t)k < len; i++)
+		k += snprintf(msg + k, len - (size_t)k, " %zu", ids[i]);
+	if (k >= 0 && (size_t)k < len)
+		snprintf(msg + k, len - (size_t)k, " (%ld functions made again)", made < 0 ? 0 : made);
 	return 0;
 }
 

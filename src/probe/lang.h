@@ -56,6 +56,7 @@ struct probe_clause {
 	int line;
 	char *text;               /* as written */
 	bool removed;             /* taken out while the program runs: plans skip it */
+	bool removing;            /* being taken out (its functions made again) */
 };
 
 struct probe_prog {
