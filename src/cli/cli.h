@@ -49,14 +49,25 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);
 
+/* A list of paths (binaries), without duplicates; the executable
+ * mappings of process PID into it. */
+struct cli_paths {
+	char **v;
+	size_t n;
+};
+void cli_paths_add(struct cli_paths *p, const char *path);
+void cli_paths_free(struct cli_paths *p);
+void cli_process_modules(long pid, struct cli_paths *out);
+
 /* reticle probe's control socket (cmd_ctl.c), named by the measured
  * process's PID: its path (MAKE_DIR: its directory made, 0700); a
  * listening socket on it (the fd, or -err); requests served, without
- * waiting, from the session's tick. */
+ * waiting, from the session's tick (clauses added checked against PID's
+ * binaries). */
 struct rtl_session;
 int ctl_socket_path(long pid, char *buf, size_t len, bool make_dir);
 int ctl_listen(long pid, char *path, size_t len);
-void ctl_serve(int fd, struct rtl_session *s);
+void ctl_serve(int fd, struct rtl_session *s, long pid);
 
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };

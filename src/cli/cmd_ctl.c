@@ -86,7 +86,7 @@ static char *read_request(int fd)
 	return buf;
 }
 
-static void answer(int fd, rtl_session *s, char *req)
+static void answer(int fd, rtl_session *s, long pid, char *req)
 {
 	char msg[1024];
 	char *body = strchr(req, '\n');
@@ -98,7 +98,13 @@ static void answer(int fd, rtl_session *s, char *req)
 	if (!f)
 		return;
 	if (!strcmp(req, "add")) {
-		if (probe_collector_add(s, body ? body : "", msg, sizeof(msg)))
+		struct cli_paths mods = { 0 };
+		char what[64];
+		cli_process_modules(pid, &mods);
+		snprintf(what, sizeof(what), "process %ld", pid);
+		int err = probe_collector_add(s, body ? body : "", mods.v, mods.n, what, msg, sizeof(msg));
+		cli_paths_free(&mods);
+		if (err)
 			fprintf(f, "error: %s\n", msg);
 		else
 			fprintf(f, "ok %s\n", msg);
@@ -134,12 +140,12 @@ static void answer(int fd, rtl_session *s, char *req)
 	free(out);
 }
 
-void ctl_serve(int lfd, rtl_session *s)
+void ctl_serve(int lfd, rtl_session *s, long pid)
 {
 	for (int c; (c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0;) {
 		char *req = read_request(c);
 		if (req)
-			answer(c, s, req);
+			answer(c, s, pid, req);
 		free(req);
 		close(c);
 	}

@@ -69,6 +69,7 @@ static void tick(rtl_session *s, void *ctx)
 	if (t->ctl < 0 && t->pid >= 0) {
 		long pid = t->pid ? t->pid : (long)rtl_session_pid(s);
 		if (pid > 0) {
+			t->pid = pid;
 			t->ctl = ctl_listen(pid, t->path, sizeof(t->path));
 			if (t->ctl < 0) {
 				fprintf(stderr, "reticle: warning: probe: no control socket for 'reticle ctl' (%s)\n",
@@ -78,7 +79,7 @@ static void tick(rtl_session *s, void *ctx)
 		}
 	}
 	if (t->ctl >= 0)
-		ctl_serve(t->ctl, s);
+		ctl_serve(t->ctl, s, t->pid);
 	if (t->interval > 0 && t->ticks >= t->next) {
 		fprintf(t->out, "--- %.1f s\n", (double)t->ticks * TICK_MS / 1000);
 		probe_collector_print_live(t->out, s);
@@ -123,32 +124,6 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-struct paths {
-	char **v;
-	size_t n;
-};
-
-static void paths_add(struct paths *p, const char *path)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->v[i], path))
-			return;
-	char **v = realloc(p->v, (p->n + 1) * sizeof(*v));
-	if (v && (v[p->n] = strdup(path))) {
-		p->v = v;
-		p->n++;
-	} else if (v) {
-		p->v = v;
-	}
-}
-
-static void paths_free(struct paths *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i]);
-	free(p->v);
-}
-
 /* PROGRAM as execvp finds it (malloc'd), NULL if not. */
 static char *find_program(const char *prog)
 {
@@ -168,7 +143,7 @@ static char *find_program(const char *prog)
 /* The binaries a launch of COMMAND starts with: its executable and the
  * libraries its loader lists (the loader's --list runs none of its code);
  * none for a script or what cannot be read (nothing is checked then). */
-static void start_modules(const char *command, struct paths *out)
+static void start_modules(const char *command, struct cli_paths *out)
 {
 	char *exe = find_program(command);
 	rtl_binary *bin;
@@ -177,7 +152,7 @@ static void start_modules(const char *command, struct paths *out)
 		return;
 	}
 	const char *interp = rtl_binary_interp(bin);
-	paths_add(out, exe);
+	cli_paths_add(out, exe);
 	if (interp && !access(interp, X_OK)) {
 		int fds[2];
 		pid_t pid = pipe2(fds, O_CLOEXEC) ? -1 : fork();
@@ -196,7 +171,7 @@ static void start_modules(const char *command, struct paths *out)
 				char *arrow = strstr(line, "=> "), *path = arrow ? arrow + 3 : line + strspn(line, " \t");
 				path[strcspn(path, " \n(")] = 0;
 				if (*path == '/')
-					paths_add(out, path);
+					cli_paths_add(out, path);
 			}
 			if (f)
 				fclose(f);
@@ -210,24 +185,6 @@ static void start_modules(const char *command, struct paths *out)
 	}
 	rtl_binary_close(bin);
 	free(exe);
-}
-
-/* The binaries process PID has mapped executable. */
-static void process_modules(long pid, struct paths *out)
-{
-	char path[64], line[4096 + 128];
-	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char perms[8] = "", *file = strchr(line, '/');
-		if (sscanf(line, "%*s %7s", perms) != 1 || !strchr(perms, 'x') || !file)
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		if (!strstr(file, " (deleted)"))
-			paths_add(out, file);
-	}
-	if (f)
-		fclose(f);
 }
 
 /* Runs the loaded program's session (launch or attach); the status to exit
@@ -391,18 +348,18 @@ int cmd_probe(int argc, char **argv)
 	}
 	free(owned);
 	/* a point that names no function: refused before the program runs */
-	struct paths mods = { 0 };
+	struct cli_paths mods = { 0 };
 	if (launch)
 		start_modules(argv[optind], &mods);
 	else
-		process_modules(pid, &mods);
+		cli_process_modules(pid, &mods);
 	char what[300];
 	if (launch)
 		snprintf(what, sizeof(what), "%s or the libraries it loads at its start", argv[optind]);
 	else
 		snprintf(what, sizeof(what), "process %ld", pid);
 	int bad = mods.n ? probe_collector_check(mods.v, mods.n, what, why, sizeof(why)) : 0;
-	paths_free(&mods);
+	cli_paths_free(&mods);
 	if (bad) {
 		cli_error("probe: %s", why);
 		probe_collector_unload();

@@ -1,6 +1,7 @@
-/* What the commands that instrument (run, attach, top, detach) share: where
- * the warm-start cache lives and how much it may hold, and who traces a
- * process. */
+/* What the commands that instrument (run, attach, top, detach, probe,
+ * ctl) share: where the warm-start cache lives and how much it may hold,
+ * who traces a process, what its binaries are, and how attach and launch
+ * failures are told. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,4 +115,43 @@ int cli_launch_error(const char *program, int err)
 	bool cannot_run = err == -EACCES || err == -EISDIR || err == -ENOEXEC || err == -RTL_ERR_NOT_ELF ||
 			  err == -RTL_ERR_WRONG_ARCH || err == -RTL_ERR_TRUNCATED || err == -RTL_ERR_BAD_ELF;
 	return err == -ENOENT ? 127 : cannot_run ? 126 : CLI_EXIT_FAIL;
+}
+
+void cli_paths_add(struct cli_paths *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->v[i], path))
+			return;
+	char **v = realloc(p->v, (p->n + 1) * sizeof(*v));
+	if (v && (v[p->n] = strdup(path))) {
+		p->v = v;
+		p->n++;
+	} else if (v) {
+		p->v = v;
+	}
+}
+
+void cli_paths_free(struct cli_paths *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+}
+
+/* The binaries process PID has mapped executable. */
+void cli_process_modules(long pid, struct cli_paths *out)
+{
+	char path[64], line[4096 + 128];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8] = "", *file = strchr(line, '/');
+		if (sscanf(line, "%*s %7s", perms) != 1 || !strchr(perms, 'x') || !file)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		if (!strstr(file, " (deleted)"))
+			cli_paths_add(out, file);
+	}
+	if (f)
+		fclose(f);
 }

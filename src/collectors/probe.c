@@ -516,12 +516,15 @@ static bool some_module_has(char *const *modules, size_t n, const char *module, 
 	return false;
 }
 
-int probe_collector_check(char *const *modules, size_t n, const char *what, char *err, size_t len)
+/* probe_collector_check for the clauses from FROM on, and the onstack
+ * patterns from ONSTACK on. */
+static int check_from(const struct probe_mark *from, char *const *modules, size_t n, const char *what, char *err,
+		      size_t len)
 {
 	int rc = 0;
 	bool none;
 	pthread_mutex_lock(&st.lock);
-	for (size_t i = 0; i < st.prog.ncl && !rc; i++)
+	for (size_t i = from->ncl; i < st.prog.ncl && !rc; i++)
 		for (size_t k = 0; k < st.prog.cl[i].npts && !rc; k++) {
 			const struct probe_point *pt = &st.prog.cl[i].pts[k];
 			if (some_module_has(modules, n, pt->module, pt->func, &none) || (pt->module && none))
@@ -535,13 +538,19 @@ int probe_collector_check(char *const *modules, size_t n, const char *what, char
 					 pt->exit ? "exit" : "entry", pt->func);
 			rc = -ENOENT;
 		}
-	for (size_t i = 0; i < st.prog.nonstack && !rc; i++)
+	for (size_t i = from->nonstack; i < st.prog.nonstack && !rc; i++)
 		if (!some_module_has(modules, n, NULL, st.prog.onstack[i], &none)) {
 			snprintf(err, len, "onstack(%s): no function of %s matches it", st.prog.onstack[i], what);
 			rc = -ENOENT;
 		}
 	pthread_mutex_unlock(&st.lock);
 	return rc;
+}
+
+int probe_collector_check(char *const *modules, size_t n, const char *what, char *err, size_t len)
+{
+	const struct probe_mark all = { 0 };
+	return check_from(&all, modules, n, what, err, len);
 }
 
 /* Whether clause C names function NAME at link-time ADDR of MODULE: a
@@ -574,10 +583,14 @@ static bool changed_names(const char *module, const char *name, uint64_t addr, v
 	return false;
 }
 
-int probe_collector_add(rtl_session *s, const char *text, char *msg, size_t len)
+int probe_collector_add(rtl_session *s, const char *text, char *const *modules, size_t nmodules, const char *what,
+			char *msg, size_t len)
 {
+	struct probe_mark mark = probe_prog_mark(&st.prog);
 	size_t ncl = st.prog.ncl, naggs = st.prog.naggs;
 	int err = probe_parse_more(text, &st.prog, msg, len);
+	if (!err && nmodules && (err = check_from(&mark, modules, nmodules, what, msg, len)))
+		probe_prog_truncate(&st.prog, &mark);
 	if (err)
 		return err;
 	struct result *res = realloc(st.res, (st.prog.naggs ? st.prog.naggs : 1) * sizeof(*res));

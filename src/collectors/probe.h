@@ -25,11 +25,14 @@ void probe_collector_print(FILE *out);
 #include <reticle/session.h>
 void probe_collector_print_live(FILE *out, rtl_session *s);
 /* While session S runs (from its on_tick callback; it was made with
- * dynamic_probes): clauses TEXT added to the program, or clauses IDS (1:
+ * dynamic_probes): clauses TEXT added to the program (refused when they
+ * name no function of MODULES, as probe_collector_check says, WHAT naming
+ * them), or clauses IDS (1:
  * the first) taken out at once, and the functions they name that ran made
  * again.
  * Returns 0 or -err, with what was done or why not in MSG. */
-int probe_collector_add(rtl_session *s, const char *text, char *msg, size_t len);
+int probe_collector_add(rtl_session *s, const char *text, char *const *modules, size_t nmodules, const char *what,
+			char *msg, size_t len);
 int probe_collector_remove(rtl_session *s, const size_t *ids, size_t n, char *msg, size_t len);
 /* The program's clauses: "ID[ (removed)]\tTEXT" lines. */
 void probe_collector_list(FILE *out);

@@ -501,10 +501,29 @@ static void free_clause(struct probe_clause *c)
 	free(c->text);
 }
 
+struct probe_mark probe_prog_mark(const struct probe_prog *p)
+{
+	return (struct probe_mark){ p->ncl, p->naggs, p->nonstack, p->next_id, p->next_timer };
+}
+
+void probe_prog_truncate(struct probe_prog *prog, const struct probe_mark *m)
+{
+	for (size_t i = m->ncl; i < prog->ncl; i++)
+		free_clause(&prog->cl[i]);
+	for (size_t i = m->naggs; i < prog->naggs; i++)
+		free(prog->aggs[i].name);
+	for (size_t i = m->nonstack; i < prog->nonstack; i++)
+		free(prog->onstack[i]);
+	prog->ncl = m->ncl;
+	prog->naggs = m->naggs;
+	prog->nonstack = m->nonstack;
+	prog->next_id = m->next_id;
+	prog->next_timer = m->next_timer;
+}
+
 int probe_parse_more(const char *text, struct probe_prog *prog, char *err, size_t len)
 {
-	size_t ncl = prog->ncl, naggs = prog->naggs, nonstack = prog->nonstack;
-	uint32_t next_id = prog->next_id, next_timer = prog->next_timer;
+	struct probe_mark mark = probe_prog_mark(prog);
 	struct parser ps = { text, text, err, len, false, prog };
 	int rc = 0;
 	skip_space(&ps);
@@ -519,19 +538,8 @@ int probe_parse_more(const char *text, struct probe_prog *prog, char *err, size_
 	}
 	if (rc == -ENOMEM && len)
 		snprintf(err, len, "out of memory");
-	if (rc) {   /* as it was */
-		for (size_t i = ncl; i < prog->ncl; i++)
-			free_clause(&prog->cl[i]);
-		for (size_t i = naggs; i < prog->naggs; i++)
-			free(prog->aggs[i].name);
-		for (size_t i = nonstack; i < prog->nonstack; i++)
-			free(prog->onstack[i]);
-		prog->ncl = ncl;
-		prog->naggs = naggs;
-		prog->nonstack = nonstack;
-		prog->next_id = next_id;
-		prog->next_timer = next_timer;
-	}
+	if (rc)   /* as it was */
+		probe_prog_truncate(prog, &mark);
 	return rc;
 }
 

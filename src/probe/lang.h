@@ -76,6 +76,13 @@ struct probe_prog {
 /* Parses TEXT into *OUT. Returns 0, or -EINVAL with a message "line L,
  * column C: ..." in ERR (LEN bytes). */
 int probe_parse(const char *text, struct probe_prog *out, char *err, size_t len);
+/* Where a program stands, and back to it (clauses added after dropped). */
+struct probe_mark {
+	size_t ncl, naggs, nonstack;
+	uint32_t next_id, next_timer;
+};
+struct probe_mark probe_prog_mark(const struct probe_prog *p);
+void probe_prog_truncate(struct probe_prog *p, const struct probe_mark *m);
 /* Parses TEXT as more clauses of P (ids going on from P's); on an error P
  * is as it was. */
 int probe_parse_more(const char *text, struct probe_prog *p, char *err, size_t len);

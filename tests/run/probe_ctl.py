@@ -68,7 +68,7 @@ def main():
             fail("no control socket")
             return 1
         for text, why in (("entry:step { @x = nope(); }", "expected count()"),
-                          ("entry:nosuch { @x = count(); }", None)):
+                          ("entry:nosuchfunction { @x = count(); }", "no function")):
             r = ctl(reticle, pid, "add", text, want_ok=False)
             if why and (r.returncode == 0 or why not in r.stderr):
                 fail(f"bad clause {text!r}: exit {r.returncode}, {r.stderr!r}")
