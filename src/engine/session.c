@@ -148,31 +148,51 @@ struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
 bool session_dynamic(const struct rtl_session *s) { return s->dynamic; }
 
+/* Calls EACH(P, M, K, CTX) for every relocated function K of every loaded
+ * module M of P, while it returns true; whether all did. */
+static bool each_relocated(struct proc *p, bool (*each)(struct proc *p, struct module *m, size_t k, void *ctx),
+			   void *ctx)
+{
+	for (size_t j = 0; j < p->nmods; j++) {
+		struct module *m = &p->mods[j];
+		size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
+		for (size_t k = 0; k < nf; k++)
+			if (m->fs[k].status == FS_DONE && !each(p, m, k, ctx))
+				return false;
+	}
+	return true;
+}
+
+struct reinstrument {
+	bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx);
+	void *ctx;
+	long made;
+};
+
+static bool reinstrument_one(struct proc *p, struct module *m, size_t k, void *ctx)
+{
+	struct reinstrument *r = ctx;
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	if (!r->want(m->path, f->name, f->addr, r->ctx))
+		return true;
+	int err = lazy_reinstrument(p, m, k);
+	if (err)
+		rtl_warn("pid %d: %s: its copy could not be made again (%s): the old one serves on", (int)p->pid,
+			 f->name, rtl_strerror(err));
+	else
+		r->made++;
+	return true;
+}
+
 long rtl_session_reinstrument(rtl_session *s, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
 			      void *ctx)
 {
 	if (!s->dynamic)
 		return -RTL_ERR_BAD_OPTION;
-	long made = 0;
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc *p = s->procs[i];
-		for (size_t j = 0; j < p->nmods; j++) {
-			struct module *m = &p->mods[j];
-			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
-			for (size_t k = 0; k < nf; k++) {
-				const rtl_function *f = rtl_binary_function(m->bin, k);
-				if (m->fs[k].status != FS_DONE || !want(m->path, f->name, f->addr, ctx))
-					continue;
-				int err = lazy_reinstrument(p, m, k);
-				if (err)
-					rtl_warn("pid %d: %s: its copy could not be made again (%s): the old one serves on",
-						 (int)p->pid, f->name, rtl_strerror(err));
-				else
-					made++;
-			}
-		}
-	}
-	return made;
+	struct reinstrument r = { want, ctx, 0 };
+	for (size_t i = 0; i < s->nprocs; i++)
+		each_relocated(s->procs[i], reinstrument_one, &r);
+	return r.made;
 }
 
 uint64_t session_bbv_interval(const struct rtl_session *s) { return s->bbv_interval; }
@@ -279,35 +299,37 @@ int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *
 	return 0;
 }
 
+struct live_counts {
+	struct rtl_live_count **out;
+	size_t n, cap;
+};
+
+static bool live_count(struct proc *p, struct module *m, size_t k, void *ctx)
+{
+	struct live_counts *lc = ctx;
+	const struct func_state *fs = &m->fs[k];
+	uint64_t instrs = 0;
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (br->counter)
+			instrs += proc_read_counter(p, br->counter) * br->ninstrs;
+	}
+	if (rtl_grow(lc->out, &lc->cap, lc->n + 1, sizeof(**lc->out)))
+		return false;
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	(*lc->out)[lc->n++] = (struct rtl_live_count){ p->pid, m->path, f->name, f->addr,
+						       fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
+						       instrs };
+	return true;
+}
+
 size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out)
 {
-	size_t n = 0, cap = 0;
+	struct live_counts lc = { out, 0, 0 };
 	*out = NULL;
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc *p = s->procs[i];
-		for (size_t j = 0; j < p->nmods; j++) {
-			struct module *m = &p->mods[j];
-			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
-			for (size_t k = 0; k < nf; k++) {
-				const struct func_state *fs = &m->fs[k];
-				if (fs->status != FS_DONE)
-					continue;
-				uint64_t instrs = 0;
-				for (uint32_t b = 0; b < fs->nblocks; b++) {
-					const struct block_rec *br = &p->blocks[fs->block0 + b];
-					if (br->counter)
-						instrs += proc_read_counter(p, br->counter) * br->ninstrs;
-				}
-				if (rtl_grow(out, &cap, n + 1, sizeof(**out)))
-					return n;
-				const rtl_function *f = rtl_binary_function(m->bin, k);
-				(*out)[n++] = (struct rtl_live_count){
-					p->pid, m->path, f->name, f->addr,
-					fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0, instrs };
-			}
-		}
-	}
-	return n;
+	for (size_t i = 0; i < s->nprocs && each_relocated(s->procs[i], live_count, &lc); i++)
+		;
+	return lc.n;
 }
 
 static bool live_push(struct rtl_live_point **out, size_t *n, size_t *cap, struct rtl_live_point pt)
@@ -364,6 +386,22 @@ struct live_ctx {
 	bool ok;
 };
 
+static void live_point(const struct point_rec *pr, void *ctx);
+
+/* Function K of M's snippets with ids, its old copies' too. */
+static bool live_function(struct proc *p, struct module *m, size_t k, void *ctx)
+{
+	struct live_ctx *lc = ctx;
+	const struct func_state *fs = &m->fs[k];
+	lc->m = m;
+	lc->f = rtl_binary_function(m->bin, k);
+	for (uint32_t q = 0; q < fs->npoints && lc->ok; q++)
+		live_point(&p->points[fs->point0 + q], lc);
+	if (p->nretired)
+		proc_each_retired_point(p, (size_t)(m - p->mods), k, live_point, lc);
+	return lc->ok;
+}
+
 /* Point record PR of a function, if a snippet of its own: its count, or
  * its key's counts. */
 static void live_point(const struct point_rec *pr, void *ctx)
@@ -400,28 +438,11 @@ size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
 			arcs_free(&arcs);
 			return n;
 		}
-		for (size_t j = 0; j < p->nmods; j++) {
-			struct module *m = &p->mods[j];
-			size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
-			for (size_t k = 0; k < nf; k++) {
-				const struct func_state *fs = &m->fs[k];
-				const rtl_function *f = rtl_binary_function(m->bin, k);
-				struct live_ctx lc = { p, &arcs, keyed, m, f, out, &n, &cap, true };
-				for (uint32_t q = 0; fs->status == FS_DONE && q < fs->npoints && lc.ok; q++)
-					live_point(&p->points[fs->point0 + q], &lc);
-				if (p->nretired && fs->status == FS_DONE)
-					proc_each_retired_point(p, j, k, live_point, &lc);
-				if (!lc.ok)
-					goto done;
-			}
-		}
-		if (!live_timers(p, out, &n, &cap))
-			goto done;
+		struct live_ctx lc = { p, &arcs, keyed, NULL, NULL, out, &n, &cap, true };
+		bool ok = each_relocated(p, live_function, &lc) && live_timers(p, out, &n, &cap);
 		arcs_free(&arcs);
-		continue;
-done:
-		arcs_free(&arcs);
-		return n;
+		if (!ok)
+			return n;
 	}
 	return n;
 }
