@@ -275,14 +275,17 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	bool timed = false;
 	int err = 0;
-	for (size_t i = 0; i < st.prog.nonstack && !err; i++)
-		if (probe_onstack_matches(&st.prog, i, cfg->name) || alias_matches(st.prog.onstack[i], cfg->module, cfg->addr)) {
+	for (size_t i = 0; i < st.prog.nonstack && !err; i++) {
+		char buf[512];
+		struct probe_point pt = probe_onstack_point(&st.prog, i, buf, sizeof(buf));
+		if (point_names(&pt, cfg)) {
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = st.prog.onstack_timer[i] };
 			timed = true;
 			/* a cold part runs inside its function's frame: no frame of its own */
 			if (!cold_part(cfg->name))
 				err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
 		}
+	}
 	for (size_t i = 0; i < st.prog.ncl && !err; i++) {
 		const struct probe_clause *c = &st.prog.cl[i];
 		struct rtl_predicate q[RTL_MAX_PREDICATES];
@@ -538,11 +541,15 @@ static int check_from(const struct probe_mark *from, char *const *modules, size_
 					 pt->exit ? "exit" : "entry", pt->func);
 			rc = -ENOENT;
 		}
-	for (size_t i = from->nonstack; i < st.prog.nonstack && !rc; i++)
-		if (!some_module_has(modules, n, NULL, st.prog.onstack[i], &none)) {
-			snprintf(err, len, "onstack(%s): no function of %s matches it", st.prog.onstack[i], what);
-			rc = -ENOENT;
-		}
+	for (size_t i = from->nonstack; i < st.prog.nonstack && !rc; i++) {
+		char buf[512];
+		struct probe_point pt = probe_onstack_point(&st.prog, i, buf, sizeof(buf));
+		if (some_module_has(modules, n, pt.module, pt.func, &none) || (pt.module && none))
+			continue;
+		snprintf(err, len, "onstack(%s): no function of %s matches it%s", st.prog.onstack[i], what,
+			 pt.module ? "" : " (one loaded later: write onstack(MODULE:F))");
+		rc = -ENOENT;
+	}
 	pthread_mutex_unlock(&st.lock);
 	return rc;
 }
@@ -562,9 +569,9 @@ static bool clause_names(const struct probe_clause *c, const char *module, const
 		if (point_names(&c->pts[i], &cfg))
 			return true;
 	for (size_t i = 0; i < c->ntests; i++) {
-		size_t g = c->tests[i].onstack;
-		if (c->tests[i].q.operand == RTL_OPND_ONSTACK &&
-		    (probe_onstack_matches(&st.prog, g, name) || alias_matches(st.prog.onstack[g], module, addr)))
+		char buf[512];
+		struct probe_point pt = probe_onstack_point(&st.prog, c->tests[i].onstack, buf, sizeof(buf));
+		if (c->tests[i].q.operand == RTL_OPND_ONSTACK && point_names(&pt, &cfg))
 			return true;
 	}
 	return false;

@@ -580,7 +580,15 @@ bool probe_point_matches(const struct probe_point *pt, const char *module, const
 	return base && !fnmatch(pt->module, base, 0);
 }
 
-bool probe_onstack_matches(const struct probe_prog *p, size_t i, const char *name)
+struct probe_point probe_onstack_point(const struct probe_prog *p, size_t i, char *buf, size_t len)
 {
-	return name && i < p->nonstack && !fnmatch(p->onstack[i], name, 0);
+	snprintf(buf, len, "%s", i < p->nonstack ? p->onstack[i] : "");
+	char *colon = strchr(buf, ':');
+	struct probe_point pt = { false, NULL, buf, false };
+	if (colon) {   /* MODULE:F */
+		*colon = 0;
+		pt.module = buf;
+		pt.func = colon + 1;
+	}
+	return pt;
 }

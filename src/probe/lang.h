@@ -90,7 +90,7 @@ void probe_prog_free(struct probe_prog *p);
 
 /* Whether POINT's patterns match function NAME of MODULE (a path). */
 bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name);
-/* Whether onstack pattern I of P matches NAME. */
-bool probe_onstack_matches(const struct probe_prog *p, size_t i, const char *name);
+/* Onstack pattern I of P ([MODULE:]F) as a point, its strings in BUF. */
+struct probe_point probe_onstack_point(const struct probe_prog *p, size_t i, char *buf, size_t len);
 
 #endif
