@@ -280,9 +280,12 @@ static bool inside_unwinder(struct proc *p, pid_t tid)
 /* Whether the loader has relocated the unwinder's module: it maps a
  * dlopen'd object and tells r_brk (RT_CONSISTENT) before it relocates it,
  * and a call into it then jumps through its unrelocated GOT. The loader
- * fills the PLT's GOT slots last: a slot that no longer holds its
- * link-time value (an address in the module's link-time extent; a shared
- * object's bias is never 0) tells that it is done. */
+ * fills the PLT's GOT slots last, in the order of their addresses: the
+ * highest one no longer holding its link-time value (an address in the
+ * module's link-time extent; a shared object's bias is never 0) tells that
+ * it is done. Not a .plt.got stub's slot: that one is in .got, filled
+ * with the other relocations, before the PLT's (libgcc_s under a dlopen
+ * with RTLD_NOW, as java's launcher does for libjvm). */
 static bool unwinder_relocated(struct proc *p)
 {
 	if (p->unwinder_relocated)
@@ -292,10 +295,11 @@ static bool unwinder_relocated(struct proc *p)
 		return false;
 	uint64_t lo, hi, slot = 0;
 	fn_link_extent(m->bin, &lo, &hi);
-	for (size_t i = rtl_binary_function_count(m->bin); i-- > 0 && !slot;) {
+	for (size_t i = 0; i < rtl_binary_function_count(m->bin); i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
-		if (f->sources & RTL_SRC_PLT)
-			slot = rtl_binary_plt_slot(m->bin, f);
+		uint64_t s = f->sources & RTL_SRC_PLT ? rtl_binary_plt_slot(m->bin, f) : 0;
+		if (s > slot)
+			slot = s;
 	}
 	uint64_t word;
 	if (!slot || !m->bias)
