@@ -11,7 +11,8 @@ stacks in its profile when the program ran long enough to be sampled.
 usage: same_output.py RETICLE WORKDIR [--stdin FILE] [--calls NAME=N ...]
                       [--collectors LIST ...] [--repeat N] [--timeout S]
                       [--loose-times] -- PROGRAM ARGS...
-A calltime run must have no negative exclusive time (--loose-times: not
+The unwind information of relocated code must have been registered (no
+warning that it was not). A calltime run must have no negative exclusive time (--loose-times: not
 checked, for Go, whose stack switches calltime's frames cannot follow).
 --repeat N runs each cold and warm pair N times (races show up in some runs
 only); a run still going after --timeout S seconds (default 600) is a hang."""
@@ -104,6 +105,9 @@ def main():
             print(r.stderr.decode(errors="replace")[-2000:])
             ok = False
         why = verify_copies.problem(r.stderr.decode(errors="replace"), warm)
+        if not why and b"not registered" in r.stderr:   # backtraces and exceptions would fail
+            why = "the unwind information of relocated code was not registered: " + \
+                  r.stderr.decode(errors="replace").split("not registered")[1][:200]
         if why:
             print(f"FAIL [{tag}]: {why}")
             ok = False
