@@ -422,7 +422,22 @@ static void foreign_entries(struct proc *p, struct module *m, const rtl_function
  * address that a code pointer the copy does not rewrite may reach. Where
  * 5 bytes do not fit (the next point is closer, say), an int3 does: a
  * trap there continues in the copy (slower, rarely met). */
+static int repoint(struct proc *p, uint64_t at, uint64_t dest);
+
+/* AGAIN: the function's copy is made again (lazy_reinstrument): the same
+ * places as the first time lead to the new copy, rewritten as with threads
+ * running (its return traps re-aimed, its jumps behind an int3 that is a
+ * return trap meanwhile). */
+static void patch_returns_as(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r,
+			     bool again);
+
 static void patch_returns(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r)
+{
+	patch_returns_as(p, m, f, r, false);
+}
+
+static void patch_returns_as(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r,
+			     bool again)
 {
 	if (!r->nrets && !p->original_returns)
 		return;
@@ -454,7 +469,15 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 		bool fits = at + PATCH_LEN <= lim;
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
-		if (fits) {
+		struct ret_trap *t = again ? (struct ret_trap *)find_ret_trap(p, at) : NULL;
+		if (t) {   /* made again: the trap, or the jump behind one */
+			t->to = pts[k].copy;
+			if (fits)
+				repoint(p, at, pts[k].copy);
+		} else if (again) {
+			if (fits && !add_ret_trap(p, at, pts[k].copy))
+				repoint(p, at, pts[k].copy);
+		} else if (fits) {
 			uint8_t jmp[PATCH_LEN] = { 0xe9 };
 			int32_t rel = (int32_t)(pts[k].copy - (at + PATCH_LEN));
 			memcpy(jmp + 1, &rel, 4);
@@ -1004,6 +1027,8 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	if (!again) {
 		patch_returns(p, m, f, &r);
 		rewrite_code_pointers(p, m, f, &r);
+	} else if (p->original_returns) {   /* every call of the copy returns through them */
+		patch_returns_as(p, m, f, &r, true);
 	}
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;

@@ -2,7 +2,7 @@
 """Probes inserted and removed while a multi-threaded program runs
 (reticle ctl), counted exactly for the windows they were in.
 
-usage: probe_ctl.py RETICLE WORKDIR TARGET [CYCLES]
+usage: probe_ctl.py RETICLE WORKDIR [--go] TARGET [CYCLES] [-- TARGET ARGS]
 
 TARGET (programs/probe_ctl_target.c) runs two threads calling spin() at
 full speed all along; on "run K N" it calls step() N times in two threads
@@ -15,6 +15,12 @@ ran at full speed through every insertion: its entries and returns, in
 one clause each added together, must differ by no more than the calls in
 flight (its two threads) and be above zero. CYCLES adds and removes 4 of
 them each, in one request each way: 1,000 probes for 250 cycles.
+
+--go: TARGET is the Go program (go/ctl.go, `TARGET ctl`): its functions
+are main.ctlStep and main.ctlSpin, whose returns after a call come back
+through the return points of the original code (Go runs with original
+return addresses), which a copy made again must take over: spin's exits
+are counted there.
 
 Also: requests to a session that does not exist, bad clauses and an
 unknown clause number are refused with a message and a non-zero exit, the
@@ -39,8 +45,14 @@ def ctl(reticle, pid, *args, want_ok=True):
 
 
 def main():
-    reticle, work, target = sys.argv[1:4]
-    cycles = int(sys.argv[4]) if len(sys.argv) > 4 else 250
+    args = sys.argv[1:]
+    go = "--go" in args
+    if go:
+        args.remove("--go")
+    reticle, work, target = args[:3]
+    cycles = int(args[3]) if len(args) > 3 else 250
+    cmd = [target, "ctl"] if go else [target]
+    step, spin = ("main.ctlStep", "main.ctlSpin") if go else ("step", "spin")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
@@ -48,7 +60,7 @@ def main():
     r = ctl(reticle, 999999, "list", want_ok=False)
     if r.returncode == 0 or "no 'reticle probe' session" not in r.stderr:
         fail(f"ctl of no session: exit {r.returncode}, {r.stderr!r}")
-    p = subprocess.Popen([reticle, "probe", "-r", agg, "entry:spin { @spin_all = count(); }", "--", target],
+    p = subprocess.Popen([reticle, "probe", "-r", agg, f"entry:{spin} {{ @spin_all = count(); }}", "--", *cmd],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
     truth = {}
@@ -67,7 +79,7 @@ def main():
         else:
             fail("no control socket")
             return 1
-        for text, why in (("entry:step { @x = nope(); }", "expected count()"),
+        for text, why in ((f"entry:{step} {{ @x = nope(); }}", "expected count()"),
                           ("entry:nosuchfunction { @x = count(); }", "no function")):
             r = ctl(reticle, pid, "add", text, want_ok=False)
             if why and (r.returncode == 0 or why not in r.stderr):
@@ -78,10 +90,10 @@ def main():
         t0 = time.time()
         for c in range(cycles):
             k = c % 8
-            text = (f"entry:step /arg0 == {k}/ {{ @step_k{c} = count(); }}\n"
-                    f"entry:step {{ @step_all{c} = count(); }}\n"
-                    f"entry:spin {{ @spin_in{c} = count(); }}\n"
-                    f"exit:spin {{ @spin_out{c} = count(); }}")
+            text = (f"entry:{step} /arg0 == {k}/ {{ @step_k{c} = count(); }}\n"
+                    f"entry:{step} {{ @step_all{c} = count(); }}\n"
+                    f"entry:{spin} {{ @spin_in{c} = count(); }}\n"
+                    f"exit:{spin} {{ @spin_out{c} = count(); }}")
             r = ctl(reticle, pid, "add", text)
             ids = re.findall(r"\d+", r.stdout.split("(")[0])
             if len(ids) != 4:

@@ -111,6 +111,10 @@ func spin(n int) int {
 var cgoSum = 42 // set through C when built with cgo
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "ctl" {
+		ctlMode()
+		return
+	}
 	fmt.Println("cgo:", cgoSum)
 	fmt.Println("depth:", depth(20000))
 	var wg sync.WaitGroup
