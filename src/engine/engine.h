@@ -190,7 +190,7 @@ struct proc {
 	size_t nret_traps, capret_traps;
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
-	struct retired_points { uint32_t mod, fn, point0, npoints; } *retired;
+	struct retired_points { uint32_t mod, fn, point0, npoints; uint64_t entry; } *retired;
 	size_t nretired, capretired;
 	bool unwind_off;          /* a registration call failed: none made any more */
 	/* PLT stubs that copies call while unbound: their slots are read

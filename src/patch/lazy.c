@@ -1100,7 +1100,7 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	uint64_t old = fs->entry, orig = f->addr + m->bias;
 	uint64_t *old_from = fs->map_from, *old_to = fs->map_to;
-	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints };
+	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints, old };
 	if (rtl_grow(&p->retired, &p->capretired, p->nretired + 1, sizeof(*p->retired)))
 		return -ENOMEM;
 	fs->map_from = fs->map_to = NULL;   /* record_result takes the new copy's */
@@ -1122,13 +1122,22 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 	 * nop where copies are made to be replaced (entry_pad), else an int3
 	 * for good */
 	err = repoint(p, orig, fs->entry);
-	struct window *w = proc_window_at(p, old, PATCH_LEN);
-	if (!err && w && !find_ret_trap(p, old) && !(err = add_ret_trap(p, old, fs->entry))) {
-		if (session_dynamic(p->s)) {
-			repoint_copy(w, old, fs->entry);
-		} else {
-			*(volatile uint8_t *)window_local(w, old) = 0xcc;   /* for good */
-		}
+	/* every old copy of it, not only the last, leads to the new one: no
+	 * chain of jumps grows with the changes */
+	for (size_t i = 0; i < p->nretired && !err; i++) {
+		const struct retired_points *o = &p->retired[i];
+		struct window *w = o->mod == r.mod && o->fn == r.fn ? proc_window_at(p, o->entry, PATCH_LEN) : NULL;
+		struct ret_trap *t = w ? (struct ret_trap *)find_ret_trap(p, o->entry) : NULL;
+		if (!w)
+			continue;
+		if (t)
+			t->to = fs->entry;
+		else if ((err = add_ret_trap(p, o->entry, fs->entry)))
+			break;
+		if (session_dynamic(p->s))
+			repoint_copy(w, o->entry, fs->entry);
+		else   /* no nop to write a jump over: an int3 for good */
+			*(volatile uint8_t *)window_local(w, o->entry) = 0xcc;
 	}
 	return err;
 }

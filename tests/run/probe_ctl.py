@@ -120,8 +120,11 @@ def main():
         if p.poll() is None:
             p.kill()
             p.wait()
+    err = p.stderr.read()
     if p.returncode != 0:
-        fail(f"exit status {p.returncode}: {p.stderr.read()[-2000:]}")
+        fail(f"exit status {p.returncode}: {err[-2000:]}")
+    elif "warning" in err:
+        fail(f"the session warned: {err[-2000:]}")
     got = {}
     for line in open(agg):
         m = re.match(r"^@(\w+): (\d+)$", line)
@@ -133,8 +136,15 @@ def main():
         fail(f"{len(wrong)} of {len(truth)} phases counted wrong: {wrong[:5]}")
     spin = [(c, got.get(f"spin_in{c}", 0), got.get(f"spin_out{c}", 0)) for c in truth]
     off = [s for s in spin if s[1] <= 0 or abs(s[1] - s[2]) > 2]
-    if off:
+    # Go: a goroutine preempted (SIGURG) in a copy that is being replaced
+    # may finish its call elsewhere: a known gap (docs/probe.md), bounded
+    # here to 10% so that a lost return point (its exits all gone) still fails
+    far = [s for s in spin if s[1] <= 0 or abs(s[1] - s[2]) > (max(2, s[1] // 10) if go else 2)]
+    if far:
         fail(f"spin's entries and returns while its probes were in: {off[:5]}")
+    elif off:
+        print(f"NOTE: spin's entries and returns differ by more than its 2 threads in {len(off)} cycles: "
+              f"{off[:5]}")
     if got.get("spin_all", 0) <= 0:
         fail("spin's count from the start is missing")
     print(f"{cycles} cycles, {4 * cycles} probes inserted and removed in {elapsed:.1f} s; "
