@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <reticle/binary.h>
 #include <reticle/collector.h>
@@ -57,7 +58,7 @@ enum { TICK_MS = 50 };
 struct ticker {
 	FILE *out;
 	double interval;          /* 0: no printing */
-	long ticks, next;         /* ticks so far; the one that prints next */
+	double start, next;       /* when it began, when it prints next (CLOCK_MONOTONIC s) */
 	long pid;                 /* the control socket's, once it listens */
 	int ctl;                  /* its fd, -1 before */
 	char path[256];
@@ -65,10 +66,18 @@ struct ticker {
 
 /* Every TICK_MS: the control socket (its listening starts at the first
  * tick, when the process is there), and the aggregations every interval. */
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* (by the clock: ticks that come late or merge under load do not shift it) */
 static void tick(rtl_session *s, void *ctx)
 {
 	struct ticker *t = ctx;
-	t->ticks++;
+	double now = now_s();
 	if (t->ctl < 0 && t->pid >= 0) {
 		long pid = t->pid ? t->pid : (long)rtl_session_pid(s);
 		if (pid > 0) {
@@ -83,10 +92,11 @@ static void tick(rtl_session *s, void *ctx)
 	}
 	if (t->ctl >= 0)
 		ctl_serve(t->ctl, s, t->pid);
-	if (t->interval > 0 && t->ticks >= t->next) {
-		fprintf(t->out, "--- %.1f s\n", (double)t->ticks * TICK_MS / 1000);
+	if (t->interval > 0 && now >= t->next) {
+		fprintf(t->out, "--- %.1f s\n", now - t->start);
 		probe_collector_print_live(t->out, s);
-		t->next = t->ticks + (long)(t->interval * 1000 / TICK_MS + 0.5);
+		while (t->next <= now)
+			t->next += t->interval;
 	}
 }
 
@@ -215,7 +225,8 @@ static int measure(char **command, long pid, double duration, const char *output
 			unlink(tmp);
 		return CLI_EXIT_FAIL;
 	}
-	struct ticker ticker = { out, interval, 0, (long)(interval * 1000 / TICK_MS + 0.5), command ? 0 : pid, -1, "" };
+	double start = now_s();
+	struct ticker ticker = { out, interval, start, start + interval, command ? 0 : pid, -1, "" };
 	if ((err = rtl_session_on_tick(s, TICK_MS / 1000.0, tick, &ticker))) {
 		cli_error("probe: %s", rtl_strerror(err));
 		rtl_session_destroy(s);

@@ -229,7 +229,7 @@ def check_attach(reticle, work, loop, env):
         # work(k) and work(k + 1): arg 3 in 2 of 10 rounds
         if o < 1000 or abs(o2 - o / 4) > 2 or abs(w3 - o / 5) > 3:
             fail(f"attach: @o {o}, @o2 {o2} (want a quarter), @w3 {w3} (want a fifth)")
-        if r.stdout.count("--- ") < 3:
+        if r.stdout.count("--- ") < 2 or "--- end" not in r.stdout:   # a loaded machine may print fewer
             fail(f"attach: --interval printed {r.stdout.count('--- ') - 1} times in 1 s at 0.3 s")
         if p.poll() is not None:
             fail(f"attach: the process ended ({p.returncode})")
