@@ -17,6 +17,7 @@
 #include <reticle/session.h>
 #include "cli.h"
 #include "collectors/probe.h"
+#include "os/linux/os.h"
 
 static void usage(FILE *f)
 {
@@ -140,17 +141,8 @@ static char *read_file(const char *path)
 /* PROGRAM as execvp finds it (malloc'd), NULL if not. */
 static char *find_program(const char *prog)
 {
-	if (strchr(prog, '/'))
-		return realpath(prog, NULL);
-	const char *env = getenv("PATH");
-	char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL, *found = NULL, path[4096];
-	for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
-		snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", prog);
-		if (!access(path, X_OK))
-			found = realpath(path, NULL);
-	}
-	free(dirs);
-	return found;
+	char path[PATH_MAX];
+	return os_find_program(prog, path, sizeof(path)) ? NULL : realpath(path, NULL);
 }
 
 /* The binaries a launch of COMMAND starts with: its executable and the

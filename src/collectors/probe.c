@@ -19,6 +19,7 @@
 #include "collectors/builtin.h"
 #include "collectors/probe.h"
 #include "probe/lang.h"
+#include "probe/plan.h"
 #include "util/hash.h"
 #include "util/log.h"
 
@@ -211,6 +212,26 @@ static int by_addr(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+/* M's function symbols, listed and sorted at the first question (under
+ * the lock). */
+static void list_funcs(struct symbols *m)
+{
+	if (!m->bin || m->listed)
+		return;
+	m->listed = true;
+	rtl_binary_foreach_symbol(m->bin, list_func, m);
+	if (m->nfuncs > 1)
+		qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), by_addr);
+}
+
+/* Whether PATTERN matches symbol NAME without its @VERSION. */
+static bool symbol_matches(const char *pattern, const char *name)
+{
+	char plain[256];
+	snprintf(plain, sizeof(plain), "%.*s", (int)strcspn(name, "@"), name);
+	return !fnmatch(pattern, plain, 0);
+}
+
 /* Whether PATTERN matches another name of the function at link-time ADDR
  * of MODULE (libc's __mmap is also mmap and mmap64). */
 static bool alias_matches(const char *pattern, const char *module, uint64_t addr)
@@ -218,12 +239,8 @@ static bool alias_matches(const char *pattern, const char *module, uint64_t addr
 	bool yes = false;
 	pthread_mutex_lock(&st.lock);
 	struct symbols *m = module_symbols(module);
-	if (m && m->bin && !m->listed) {
-		m->listed = true;
-		rtl_binary_foreach_symbol(m->bin, list_func, m);
-		if (m->nfuncs > 1)
-			qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), by_addr);
-	}
+	if (m)
+		list_funcs(m);
 	size_t lo = 0, hi = m ? m->nfuncs : 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -232,11 +249,8 @@ static bool alias_matches(const char *pattern, const char *module, uint64_t addr
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; m && i < m->nfuncs && m->funcs[i].addr == addr && !yes; i++) {
-		char name[256];   /* without @VERSION */
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(m->funcs[i].name, "@"), m->funcs[i].name);
-		yes = !fnmatch(pattern, name, 0);
-	}
+	for (size_t i = lo; m && i < m->nfuncs && m->funcs[i].addr == addr && !yes; i++)
+		yes = symbol_matches(pattern, m->funcs[i].name);
 	pthread_mutex_unlock(&st.lock);
 	return yes;
 }
@@ -262,12 +276,6 @@ static bool matches(const struct probe_clause *c, bool exit_, const struct rtl_f
 	return any;
 }
 
-static bool cold_part(const char *name)
-{
-	const char *cold = name ? strstr(name, ".cold") : NULL;
-	return cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
-}
-
 /* The function's numbered timers: each onstack group's that names it
  * (started always), each time() clause's that enters it (behind its
  * predicate); all stopped at its returns. */
@@ -282,7 +290,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = st.prog.onstack_timer[i] };
 			timed = true;
 			/* a cold part runs inside its function's frame: no frame of its own */
-			if (!cold_part(cfg->name))
+			if (!probe_cold_part(cfg->name))
 				err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
 		}
 	}
@@ -297,7 +305,7 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 			struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START, .id = c->acts[k].id, .pred = q,
 						     .npred = c->ntests };
 			timed = true;
-			if (!cold_part(cfg->name))
+			if (!probe_cold_part(cfg->name))
 				err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
 		}
 	}
@@ -345,7 +353,7 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 			if (g->kind == PROBE_TIME)
 				continue;
 			if (g->kind == PROBE_HIST && c->acts[k].latency) {
-				if (at_entry && !cold_part(cfg->name))
+				if (at_entry && !probe_cold_part(cfg->name))
 					err = plan_latency(cfg, plan, c->acts[k].id);
 				continue;
 			}
@@ -480,18 +488,10 @@ int probe_collector_load(const char *text, char *err, size_t len)
  * first (cheap), then the functions reticle finds (debug files, ...). */
 static bool module_has(struct symbols *m, const char *pattern)
 {
-	if (m->bin && !m->listed) {
-		m->listed = true;
-		rtl_binary_foreach_symbol(m->bin, list_func, m);
-		if (m->nfuncs > 1)
-			qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), by_addr);
-	}
-	for (size_t i = 0; i < m->nfuncs; i++) {
-		char name[256];
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(m->funcs[i].name, "@"), m->funcs[i].name);
-		if (!fnmatch(pattern, name, 0))
+	list_funcs(m);
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (symbol_matches(pattern, m->funcs[i].name))
 			return true;
-	}
 	rtl_binary *bin;
 	bool yes = false;
 	if (rtl_binary_open(m->module, &bin))

@@ -244,9 +244,7 @@ static int keys_of(struct proc *p, struct module *m, struct scratch *sc, size_t 
 			return -ENOMEM;
 		for (size_t j = 0; j < k; j++)
 			sc->kv[n++] = (struct rtl_key_view){ pr->kind, pr->id, pr->addr - m->bias,
-							     (int64_t)(e[j].key << (64 - ARC_SITE_SHIFT)) >>
-								     (64 - ARC_SITE_SHIFT),
-							     e[j].count };
+							     arc_key_value(e[j].key), e[j].count };
 	}
 	qsort(sc->kv, n, sizeof(*sc->kv), cmp_key);
 	*out = n;

@@ -342,32 +342,37 @@ static bool live_push(struct rtl_live_point **out, size_t *n, size_t *cap, struc
 
 /* P's numbered timers, per thread: the threads that ended, then the live
  * ones' areas. */
+/* Thread TID's numbered timers, the first N of its timer words T (read
+ * while it may run: each word once). */
+static bool live_thread_timers(struct proc *p, pid_t tid, const volatile struct ta_timer *t, size_t n, double hz,
+			       struct rtl_live_point **out, size_t *np, size_t *cap)
+{
+	for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID && id < n; id++) {
+		uint64_t calls = t[id].calls;
+		if (calls && !live_push(out, np, cap, (struct rtl_live_point){
+				     p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id, tid, calls,
+				     (double)(int64_t)t[id].inclusive / hz }))
+			return false;
+	}
+	return true;
+}
+
 static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, size_t *cap)
 {
 	double hz = timers_tsc_hz(p->s);
-	for (size_t i = 0; i < p->ntimes; i++)
-		for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID && id < p->times[i].n; id++) {
-			const struct ta_timer *t = &p->times[i].t[id];
-			if (t->calls && !live_push(out, n, cap, (struct rtl_live_point){
-						p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id,
-						p->times[i].tid, t->calls, (double)(int64_t)t->inclusive / hz }))
-				return false;
-		}
-	for (size_t i = 0; p->areas.addr && i < p->nthreads; i++) {
+	bool ok = true;
+	for (size_t i = 0; i < p->ntimes && ok; i++)   /* threads that ended */
+		ok = live_thread_timers(p, p->times[i].tid, p->times[i].t, p->times[i].n, hz, out, n, cap);
+	for (size_t i = 0; p->areas.addr && i < p->nthreads && ok; i++) {
 		const struct thread *th = &p->threads[i];
-		if (th->area <= 0)
-			continue;
-		const uint8_t *a = thread_area_local(&p->areas, (unsigned)th->area);
-		for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID; id++) {
-			const volatile struct ta_timer *t = (const volatile struct ta_timer *)(a + TA_WORDS) + id;
-			uint64_t calls = t->calls;
-			if (calls && !live_push(out, n, cap, (struct rtl_live_point){
-					     p->pid, NULL, NULL, RTL_POINT_ENTRY, RTL_PRIM_TIMER_START, id, th->tid,
-					     calls, (double)(int64_t)t->inclusive / hz }))
-				return false;
-		}
+		if (th->area > 0)
+			ok = live_thread_timers(p, th->tid,
+						(const volatile struct ta_timer *)(thread_area_local(&p->areas,
+												  (unsigned)th->area) +
+										   TA_WORDS),
+						RTL_MAX_TIMER_ID + 1, hz, out, n, cap);
 	}
-	return true;
+	return ok;
 }
 
 double rtl_session_tsc_hz(rtl_session *s)
@@ -414,7 +419,7 @@ static void live_point(const struct point_rec *pr, void *ctx)
 		const struct arc_entry *e;
 		size_t ne = c->keyed ? arcs_of_site(c->p, c->arcs, pr, &e) : 0;
 		for (size_t x = 0; x < ne && c->ok; x++) {
-			pt.key = (int64_t)(e[x].key << (64 - ARC_SITE_SHIFT)) >> (64 - ARC_SITE_SHIFT);
+			pt.key = arc_key_value(e[x].key);
 			pt.value = e[x].count;
 			c->ok = live_push(c->out, c->n, c->cap, pt);
 		}
@@ -867,22 +872,9 @@ static void remove_proc(struct rtl_session *s, struct proc *p)
  * its interpreter) or another file, which execvp hands to /bin/sh. */
 static int check_program(struct rtl_session *s, const char *prog)
 {
-	char path[PATH_MAX];
-	const char *found = NULL;
-	if (strchr(prog, '/')) {
-		found = prog;
-	} else {
-		const char *env = getenv("PATH");
-		char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
-		for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-			snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", prog);
-			if (!access(path, X_OK))
-				found = path;
-		}
-		free(dirs);
-		if (!found)
-			return -ENOENT;
-	}
+	char found[PATH_MAX];
+	if (os_find_program(prog, found, sizeof(found)))
+		return -ENOENT;
 	struct stat st;
 	if (stat(found, &st))
 		return -errno;

@@ -340,15 +340,17 @@ int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err;
 }
 
+bool probe_cold_part(const char *name)
+{
+	const char *cold = name ? strstr(name, ".cold") : NULL;
+	return cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
+}
+
 int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet start = { .op = RTL_PRIM_TIMER_START }, stop = { .op = RTL_PRIM_TIMER_STOP };
-	/* a compiler's cold part (NAME.cold, NAME.cold.N) is entered by a jump
-	 * from its function, whose frame goes on: no frame of its own, but its
-	 * returns close the function's */
-	const char *cold = cfg->name ? strstr(cfg->name, ".cold") : NULL;
-	bool part = cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
-	int err = part ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
+	/* a cold part: no frame of its own, but its returns close the function's */
+	int err = probe_cold_part(cfg->name) ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &start);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_RETURN)
 			err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &stop);
@@ -377,9 +379,7 @@ int rtl_plan_signal_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet set = { .op = RTL_PRIM_SLOT_SET };
 	/* a cold part runs in its function's frame: it keeps its signal */
-	const char *cold = cfg->name ? strstr(cfg->name, ".cold") : NULL;
-	bool part = cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
-	int err = part ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &set);
+	int err = probe_cold_part(cfg->name) ? 0 : rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &set);
 	for (size_t b = 0; b < cfg->nblocks && !err; b++)
 		if (cfg->blocks[b].end == RTL_END_CALL || cfg->blocks[b].end == RTL_END_INDIRECT_CALL)
 			err = rtl_plan_add(plan, RTL_POINT_CALL_AFTER, cfg->blocks[b].last, &set);

@@ -63,6 +63,10 @@ const struct plan_point *probe_plan_own(const struct probe_plan *p, enum rtl_poi
 void probe_plan_finish(struct probe_plan *p);
 void probe_plan_free(struct probe_plan *p);
 
+/* Whether NAME is a compiler's cold part (NAME.cold, NAME.cold.N): entered
+ * by a jump from its function, whose frame goes on. */
+bool probe_cold_part(const char *name);
+
 /* The signal slot's value for function K of BIN (signal.c), 0 when it has
  * none (the copy then stores its own address); and back: whether VALUE
  * (as the slot holds it, sign-extended) names a function of BIN, *K. */

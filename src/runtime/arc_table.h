@@ -36,4 +36,11 @@ struct arc_entry {
 	uint64_t count;
 };
 
+/* The value a key holds below its site's prefix, sign-extended: what a
+ * count by value (RTL_PRIM_COUNT_BY) kept of its 47 bits. */
+static inline int64_t arc_key_value(uint64_t key)
+{
+	return (int64_t)(key << (64 - ARC_SITE_SHIFT)) >> (64 - ARC_SITE_SHIFT);
+}
+
 #endif

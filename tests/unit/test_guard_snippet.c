@@ -20,12 +20,24 @@ static volatile int16_t g16;
 static volatile int32_t g32;
 static volatile uint64_t g64;
 
+/* W, begun at the page's next free place, ends with a ret and goes there:
+ * its address. */
+static uint64_t place(struct x86_writer *w)
+{
+	uint64_t at = w->base;
+	x86_put_u8(w, 0xc3);
+	CHECK(!w->failed && used + w->len < 0x4000);
+	memcpy(page + used, w->buf, w->len);
+	used += (w->len + 15) & ~(size_t)15;
+	x86_writer_free(w);
+	return at;
+}
+
 /* mov rax,rdx (the "return value"); guard Q; inc [counter]; end; ret. */
 static uint64_t emit_guarded(const struct rtl_predicate *q, size_t n)
 {
 	struct x86_writer w;
-	uint64_t at = (uint64_t)(uintptr_t)(page + used);
-	x86_writer_init(&w, at);
+	x86_writer_init(&w, (uint64_t)(uintptr_t)(page + used));
 	static const uint8_t ret_value[] = { 0x48, 0x89, 0xd0 };   /* mov rax,rdx */
 	x86_put(&w, ret_value, sizeof(ret_value));
 	struct x86_guard g;
@@ -40,27 +52,16 @@ static uint64_t emit_guarded(const struct rtl_predicate *q, size_t n)
 	x86_put(&w, inc, sizeof(inc));
 	x86_put(&w, pop_r11, sizeof(pop_r11));
 	CHECK_EQ(x86_guard_end(&w, &g), 0);
-	x86_put_u8(&w, 0xc3);
-	CHECK(!w.failed && used + w.len < 0x4000);
-	memcpy(page + used, w.buf, w.len);
-	used += (w.len + 15) & ~(size_t)15;
-	x86_writer_free(&w);
-	return at;
+	return place(&w);
 }
 
 /* rax := Q's operand (with its log2); ret. */
 static uint64_t emit_load(const struct rtl_predicate *q)
 {
 	struct x86_writer w;
-	uint64_t at = (uint64_t)(uintptr_t)(page + used);
-	x86_writer_init(&w, at);
+	x86_writer_init(&w, (uint64_t)(uintptr_t)(page + used));
 	CHECK_EQ(x86_load_operand(&w, q), 0);
-	x86_put_u8(&w, 0xc3);
-	CHECK(!w.failed && used + w.len < 0x4000);
-	memcpy(page + used, w.buf, w.len);
-	used += (w.len + 15) & ~(size_t)15;
-	x86_writer_free(&w);
-	return at;
+	return place(&w);
 }
 
 /* Calls F(rdi, rsi, rdx, rcx, r8, r9) (with the red zone below the call

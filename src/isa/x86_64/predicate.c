@@ -62,6 +62,19 @@ static uint8_t fails(uint8_t cmp, bool is_unsigned)
 	}
 }
 
+/* The frame walks keep rcx and rdx below the guard's words, and start at
+ * the top of the thread's frame stack. */
+static const uint8_t keep_rcx_rdx[] = {
+	0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
+	0x48, 0x89, 0x54, 0x24, 0xa8,   /* mov [rsp-88],rdx */
+};
+static const uint8_t rcx_top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
+static const uint8_t give_rcx_rdx[] = {
+	0x48, 0x8b, 0x54, 0x24, 0xa8,   /* mov rdx,[rsp-88] */
+	0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
+};
+static const uint8_t prev_frame[] = { 0x48, 0x83, 0xe9, TA_FRAME_SIZE };   /* sub rcx,FRAME */
+
 /* rax := the ticks since this frame's entry as the timer at area offset
  * TIMER pushed it (a frame whose stack pointer is this one's: before a
  * return, the function's own), -1 when there is none. Frames above it
@@ -69,24 +82,18 @@ static uint8_t fails(uint8_t cmp, bool is_unsigned)
  * over. rcx and rdx kept at [rsp-80] and [rsp-88]. */
 static void latency(struct x86_writer *w, uint32_t timer)
 {
-	static const uint8_t head[] = {
-		0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
-		0x48, 0x89, 0x54, 0x24, 0xa8,   /* mov [rsp-88],rdx */
+	static const uint8_t now[] = {
 		0x0f, 0x31,                     /* rdtsc */
 		0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
 		0x48, 0x09, 0xd0,               /* or rax,rdx: now */
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
 	};
-	static const uint8_t cmp_sp[] = { 0x48, 0x39, 0x61, 0x100 - TA_FRAME_SIZE };   /* cmp [rcx-40],rsp */
-	uint8_t cmp_timer[] = { 0x48, 0x81, 0x79, 0x100 - TA_FRAME_SIZE + 8, D32(timer) };   /* cmp qword [rcx-32],T */
-	static const uint8_t next[] = { 0x48, 0x83, 0xe9, TA_FRAME_SIZE };   /* sub rcx,40 */
-	static const uint8_t elapsed[] = { 0x48, 0x2b, 0x41, 0x100 - TA_FRAME_SIZE + 16 };   /* sub rax,[rcx-24] */
+	static const uint8_t cmp_sp[] = { 0x48, 0x39, 0x61, FRAME(0) };             /* cmp [rcx-FRAME],rsp */
+	uint8_t cmp_timer[] = { 0x48, 0x81, 0x79, FRAME(8), D32(timer) };         /* cmp qword [rcx-FRAME+8],T */
+	static const uint8_t elapsed[] = { 0x48, 0x2b, 0x41, FRAME(16) };           /* sub rax,[rcx-FRAME+16] */
 	static const uint8_t none[] = { 0x48, 0xc7, 0xc0, 0xff, 0xff, 0xff, 0xff };   /* mov rax,-1 */
-	static const uint8_t tail[] = {
-		0x48, 0x8b, 0x54, 0x24, 0xa8,   /* mov rdx,[rsp-88] */
-		0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
-	};
-	x86_put(w, head, sizeof(head));
+	x86_put(w, keep_rcx_rdx, sizeof(keep_rcx_rdx));
+	x86_put(w, now, sizeof(now));
+	x86_put(w, rcx_top, sizeof(rcx_top));
 	size_t loop = w->len;
 	x86_put(w, cmp_sp, sizeof(cmp_sp));
 	size_t to_none = x86_jump8(w, 0x77);       /* ja: above this frame, so none */
@@ -94,7 +101,7 @@ static void latency(struct x86_writer *w, uint32_t timer)
 	x86_put(w, cmp_timer, sizeof(cmp_timer));
 	size_t to_found = x86_jump8(w, 0x74);      /* je */
 	x86_land8(w, to_next);
-	x86_put(w, next, sizeof(next));
+	x86_put(w, prev_frame, sizeof(prev_frame));
 	x86_jump8_back(w, 0xeb, loop);
 	x86_land8(w, to_found);
 	x86_put(w, elapsed, sizeof(elapsed));
@@ -102,7 +109,7 @@ static void latency(struct x86_writer *w, uint32_t timer)
 	x86_land8(w, to_none);
 	x86_put(w, none, sizeof(none));
 	x86_land8(w, to_out);
-	x86_put(w, tail, sizeof(tail));
+	x86_put(w, give_rcx_rdx, sizeof(give_rcx_rdx));
 }
 
 /* rax := 1 when a frame the timer at area offset TIMER pushed is on the
@@ -112,25 +119,17 @@ static void latency(struct x86_writer *w, uint32_t timer)
  * rdx kept at [rsp-80] and [rsp-88]. */
 static void onstack(struct x86_writer *w, uint32_t timer)
 {
-	static const uint8_t head[] = {
-		0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
-		0x48, 0x89, 0x54, 0x24, 0xa8,   /* mov [rsp-88],rdx */
-		0x31, 0xc0,                     /* xor eax,eax */
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
-	};
+	static const uint8_t zero[] = { 0x31, 0xc0 };                               /* xor eax,eax */
 	static const uint8_t sentinel[] = { 0x48, 0x83, 0x79, FRAME(0), 0xff };   /* cmp qword [rcx-FRAME],-1 */
 	uint8_t cmp_timer[] = { 0x48, 0x81, 0x79, FRAME(8), D32(timer) };       /* cmp qword [rcx-FRAME+8],T */
 	static const uint8_t sp[] = { 0x48, 0x8b, 0x51, FRAME(0),               /* mov rdx,[rcx-FRAME]: its sp */
 				      0x48, 0x39, 0xe2 };                       /* cmp rdx,rsp */
 	static const uint8_t ret[] = { 0x48, 0x8b, 0x12,                        /* mov rdx,[rdx] */
 				       0x48, 0x3b, 0x51, FRAME(40) };           /* cmp rdx,[rcx-FRAME+40]: its ret */
-	static const uint8_t next[] = { 0x48, 0x83, 0xe9, TA_FRAME_SIZE };      /* sub rcx,FRAME */
 	static const uint8_t yes[] = { 0xb0, 0x01 };                            /* mov al,1 */
-	static const uint8_t tail[] = {
-		0x48, 0x8b, 0x54, 0x24, 0xa8,   /* mov rdx,[rsp-88] */
-		0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
-	};
-	x86_put(w, head, sizeof(head));
+	x86_put(w, keep_rcx_rdx, sizeof(keep_rcx_rdx));
+	x86_put(w, zero, sizeof(zero));
+	x86_put(w, rcx_top, sizeof(rcx_top));
 	size_t loop = w->len;
 	x86_put(w, sentinel, sizeof(sentinel));
 	size_t to_end = x86_jump8(w, 0x74);        /* je: the bottom, none */
@@ -142,12 +141,12 @@ static void onstack(struct x86_writer *w, uint32_t timer)
 	size_t to_yes = x86_jump8(w, 0x74);        /* je: still there */
 	x86_land8(w, not_timer);
 	x86_land8(w, below);
-	x86_put(w, next, sizeof(next));
+	x86_put(w, prev_frame, sizeof(prev_frame));
 	x86_jump8_back(w, 0xeb, loop);
 	x86_land8(w, to_yes);
 	x86_put(w, yes, sizeof(yes));
 	x86_land8(w, to_end);
-	x86_put(w, tail, sizeof(tail));
+	x86_put(w, give_rcx_rdx, sizeof(give_rcx_rdx));
 }
 
 /* rax := its power-of-two bucket: 0 for 0, K+1 for [2^K, 2^(K+1)), -1

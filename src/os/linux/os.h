@@ -13,6 +13,9 @@
  * instruction and seized (threads, fork, vfork, exec followed). Returns 0,
  * -errno of a failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
 int os_launch(char *const argv[], pid_t *pid);
+/* PROG as execvp finds it: PROG itself when it has a '/', else the first
+ * executable PATH/PROG, in OUT (LEN bytes). Returns 0 or -ENOENT. */
+int os_find_program(const char *prog, char *out, size_t len);
 
 /* What stopped a thread, from waitpid status. */
 enum os_stop_kind {

@@ -57,6 +57,23 @@ static int await_exec(pid_t pid)
 	}
 }
 
+int os_find_program(const char *prog, char *out, size_t len)
+{
+	if (strchr(prog, '/')) {
+		snprintf(out, len, "%s", prog);
+		return 0;
+	}
+	const char *env = getenv("PATH");
+	char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
+	bool found = false;
+	for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *d ? d : ".", prog);
+		found = !access(out, X_OK);
+	}
+	free(dirs);
+	return found ? 0 : -ENOENT;
+}
+
 /* PTRACE_SEIZE rather than PTRACE_TRACEME: only a seized tracee reports
  * group-stops as such (PTRACE_EVENT_STOP) and can be left in one with
  * PTRACE_LISTEN, so that job control works as without reticle. */
