@@ -80,6 +80,8 @@ RTL_API int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t
 /* Link-time address of the GOT slot PLT stub F jumps through, or 0 when F is
  * not a PLT stub of that form (PLT0, lazy IBT entries). */
 RTL_API uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f);
+/* Whether the binary imports NAME (an undefined dynamic symbol, any version). */
+RTL_API int rtl_binary_imports(const rtl_binary *bin, const char *name);
 
 /* Loadable segments, for mapping link-time to run-time addresses. */
 typedef struct rtl_segment {

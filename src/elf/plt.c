@@ -217,3 +217,28 @@ int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr)
 	const struct rtl_section *sec = rtl_elf_section_at(bin, addr);
 	return sec && sec->is_plt;
 }
+
+/* Whether the binary takes NAME from another object: an undefined symbol
+ * of its dynamic symbol table (version suffixes aside), called through the
+ * PLT or through a GOT slot alike (-z now, -fno-plt). */
+int rtl_binary_imports(const rtl_binary *bin, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t len = strlen(name);
+	while ((scn = elf_nextscn(bin->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+				continue;
+			const char *n = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
+			if (n && !strncmp(n, name, len) && (n[len] == '\0' || n[len] == '@'))
+				return 1;
+		}
+	}
+	return 0;
+}

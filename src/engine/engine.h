@@ -542,6 +542,7 @@ void sigtrap_repair(struct proc *p, pid_t tid);
 void unwind_module_added(struct proc *p, struct module *m);
 void unwind_function_relocated(struct proc *p, struct module *m, size_t fn);
 void unwind_flush(struct proc *p, pid_t tid);
+size_t unwind_landing_pads(struct proc *p, struct module *m, const rtl_function *f, uint64_t **pads);
 /* Takes back every registration made in attached process P (thread TID
  * stopped), before its windows are unmapped: 0, or an error when one
  * stays (the windows must stay too). */

@@ -200,6 +200,21 @@ static struct unw_image *module_unwind(struct proc *p, struct module *m)
 	return m->unw;
 }
 
+/* The landing pads of F in M (run-time addresses, sorted; *PADS malloc'd):
+ * with original return addresses, an exception caught in a frame of a
+ * copy lands in F's original code there (lazy.c's resume points). */
+size_t unwind_landing_pads(struct proc *p, struct module *m, const rtl_function *f, uint64_t **pads)
+{
+	size_t n = 0;
+	*pads = NULL;
+	if (!module_unwind(p, m) || unw_landing_pads(m->unw, f->addr + m->bias, pads, &n)) {
+		free(*pads);
+		*pads = NULL;
+		return 0;
+	}
+	return n;
+}
+
 /* Registers the pending functions of module M (indexes FNS) with one blob
  * and one inferior call. */
 static int register_batch(struct proc *p, pid_t tid, struct module *m, const uint32_t *fns, size_t n,

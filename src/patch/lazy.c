@@ -346,15 +346,27 @@ static uint64_t go_deferreturn(const struct module *m)
 /* Where the program may resume F's original code, and where that goes on
  * in the copy: the return addresses of calls that push their original one
  * (x86_reloc_env's original_returns, dlopen and dlsym), and with original
- * returns, Go's deferreturn calls. Sorted by address, *N of them. */
-static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, const struct x86_reloc *r,
-					   size_t *n)
+ * returns, Go's deferreturn calls and F's landing pads (the unwinder finds
+ * a frame's handler by its original return address, in the original
+ * LSDA). Sorted by address, *N of them. */
+static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, const rtl_function *f,
+					   const struct x86_reloc *r, size_t *n)
 {
-	struct x86_ret_patch *v = malloc((r->nrets + r->ncalls + 1) * sizeof(*v));
-	if (!v)
+	uint64_t *pads = NULL;
+	size_t npads = p->original_returns ? unwind_landing_pads(p, m, f, &pads) : 0;
+	struct x86_ret_patch *v = malloc((r->nrets + r->ncalls + npads + 1) * sizeof(*v));
+	if (!v) {
+		free(pads);
 		return NULL;
+	}
 	memcpy(v, r->rets, r->nrets * sizeof(*v));
 	*n = r->nrets;
+	for (size_t i = 0; i < npads; i++) {
+		uint64_t to = copy_of(r, pads[i]);
+		if (to)
+			v[(*n)++] = (struct x86_ret_patch){ pads[i], to };
+	}
+	free(pads);
 	if (p->original_returns && r->ncalls) {
 		if (!m->go_deferreturn_known) {
 			m->go_deferreturn = go_deferreturn(m);
@@ -443,7 +455,7 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 		return;
 	uint64_t lo = f->addr + m->bias + PATCH_LEN;
 	size_t n = 0, nint = 0;
-	struct x86_ret_patch *pts = resume_points(p, m, r, &n);
+	struct x86_ret_patch *pts = resume_points(p, m, f, r, &n);
 	uint64_t *interior = pts && n ? fn_interior_pointers(m->bin, f, m->bias, &nint) : NULL;
 	if (!pts || !interior)
 		goto out;
@@ -498,7 +510,12 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	if (force && *force)
 		return atoi(force) != 0;
 	/* Go's runtime looks up every return address when it grows or scans a
-	 * stack; V8 (node) walks its frames; backtrace() reports them */
+	 * stack; V8 (node) walks its frames; backtrace() reports them, and so
+	 * does every program that walks its own stack with _Unwind_Backtrace
+	 * (Rust's std for a panic's or a captured backtrace), called through
+	 * its PLT or through a GOT slot (-z now) */
+	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace"))
+		return true;
 	static const char *const names[] = {
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
 		"backtrace@plt", "backtrace", "_Unwind_Backtrace@plt",

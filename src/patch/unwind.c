@@ -175,3 +175,40 @@ int unw_build_many(const struct unw_image *img, const struct unw_map *maps, size
 	return build(img, maps, n, dest, false, blob, len, status, NULL);
 }
 
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int unw_landing_pads(const struct unw_image *img, uint64_t func_addr, uint64_t **pads, size_t *n)
+{
+	struct lsda l = { 0 };
+	struct rtl_eh_fde f;
+	struct rtl_eh_cie c;
+	const char *why;
+	*pads = NULL;
+	*n = 0;
+	int err = unw_find_record(img, func_addr, &f, &c, &why);
+	if (err || !f.lsda || c.lsda_enc == DW_EH_PE_omit)
+		return err;
+	if ((err = unw_parse_lsda(img, f.lsda, f.pc_begin, &l, &why)))
+		goto out;
+	if (l.ncs && !(*pads = malloc(l.ncs * sizeof(**pads)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < l.ncs; i++)
+		if (l.cs[i].lp)
+			(*pads)[(*n)++] = l.lpstart + l.cs[i].lp;
+	qsort(*pads, *n, sizeof(**pads), cmp_u64);
+	size_t k = 0;   /* call sites share pads */
+	for (size_t i = 0; i < *n; i++)
+		if (!k || (*pads)[k - 1] != (*pads)[i])
+			(*pads)[k++] = (*pads)[i];
+	*n = k;
+out:
+	free(l.cs);
+	return err;
+}

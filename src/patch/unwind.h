@@ -94,6 +94,12 @@ int unw_build(const struct unw_image *img, const struct unw_map *map, uint64_t d
 int unw_build_many(const struct unw_image *img, const struct unw_map *maps, size_t n,
 		   uint64_t dest, uint8_t **blob, size_t *len, int *status);
 
+/* The landing pads of the function at FUNC_ADDR (its FDE's LSDA; run-time
+ * addresses, sorted, *N of them, malloc'd into *PADS). Returns 0 (none
+ * is 0 too), -ENOENT when no FDE covers FUNC_ADDR, -RTL_ERR_BAD_INPUT,
+ * -RTL_ERR_UNSUPPORTED or -ENOMEM. */
+int unw_landing_pads(const struct unw_image *img, uint64_t func_addr, uint64_t **pads, size_t *n);
+
 /* Convenience for callers that have the file: reads .eh_frame and
  * .gcc_except_table from the ELF file PATH with libelf, at their link-time
  * addresses plus BIAS, and indexes them. Free with unw_image_free().

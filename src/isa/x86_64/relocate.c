@@ -733,9 +733,14 @@ static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *o
 	uint64_t ret = in->addr + in->len;
 	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
 	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
-	if (rtl_grow(&out->rets, &out->caprets, out->nrets + 1, sizeof(*out->rets)))
-		return -ENOMEM;
-	out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
+	/* a call that ends the function (to a function that does not return)
+	 * has nothing to resume in the copy: its return address is only read,
+	 * by an unwinder naming the frame */
+	if (i + 1 < e->a->n) {
+		if (rtl_grow(&out->rets, &out->caprets, out->nrets + 1, sizeof(*out->rets)))
+			return -ENOMEM;
+		out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
+	}
 	x86_put(e->w, lea, sizeof(lea));
 	x86_put(e->w, mov0, sizeof(mov0));
 	x86_put_half(e->w, ret, X86_FIX_LO32);
@@ -759,11 +764,13 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 
 /* Whether call I can return through the original code: its return address
  * gets a patch there (a jump back into the copy), which must not touch the
- * entry's own patch, and something must follow the call in the function. */
+ * entry's own patch. A call that ends the function pushes its original
+ * return address too (push_original_return): Rust ends functions with
+ * calls that never return, and its panics name those frames. */
 static bool returns_through_original(const struct emitter *e, size_t i)
 {
 	const struct x86_insn *in = &e->a->insns[i];
-	return i + 1 < e->a->n && in->addr + in->len >= e->a->env->addr + 5;
+	return in->addr + in->len >= e->a->env->addr + 5;
 }
 
 /* The ModRM byte of 'call r/m64' (ff /2) in BYTES, or -1 for another form. */
