@@ -448,12 +448,23 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 	patch_returns_as(p, m, f, r, false);
 }
 
+/* Whether a return point of R lies inside the 5 bytes a jump at F's entry
+ * would take: the entry then stays an int3 that leads to the copy (a
+ * return trap), costing a trap per call that does not come from a copy. */
+static bool entry_shadowed(const struct x86_reloc *r, uint64_t entry)
+{
+	for (size_t i = 0; i < r->nrets; i++)
+		if (r->rets[i].orig > entry && r->rets[i].orig < entry + PATCH_LEN)
+			return true;
+	return false;
+}
+
 static void patch_returns_as(struct proc *p, struct module *m, const rtl_function *f, const struct x86_reloc *r,
 			     bool again)
 {
 	if (!r->nrets && !p->original_returns)
 		return;
-	uint64_t lo = f->addr + m->bias + PATCH_LEN;
+	uint64_t lo = f->addr + m->bias + (entry_shadowed(r, f->addr + m->bias) ? 1 : PATCH_LEN);
 	size_t n = 0, nint = 0;
 	struct x86_ret_patch *pts = resume_points(p, m, f, r, &n);
 	uint64_t *interior = pts && n ? fn_interior_pointers(m->bin, f, m->bias, &nint) : NULL;
@@ -1050,8 +1061,14 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
 		fs->code_len = (uint32_t)r.w.len;
-		if (patch)
-			err = patch_entry(p, f->addr + m->bias, dest);
+		uint64_t entry = f->addr + m->bias;
+		struct ret_trap *t = (struct ret_trap *)find_ret_trap(p, entry);
+		if (t)   /* an int3 entry (entry_shadowed) made again */
+			t->to = dest;
+		else if (patch && entry_shadowed(&r, entry))
+			err = lazy_return_trap(p, entry, dest);
+		else if (patch)
+			err = patch_entry(p, entry, dest);
 	}
 	/* decoded once for the next run too, when its copy is not saved */
 	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache && !again)
@@ -1138,7 +1155,8 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 	 * (calls from copies made before) at its first instruction: a 5-byte
 	 * nop where copies are made to be replaced (entry_pad), else an int3
 	 * for good */
-	err = repoint(p, orig, fs->entry);
+	if (!find_ret_trap(p, orig))   /* else an int3 entry, re-aimed by instrument_as */
+		err = repoint(p, orig, fs->entry);
 	/* every old copy of it, not only the last, leads to the new one: no
 	 * chain of jumps grows with the changes */
 	for (size_t i = 0; i < p->nretired && !err; i++) {

@@ -764,13 +764,16 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 
 /* Whether call I can return through the original code: its return address
  * gets a patch there (a jump back into the copy), which must not touch the
- * entry's own patch. A call that ends the function pushes its original
- * return address too (push_original_return): Rust ends functions with
- * calls that never return, and its panics name those frames. */
+ * entry's own patch. With original returns for the whole process, one
+ * inside the entry's 5 bytes (Rust's `push rax; call *rdi` marker frame
+ * __rust_begin_short_backtrace) makes the entry an int3 instead of a jump
+ * (lazy.c: entry_shadowed). A call that ends the function pushes its
+ * original return address too (push_original_return): Rust ends functions
+ * with calls that never return, and its panics name those frames. */
 static bool returns_through_original(const struct emitter *e, size_t i)
 {
 	const struct x86_insn *in = &e->a->insns[i];
-	return in->addr + in->len >= e->a->env->addr + 5;
+	return in->addr + in->len >= e->a->env->addr + 5 || e->a->env->original_returns;
 }
 
 /* The ModRM byte of 'call r/m64' (ff /2) in BYTES, or -1 for another form. */

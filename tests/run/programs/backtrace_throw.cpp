@@ -5,7 +5,10 @@
  * return address and lands in the original code at the landing pad, which
  * must lead back into the copy (not into a return-point patch: SIGILL).
  * ends_in_fail's call is its last instruction (fail does not return): its
- * frame must still be named. Names only: addresses change with ASLR. */
+ * frame must still be named; so must call_through's, whose call returns
+ * inside the 5 bytes a jump at its entry would take (Rust's
+ * __rust_begin_short_backtrace has this shape). Names only: addresses
+ * change with ASLR. */
 #include <execinfo.h>
 #include <cstdio>
 #include <cstdlib>
@@ -50,11 +53,32 @@ __attribute__((noinline)) int middle(int k)
 	}
 }
 
-int main()
+extern "C" void call_through(void (*fn)(void));
+__asm__(".globl call_through\n"
+	".type call_through, @function\n"
+	"call_through:\n"
+	".cfi_startproc\n"
+	"push %rax\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"call *%rdi\n"
+	"pop %rcx\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size call_through, .-call_through\n");
+
+static long sum;
+
+__attribute__((noinline)) static void run_all(void)
 {
-	long sum = 0;
 	for (int i = 0; i < 300; i++)
 		sum += middle(i);
+}
+
+int main()
+{
+	call_through(run_all);
+	call_through(run_all);
 	printf("%ld\n", sum);
 	show("main");
 	return 3;
