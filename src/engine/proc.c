@@ -293,7 +293,11 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 }
 
 /* A window near module M: code room for its text several times over (blocks
- * grow by their counter increments), one counter per text byte at most. */
+ * grow by their counter increments; memory tracing puts a record's code
+ * at every access: Rust's std grew past 4 times its text in a panic's
+ * backtrace), one counter per text byte at most. Only the pages touched
+ * cost memory; the range must be found within 2 GiB of the module, so a
+ * smaller one is taken when the larger one is not. */
 static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	uint64_t text = 0;
@@ -302,10 +306,15 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 		if (s->flags & PF_X)
 			text += s->memsz;
 	}
-	size_t code_cap = align_up(4 * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
-	/* and an arc table at the top: memfd pages cost nothing until touched */
-	size_t ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
-	uint64_t addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
+	unsigned factor = session_probes(p->s)->memory ? 16 : 4;
+	size_t code_cap, ctr_cap;
+	uint64_t addr;
+	do {
+		code_cap = align_up(factor * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
+		/* and an arc table at the top: memfd pages cost nothing until touched */
+		ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
+		addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
+	} while (!addr && (factor /= 2) >= 4);
 	if (!addr) {
 		rtl_debug("no room for %zu bytes near [%#llx, %#llx)", code_cap + ctr_cap,
 			  (unsigned long long)m->lo, (unsigned long long)m->hi);
