@@ -322,6 +322,11 @@ void session_count_warm(struct rtl_session *s, size_t n);
 void session_count_restored(struct rtl_session *s, bool same);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
+/* Whether an image ending now ages the warm-start list LIST (a path): the
+ * first of the run to save it does; the others of the same run (rustc's
+ * processes that each load libLLVM) do not, else a function only one of
+ * them runs would age out of the list every second run. */
+bool session_warm_age_once(struct rtl_session *s, const char *list);
 /* Bytes the warm-start cache may hold. */
 uint64_t session_warm_max(const struct rtl_session *s);
 struct os_stop;

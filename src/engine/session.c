@@ -62,6 +62,8 @@ struct rtl_session {
 	unsigned images;
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
+	char **warm_aged;         /* lists aged by an image of this run already */
+	size_t nwarm_aged, capwarm_aged;
 	char **meta;              /* the caller's key, value pairs for the profile; NULL-ended */
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
@@ -142,6 +144,20 @@ void session_count_restored(struct rtl_session *s, bool same)
 		s->stats.copies_differing++;
 }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+
+bool session_warm_age_once(struct rtl_session *s, const char *list)
+{
+	for (size_t i = 0; i < s->nwarm_aged; i++)
+		if (!strcmp(s->warm_aged[i], list))
+			return false;
+	char *dup = strdup(list);
+	if (!dup || rtl_grow(&s->warm_aged, &s->capwarm_aged, s->nwarm_aged + 1, sizeof(*s->warm_aged))) {
+		free(dup);
+		return false;
+	}
+	s->warm_aged[s->nwarm_aged++] = dup;
+	return true;
+}
 uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
@@ -673,6 +689,9 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->main_command);
 	free(s->output);
 	free(s->warm_dir);
+	for (size_t i = 0; i < s->nwarm_aged; i++)
+		free(s->warm_aged[i]);
+	free(s->warm_aged);
 	for (size_t i = 0; s->meta && s->meta[i]; i++)
 		free(s->meta[i]);
 	free(s->meta);

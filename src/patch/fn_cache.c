@@ -53,6 +53,10 @@ struct fn_cache {
 	const uint8_t *data;
 	struct fc_fresh *fresh;
 	size_t nfresh, capfresh;
+	/* the file as it was opened: another process of the same binary may
+	 * have written it since (fncache_save then joins its blobs) */
+	dev_t dev;
+	ino_t ino;
 };
 
 /* A 64-bit hash of N bytes at P: four lanes of 8-byte words, so that the
@@ -112,6 +116,10 @@ struct fn_cache *fncache_open(const char *path, const char magic[8])
 	struct stat st;
 	if (fd < 0)
 		return c;
+	if (!fstat(fd, &st)) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
 	if (!fstat(fd, &st) && st.st_size > 0) {
 		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (map != MAP_FAILED && valid(c, map, (size_t)st.st_size)) {
@@ -198,11 +206,43 @@ static long function_at(const rtl_binary *bin, uint64_t addr)
 	return f && f->addr == addr ? (long)(f - rtl_binary_function(bin, 0)) : -1;
 }
 
+/* The file as it is now when another process replaced it (written under a
+ * temporary name and renamed: a new inode) since C was opened, else NULL. */
+static struct fn_cache *newer_file(const struct fn_cache *c)
+{
+	struct stat st;
+	if (stat(c->path, &st) || (st.st_dev == c->dev && st.st_ino == c->ino))
+		return NULL;
+	struct fn_cache *d = fncache_open(c->path, c->magic);
+	if (d && !d->map) {
+		fncache_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The blob of link-time entry ADDR kept from before this run: the newer
+ * file's first (another process's), then the one this run read. */
+static const struct fc_entry *kept(const struct fn_cache *c, const struct fn_cache *disk, uint64_t addr,
+				   const uint8_t **data)
+{
+	const struct fc_entry *e = disk ? find(disk, addr) : NULL;
+	if (e) {
+		*data = disk->data;
+		return e;
+	}
+	*data = c->data;
+	return find(c, addr);
+}
+
 void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *list, size_t n,
 		  uint64_t mask)
 {
 	if (!c)
 		return;
+	/* two processes of one binary (rustc's and its linker's libLLVM) that
+	 * each wrote only their own blobs undid each other's every run */
+	struct fn_cache *disk = newer_file(c);
 	qsort(c->fresh, c->nfresh, sizeof(*c->fresh), by_index);
 	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
 	struct fc_entry *ent = malloc((n ? n : 1) * sizeof(*ent));
@@ -215,17 +255,21 @@ void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *lis
 	qsort(addrs, n, sizeof(*addrs), by_addr);
 	/* nothing new, nothing dropped: the file stays (checked first: the
 	 * copy below is megabytes) */
-	size_t listed = 0, fresh = 0;
+	const struct fn_cache *file = disk ? disk : c;
+	size_t from_file = 0, other = 0;
 	for (size_t i = 0; i < n; i++) {
 		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
+		const uint8_t *unused;
 		if (k < 0)
 			continue;
 		if (fresh_of(c, (size_t)k))
-			fresh++, listed++;
-		else if (find(c, addrs[i]))
-			listed++;
+			other++;
+		else if (find(file, addrs[i]))
+			from_file++;
+		else if (kept(c, disk, addrs[i], &unused))
+			other++;
 	}
-	if (!fresh && listed == c->n)
+	if (!other && from_file == file->n)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
@@ -233,13 +277,14 @@ void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *lis
 			continue;
 		const rtl_function *f = rtl_binary_function(bin, (size_t)k);
 		const struct fc_fresh *fr = fresh_of(c, (size_t)k);
-		const struct fc_entry *old = fr ? NULL : find(c, f->addr);
+		const uint8_t *from = NULL;
+		const struct fc_entry *old = fr ? NULL : kept(c, disk, f->addr, &from);
 		if (!fr && !old)
 			continue;
 		size_t len = fr ? fr->len : old->len;
 		if (rtl_grow(&data, &capdata, ndata + len, 1))
 			goto out;
-		memcpy(data + ndata, fr ? fr->blob : c->data + old->off, len);
+		memcpy(data + ndata, fr ? fr->blob : from + old->off, len);
 		ent[nent++] = (struct fc_entry){ .addr = f->addr, .size = (uint32_t)f->size,
 						 .len = (uint32_t)len, .off = ndata,
 						 .hash = fr ? fr->hash : old->hash,
@@ -252,6 +297,7 @@ void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *lis
 	size_t lens[] = { sizeof(h), nent * sizeof(*ent), ndata };
 	warm_write_file(c->path, parts, lens, 3);
 out:
+	fncache_free(disk);
 	free(addrs);
 	free(ent);
 	free(data);

@@ -258,7 +258,7 @@ static bool ran(struct proc *p, const struct module *m, size_t k)
  * which may not have run: the batch then relocates them beside their
  * parents instead of one at a time when the parent is), then what the old
  * list held that is not listed now, one run older. */
-static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
+static uint64_t *merge(struct proc *p, const struct module *m, const char *path, size_t *n)
 {
 	size_t cap = 0, count = 0;
 	uint64_t *v = NULL;
@@ -284,7 +284,7 @@ static uint64_t *merge(struct proc *p, const struct module *m, size_t *n)
 	 * exec'd (a shell's forked child, say) ran a sliver of the program and
 	 * tells nothing about the rest: without this, each of a shell's
 	 * fork-and-exec children rewrote the shell's list */
-	uint64_t older = p->status != -1;
+	uint64_t older = p->status != -1 && session_warm_age_once(p->s, path);
 	for (size_t i = 0; i < m->nwarm; i++) {
 		uint64_t addr = m->warm[i] & ADDR_MASK, age = (m->warm[i] >> AGE_SHIFT) + older;
 		size_t at = rtl_lower_bound_u64(v, fresh, addr);
@@ -351,8 +351,16 @@ void warm_save(struct proc *p)
 		if (m->win < 0)
 			continue;
 		char *path = warm_cache_path(p, m, "warm");
-		size_t n;
-		uint64_t *v = path ? merge(p, m, &n) : NULL;
+		size_t n, nnow = 0;
+		/* the list as it is now: another process of the binary may have
+		 * written it since this one started */
+		uint64_t *now = path ? read_list(path, rtl_binary_function_count(m->bin), &nnow) : NULL;
+		if (now) {
+			free(m->warm);
+			m->warm = now;
+			m->nwarm = nnow;
+		}
+		uint64_t *v = path ? merge(p, m, path, &n) : NULL;
 		/* the same run again leaves the same list: no write */
 		if (v && !(n == m->nwarm && !memcmp(v, m->warm, n * sizeof(*v)))) {
 			struct warm_header h = { .count = (uint32_t)n };

@@ -139,5 +139,26 @@ r, warm, calls = run("x", cache_dir=blocker)
 check(r.returncode == 7 and r.stdout == native.stdout and calls.get("only_with_arg") == 1,
       f"unusable cache directory: exit {r.returncode}, run complete")
 
+
+# two images of the binary in one run (a child that ends first, then its
+# parent), each with functions of its own: both sets are listed and saved,
+# and the next runs place them and rewrite no store of copies (megabytes for
+# a large library; the small lists change with the ages of their entries)
+shutil.rmtree(cache, ignore_errors=True)
+native = subprocess.run([prog, "fork"], capture_output=True)
+r, warm, calls = run("fork")
+both = address("in_child") in listed() and address("in_parent") in listed()
+check(r.returncode == 0 and r.stdout == native.stdout and both,
+      f"fork run: exit {r.returncode}, in_child and in_parent {'both' if both else 'not both'} listed")
+run("fork")
+def stores():
+    return {n: os.stat(os.path.join(cache, n)).st_mtime_ns for n in os.listdir(cache) if not n.endswith(".warm")}
+stamp = stores()
+r, warm, calls = run("fork")
+again = stores()
+check(r.returncode == 0 and calls.get("in_child") == 1 and calls.get("in_parent") == 1 and stamp == again,
+      f"a fork run again: in_child {calls.get('in_child')}, in_parent {calls.get('in_parent')}, "
+      f"{'no file' if stamp == again else 'files'} rewritten")
+
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
