@@ -297,7 +297,10 @@ static uint64_t align_up(uint64_t v, uint64_t a)
  * at every access: Rust's std grew past 4 times its text in a panic's
  * backtrace), one counter per text byte at most. Only the pages touched
  * cost memory; the range must be found within 2 GiB of the module, so a
- * smaller one is taken when the larger one is not. */
+ * smaller one is taken when the larger one is not, down to the text's own
+ * size (the JVM reserves most of the space around the libraries it loads
+ * late: libnio and libnet found no room for 4 times one run in four; a
+ * copy that does not fit is left out and named in the report). */
 static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	uint64_t text = 0;
@@ -310,11 +313,14 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	size_t code_cap, ctr_cap;
 	uint64_t addr;
 	do {
-		code_cap = align_up(factor * text + WINDOW_GADGET_SIZE + (1 << 20), PAGE);
+		size_t spare = factor >= 4 ? 1 << 20 : 128 << 10;
+		code_cap = align_up(factor * text + WINDOW_GADGET_SIZE + spare, PAGE);
 		/* and an arc table at the top: memfd pages cost nothing until touched */
 		ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
 		addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
-	} while (!addr && (factor /= 2) >= 4);
+	} while (!addr && (factor /= 2) >= 1);
+	if (addr && factor < 4)
+		rtl_debug("%s: a code cache of %zu bytes only (%u times its text)", m->path, code_cap, factor);
 	if (!addr) {
 		rtl_debug("no room for %zu bytes near [%#llx, %#llx)", code_cap + ctr_cap,
 			  (unsigned long long)m->lo, (unsigned long long)m->hi);

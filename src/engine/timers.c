@@ -61,8 +61,14 @@ int timers_setup_image(struct proc *p, pid_t tid)
 		return 0;
 	int err = thread_region_init(&p->areas);
 	uint64_t at = 0;
+	/* Far from the modules: the areas take gigabytes of address space
+	 * (512 of them, with memtrace's buffers), and where the kernel puts a
+	 * mapping by itself, below the libraries, they took the room within
+	 * 2 GiB of the ones loaded later, whose code caches must be there (the
+	 * JVM's libnio and libnet went uninstrumented). %gs reaches anywhere. */
+	static const uint64_t far_hint = 0x300000000000ull;
 	if (!err)
-		err = proc_map_memfd(p, tid, p->areas.fd, 0, (size_t)TA_COUNT * TA_SIZE, false, &at);
+		err = proc_map_memfd(p, tid, p->areas.fd, far_hint, (size_t)TA_COUNT * TA_SIZE, false, &at);
 	if (err) {
 		thread_region_free(&p->areas);
 		rtl_warn("pid %d: no room for thread areas (%s): functions are not timed", (int)p->pid,
