@@ -229,7 +229,7 @@ static bool symbol_matches(const char *pattern, const char *name)
 {
 	char plain[256];
 	snprintf(plain, sizeof(plain), "%.*s", (int)strcspn(name, "@"), name);
-	return !fnmatch(pattern, plain, 0);
+	return probe_name_matches(pattern, plain);
 }
 
 /* Whether PATTERN matches another name of the function at link-time ADDR
@@ -497,7 +497,7 @@ static bool module_has(struct symbols *m, const char *pattern)
 	if (rtl_binary_open(m->module, &bin))
 		return false;
 	for (size_t i = 0; i < rtl_binary_function_count(bin) && !yes; i++)
-		yes = !fnmatch(pattern, rtl_binary_function(bin, i)->name, 0);
+		yes = probe_name_matches(pattern, rtl_binary_function(bin, i)->name);
 	rtl_binary_close(bin);
 	return yes;
 }

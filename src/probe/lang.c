@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <reticle/binary.h>
 #include "probe/lang.h"
 
 struct parser {
@@ -153,12 +154,12 @@ static int point(struct parser *ps, struct probe_clause *c)
 		return -ENOMEM;
 	}
 	pt->exit = exit_;
-	char *colon = strchr(pat, ':');
+	char *colon = probe_module_colon(pat);
 	if (colon) {
 		*colon = 0;
 		pt->module = pat;
 		pt->func = strdup(colon + 1);
-		if (!*pt->module || !*pt->func || strchr(pt->func, ':'))
+		if (!*pt->module || !*pt->func || probe_module_colon(pt->func))
 			return fail(ps, "a probe point is entry:[MODULE:]FUNCTION");
 	} else {
 		pt->func = pat;
@@ -569,9 +570,91 @@ void probe_prog_free(struct probe_prog *p)
 	memset(p, 0, sizeof(*p));
 }
 
+char *probe_module_colon(char *s)
+{
+	for (char *c = strchr(s, ':'); c; c = strchr(c + 1, ':')) {
+		if (c[1] == ':') {   /* a '::' */
+			c++;
+			continue;
+		}
+		return c;
+	}
+	return NULL;
+}
+
+/* Rust's "::h" and 16 hex digits at the end of a legacy name. */
+static void drop_rust_hash(char *d)
+{
+	size_t n = strlen(d);
+	if (n < 19 || strncmp(d + n - 19, "::h", 3))
+		return;
+	for (size_t i = n - 16; i < n; i++)
+		if (!isxdigit((unsigned char)d[i]))
+			return;
+	d[n - 19] = 0;
+}
+
+/* Rust v0's crate disambiguators: "std[e28293b1aa0f68bd]::" */
+static void drop_disambiguators(char *d)
+{
+	char *w = d;
+	for (const char *r = d; *r;) {
+		if (*r == '[') {
+			const char *e = r + 1;
+			while (isxdigit((unsigned char)*e))
+				e++;
+			if (*e == ']' && e > r + 1) {
+				r = e + 1;
+				continue;
+			}
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+}
+
+/* A C++ parameter list at the end, "(int const&)" and " const" after it. */
+static void drop_parameters(char *d)
+{
+	size_t n = strlen(d);
+	if (n >= 6 && !strcmp(d + n - 6, " const"))
+		n -= 6;
+	if (!n || d[n - 1] != ')')
+		return;
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		depth += d[i] == ')' ? 1 : d[i] == '(' ? -1 : 0;
+		if (!depth) {
+			if (i)   /* not a name that is all parentheses */
+				d[i] = 0;
+			return;
+		}
+	}
+}
+
+bool probe_name_matches(const char *pattern, const char *name)
+{
+	if (!fnmatch(pattern, name, 0))
+		return true;
+	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2))
+		return false;
+	char *d = rtl_demangle(name);
+	if (!d)
+		return false;
+	bool yes = !fnmatch(pattern, d, 0);
+	if (!yes) {
+		drop_parameters(d);
+		drop_rust_hash(d);
+		drop_disambiguators(d);
+		yes = !fnmatch(pattern, d, 0);
+	}
+	free(d);
+	return yes;
+}
+
 bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name)
 {
-	if (!name || fnmatch(pt->func, name, 0))
+	if (!name || !probe_name_matches(pt->func, name))
 		return false;
 	if (!pt->module)
 		return true;
@@ -583,7 +666,7 @@ bool probe_point_matches(const struct probe_point *pt, const char *module, const
 struct probe_point probe_onstack_point(const struct probe_prog *p, size_t i, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", i < p->nonstack ? p->onstack[i] : "");
-	char *colon = strchr(buf, ':');
+	char *colon = probe_module_colon(buf);
 	struct probe_point pt = { false, NULL, buf, false };
 	if (colon) {   /* MODULE:F */
 		*colon = 0;

@@ -90,6 +90,14 @@ void probe_prog_free(struct probe_prog *p);
 
 /* Whether POINT's patterns match function NAME of MODULE (a path). */
 bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name);
+/* Whether shell pattern PATTERN matches function NAME, as the symbol
+ * table has it or as people write it: demangled (C++, Rust) without its
+ * parameter list, Rust hash or crate disambiguators (fib::fib,
+ * std::vector*::push_back, middle for _Z6middlei). */
+bool probe_name_matches(const char *pattern, const char *name);
+/* The ':' that ends MODULE in MODULE:FUNCTION (not one of C++'s and
+ * Rust's '::'), or NULL. */
+char *probe_module_colon(char *s);
 /* Onstack pattern I of P ([MODULE:]F) as a point, its strings in BUF. */
 struct probe_point probe_onstack_point(const struct probe_prog *p, size_t i, char *buf, size_t len);
 

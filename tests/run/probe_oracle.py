@@ -2,7 +2,7 @@
 """reticle probe against the program's own counts, the truth of a spin
 program, and an attached process.
 
-usage: probe_oracle.py RETICLE WORKDIR TARGET PHASES LOOP
+usage: probe_oracle.py RETICLE WORKDIR TARGET PHASES LOOP CXX
 
 TARGET (programs/probe_target.c) counts in plain C what each clause of
 PROGRAM below counts (calls under a function and after a longjmp out of
@@ -29,6 +29,10 @@ LOOP (programs/probe_loop.c) runs until killed: `reticle probe -p`
 attaches, counts with predicates in a fixed ratio to one another, prints
 --interval lines, and leaves the process running without reticle's
 mappings.
+
+CXX (programs/backtrace_throw.cpp): points and onstack() by demangled
+names (middle for _Z6middlei, fail, ends_in_fail), their counts equal to
+the mangled name's and to callgrind's calls.
 
 And bad programs: a one-line message naming line and column, exit 2."""
 import os, re, shutil, signal, subprocess, sys, time
@@ -205,6 +209,35 @@ def check_real(reticle, work, env):
           f"differences {differ[:5]}; malloc {got.get('malloc')}, free {got.get('free')}")
 
 
+def check_cxx(reticle, work, cxx, env):
+    valgrind = shutil.which("valgrind")
+    if not valgrind:
+        print("NOTE: valgrind missing: the C++ names' part is skipped")
+        return
+    out = os.path.join(work, "callgrind_cxx.out")
+    cg = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, cxx],
+                        capture_output=True, text=True, timeout=300)
+    want = {}
+    for (ob, site), callees in parse_arcs(out).items():
+        for (cob, caddr, cname), n in callees.items():
+            want[cname] = want.get(cname, 0) + n
+    agg = os.path.join(work, "cxx.txt")
+    r = subprocess.run([reticle, "probe", "-r", agg,
+                        "entry:middle { @middle = count(); }\n"
+                        "entry:_Z6middlei { @mangled = count(); }\n"
+                        "entry:fail /onstack(ends_in_fail)/ { @fail = count(); }",
+                        "--", cxx], capture_output=True, text=True, env=env, timeout=120)
+    got = aggregations(open(agg).read()) if os.path.exists(agg) else {}
+    calls = (want.get("middle(int)") or want.get("_Z6middlei"), want.get("fail(int)") or want.get("_Z4faili"))
+    if r.returncode != cg.returncode or r.stdout != cg.stdout or not calls[0] or \
+            (got.get("middle"), got.get("fail")) != calls or got.get("mangled") != calls[0]:
+        fail(f"C++ names: exit {r.returncode}, middle {got.get('middle')} (by its mangled name "
+             f"{got.get('mangled')}), fail under ends_in_fail {got.get('fail')}; callgrind's calls "
+             f"{calls}: {r.stderr[-1500:]}")
+    print(f"C++ names: middle {got.get('middle')}, fail under ends_in_fail {got.get('fail')}, "
+          f"callgrind {calls}")
+
+
 def maps_reticle(pid):
     with open(f"/proc/{pid}/maps") as f:
         return [l for l in f if "reticle" in l or "memfd:" in l]
@@ -278,13 +311,14 @@ def check_bad(reticle, target, env):
 
 
 def main():
-    reticle, work, target, phases, loop = sys.argv[1:6]
+    reticle, work, target, phases, loop, cxx = sys.argv[1:7]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
     check_target(reticle, work, target, env)
     check_phases(reticle, work, phases, env)
     check_real(reticle, work, env)
+    check_cxx(reticle, work, cxx, env)
     check_attach(reticle, work, loop, env)
     check_bad(reticle, target, env)
     print("probe: %d failures" % fails)
