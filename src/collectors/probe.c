@@ -383,6 +383,10 @@ static const struct probe_action *action_of(uint32_t id)
 }
 
 /* Adds V to the count of key NAME (a function's) or VALUE (NAME NULL). */
+/* A function's key as people read it: C++ and Rust names demangled, as
+ * c++filt prints them. */
+static int add_func_keyed(struct result *r, const char *name, uint64_t v);
+
 static int add_keyed(struct result *r, const char *name, int64_t value, uint64_t v)
 {
 	for (size_t i = 0; i < r->nbyk; i++)
@@ -399,6 +403,14 @@ static int add_keyed(struct result *r, const char *name, int64_t value, uint64_t
 		return -ENOMEM;
 	r->nbyk++;
 	return 0;
+}
+
+static int add_func_keyed(struct result *r, const char *name, uint64_t v)
+{
+	char *d = name ? rtl_demangle(name) : NULL;
+	int err = add_keyed(r, d ? d : name ? name : "?", 0, v);
+	free(d);
+	return err;
 }
 
 static int add_time(struct result *r, const void *image, const struct rtl_timer_view *t)
@@ -423,7 +435,7 @@ static int probe_finish(const struct rtl_function_view *f, rtl_profile *p)
 		struct result *r = &st.res[a->agg];
 		r->count += v->value;
 		if (g->key == PROBE_KEY_FUNC)
-			err = add_keyed(r, f->name ? f->name : "?", 0, v->value);
+			err = add_func_keyed(r, f->name, v->value);
 		char metric[300];
 		snprintf(metric, sizeof(metric), "@%s", g->name);
 		if (!err)
@@ -823,7 +835,7 @@ void probe_collector_print_live(FILE *out, rtl_session *s)
 		} else if (pt->value) {
 			r->count += pt->value;
 			if (g->key == PROBE_KEY_FUNC)
-				err = add_keyed(r, pt->name ? pt->name : "?", 0, pt->value);
+				err = add_func_keyed(r, pt->name, pt->value);
 		}
 	}
 	if (!err)
