@@ -366,7 +366,7 @@ int attach_detach(struct proc *p, size_t *kept)
 		err = unmap(p, any, p->shm.wins[i].addr, p->shm.wins[i].code_cap + p->shm.wins[i].ctr_cap);
 	*kept = stuck + words;
 	if (*kept || err)
-		rtl_log(0, "pid %d: the code cache stays mapped, unused from now on (%zu thread%s inside it, "
+		rtl_warn("pid %d: the code cache stays mapped, unused from now on (%zu thread%s inside it, "
 			   "%zu stack word%s pointing into it%s)",
 			(int)p->pid, stuck, stuck == 1 ? "" : "s", words, words == 1 ? "" : "s",
 			err ? ", or it could not be released" : "");
