@@ -559,7 +559,9 @@ struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len)
 {
 	for (size_t i = 0; i < p->shm.nwins; i++) {
 		struct window *w = &p->shm.wins[i];
-		if (addr >= w->addr && addr + len <= w->addr + w->code_cap + w->ctr_cap)
+		uint64_t size = w->code_cap + w->ctr_cap;
+		/* no overflow: a stack word of all ones is no address in it */
+		if (addr >= w->addr && addr - w->addr < size && len <= size - (addr - w->addr))
 			return w;
 	}
 	return NULL;
