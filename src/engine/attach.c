@@ -296,9 +296,19 @@ static bool in_unloaded(const struct proc *p, uint64_t addr)
 	return false;
 }
 
+/* Whether W may be an address in a copy (a return address, a copied
+ * jump table's): in the code written so far. A stack holds integers too,
+ * and a window beside a non-PIE executable sits at small addresses (node:
+ * 0x4af502d9, in room no copy took yet, kept the cache mapped). */
+static bool into_copies(struct proc *p, uint64_t w)
+{
+	const struct window *win = proc_window_at(p, w, 1);
+	return win && w >= win->addr + WINDOW_GADGET_SIZE && w - win->addr <= win->code_used;
+}
+
 static void count_cache_word(struct proc *p, uint64_t w, void *ctx)
 {
-	if (!proc_window_at(p, w, 1))
+	if (!into_copies(p, w))
 		return;
 	char where[256];
 	proc_describe_pc(p, w, where, sizeof(where));
