@@ -632,24 +632,37 @@ static void drop_parameters(char *d)
 	}
 }
 
+/* The last name's demangled forms, per thread: a function's name is
+ * tried against every point and onstack() pattern in a row. */
+struct demangled {
+	char *name, *full, *brief;
+};
+static _Thread_local struct demangled last;
+
+static const struct demangled *demangled_of(const char *name)
+{
+	if (last.name && !strcmp(last.name, name))
+		return &last;
+	free(last.name);
+	free(last.full);
+	free(last.brief);
+	last = (struct demangled){ strdup(name), rtl_demangle(name), NULL };
+	if (last.full && (last.brief = strdup(last.full))) {
+		drop_parameters(last.brief);
+		drop_rust_hash(last.brief);
+		drop_disambiguators(last.brief);
+	}
+	return last.name ? &last : NULL;
+}
+
 bool probe_name_matches(const char *pattern, const char *name)
 {
 	if (!fnmatch(pattern, name, 0))
 		return true;
 	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2))
 		return false;
-	char *d = rtl_demangle(name);
-	if (!d)
-		return false;
-	bool yes = !fnmatch(pattern, d, 0);
-	if (!yes) {
-		drop_parameters(d);
-		drop_rust_hash(d);
-		drop_disambiguators(d);
-		yes = !fnmatch(pattern, d, 0);
-	}
-	free(d);
-	return yes;
+	const struct demangled *d = demangled_of(name);
+	return d && ((d->full && !fnmatch(pattern, d->full, 0)) || (d->brief && !fnmatch(pattern, d->brief, 0)));
 }
 
 bool probe_point_matches(const struct probe_point *pt, const char *module, const char *name)
