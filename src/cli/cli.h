@@ -48,6 +48,10 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
 /* After a failed rtl_session_launch of PROGRAM: says why and returns the
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);
+/* reticle run --debug-on-fault: the debugger's prompt at a fault signal
+ * (cmd_debug.c). 0, or -1 said (no terminal). */
+struct rtl_session;
+int cli_debug_on_fault(struct rtl_session *s);
 
 /* A list of paths (binaries), without duplicates; the executable
  * mappings of process PID into it. */

@@ -50,6 +50,9 @@ static void usage(FILE *f)
 	      "                       extension (reticle.rankN.db without -o): 'reticle merge'\n"
 	      "                       makes one profile of them\n"
 	      "      --cold           neither use nor update the warm-start cache\n"
+	      "      --debug-on-fault at a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT),\n"
+	      "                       the prompt of 'reticle debug' on the terminal, before\n"
+	      "                       the signal is delivered (bt, registers, x, disas...)\n"
 	      "      --debug-dir DIR  look for separate debug files (names) in DIR first,\n"
 	      "                       then in $RETICLE_DEBUG_DIR and /usr/lib/debug\n"
 	      "      --freq HZ        sample collector: samples per second of each running\n"
@@ -205,7 +208,7 @@ struct run_args {
 	const char *collect, *output;
 	const char *plugins[MAX_COLLECTORS / 2];
 	size_t nplugins;
-	bool stats, cold;
+	bool stats, cold, debug_on_fault;
 	char **program;
 	const char *event;        /* the sample collector's */
 	unsigned freq;
@@ -349,6 +352,7 @@ int cmd_run(int argc, char **argv)
 		{ "bbv-out", required_argument, NULL, 'B' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ "sample", required_argument, NULL, 'S' },
+		{ "debug-on-fault", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -365,6 +369,7 @@ int cmd_run(int argc, char **argv)
 		case 'o': a.output = optarg; break;
 		case 's': a.stats = true; break;
 		case 'C': a.cold = true; break;
+		case 'Q': a.debug_on_fault = true; break;
 		case 'P':
 			if (a.nplugins == sizeof(a.plugins) / sizeof(*a.plugins)) {
 				cli_error("run: at most %zu --collector options", a.nplugins);
@@ -585,6 +590,10 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	if (err) {
 		cli_error("run: %s", rtl_strerror(err));
 		return CLI_EXIT_FAIL;
+	}
+	if (a->debug_on_fault && cli_debug_on_fault(s)) {
+		rtl_session_destroy(s);
+		return CLI_EXIT_USAGE;
 	}
 	if ((err = rtl_session_launch(s, program))) {
 		if (err == -RTL_ERR_BAD_OPTION || err == -RTL_ERR_NO_SAMPLING) {

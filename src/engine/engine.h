@@ -322,6 +322,13 @@ void session_count_warm(struct rtl_session *s, size_t n);
 void session_count_restored(struct rtl_session *s, bool same);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
+/* The debugger (debug.c), NULL when none. */
+struct debugger *session_debugger(struct rtl_session *s);
+void session_set_debugger(struct rtl_session *s, struct debugger *d);
+/* The process with thread (or pid) TID; the session's processes. */
+struct proc *session_proc(struct rtl_session *s, pid_t tid);
+size_t session_proc_count(const struct rtl_session *s);
+struct proc *session_proc_at(struct rtl_session *s, size_t i);
 /* Whether an image ending now ages the warm-start list LIST (a path): the
  * first of the run to save it does; the others of the same run (rustc's
  * processes that each load libLLVM) do not, else a function only one of

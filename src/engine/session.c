@@ -14,6 +14,7 @@
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
 #include <reticle/session.h>
+#include "engine/debug.h"
 #include "engine/engine.h"
 #include "engine/session_priv.h"
 #include "runtime/arc_table.h"
@@ -63,6 +64,7 @@ struct rtl_session {
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
 	char **warm_aged;         /* lists aged by an image of this run already */
+	struct debugger *debugger;    /* reticle debug, run --debug-on-fault */
 	size_t nwarm_aged, capwarm_aged;
 	char **meta;              /* the caller's key, value pairs for the profile; NULL-ended */
 	uint64_t warm_max;        /* bytes it may hold */
@@ -144,6 +146,11 @@ void session_count_restored(struct rtl_session *s, bool same)
 		s->stats.copies_differing++;
 }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+
+struct debugger *session_debugger(struct rtl_session *s) { return s->debugger; }
+void session_set_debugger(struct rtl_session *s, struct debugger *d) { s->debugger = d; }
+size_t session_proc_count(const struct rtl_session *s) { return s->nprocs; }
+struct proc *session_proc_at(struct rtl_session *s, size_t i) { return i < s->nprocs ? s->procs[i] : NULL; }
 
 bool session_warm_age_once(struct rtl_session *s, const char *list)
 {
@@ -688,6 +695,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->profile_path);
 	free(s->main_command);
 	free(s->output);
+	debug_free(s);
 	free(s->warm_dir);
 	for (size_t i = 0; i < s->nwarm_aged; i++)
 		free(s->warm_aged[i]);
@@ -976,6 +984,14 @@ static struct proc *proc_of(struct rtl_session *s, pid_t tid)
 	return NULL;
 }
 
+struct proc *session_proc(struct rtl_session *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->pid == tid)
+			return s->procs[i];
+	return proc_of(s, tid);
+}
+
 static void resume(struct proc *p, pid_t tid, int sig)
 {
 	struct thread *t = p ? proc_thread(p, tid) : NULL;
@@ -1234,6 +1250,10 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		  (unsigned long long)pc);
 	switch (st->kind) {
 	case OS_BREAKPOINT: {
+		if (s->debugger && debug_trap(s, p, st->tid, pc)) {
+			resume(p, st->tid, 0);
+			break;
+		}
 		uint64_t trapped = os_tsc();
 		placement_trap(s->placement, st->tid, p->nthreads > 1);
 		if ((p->mt && (memtrace_trap(p, st->tid) || memtrace_window_trap(p, st->tid))) ||
@@ -1264,8 +1284,11 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			mark_stopped(s, p->pid, 0);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
-		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE || st->sig == SIGABRT)
+		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE || st->sig == SIGABRT) {
+			if (s->debugger)
+				debug_fault(s, p, st->tid, st->sig);
 			report_fault(p, st);
+		}
 		if (p->mt && st->sig != SIGTRAP)
 			memtrace_signal(p, st->tid);
 		if (st->sig != SIGTRAP)
@@ -1656,6 +1679,8 @@ int rtl_session_run(rtl_session *s, int *status)
 	bool ticking = s->sweeps || s->tick_fn;
 	if (ticking)
 		start_ticks(&old_sa, &old_tick, s->sweeps ? 20000 : 50000);
+	if (s->debugger && s->nprocs)
+		debug_start(s, s->procs[0], s->main_pid);
 	os_resume(s->main_pid, 0);
 	int err = 0;
 	while (s->nprocs) {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
+#include "engine/debug.h"
 #include "engine/engine.h"
 #include "isa/x86_64/check.h"
 #include "isa/x86_64/persist.h"
@@ -1070,6 +1071,8 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		else if (patch)
 			err = patch_entry(p, entry, dest);
 	}
+	if (!err && session_debugger(p->s))   /* breakpoints go into the new copy */
+		debug_relocated(p, m, idx);
 	/* decoded once for the next run too, when its copy is not saved */
 	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache && !again)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);

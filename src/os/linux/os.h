@@ -105,6 +105,12 @@ int os_detach_stopped(pid_t tid);
 
 int os_get_pc(pid_t tid, uint64_t *pc);
 int os_set_pc(pid_t tid, uint64_t pc);
+/* The general-purpose registers by name, for a debugger: *N pairs, NAMES
+ * static ("rax" .. "r15", "rip", "eflags", "fs_base", "gs_base"), in the
+ * order debuggers print them; a register set by name (-ENOENT: no such). */
+enum { OS_NREGS = 20 };
+int os_get_named_regs(pid_t tid, const char *names[OS_NREGS], uint64_t values[OS_NREGS]);
+int os_set_named_reg(pid_t tid, const char *name, uint64_t value);
 int os_get_sp(pid_t tid, uint64_t *sp);
 int os_set_sp(pid_t tid, uint64_t sp);
 /* The thread pointer (fs on x86-64); 0 before libc has set up TLS. */

@@ -32,6 +32,32 @@ static int peek_user(pid_t tid, size_t off, uint64_t *out)
 	return 0;
 }
 
+static const struct { const char *name; size_t off; } named[OS_NREGS] = {
+#define R(n) { #n, offsetof(struct user_regs_struct, n) }
+	R(rax), R(rbx), R(rcx), R(rdx), R(rsi), R(rdi), R(rbp), R(rsp), R(r8), R(r9), R(r10), R(r11),
+	R(r12), R(r13), R(r14), R(r15), R(rip), R(eflags), R(fs_base), R(gs_base),
+#undef R
+};
+
+int os_get_named_regs(pid_t tid, const char *names[OS_NREGS], uint64_t values[OS_NREGS])
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	for (size_t i = 0; !err && i < OS_NREGS; i++) {
+		names[i] = named[i].name;
+		memcpy(&values[i], (const char *)&r + named[i].off, 8);
+	}
+	return err;
+}
+
+int os_set_named_reg(pid_t tid, const char *name, uint64_t value)
+{
+	for (size_t i = 0; i < OS_NREGS; i++)
+		if (!strcmp(named[i].name, name))
+			return ptrace(PTRACE_POKEUSER, tid, (void *)named[i].off, (void *)value) ? -errno : 0;
+	return -ENOENT;
+}
+
 int os_get_pc(pid_t tid, uint64_t *pc)
 {
 	return peek_user(tid, offsetof(struct user_regs_struct, rip), pc);

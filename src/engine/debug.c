@@ -1,0 +1,506 @@
+/* The debugger's side of a session (debug.h): breakpoints written into
+ * the copies, stops handed to the debugger's callback, and what it asks
+ * about a stopped thread in the program's own addresses. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "engine/debug.h"
+#include "engine/engine.h"
+#include "os/linux/os.h"
+#include "os/linux/perf_ring.h"
+#include "probe/lang.h"
+#include "sample/sample.h"
+#include "util/array.h"
+
+struct bp {
+	int id;
+	char *func;        /* a pattern, or NULL: ADDR */
+	uint64_t addr;     /* original, main process */
+	unsigned hits;
+};
+
+/* An int3 written for a breakpoint: in a copy (shared by a process and
+ * the children it forks), or in original code that has no copy. */
+struct site {
+	int bp;
+	uint64_t at;
+	uint8_t saved;
+	pid_t pid;         /* whose memory, for a site in original code */
+	bool in_copy;
+};
+
+struct debugger {
+	debug_fn fn;
+	void *ctx;
+	bool faults_only;
+	struct bp *bps;
+	size_t nbps, capbps;
+	struct site *sites;
+	size_t nsites, capsites;
+	int next_id;
+	struct unw_mods *unw;
+};
+
+bool debug_on(const struct rtl_session *s)
+{
+	return session_debugger((struct rtl_session *)s) != NULL;
+}
+
+int debug_attach_to_session(struct rtl_session *s, debug_fn fn, void *ctx, bool faults_only)
+{
+	struct debugger *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*d = (struct debugger){ .fn = fn, .ctx = ctx, .faults_only = faults_only, .next_id = 1 };
+	session_set_debugger(s, d);
+	return 0;
+}
+
+void debug_free(struct rtl_session *s)
+{
+	struct debugger *d = session_debugger(s);
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nbps; i++)
+		free(d->bps[i].func);
+	free(d->bps);
+	free(d->sites);
+	if (d->unw)
+		unw_mods_free(d->unw);
+	free(d);
+	session_set_debugger(s, NULL);
+}
+
+/* ---- where things are ---- */
+
+/* The index of the last entry of the copy's map at or before PC. */
+static size_t map_index(const struct func_state *fs, uint64_t pc)
+{
+	size_t lo = 0, hi = fs->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (fs->map_to[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : 0;
+}
+
+static uint64_t copy_of(const struct func_state *fs, uint64_t orig)
+{
+	for (size_t i = 0; i < fs->nmap; i++)
+		if (fs->map_from[i] == orig)
+			return fs->map_to[i];
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+uint64_t debug_where(struct rtl_session *s, pid_t pid, uint64_t pc, char *desc, size_t len)
+{
+	struct proc *p = session_proc(s, pid);
+	struct module *m;
+	if (!p) {
+		snprintf(desc, len, "%#llx", (unsigned long long)pc);
+		return pc;
+	}
+	uint64_t orig = pc;
+	const char *in = "";
+	struct func_state *fs = proc_copy_at(p, pc, &m);
+	if (fs && fs->nmap) {
+		size_t i = map_index(fs, pc);
+		orig = fs->map_to[i] == pc ? fs->map_from[i] : 0;
+		in = orig ? ", in its copy" : ", in its copy's own code";
+		if (!orig) {   /* snippet code: named by the instruction it serves */
+			const rtl_function *f = rtl_binary_function(m->bin, (size_t)(fs - m->fs));
+			snprintf(desc, len, "%s+%#llx (%s%s)", f->name ? f->name : "?",
+				 (unsigned long long)(fs->map_from[i] - (f->addr + m->bias)), base_name(m->path), in);
+			return 0;
+		}
+	}
+	const rtl_function *f = proc_function_at(p, orig, &m);
+	if (f)
+		snprintf(desc, len, "%s+%#llx (%s%s)", f->name ? f->name : "?",
+			 (unsigned long long)(orig - (f->addr + m->bias)), base_name(m->path), in);
+	else if (m)
+		snprintf(desc, len, "%s+%#llx", base_name(m->path), (unsigned long long)(orig - m->bias));
+	else
+		snprintf(desc, len, "%#llx", (unsigned long long)orig);
+	return orig;
+}
+
+static struct site *site_at(struct debugger *d, struct proc *p, uint64_t at);
+
+int debug_read(struct rtl_session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct proc *p = session_proc(s, pid);
+	if (!p)
+		return -ESRCH;
+	/* a module's read-only bytes as its file has them: the process's text
+	 * has reticle's int3s and jumps at entries */
+	struct module *m = proc_module_at(p, addr);
+	if (m && proc_module_at(p, addr + len - 1) == m &&
+	    rtl_binary_is_readonly(m->bin, addr - m->bias, len) &&
+	    !rtl_binary_has_textrel(m->bin) && !rtl_binary_read(m->bin, addr - m->bias, buf, len))
+		return 0;
+	int err = os_mem_read(p->mem, addr, buf, len);
+	struct debugger *d = session_debugger(s);
+	for (size_t i = 0; !err && d && i < len; i++) {   /* the breakpoints' int3s hidden */
+		const struct site *st = ((uint8_t *)buf)[i] == 0xcc ? site_at(d, p, addr + i) : NULL;
+		if (st)
+			((uint8_t *)buf)[i] = st->saved;
+	}
+	return err;
+}
+
+int debug_function(struct rtl_session *s, pid_t pid, const char *func, uint64_t pc, const char **name,
+		   uint64_t *orig, size_t *size, uint64_t *copy, size_t *copy_len)
+{
+	struct proc *p = session_proc(s, pid);
+	if (!p)
+		return -ESRCH;
+	struct module *m = NULL;
+	const rtl_function *f = NULL;
+	if (func) {
+		for (size_t i = 0; i < p->nmods && !f; i++) {
+			struct module *mm = &p->mods[i];
+			if (mm->unloaded)
+				continue;
+			for (size_t k = 0; k < rtl_binary_function_count(mm->bin) && !f; k++) {
+				const rtl_function *c = rtl_binary_function(mm->bin, k);
+				if (c->name && probe_name_matches(func, c->name)) {
+					f = c;
+					m = mm;
+				}
+			}
+		}
+	} else {
+		f = proc_function_at(p, pc, &m);
+	}
+	if (!f)
+		return -ENOENT;
+	const struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	*name = f->name;
+	*orig = f->addr + m->bias;
+	*size = f->size;
+	*copy = fs->status == FS_DONE ? fs->entry : 0;
+	*copy_len = fs->status == FS_DONE ? fs->code_len : 0;
+	return 0;
+}
+
+uint64_t debug_copy_of(struct rtl_session *s, pid_t pid, uint64_t fn_orig, uint64_t orig)
+{
+	struct proc *p = session_proc(s, pid);
+	struct module *m;
+	const struct func_state *fs = p ? proc_entry_at(p, fn_orig, &m, NULL) : NULL;
+	return fs && fs->status == FS_DONE ? copy_of(fs, orig) : 0;
+}
+
+/* ---- breakpoints ---- */
+
+static bool bp_names(const struct bp *b, const struct module *m, const rtl_function *f, uint64_t *orig)
+{
+	uint64_t lo = f->addr + m->bias;
+	if (b->func) {
+		*orig = lo;
+		return f->name && probe_name_matches(b->func, f->name);
+	}
+	*orig = b->addr;
+	return b->addr >= lo && b->addr < lo + (f->size ? f->size : 1);
+}
+
+static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, bool in_copy)
+{
+	for (size_t i = 0; i < d->nsites; i++)
+		if (d->sites[i].at == at && d->sites[i].bp == bp)
+			return 0;
+	uint8_t old, int3 = 0xcc;
+	struct window *w = in_copy ? proc_window_at(p, at, 1) : NULL;
+	if (in_copy && !w)
+		return -ENOENT;
+	if (rtl_grow(&d->sites, &d->capsites, d->nsites + 1, sizeof(*d->sites)))
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nsites; i++)
+		if (d->sites[i].at == at) {   /* another breakpoint's int3 is there */
+			d->sites[d->nsites++] = (struct site){ bp, at, d->sites[i].saved, p->pid, in_copy };
+			return 0;
+		}
+	if (w) {
+		uint8_t *b = window_local(w, at);
+		old = *b;
+		*(volatile uint8_t *)b = int3;
+	} else if (os_mem_read(p->mem, at, &old, 1) || proc_patch_write(p, at, &int3, 1)) {
+		d->nsites--;   /* none added */
+		return -EFAULT;
+	}
+	d->sites[d->nsites++] = (struct site){ bp, at, old, p->pid, in_copy };
+	return 0;
+}
+
+/* Writes breakpoint B into function K of M (its copy, or its original
+ * code when it will never have one). */
+static void place(struct debugger *d, struct proc *p, struct module *m, size_t k, const struct bp *b)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	const struct func_state *fs = &m->fs[k];
+	uint64_t orig;
+	if (!bp_names(b, m, f, &orig))
+		return;
+	if (fs->entry && fs->nmap) {   /* a copy (its status is set once it is in place) */
+		uint64_t at = copy_of(fs, orig);
+		if (at)
+			put_site(d, p, b->id, at, true);
+	} else if (fs->status != FS_ARMED && fs->status != FS_BUSY && fs->status != FS_NOTIFY) {
+		put_site(d, p, b->id, orig, false);   /* runs as it is */
+	}
+}
+
+void debug_relocated(struct proc *p, struct module *m, size_t k)
+{
+	struct debugger *d = session_debugger(p->s);
+	for (size_t i = 0; d && i < d->nbps; i++)
+		place(d, p, m, k, &d->bps[i]);
+}
+
+int debug_break_add(struct rtl_session *s, const char *func, uint64_t addr, int *id)
+{
+	struct debugger *d = session_debugger(s);
+	if (!d)
+		return -EINVAL;
+	if (rtl_grow(&d->bps, &d->capbps, d->nbps + 1, sizeof(*d->bps)))
+		return -ENOMEM;
+	struct bp b = { d->next_id, func ? strdup(func) : NULL, addr, 0 };
+	if (func && !b.func)
+		return -ENOMEM;
+	d->bps[d->nbps++] = b;
+	*id = d->next_id++;
+	/* the functions that have copies already, in every process */
+	for (size_t i = 0; i < session_proc_count(s); i++) {
+		struct proc *p = session_proc_at(s, i);
+		for (size_t mi = 0; mi < p->nmods; mi++) {
+			struct module *m = &p->mods[mi];
+			if (m->unloaded || !m->fs)
+				continue;
+			if (!func) {   /* one function: the one at ADDR */
+				struct module *am;
+				const rtl_function *f = proc_function_at(p, addr, &am);
+				if (f && am == m)
+					place(d, p, m, (size_t)(f - rtl_binary_function(m->bin, 0)), &b);
+				continue;
+			}
+			for (size_t k = 0; k < rtl_binary_function_count(m->bin); k++)
+				place(d, p, m, k, &b);
+		}
+	}
+	return 0;
+}
+
+int debug_break_delete(struct rtl_session *s, int id)
+{
+	struct debugger *d = session_debugger(s);
+	size_t i = 0;
+	while (d && i < d->nbps && d->bps[i].id != id)
+		i++;
+	if (!d || i == d->nbps)
+		return -ENOENT;
+	free(d->bps[i].func);
+	d->bps[i] = d->bps[--d->nbps];
+	for (size_t k = d->nsites; k-- > 0;) {
+		struct site *st = &d->sites[k];
+		if (st->bp != id)
+			continue;
+		bool shared = false;
+		for (size_t j = 0; j < d->nsites; j++)
+			shared |= j != k && d->sites[j].at == st->at;
+		if (!shared) {
+			struct proc *p = session_proc(s, st->pid);
+			struct window *w = p && st->in_copy ? proc_window_at(p, st->at, 1) : NULL;
+			if (w)
+				*(volatile uint8_t *)window_local(w, st->at) = st->saved;
+			else if (p && !st->in_copy)
+				proc_patch_write(p, st->at, &st->saved, 1);
+		}
+		d->sites[k] = d->sites[--d->nsites];
+	}
+	return 0;
+}
+
+bool debug_break_info(struct rtl_session *s, size_t i, int *id, const char **func, uint64_t *addr,
+		      unsigned *hits, size_t *sites)
+{
+	struct debugger *d = session_debugger(s);
+	if (!d || i >= d->nbps)
+		return false;
+	*id = d->bps[i].id;
+	*func = d->bps[i].func;
+	*addr = d->bps[i].addr;
+	*hits = d->bps[i].hits;
+	*sites = 0;
+	for (size_t k = 0; k < d->nsites; k++)
+		*sites += d->sites[k].bp == *id;
+	return true;
+}
+
+static struct site *site_at(struct debugger *d, struct proc *p, uint64_t at)
+{
+	for (size_t i = 0; i < d->nsites; i++)
+		if (d->sites[i].at == at && (d->sites[i].in_copy || d->sites[i].pid == p->pid))
+			return &d->sites[i];
+	return NULL;
+}
+
+/* Writes BYTE at site S (its int3 or the byte under it). */
+static void site_write(struct proc *p, const struct site *s, uint8_t byte)
+{
+	struct window *w = s->in_copy ? proc_window_at(p, s->at, 1) : NULL;
+	if (w)
+		*(volatile uint8_t *)window_local(w, s->at) = byte;
+	else
+		os_mem_write(p->mem, s->at, &byte, 1);
+}
+
+/* One instruction of TID from a breakpoint at PC: the byte under the int3
+ * back for the step, then the int3 again. */
+static int step_over(struct debugger *d, struct proc *p, pid_t tid, uint64_t pc, int *sig)
+{
+	struct site *st = site_at(d, p, pc);
+	if (!st)
+		return os_singlestep(tid, sig);
+	struct site copy = *st;
+	site_write(p, &copy, copy.saved);
+	int err = os_singlestep(tid, sig);
+	site_write(p, &copy, 0xcc);
+	return err;
+}
+
+int debug_stepi(struct rtl_session *s, pid_t tid, int *sig)
+{
+	struct debugger *d = session_debugger(s);
+	struct proc *p = session_proc(s, tid);
+	uint64_t pc;
+	*sig = 0;
+	if (!d || !p || os_get_pc(tid, &pc))
+		return -ESRCH;
+	int err = step_over(d, p, tid, pc, sig);
+	if (err || *sig != SIGTRAP)
+		return err;
+	*sig = 0;
+	/* it ran an int3: a breakpoint's (stop on it), or reticle's own (a
+	 * first call, a return into original code: served, as when running) */
+	uint64_t now;
+	uint8_t b = 0;
+	if (os_get_pc(tid, &now) || os_mem_read(p->mem, now - 1, &b, 1) || b != 0xcc)
+		return 0;
+	if (site_at(d, p, now - 1))
+		return os_set_pc(tid, now - 1);
+	if (!lazy_breakpoint(p, tid, now))
+		*sig = SIGTRAP;   /* the program's own int3 */
+	return 0;
+}
+
+void debug_start(struct rtl_session *s, struct proc *p, pid_t tid)
+{
+	struct debugger *d = session_debugger(s);
+	if (d && !d->faults_only)
+		d->fn(d->ctx, s, &(struct debug_stop){ DEBUG_START, p->pid, tid, 0, 0 });
+}
+
+bool debug_trap(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
+{
+	struct debugger *d = session_debugger(s);
+	struct site *st = d ? site_at(d, p, pc - 1) : NULL;
+	if (!st)
+		return false;
+	int id = st->bp;
+	os_set_pc(tid, pc - 1);
+	for (size_t i = 0; i < d->nbps; i++)
+		if (d->bps[i].id == id)
+			d->bps[i].hits++;
+	d->fn(d->ctx, s, &(struct debug_stop){ DEBUG_BREAK, p->pid, tid, id, 0 });
+	/* on past the int3, unless the thread went elsewhere or is gone */
+	uint64_t now;
+	int sig = 0;
+	if (!os_get_pc(tid, &now) && site_at(d, p, now))
+		step_over(d, p, tid, now, &sig);
+	if (sig && sig != SIGTRAP) {
+		struct thread *t = proc_thread(p, tid);
+		if (t && !t->pending_sig)
+			t->pending_sig = sig;
+	}
+	return true;
+}
+
+void debug_fault(struct rtl_session *s, struct proc *p, pid_t tid, int sig)
+{
+	struct debugger *d = session_debugger(s);
+	if (d)
+		d->fn(d->ctx, s, &(struct debug_stop){ DEBUG_FAULT, p->pid, tid, 0, sig });
+}
+
+/* ---- backtrace ---- */
+
+struct bt_env {
+	struct proc *p;
+};
+
+static bool bt_module_at(void *user, uint64_t pc, const char **path, uint64_t *bias)
+{
+	struct bt_env *e = user;
+	struct module *m = proc_module_at(e->p, pc);
+	if (!m)
+		return false;
+	*path = m->path;
+	*bias = m->bias;
+	return true;
+}
+
+static uint64_t bt_original(void *user, uint64_t pc, bool exact)
+{
+	struct bt_env *e = user;
+	struct module *m;
+	struct func_state *fs = proc_copy_at(e->p, pc, &m);
+	if (!fs || !fs->nmap)
+		return 0;
+	(void)exact;   /* snippet code: the instruction it serves */
+	return fs->map_from[map_index(fs, pc)];
+}
+
+size_t debug_backtrace(struct rtl_session *s, pid_t tid, uint64_t *frames, size_t max)
+{
+	struct debugger *d = session_debugger(s);
+	struct proc *p = session_proc(s, tid);
+	const char *names[OS_NREGS];
+	uint64_t v[OS_NREGS], regs[PR_NREGS] = { 0 };
+	if (!d || !p || os_get_named_regs(tid, names, v))
+		return 0;
+	if (!d->unw && !(d->unw = unw_mods_new()))
+		return 0;
+	/* os order: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 rip */
+	static const int pr[] = { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_R8, PR_R9,
+				  PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15, PR_IP };
+	for (size_t i = 0; i < sizeof(pr) / sizeof(pr[0]); i++)
+		regs[pr[i]] = v[i];
+	/* the stack from sp to the end of its mapping, 256 KiB at most */
+	char line[512];
+	unsigned long long lo, hi;
+	size_t len = 256 << 10;
+	if (!os_map_line(p->pid, regs[PR_SP], line, sizeof(line)) && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+	    hi - regs[PR_SP] < len)
+		len = (size_t)(hi - regs[PR_SP]);
+	uint8_t *stack = len ? malloc(len) : NULL;
+	struct bt_env e = { p };
+	struct unw_frame_env env = { bt_module_at, bt_original, &e };
+	bool truncated;
+	size_t n = stack && !os_mem_read(p->mem, regs[PR_SP], stack, len)
+		   ? unw_stack(d->unw, &env, regs, stack, len, frames, max, &truncated) : 0;
+	free(stack);
+	return n;
+}
