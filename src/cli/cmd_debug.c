@@ -408,6 +408,7 @@ int cmd_debug(int argc, char **argv)
 	size_t nbreaks = 0;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:o:b:x:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': colls_arg = optarg; break;

@@ -42,6 +42,10 @@ struct debugger {
 	size_t nsites, capsites;
 	int next_id;
 	struct unw_mods *unw;
+	/* where deleted breakpoints were: a thread that met one just before
+	 * is still to be served (its SIGTRAP comes after the deletion) */
+	uint64_t *gone;
+	size_t ngone, capgone;
 };
 
 bool debug_on(const struct rtl_session *s)
@@ -68,6 +72,7 @@ void debug_free(struct rtl_session *s)
 		free(d->bps[i].func);
 	free(d->bps);
 	free(d->sites);
+	free(d->gone);
 	if (d->unw)
 		unw_mods_free(d->unw);
 	free(d);
@@ -320,6 +325,8 @@ int debug_break_delete(struct rtl_session *s, int id)
 		bool shared = false;
 		for (size_t j = 0; j < d->nsites; j++)
 			shared |= j != k && d->sites[j].at == st->at;
+		if (!shared && !rtl_grow(&d->gone, &d->capgone, d->ngone + 1, sizeof(*d->gone)))
+			d->gone[d->ngone++] = st->at;
 		if (!shared) {
 			struct proc *p = session_proc(s, st->pid);
 			struct window *w = p && st->in_copy ? proc_window_at(p, st->at, 1) : NULL;
@@ -417,8 +424,13 @@ bool debug_trap(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
 {
 	struct debugger *d = session_debugger(s);
 	struct site *st = d ? site_at(d, p, pc - 1) : NULL;
-	if (!st)
+	if (!st) {   /* a deleted breakpoint's int3, met before it went */
+		uint8_t b = 0xcc;
+		for (size_t i = 0; d && i < d->ngone; i++)
+			if (d->gone[i] == pc - 1 && !os_mem_read(p->mem, pc - 1, &b, 1) && b != 0xcc)
+				return !os_set_pc(tid, pc - 1);
 		return false;
+	}
 	int id = st->bp;
 	os_set_pc(tid, pc - 1);
 	for (size_t i = 0; i < d->nbps; i++)

@@ -16,10 +16,15 @@ On CRASH (programs/crash.c segv) under `reticle run --debug-on-fault`: the
 prompt opens at the SIGSEGV with a backtrace through main; continue: the
 program dies of it as natively (exit 139).
 
-usage: debug_pty.py RETICLE WORKDIR PROG PROG_NOPIE CRASH"""
+On THREADS (programs/threads.c): a breakpoint that several threads hit,
+met three times, deleted while other threads may have met it already,
+then continue: the program ends as natively (a thread that met the int3
+before the deletion is served, not killed by its SIGTRAP).
+
+usage: debug_pty.py RETICLE WORKDIR PROG PROG_NOPIE CRASH THREADS"""
 import os, pty, re, select, shutil, signal, subprocess, sys, time
 
-reticle, work, prog, prog_nopie, crash = sys.argv[1:6]
+reticle, work, prog, prog_nopie, crash, threads = sys.argv[1:7]
 fails = 0
 
 
@@ -226,6 +231,21 @@ def main():
         fail(f"stripped: exit {code} (natively {native.returncode})")
     else:
         print(f"stripped: breakpoint at *0x{addr} hit, exit {code}")
+
+    # threads meeting one breakpoint, deleted in the middle
+    native = subprocess.run([threads], capture_output=True, text=True, timeout=60)
+    s = Session([reticle, "debug", "-b", "work", "--", threads], env)
+    s.read_until(r"\(reticle\) $")
+    hits = [s.cmd("continue") for _ in range(3)]
+    if not all(re.search(r"Breakpoint 1, thread \d+:\n\s+0x[0-9a-f]+ work\+0 ", h) for h in hits):
+        fail("threads: the breakpoint's stops: " + "".join(hits)[-1500:])
+    s.cmd("delete 1")
+    os.write(s.fd, b"continue\n")
+    code = s.finish()
+    if code != native.returncode or native.stdout.strip() not in s.out:
+        fail(f"threads: exit {code} (natively {native.returncode}): {s.out[-600:]}")
+    else:
+        print(f"threads: 3 stops at work, deleted, exit {code}, output as natively")
 
     # a fault in a measured run
     native = subprocess.run([crash, "segv"], capture_output=True, text=True)
