@@ -42,6 +42,7 @@ static void usage(FILE *f)
 	      "  info breakpoints    (i b) the breakpoints, their hits and copies\n"
 	      "  run | continue      (c)   go on\n"
 	      "  stepi [N]           (si)  N instructions (of the copy the thread runs)\n"
+	      "  nexti               (ni)  one instruction of the program, a call run to its return\n"
 	      "  registers           (i r) the registers\n"
 	      "  x ADDR [N]                N 8-byte words of memory (the file's bytes for text)\n"
 	      "  backtrace           (bt)  the call stack, through the copies\n"
@@ -278,7 +279,10 @@ static void show_stop(struct dbg *d, const struct debug_stop *st)
 		       (int)st->pid);
 		break;
 	case DEBUG_BREAK:
-		printf("Breakpoint %d, thread %d:\n", st->bp, (int)st->tid);
+		if (st->bp)
+			printf("Breakpoint %d, thread %d:\n", st->bp, (int)st->tid);
+		else
+			printf("Thread %d, back from the call:\n", (int)st->tid);
 		break;
 	case DEBUG_FAULT:
 		printf("Thread %d got %s:\n", (int)st->tid, strsignal(st->sig));
@@ -345,6 +349,19 @@ static void on_stop(void *ctx, struct rtl_session *s, const struct debug_stop *s
 					printf("  (it met %s: delivered when it goes on)\n", strsignal(sig));
 					break;
 				}
+			}
+		} else if (!strcmp(cmd, "ni") || !strcmp(cmd, "nexti")) {
+			int sig = 0;
+			uint64_t pc = 0;
+			int r = debug_nexti(d->s, st->tid, &sig);
+			if (r == 1) {
+				go = true;   /* on until the call returns */
+			} else if (r || os_get_pc(st->tid, &pc)) {
+				puts("the thread is gone");
+			} else {
+				say_where(d, st->pid, pc);
+				if (sig)
+					printf("  (it met %s: delivered when it goes on)\n", strsignal(sig));
 			}
 		} else if (!strcmp(cmd, "kill") || !strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
 			kill(st->pid, SIGKILL);

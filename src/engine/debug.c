@@ -9,6 +9,7 @@
 #include <reticle/error.h>
 #include "engine/debug.h"
 #include "engine/engine.h"
+#include "isa/x86_64/insn.h"
 #include "os/linux/os.h"
 #include "os/linux/perf_ring.h"
 #include "probe/lang.h"
@@ -25,11 +26,13 @@ struct bp {
 /* An int3 written for a breakpoint: in a copy (shared by a process and
  * the children it forks), or in original code that has no copy. */
 struct site {
-	int bp;
+	int bp;            /* 0: nexti's stop at a return point */
 	uint64_t at;
 	uint8_t saved;
 	pid_t pid;         /* whose memory, for a site in original code */
 	bool in_copy;
+	pid_t tid;         /* nexti's: its thread, back at its stack pointer */
+	uint64_t sp;
 };
 
 struct debugger {
@@ -225,7 +228,7 @@ static bool bp_names(const struct bp *b, const struct module *m, const rtl_funct
 static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, bool in_copy)
 {
 	for (size_t i = 0; i < d->nsites; i++)
-		if (d->sites[i].at == at && d->sites[i].bp == bp)
+		if (d->sites[i].at == at && d->sites[i].bp == bp && bp)
 			return 0;
 	uint8_t old, int3 = 0xcc;
 	struct window *w = in_copy ? proc_window_at(p, at, 1) : NULL;
@@ -235,7 +238,7 @@ static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, boo
 		return -ENOMEM;
 	for (size_t i = 0; i < d->nsites; i++)
 		if (d->sites[i].at == at) {   /* another breakpoint's int3 is there */
-			d->sites[d->nsites++] = (struct site){ bp, at, d->sites[i].saved, p->pid, in_copy };
+			d->sites[d->nsites++] = (struct site){ bp, at, d->sites[i].saved, p->pid, in_copy, 0, 0 };
 			return 0;
 		}
 	if (w) {
@@ -246,8 +249,23 @@ static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, boo
 		d->nsites--;   /* none added */
 		return -EFAULT;
 	}
-	d->sites[d->nsites++] = (struct site){ bp, at, old, p->pid, in_copy };
+	d->sites[d->nsites++] = (struct site){ bp, at, old, p->pid, in_copy, 0, 0 };
 	return 0;
+}
+
+/* Removes site I, its int3 too when no other site is at its place. */
+static void drop_site(struct debugger *d, struct proc *p, size_t i)
+{
+	struct site st = d->sites[i];
+	d->sites[i] = d->sites[--d->nsites];
+	for (size_t j = 0; j < d->nsites; j++)
+		if (d->sites[j].at == st.at)
+			return;
+	struct window *w = st.in_copy ? proc_window_at(p, st.at, 1) : NULL;
+	if (w)
+		*(volatile uint8_t *)window_local(w, st.at) = st.saved;
+	else if (!st.in_copy)
+		proc_patch_write(p, st.at, &st.saved, 1);
 }
 
 /* Writes breakpoint B into function K of M (its copy, or its original
@@ -413,6 +431,33 @@ int debug_stepi(struct rtl_session *s, pid_t tid, int *sig)
 	return 0;
 }
 
+int debug_nexti(struct rtl_session *s, pid_t tid, int *sig)
+{
+	struct debugger *d = session_debugger(s);
+	struct proc *p = session_proc(s, tid);
+	uint64_t pc, sp;
+	char desc[256];
+	*sig = 0;
+	if (!d || !p || os_get_pc(tid, &pc) || os_get_sp(tid, &sp))
+		return -ESRCH;
+	/* the original instruction the thread is at: a call? */
+	uint64_t orig = debug_where(s, p->pid, pc, desc, sizeof(desc));
+	uint8_t code[16];
+	struct x86_insn in;
+	struct module *m;
+	const rtl_function *f = orig ? proc_function_at(p, orig, &m) : NULL;
+	if (!f || debug_read(s, p->pid, orig, code, sizeof(code)) || x86_decode(code, sizeof(code), orig, &in) ||
+	    (in.kind != X86_CALL && in.kind != X86_ICALL))
+		return debug_stepi(s, tid, sig);
+	const struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+	uint64_t back = orig + in.len, at = fs->entry && fs->nmap ? copy_of(fs, back) : back;
+	if (!at || put_site(d, p, 0, at, at != back))
+		return debug_stepi(s, tid, sig);
+	d->sites[d->nsites - 1].tid = tid;
+	d->sites[d->nsites - 1].sp = sp;
+	return 1;   /* the thread runs on until it is back */
+}
+
 void debug_start(struct rtl_session *s, struct proc *p, pid_t tid)
 {
 	struct debugger *d = session_debugger(s);
@@ -433,6 +478,22 @@ bool debug_trap(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
 	}
 	int id = st->bp;
 	os_set_pc(tid, pc - 1);
+	if (!id) {   /* nexti's return point: its thread, back in its frame */
+		uint64_t sp;
+		size_t k = (size_t)(st - d->sites);
+		if (st->tid != tid || os_get_sp(tid, &sp) || sp < st->sp) {
+			int sig = 0;
+			step_over(d, p, tid, pc - 1, &sig);
+			return true;
+		}
+		drop_site(d, p, k);
+		d->fn(d->ctx, s, &(struct debug_stop){ DEBUG_BREAK, p->pid, tid, 0, 0 });
+		uint64_t now;
+		int sig = 0;
+		if (!os_get_pc(tid, &now) && site_at(d, p, now))
+			step_over(d, p, tid, now, &sig);
+		return true;
+	}
 	for (size_t i = 0; i < d->nbps; i++)
 		if (d->bps[i].id == id)
 			d->bps[i].hits++;

@@ -56,6 +56,10 @@ uint64_t debug_where(struct rtl_session *s, pid_t pid, uint64_t pc, char *desc, 
 /* Runs stopped thread TID for one instruction (of the copy it is in);
  * a first call's trap on the way is served. *SIG: a signal it met. */
 int debug_stepi(struct rtl_session *s, pid_t tid, int *sig);
+/* One original instruction of TID, a call run to its return: 0 when
+ * stepped (as debug_stepi), 1 when the thread must run on to a stop at
+ * the return point (a DEBUG_BREAK of breakpoint 0). */
+int debug_nexti(struct rtl_session *s, pid_t tid, int *sig);
 /* The thread's call stack, original addresses (frame 0 its pc). */
 size_t debug_backtrace(struct rtl_session *s, pid_t tid, uint64_t *frames, size_t max);
 /* Function FUNC (a pattern, NULL: the one at original address PC) of PID:

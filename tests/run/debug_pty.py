@@ -202,6 +202,20 @@ def main():
     if "unknown command 'frobnicate'" not in out:
         fail("an unknown command: " + out)
     s.cmd("delete 1")
+    # nexti over a call: the stop is at the instruction after it (objdump's)
+    d = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True).stdout
+    body = re.search(r"<_ZL7run_allv>:\n(.*?)\n\n", d, re.S).group(1).splitlines()
+    call_i = next(i for i, l in enumerate(body) if "\tcall" in l)
+    after = int(body[call_i + 1].split(":")[0], 16) - int(body[0].split(":")[0], 16)
+    s.cmd("break run_all")
+    s.cmd("continue")
+    outs = [s.cmd("nexti") for _ in range(call_i + 1)]
+    back = re.search(r"back from the call:\n\s+0x[0-9a-f]+ _ZL7run_allv\+(0x[0-9a-f]+)", outs[-1])
+    if not back or int(back.group(1), 16) != after:
+        fail(f"nexti over run_all's call: {outs[-1]!r}, want run_all+{after:#x}")
+    else:
+        print(f"nexti: over the call, at run_all+{after:#x}")
+    s.cmd("delete 2")
     os.write(s.fd, b"continue\n")
     code = s.finish()
     lines = [l for l in s.out.splitlines() if l in set(native.stdout.splitlines())]
