@@ -27,7 +27,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: reticle debug [-c COLLECTORS] [-o PROFILE] [-b FUNC|*ADDR]... [-x FILE]\n"
-	      "                     -- PROGRAM [ARGS...]\n"
+	      "                     (-- PROGRAM [ARGS...] | -p PID)\n"
 	      "\n"
 	      "Runs PROGRAM under reticle, instrumented as 'reticle run' does, with a\n"
 	      "debugger: it stops before the program's first instruction, at\n"
@@ -48,11 +48,14 @@ static void usage(FILE *f)
 	      "  backtrace           (bt)  the call stack, through the copies\n"
 	      "  disas [FUNC]              a function and its copy, side by side\n"
 	      "  kill                      end the program (SIGKILL)\n"
-	      "  quit                (q)   kill the program and leave\n"
+	      "  quit                (q)   kill the program and leave; attached (-p): detach,\n"
+	      "                            the process left as it was, running on\n"
 	      "\n"
 	      "  -c, --collect LIST  collectors, as 'reticle run -c' (default fcount)\n"
 	      "  -o, --output FILE   keep the profile (default: none kept)\n"
 	      "  -b, --break WHERE   a breakpoint before the program starts (repeatable)\n"
+	      "  -p, --pid PID       attach to a running process (its threads held at the\n"
+	      "                      first prompt) instead of launching\n"
 	      "  -x, --commands FILE read commands from FILE first, then from the terminal;\n"
 	      "                      at the end of commands with no terminal, the program\n"
 	      "                      runs to its end\n"
@@ -65,6 +68,7 @@ struct dbg {
 	FILE *script;             /* -x, until its end */
 	bool tty, eof, quit;
 	pid_t killed;
+	bool attached;            /* -p: quit detaches, the process runs on */
 };
 
 /* ---- reading commands ---- */
@@ -275,8 +279,12 @@ static void show_stop(struct dbg *d, const struct debug_stop *st)
 	os_get_pc(st->tid, &pc);
 	switch (st->why) {
 	case DEBUG_START:
-		printf("reticle debug: process %d stopped before its first instruction; 'break FUNC', then 'run'\n",
-		       (int)st->pid);
+		if (d->attached)
+			printf("reticle debug: process %d attached, its threads held; 'break FUNC', then 'continue'\n",
+			       (int)st->pid);
+		else
+			printf("reticle debug: process %d stopped before its first instruction; 'break FUNC', then 'run'\n",
+			       (int)st->pid);
 		break;
 	case DEBUG_BREAK:
 		if (st->bp)
@@ -363,6 +371,10 @@ static void on_stop(void *ctx, struct rtl_session *s, const struct debug_stop *s
 				if (sig)
 					printf("  (it met %s: delivered when it goes on)\n", strsignal(sig));
 			}
+		} else if (d->attached && (!strcmp(cmd, "q") || !strcmp(cmd, "quit") || !strcmp(cmd, "detach"))) {
+			d->quit = true;   /* detached: left as it was, running on */
+			rtl_session_stop(d->s);
+			go = true;
 		} else if (!strcmp(cmd, "kill") || !strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
 			kill(st->pid, SIGKILL);
 			d->killed = st->pid;
@@ -418,16 +430,27 @@ int cmd_debug(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "collect", required_argument, NULL, 'c' }, { "output", required_argument, NULL, 'o' },
 		{ "break", required_argument, NULL, 'b' }, { "commands", required_argument, NULL, 'x' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	char *colls_arg = NULL, *breaks[64];
 	const char *output = NULL, *script = NULL;
 	size_t nbreaks = 0;
+	long pid = 0;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+c:o:b:x:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:o:b:x:p:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'p': {
+			char *end;
+			pid = strtol(optarg, &end, 10);
+			if (*end || pid <= 0) {
+				cli_error("debug: '%s' is not a process id", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		}
 		case 'c': colls_arg = optarg; break;
 		case 'o': output = optarg; break;
 		case 'b':
@@ -442,17 +465,17 @@ int cmd_debug(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		cli_error("debug: give the program: reticle debug -- PROGRAM [ARGS...] (try --help)");
+	if ((optind >= argc) == !pid) {
+		cli_error("debug: give the program (-- PROGRAM [ARGS...]) or a process (-p PID), one of them (try --help)");
 		return CLI_EXIT_USAGE;
 	}
-	char **command = argv + optind;
+	char **command = pid ? NULL : argv + optind;
 	const struct rtl_collector *colls[16];
 	size_t ncolls = 0;
 	char fcount[] = "fcount";
 	if (parse_collectors(colls_arg ? colls_arg : fcount, colls, &ncolls))
 		return CLI_EXIT_USAGE;
-	struct dbg d = { .tty = isatty(STDIN_FILENO) };
+	struct dbg d = { .tty = isatty(STDIN_FILENO), .attached = pid != 0 };
 	if (script && !(d.script = fopen(script, "re"))) {
 		cli_error("debug: %s: %s", script, strerror(errno));
 		return CLI_EXIT_USAGE;
@@ -487,7 +510,9 @@ int cmd_debug(int argc, char **argv)
 		cli_error("debug: %s", rtl_strerror(err));
 		rc = CLI_EXIT_FAIL;
 	}
-	if (!rc && (err = rtl_session_launch(d.s, command)))
+	if (!rc && pid && (err = rtl_session_attach(d.s, (pid_t)pid, 0)))
+		rc = cli_attach_error("debug", pid, err, false);
+	else if (!rc && !pid && (err = rtl_session_launch(d.s, command)))
 		rc = cli_launch_error(command[0], err);
 	if (!rc) {
 		/* the terminal's Ctrl-C is the program's, as for a shell's job */
@@ -495,6 +520,9 @@ int cmd_debug(int argc, char **argv)
 		if ((err = rtl_session_run(d.s, &status))) {
 			cli_error("debug: %s", rtl_strerror(err));
 			rc = CLI_EXIT_FAIL;
+		} else if (pid) {
+			printf("[reticle debug: process %ld %s]\n", pid, d.quit ? "detached, running on" : "ended");
+			rc = 0;
 		} else {
 			printf("[reticle debug: %s %s %d]\n", command[0],
 			       status >= 128 ? "ended by signal" : "exited with status",

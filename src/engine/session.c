@@ -1622,6 +1622,8 @@ static int run_traced(struct rtl_session *s, int *status)
 	start_ticks(&old_sa, &old_tick, s->sweeps ? 20000 : 50000);
 	uint64_t last_sweep = os_now_ns(), end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
 	struct proc *first = s->procs[0];
+	if (s->debugger)   /* every thread is held: the debugger's first look */
+		debug_start(s, first, first->pid);
 	for (size_t k = 0; k < first->nthreads; k++) {
 		struct thread *t = &first->threads[k];
 		if (session_stop_deferred(s, t->tid))

@@ -21,10 +21,14 @@ met three times, deleted while other threads may have met it already,
 then continue: the program ends as natively (a thread that met the int3
 before the deletion is served, not killed by its SIGTRAP).
 
-usage: debug_pty.py RETICLE WORKDIR PROG PROG_NOPIE CRASH THREADS"""
+On LOOP (programs/probe_loop.c, runs until killed) with -p: attached, a
+breakpoint hit, a backtrace through main, quit detaches: the process runs
+on without reticle's mappings.
+
+usage: debug_pty.py RETICLE WORKDIR PROG PROG_NOPIE CRASH THREADS LOOP"""
 import os, pty, re, select, shutil, signal, subprocess, sys, time
 
-reticle, work, prog, prog_nopie, crash, threads = sys.argv[1:7]
+reticle, work, prog, prog_nopie, crash, threads, loop = sys.argv[1:8]
 fails = 0
 
 
@@ -260,6 +264,31 @@ def main():
         fail(f"threads: exit {code} (natively {native.returncode}): {s.out[-600:]}")
     else:
         print(f"threads: 3 stops at work, deleted, exit {code}, output as natively")
+
+    # attached to a running process, then detached
+    lp = subprocess.Popen([loop], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        s = Session([reticle, "debug", "-p", str(lp.pid)], env)
+        s.read_until(r"\(reticle\) $")
+        s.cmd("break work")
+        stop = s.cmd("continue")
+        bt = s.cmd("bt")
+        os.write(s.fd, b"quit\n")
+        code = s.finish()
+        time.sleep(0.2)
+        with open(f"/proc/{lp.pid}/maps") as f:
+            left = [l for l in f if "memfd:reticle" in l]
+        if "attached" not in s.out or not re.search(r"work\+0 ", stop) or \
+                not re.search(r"^#\d+\s+0x[0-9a-f]+ main\+", bt, re.M) or code != 0 or \
+                lp.poll() is not None or left:
+            fail(f"-p: exit {code}, running {lp.poll() is None}, reticle's mappings left {len(left)}: "
+                 f"{s.out[-1200:]}")
+        else:
+            print("-p: attached, stopped at work, bt through main, detached, running on, no mapping left")
+    finally:
+        lp.kill()
+        lp.wait()
 
     # a fault in a measured run
     native = subprocess.run([crash, "segv"], capture_output=True, text=True)
