@@ -46,20 +46,7 @@ class Session:
         self.out = ""
 
     def read_until(self, pattern, timeout=60):
-        end = time.time() + timeout
-        while not re.search(pattern, self.out):
-            left = end - time.time()
-            if left <= 0:
-                raise TimeoutError(f"waited for {pattern!r}; got:\n{self.out[-3000:]}")
-            r, _, _ = select.select([self.fd], [], [], left)
-            if r:
-                try:
-                    data = os.read(self.fd, 65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    raise EOFError(f"ended before {pattern!r}; got:\n{self.out[-3000:]}")
-                self.out += data.decode(errors="replace").replace("\r\n", "\n")
+        self.read_until_from(0, pattern, timeout)
         return self.out
 
     def cmd(self, line, until=r"\(reticle\) $"):
