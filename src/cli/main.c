@@ -130,6 +130,14 @@ bool cli_output_writable(const char *cmd, const char *path)
 	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
 	struct stat st;
 	bool ok = false;
+	if (path && !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* /dev/null, a FIFO: the finished profile is copied into it */
+		ok = !access(path, W_OK);
+		if (!ok)
+			cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(errno));
+		free(copy);
+		return ok;
+	}
 	if (stat(dir, &st))
 		cli_error("%s: cannot write the profile %s%s: %s", cmd, path ? path : "in ", path ? "" : dir,
 			  strerror(errno));

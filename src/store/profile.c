@@ -3,6 +3,7 @@
  * with identity checks), close.
  * The schema below is documented for users in docs/profile-schema.md. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,11 +201,25 @@ static mode_t current_umask(void)
 
 /* A temporary file beside PATH (same file system, so rename is atomic),
  * with the mode a plain creat() would give, not mkstemp's 0600. */
+/* Whether PATH exists and is not a regular file: /dev/null, a FIFO, a
+ * terminal. A profile is an SQLite file, written under a temporary name;
+ * such a destination gets the finished file's bytes copied into it (the
+ * temporary name beside it would be in /dev, and a rename would replace
+ * the device: `-o /dev/null` once left a regular file there). */
+static bool special_destination(const char *path)
+{
+	struct stat st;
+	return !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 static int make_temp(rtl_profile *p)
 {
 	int fd;
+	const char *tmpdir = getenv("TMPDIR");
 
-	if (asprintf(&p->tmp, "%s.tmp.XXXXXX", p->path) < 0) {
+	if (special_destination(p->path) ?
+	    asprintf(&p->tmp, "%s/reticle-profile.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 :
+	    asprintf(&p->tmp, "%s.tmp.XXXXXX", p->path) < 0) {
 		p->tmp = NULL;
 		return -ENOMEM;
 	}
@@ -259,6 +274,34 @@ int rtl_profile_create(const char *path, rtl_profile **out)
 	return 0;
 }
 
+/* The bytes of file FROM written into TO (opened for writing, not
+ * created). */
+static int copy_into(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = in < 0 ? -1 : open(to, O_WRONLY | O_CLOEXEC);
+	int err = in < 0 || out < 0 ? -errno : 0;
+	char buf[65536];
+	ssize_t n;
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		for (ssize_t off = 0; off < n && !err;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0)
+				err = -errno;
+			else
+				off += w;
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) && !err)
+		err = -errno;
+	return err;
+}
+
 int rtl_profile_commit(rtl_profile *p)
 {
 	int err;
@@ -270,6 +313,15 @@ int rtl_profile_commit(rtl_profile *p)
 	if ((err = store_flush(p)) || (err = store_exec(p, commit_index_sql)) ||
 	    (err = store_exec(p, "COMMIT")))
 		return err;
+	if (special_destination(p->path)) {
+		if ((err = copy_into(p->tmp, p->path))) {
+			rtl_warn("profile store: cannot write %s: %s", p->path, strerror(-err));
+			return err;
+		}
+		unlink(p->tmp);
+		p->committed = 1;
+		return 0;
+	}
 	if (rename(p->tmp, p->path) < 0) {
 		err = -errno;
 		rtl_warn("profile store: cannot rename %s to %s: %s", p->tmp, p->path,

@@ -43,5 +43,18 @@ expect 1 "profile not written" -- run -o "$W/gone/p.db" -- rmdir "$W/gone"
 # the script without '#!' runs, and its output passes through
 "$R" run -o "$W/p.db" -- "$W/noshebang" >"$W/out" 2>/dev/null
 grep -q "from a script without" "$W/out" || { echo "FAIL: a script without #! did not run"; fails=$((fails+1)); }
+# a profile into a FIFO (or /dev/null): the finished file's bytes are
+# copied into it; a rename would have replaced the FIFO by a file
+rm -f "$W/fifo" "$W/from-fifo.db"
+mkfifo "$W/fifo"
+timeout 30 cat "$W/fifo" >"$W/from-fifo.db" &
+reader=$!
+"$R" run -o "$W/fifo" -- /bin/true 2>/dev/null
+wait $reader
+if [ ! -p "$W/fifo" ] || ! "$R" report "$W/from-fifo.db" 2>/dev/null | grep -q "exit status"; then
+	echo "FAIL: a profile written into a FIFO"; fails=$((fails+1))
+else
+	echo "ok: a profile written into a FIFO, the FIFO left as it was"
+fi
 [ $fails -eq 0 ] && echo "all bad-input cases passed"
 exit $fails
