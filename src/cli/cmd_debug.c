@@ -29,8 +29,9 @@ static void usage(FILE *f)
 	fputs("usage: reticle debug [-c COLLECTORS] [-o PROFILE] [-b FUNC|*ADDR]... [-x FILE]\n"
 	      "                     (-- PROGRAM [ARGS...] | -p PID)\n"
 	      "\n"
-	      "Runs PROGRAM under reticle, instrumented as 'reticle run' does, with a\n"
-	      "debugger: it stops before the program's first instruction, at\n"
+	      "Runs PROGRAM under reticle (or attaches to process PID), instrumented as\n"
+	      "'reticle run' does, with a debugger: it stops before the program's first\n"
+	      "instruction (attached: with every thread held), at\n"
 	      "breakpoints and at faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT),\n"
 	      "and reads commands. The stopped thread is held; the others run on.\n"
 	      "Addresses are the program's own; a thread in a function's copy is shown\n"
@@ -60,7 +61,7 @@ static void usage(FILE *f)
 	      "                      at the end of commands with no terminal, the program\n"
 	      "                      runs to its end\n"
 	      "  -h, --help          this help\n"
-	      "Exit status: the program's.\n", f);
+	      "Exit status: the program's (attached: 0 once detached or ended).\n", f);
 }
 
 struct dbg {
