@@ -27,6 +27,9 @@ enum func_status {
 	FS_SKIPPED,    /* the relocator refused it; original byte restored */
 	FS_NOTIFY,     /* the dynamic loader's r_brk: int3 stays for dlopen news */
 	FS_BUSY,       /* being relocated (its branch targets are instrumented first) */
+	/* libc's ptrace: never relocated, its int3 kept, every call seen
+	 * (session.c, ptrace_hook: a process asking to be traced is let go) */
+	FS_HOOK,
 };
 
 struct func_state {
@@ -184,6 +187,9 @@ struct proc {
 	/* copies push original return addresses (patch/lazy.c): the program
 	 * walks its own stack (Go, V8) or calls backtrace() */
 	bool original_returns;
+	/* a vfork child let go at PTRACE_TRACEME: the instrumented text it
+	 * shares with its parent, put back when the parent goes on (session.c) */
+	struct text_snapshot *vfork_text;
 	/* original return addresses with an int3 (no room for a jump back into
 	 * the copy there), sorted by AT: a trap there goes on at TO */
 	struct ret_trap { uint64_t at, to; } *ret_traps;
@@ -396,6 +402,9 @@ int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, u
 
 /* patch/lazy.c: arming entries and instrumenting on first call */
 int lazy_arm_module(struct proc *p, struct module *m);
+/* Only the functions whose calls reticle must see (libc's ptrace), for a
+ * session that does not instrument (sampling alone). */
+void lazy_arm_hooks(struct proc *p, struct module *m);
 /* r_brk (_dl_debug_state) gets its int3 once the loader has published it. */
 void lazy_arm_r_brk(struct proc *p);
 /* A thread TID stopped at an int3 just before PC. Returns 1 if reticle

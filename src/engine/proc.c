@@ -372,8 +372,10 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	proc_forget_functions(p);
 	/* keep brk room after the main executable: the heap grows there */
 	uint64_t avoid_lo = is_main ? m->hi : 0, avoid_hi = is_main ? m->hi + (1ull << 30) : 0;
-	if (!session_instruments(p->s))
-		return 0;   /* known for names and places (the sampler's), not armed */
+	if (!session_instruments(p->s)) {   /* known for names and places (the sampler's) */
+		lazy_arm_hooks(p, m);
+		return 0;
+	}
 	int err = add_window(p, tid, m, avoid_lo, avoid_hi);
 	if (err) {
 		rtl_warn("%s: no code cache near it: %s", path, rtl_strerror(err));

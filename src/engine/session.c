@@ -1,5 +1,6 @@
 /* Sessions: launching, the event loop over every traced thread, following
  * clone, fork, vfork and exec, and naming the profiles. */
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -1217,6 +1218,104 @@ static void on_group_stop(struct rtl_session *s, struct proc *p, const struct os
 	follow_job_stop(s);
 }
 
+/* A process calls ptrace(): PTRACE_TRACEME (a debugger's or a tracer's
+ * child asking to be traced by its parent) fails while reticle traces it,
+ * so reticle lets it go: its text back to the file's (entries, return
+ * points; the copies stay mapped for the frames that return into them),
+ * its threads detached at the call, which then succeeds; it runs on
+ * uninstrumented (gdb under reticle debugs its program natively). Any
+ * other request runs as it is: the original first byte for one step. */
+/* The executable segments of P's modules: their bytes as the process has
+ * them (SAVE: into *SNAP) or as the files have them (SAVE false: written,
+ * after the process's were kept in *SNAP when SNAP is not NULL). */
+struct text_snapshot {
+	size_t n, cap;
+	struct { uint64_t at; size_t len; uint8_t *bytes; } *v;
+};
+
+static void snapshot_free(struct text_snapshot *t)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		free(t->v[i].bytes);
+	if (t)
+		free(t->v);
+	free(t);
+}
+
+static void text_to_files(struct proc *p, struct text_snapshot *keep)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *mm = &p->mods[i];
+		if (mm->unloaded || rtl_binary_has_textrel(mm->bin))
+			continue;
+		for (size_t k = 0; k < rtl_binary_segment_count(mm->bin); k++) {
+			const rtl_segment *sg = rtl_binary_segment(mm->bin, k);
+			uint8_t *buf = (sg->flags & PF_X) && sg->filesz ? malloc(sg->filesz) : NULL;
+			uint8_t *old = buf && keep ? malloc(sg->filesz) : NULL;
+			if (old && !os_mem_read(p->mem, sg->vaddr + mm->bias, old, sg->filesz) &&
+			    !rtl_grow(&keep->v, &keep->cap, keep->n + 1, sizeof(*keep->v))) {
+				keep->v[keep->n].at = sg->vaddr + mm->bias;
+				keep->v[keep->n].len = sg->filesz;
+				keep->v[keep->n++].bytes = old;
+				old = NULL;
+			}
+			free(old);
+			if (buf && !rtl_binary_read(mm->bin, sg->vaddr, buf, sg->filesz))
+				os_mem_write(p->mem, sg->vaddr + mm->bias, buf, sg->filesz);
+			free(buf);
+		}
+	}
+}
+
+static bool ptrace_hook(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
+{
+	struct module *m;
+	const rtl_function *f;
+	struct func_state *fs = proc_entry_at(p, pc - 1, &m, &f);
+	const char *names[OS_NREGS];
+	uint64_t regs[OS_NREGS];
+	if (!fs || fs->status != FS_HOOK || os_get_named_regs(tid, names, regs))
+		return false;
+	os_set_pc(tid, pc - 1);
+	if (regs[5] /* rdi: the request */ != 0 /* PTRACE_TRACEME */) {
+		static const uint8_t int3 = 0xcc;
+		int sig = 0;
+		os_mem_write(p->mem, pc - 1, &fs->orig, 1);
+		os_singlestep(tid, &sig);
+		os_mem_write(p->mem, pc - 1, &int3, 1);
+		if (sig && sig != SIGTRAP) {
+			struct thread *t = proc_thread(p, tid);
+			if (t && !t->pending_sig)
+				t->pending_sig = sig;
+		}
+		return true;
+	}
+	if (os_tgid(tid) != p->pid) {
+		/* a vfork child, in its parent's memory until it execs: the text
+		 * goes back to the files' while it runs, the parent's
+		 * instrumented text back when the parent goes on (VFORK_DONE) */
+		struct text_snapshot *snap = p->vfork_text ? NULL : calloc(1, sizeof(*snap));
+		if (snap) {
+			text_to_files(p, snap);
+			p->vfork_text = snap;
+		}
+		rtl_warn("pid %d asks to be traced by its parent (PTRACE_TRACEME): it runs on without reticle",
+			 (int)tid);
+		os_detach(tid);
+		proc_remove_thread(p, tid);
+		return true;
+	}
+	text_to_files(p, NULL);
+	rtl_warn("pid %d asks to be traced by its parent (PTRACE_TRACEME): it runs on without reticle",
+		 (int)p->pid);
+	p->status = -1;   /* running on, not ended */
+	finish_proc(s, p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		os_detach(p->threads[i].tid);
+	remove_proc(s, p);
+	return true;
+}
+
 static void dispatch(struct rtl_session *s, struct os_stop *st)
 {
 	struct proc *p = proc_of(s, st->tid);
@@ -1252,6 +1351,11 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_BREAKPOINT: {
 		if (s->debugger && debug_trap(s, p, st->tid, pc)) {
 			resume(p, st->tid, 0);
+			break;
+		}
+		if (ptrace_hook(s, p, st->tid, pc)) {
+			if (proc_of(s, st->tid))   /* not let go */
+				resume(p, st->tid, 0);
 			break;
 		}
 		uint64_t trapped = os_tsc();
@@ -1300,6 +1404,16 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		break;
 	case OS_EVENT_EXEC:
 		on_exec(s, p, st);
+		break;
+	case OS_EVENT_VFORK_DONE:
+		if (p->vfork_text) {   /* the parent's instrumented text again */
+			for (size_t i = 0; i < p->vfork_text->n; i++)
+				os_mem_write(p->mem, p->vfork_text->v[i].at, p->vfork_text->v[i].bytes,
+					     p->vfork_text->v[i].len);
+			snapshot_free(p->vfork_text);
+			p->vfork_text = NULL;
+		}
+		resume(p, st->tid, 0);
 		break;
 	case OS_EXITED: case OS_SIGNALED:
 		on_process_exit(s, p, st);

@@ -45,6 +45,26 @@ static uint64_t patch_room(const rtl_binary *bin, size_t i)
  * than copying the pages, which the int3s make private anyway. The text is
  * the file's until reticle writes it (arming comes first), unless the
  * loader relocates it (DT_TEXTREL): then it is read from the process. */
+/* libc's ptrace(): a tracer's child asks to be traced by its parent,
+ * which fails while reticle traces it, so every call of it is seen. */
+static bool is_ptrace(const rtl_function *f)
+{
+	return f->name && !strncmp(f->name, "ptrace", 6) && (!f->name[6] || f->name[6] == '@');
+}
+
+void lazy_arm_hooks(struct proc *p, struct module *m)
+{
+	static const uint8_t int3 = 0xcc;
+	for (size_t i = 0; i < rtl_binary_function_count(m->bin); i++) {
+		const rtl_function *f = rtl_binary_function(m->bin, i);
+		struct func_state *fs = &m->fs[i];
+		if (is_ptrace(f) && !(f->sources & RTL_SRC_PLT) && fn_in_exec_segment(m->bin, f->addr, 1) &&
+		    !os_mem_read(p->mem, f->addr + m->bias, &fs->orig, 1) &&
+		    !proc_patch_write(p, f->addr + m->bias, &int3, 1))
+			fs->status = FS_HOOK;
+	}
+}
+
 static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size_t from, size_t to)
 {
 	uint64_t lo = rtl_binary_function(m->bin, idx[from])->addr + m->bias;
@@ -107,7 +127,7 @@ int lazy_arm_module(struct proc *p, struct module *m)
 			fs->reason = guessed;
 			continue;
 		}
-		fs->status = FS_ARMED;
+		fs->status = is_ptrace(f) ? FS_HOOK : FS_ARMED;
 		idx[armed++] = (uint32_t)i;
 	}
 	/* functions are sorted by address: spans of at most SPAN bytes */
@@ -837,7 +857,7 @@ static int read_code(struct proc *p, struct module *m, size_t k, uint8_t *buf)
 		return rtl_binary_read(m->bin, f->addr, buf, f->size);
 	int err = os_mem_read(p->mem, f->addr + m->bias, buf, f->size);
 	uint8_t st = m->fs[k].status;
-	if (!err && f->size && buf[0] == 0xcc && (st == FS_ARMED || st == FS_BUSY || st == FS_NOTIFY))
+	if (!err && f->size && buf[0] == 0xcc && (st == FS_ARMED || st == FS_BUSY || st == FS_NOTIFY || st == FS_HOOK))
 		buf[0] = m->fs[k].orig;
 	return err;
 }
@@ -1267,5 +1287,5 @@ bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
 		return false;
 	uint8_t st = fs->status;
 	/* DONE: another thread met the int3 while the jump was being written */
-	return st == FS_ARMED || st == FS_NOTIFY || st == FS_DONE || st == FS_BUSY;
+	return st == FS_ARMED || st == FS_NOTIFY || st == FS_DONE || st == FS_BUSY || st == FS_HOOK;
 }

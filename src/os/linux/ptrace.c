@@ -15,7 +15,10 @@
 
 enum {
 	TRACE_OPTIONS = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-			PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL,
+			PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL |
+			/* a vfork's end: a parent whose child reticle let go gets its
+			 * instrumented text back (session.c, ptrace_hook) */
+			PTRACE_O_TRACEVFORKDONE,
 };
 
 /* The child waits on GO until its parent has seized it, so that its exec
