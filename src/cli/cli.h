@@ -48,6 +48,12 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
 /* After a failed rtl_session_launch of PROGRAM: says why and returns the
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);
+/* The collectors of LIST ("fcount,shim:1000,..."), at most MAX_COLLECTORS,
+ * each once, into OUT; shim's period into *SHIM_PERIOD. 0, or an error
+ * said (CMD names the command). */
+enum { MAX_COLLECTORS = 16 };
+int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_collector **out, size_t *n,
+			 unsigned *shim_period);
 /* reticle run --debug-on-fault: the debugger's prompt at a fault signal
  * (cmd_debug.c). 0, or -1 said (no terminal). */
 struct rtl_session;

@@ -407,25 +407,6 @@ int cli_debug_on_fault(struct rtl_session *s)
 	return debug_attach_to_session(s, on_stop, &fault_dbg, true) ? -1 : 0;
 }
 
-static int parse_collectors(char *list, const struct rtl_collector **out, size_t *n)
-{
-	*n = 0;
-	for (char *save, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		const struct rtl_collector *c = rtl_collector_find(name);
-		if (!c) {
-			cli_error("debug: no collector '%s' (reticle run --help lists them)", name);
-			return -1;
-		}
-		if (*n < 16)
-			out[(*n)++] = c;
-	}
-	if (!*n) {
-		cli_error("debug: -c needs at least one collector");
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_debug(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -471,10 +452,10 @@ int cmd_debug(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	char **command = pid ? NULL : argv + optind;
-	const struct rtl_collector *colls[16];
+	const struct rtl_collector *colls[MAX_COLLECTORS];
 	size_t ncolls = 0;
-	char fcount[] = "fcount";
-	if (parse_collectors(colls_arg ? colls_arg : fcount, colls, &ncolls))
+	unsigned shim_period = 0;
+	if (cli_parse_collectors("debug", colls_arg ? colls_arg : "fcount", colls, &ncolls, &shim_period))
 		return CLI_EXIT_USAGE;
 	struct dbg d = { .tty = isatty(STDIN_FILENO), .attached = pid != 0 };
 	if (script && !(d.script = fopen(script, "re"))) {
@@ -493,7 +474,7 @@ int cmd_debug(int argc, char **argv)
 		close(fd);
 	}
 	struct rtl_session_opts so = { .sz = sizeof(so), .output = output ? output : tmp, .collectors = colls,
-				       .ncollectors = ncolls };
+				       .ncollectors = ncolls, .shim_period = shim_period };
 	int status = 0, rc = 0, err = rtl_session_create(&so, &d.s);
 	if (!err)
 		err = debug_attach_to_session(d.s, on_stop, &d, false);

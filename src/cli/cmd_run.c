@@ -100,7 +100,6 @@ static void usage(FILE *f)
 }
 
 /* $RETICLE_CACHE_MAX_MB, 0 (the library's default) when unset or not a number. */
-enum { MAX_COLLECTORS = 16 };
 
 /* "fcount, bbcount, ...": the built-in collectors' names. */
 static const char *builtin_names(void)
@@ -114,7 +113,8 @@ static const char *builtin_names(void)
 }
 
 /* LIST's collectors into OUT; "shim:PERIOD" sets *SHIM_PERIOD. */
-static int parse_collectors(const char *list, const struct rtl_collector **out, size_t *n, unsigned *shim_period)
+int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_collector **out, size_t *n,
+			 unsigned *shim_period)
 {
 	char *copy = strdup(list), *save = NULL;
 	*n = 0;
@@ -125,8 +125,8 @@ static int parse_collectors(const char *list, const struct rtl_collector **out, 
 			char *end;
 			unsigned long v = strtoul(name + 5, &end, 10);
 			if (!name[5] || *end || !v || v > 100000000) {
-				cli_error("run: shim:PERIOD takes the observer's period in TSC cycles (e.g. shim:1000), "
-					  "not '%s'", name + 5);
+				cli_error("%s: shim:PERIOD takes the observer's period in TSC cycles (e.g. shim:1000), "
+					  "not '%s'", cmd, name + 5);
 				free(copy);
 				return -RTL_ERR_BAD_OPTION;
 			}
@@ -148,7 +148,7 @@ static int parse_collectors(const char *list, const struct rtl_collector **out, 
 	}
 	free(copy);
 	if (!*n) {
-		cli_error("run: no collector given (-c takes a comma-separated list: %s)", builtin_names());
+		cli_error("%s: no collector given (-c takes a comma-separated list: %s)", cmd, builtin_names());
 		return -RTL_ERR_UNKNOWN_COLLECTOR;
 	}
 	return 0;
@@ -491,7 +491,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	}
 	unsigned shim_period = 0;
 	if ((a->collect || !a->nplugins) &&
-	    parse_collectors(a->collect ? a->collect : "fcount", colls, &ncolls, &shim_period))
+	    cli_parse_collectors("run", a->collect ? a->collect : "fcount", colls, &ncolls, &shim_period))
 		return CLI_EXIT_USAGE;
 	for (size_t i = 0; i < a->nplugins; i++) {
 		int rc = cli_load_collector(a->plugins[i], colls, ncolls, &colls[ncolls]);

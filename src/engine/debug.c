@@ -230,9 +230,8 @@ static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, boo
 	for (size_t i = 0; i < d->nsites; i++)
 		if (d->sites[i].at == at && d->sites[i].bp == bp && bp)
 			return 0;
-	uint8_t old, int3 = 0xcc;
-	struct window *w = in_copy ? proc_window_at(p, at, 1) : NULL;
-	if (in_copy && !w)
+	uint8_t old;
+	if (in_copy && !proc_window_at(p, at, 1))
 		return -ENOENT;
 	if (rtl_grow(&d->sites, &d->capsites, d->nsites + 1, sizeof(*d->sites)))
 		return -ENOMEM;
@@ -241,19 +240,15 @@ static int put_site(struct debugger *d, struct proc *p, int bp, uint64_t at, boo
 			d->sites[d->nsites++] = (struct site){ bp, at, d->sites[i].saved, p->pid, in_copy, 0, 0 };
 			return 0;
 		}
-	if (w) {
-		uint8_t *b = window_local(w, at);
-		old = *b;
-		*(volatile uint8_t *)b = int3;
-	} else if (os_mem_read(p->mem, at, &old, 1) || proc_patch_write(p, at, &int3, 1)) {
-		d->nsites--;   /* none added */
+	if (os_mem_read(p->mem, at, &old, 1) || proc_code_write(p, at, 0xcc, true))
 		return -EFAULT;
-	}
 	d->sites[d->nsites++] = (struct site){ bp, at, old, p->pid, in_copy, 0, 0 };
 	return 0;
 }
 
-/* Removes site I, its int3 too when no other site is at its place. */
+/* Removes site I (P: its process, NULL when gone), its int3 too when no
+ * other site is at its place; a thread that met that int3 just before is
+ * still to be served (its SIGTRAP comes after: debug_trap). */
 static void drop_site(struct debugger *d, struct proc *p, size_t i)
 {
 	struct site st = d->sites[i];
@@ -261,11 +256,10 @@ static void drop_site(struct debugger *d, struct proc *p, size_t i)
 	for (size_t j = 0; j < d->nsites; j++)
 		if (d->sites[j].at == st.at)
 			return;
-	struct window *w = st.in_copy ? proc_window_at(p, st.at, 1) : NULL;
-	if (w)
-		*(volatile uint8_t *)window_local(w, st.at) = st.saved;
-	else if (!st.in_copy)
-		proc_patch_write(p, st.at, &st.saved, 1);
+	if (!rtl_grow(&d->gone, &d->capgone, d->ngone + 1, sizeof(*d->gone)))
+		d->gone[d->ngone++] = st.at;
+	if (p)
+		proc_code_write(p, st.at, st.saved, true);
 }
 
 /* Writes breakpoint B into function K of M (its copy, or its original
@@ -337,23 +331,8 @@ int debug_break_delete(struct rtl_session *s, int id)
 	free(d->bps[i].func);
 	d->bps[i] = d->bps[--d->nbps];
 	for (size_t k = d->nsites; k-- > 0;) {
-		struct site *st = &d->sites[k];
-		if (st->bp != id)
-			continue;
-		bool shared = false;
-		for (size_t j = 0; j < d->nsites; j++)
-			shared |= j != k && d->sites[j].at == st->at;
-		if (!shared && !rtl_grow(&d->gone, &d->capgone, d->ngone + 1, sizeof(*d->gone)))
-			d->gone[d->ngone++] = st->at;
-		if (!shared) {
-			struct proc *p = session_proc(s, st->pid);
-			struct window *w = p && st->in_copy ? proc_window_at(p, st->at, 1) : NULL;
-			if (w)
-				*(volatile uint8_t *)window_local(w, st->at) = st->saved;
-			else if (p && !st->in_copy)
-				proc_patch_write(p, st->at, &st->saved, 1);
-		}
-		d->sites[k] = d->sites[--d->nsites];
+		if (d->sites[k].bp == id)
+			drop_site(d, session_proc(s, d->sites[k].pid), k);
 	}
 	return 0;
 }
@@ -382,28 +361,11 @@ static struct site *site_at(struct debugger *d, struct proc *p, uint64_t at)
 	return NULL;
 }
 
-/* Writes BYTE at site S (its int3 or the byte under it). */
-static void site_write(struct proc *p, const struct site *s, uint8_t byte)
-{
-	struct window *w = s->in_copy ? proc_window_at(p, s->at, 1) : NULL;
-	if (w)
-		*(volatile uint8_t *)window_local(w, s->at) = byte;
-	else
-		os_mem_write(p->mem, s->at, &byte, 1);
-}
-
-/* One instruction of TID from a breakpoint at PC: the byte under the int3
- * back for the step, then the int3 again. */
+/* One instruction of TID from PC, over a breakpoint's int3 there. */
 static int step_over(struct debugger *d, struct proc *p, pid_t tid, uint64_t pc, int *sig)
 {
-	struct site *st = site_at(d, p, pc);
-	if (!st)
-		return os_singlestep(tid, sig);
-	struct site copy = *st;
-	site_write(p, &copy, copy.saved);
-	int err = os_singlestep(tid, sig);
-	site_write(p, &copy, 0xcc);
-	return err;
+	const struct site *st = site_at(d, p, pc);
+	return st ? proc_step_over(p, tid, pc, st->saved, sig) : proc_singlestep(p, tid, sig);
 }
 
 int debug_stepi(struct rtl_session *s, pid_t tid, int *sig)
@@ -503,11 +465,6 @@ bool debug_trap(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
 	int sig = 0;
 	if (!os_get_pc(tid, &now) && site_at(d, p, now))
 		step_over(d, p, tid, now, &sig);
-	if (sig && sig != SIGTRAP) {
-		struct thread *t = proc_thread(p, tid);
-		if (t && !t->pending_sig)
-			t->pending_sig = sig;
-	}
 	return true;
 }
 

@@ -396,6 +396,18 @@ void proc_each_retired_point(struct proc *p, size_t mod, size_t fn, void (*each)
 /* Writes LEN bytes at run-time ADDR of P's text or data (a patch of
  * reticle's), logging what they replace when P is attached. */
 int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len);
+/* Writes BYTE at AT of P's code: through reticle's own mapping when AT is
+ * in a window (the process maps windows read-only), else into its text;
+ * LASTING as proc_patch_write (logged when attached), else a byte put
+ * back for one single step, not logged. */
+int proc_code_write(struct proc *p, uint64_t at, uint8_t byte, bool lasting);
+/* One single step of stopped thread TID; a signal it met (in *SIG, 0 when
+ * none) is kept for the thread's resumption, but for SIGTRAP (an int3 it
+ * ran). */
+int proc_singlestep(struct proc *p, pid_t tid, int *sig);
+/* The same over the int3 at AT: ORIG, the byte under it, back for the
+ * step, the int3 again after. */
+int proc_step_over(struct proc *p, pid_t tid, uint64_t at, uint8_t orig, int *sig);
 /* Runs a system call in thread TID (see os_inferior_syscall). */
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,33 @@ int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len)
 	return os_mem_write(p->mem, addr, buf, len);
 }
 
+int proc_code_write(struct proc *p, uint64_t at, uint8_t byte, bool lasting)
+{
+	struct window *w = proc_window_at(p, at, 1);
+	if (w) {
+		*(volatile uint8_t *)window_local(w, at) = byte;
+		return 0;
+	}
+	return lasting ? proc_patch_write(p, at, &byte, 1) : os_mem_write(p->mem, at, &byte, 1);
+}
+
+int proc_singlestep(struct proc *p, pid_t tid, int *sig)
+{
+	int err = os_singlestep(tid, sig);
+	struct thread *t = *sig && *sig != SIGTRAP ? proc_thread(p, tid) : NULL;
+	if (t && !t->pending_sig)
+		t->pending_sig = *sig;
+	return err;
+}
+
+int proc_step_over(struct proc *p, pid_t tid, uint64_t at, uint8_t orig, int *sig)
+{
+	proc_code_write(p, at, orig, false);
+	int err = proc_singlestep(p, tid, sig);
+	proc_code_write(p, at, 0xcc, false);
+	return err;
+}
+
 int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5, long *ret)
 {
@@ -310,13 +338,13 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 			text += s->memsz;
 	}
 	unsigned factor = session_probes(p->s)->memory ? 16 : 4;
-	size_t code_cap, ctr_cap;
+	size_t code_cap;
 	uint64_t addr;
+	/* and an arc table at the top: memfd pages cost nothing until touched */
+	size_t ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
 	do {
 		size_t spare = factor >= 4 ? 1 << 20 : 128 << 10;
 		code_cap = align_up(factor * text + WINDOW_GADGET_SIZE + spare, PAGE);
-		/* and an arc table at the top: memfd pages cost nothing until touched */
-		ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
 		addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
 	} while (!addr && (factor /= 2) >= 1);
 	if (addr && factor < 4)

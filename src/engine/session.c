@@ -65,8 +65,8 @@ struct rtl_session {
 	struct rtl_session_stats stats;
 	char *warm_dir;           /* warm-start cache, NULL when off */
 	char **warm_aged;         /* lists aged by an image of this run already */
-	struct debugger *debugger;    /* reticle debug, run --debug-on-fault */
 	size_t nwarm_aged, capwarm_aged;
+	struct debugger *debugger;    /* reticle debug, run --debug-on-fault */
 	char **meta;              /* the caller's key, value pairs for the profile; NULL-ended */
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
@@ -364,8 +364,6 @@ static bool live_push(struct rtl_live_point **out, size_t *n, size_t *cap, struc
 	return true;
 }
 
-/* P's numbered timers, per thread: the threads that ended, then the live
- * ones' areas. */
 /* Thread TID's numbered timers, the first N of its timer words T (read
  * while it may run: each word once). */
 static bool live_thread_timers(struct proc *p, pid_t tid, const volatile struct ta_timer *t, size_t n, double hz,
@@ -381,6 +379,8 @@ static bool live_thread_timers(struct proc *p, pid_t tid, const volatile struct 
 	return true;
 }
 
+/* P's numbered timers, per thread: the threads that ended, then the live
+ * ones' areas. */
 static bool live_timers(struct proc *p, struct rtl_live_point **out, size_t *n, size_t *cap)
 {
 	double hz = timers_tsc_hz(p->s);
@@ -884,8 +884,12 @@ static int stop_signal_of(const struct rtl_session *s, pid_t pid)
 	return 0;
 }
 
+struct text_snapshot;
+static void snapshot_free(struct text_snapshot *t);
+
 static void remove_proc(struct rtl_session *s, struct proc *p)
 {
+	snapshot_free(p->vfork_text);   /* a parent that ended in its vfork */
 	mark_stopped(s, p->pid, 0);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i] == p) {
@@ -1218,16 +1222,7 @@ static void on_group_stop(struct rtl_session *s, struct proc *p, const struct os
 	follow_job_stop(s);
 }
 
-/* A process calls ptrace(): PTRACE_TRACEME (a debugger's or a tracer's
- * child asking to be traced by its parent) fails while reticle traces it,
- * so reticle lets it go: its text back to the file's (entries, return
- * points; the copies stay mapped for the frames that return into them),
- * its threads detached at the call, which then succeeds; it runs on
- * uninstrumented (gdb under reticle debugs its program natively). Any
- * other request runs as it is: the original first byte for one step. */
-/* The executable segments of P's modules: their bytes as the process has
- * them (SAVE: into *SNAP) or as the files have them (SAVE false: written,
- * after the process's were kept in *SNAP when SNAP is not NULL). */
+/* The bytes of a process's executable segments, kept aside. */
 struct text_snapshot {
 	size_t n, cap;
 	struct { uint64_t at; size_t len; uint8_t *bytes; } *v;
@@ -1242,6 +1237,17 @@ static void snapshot_free(struct text_snapshot *t)
 	free(t);
 }
 
+/* Writes T back into P's text, and frees it. */
+static void snapshot_restore(struct proc *p, struct text_snapshot *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		os_mem_write(p->mem, t->v[i].at, t->v[i].bytes, t->v[i].len);
+	snapshot_free(t);
+}
+
+/* P's executable segments as their files have them (reticle's entry
+ * jumps, int3s and return-point patches gone), the process's bytes kept
+ * in KEEP first when KEEP is not NULL. */
 static void text_to_files(struct proc *p, struct text_snapshot *keep)
 {
 	for (size_t i = 0; i < p->nmods; i++) {
@@ -1267,27 +1273,24 @@ static void text_to_files(struct proc *p, struct text_snapshot *keep)
 	}
 }
 
+/* A process calls ptrace(): PTRACE_TRACEME (a debugger's or a tracer's
+ * child asking to be traced by its parent) fails while reticle traces it,
+ * so reticle lets it go: its text back to the file's (entries, return
+ * points; the copies stay mapped for the frames that return into them),
+ * its threads detached at the call, which then succeeds; it runs on
+ * uninstrumented (gdb under reticle debugs its program natively). Any
+ * other request runs as it is: the original first byte for one step. */
 static bool ptrace_hook(struct rtl_session *s, struct proc *p, pid_t tid, uint64_t pc)
 {
-	struct module *m;
-	const rtl_function *f;
-	struct func_state *fs = proc_entry_at(p, pc - 1, &m, &f);
+	struct func_state *fs = proc_entry_at(p, pc - 1, NULL, NULL);
 	const char *names[OS_NREGS];
 	uint64_t regs[OS_NREGS];
 	if (!fs || fs->status != FS_HOOK || os_get_named_regs(tid, names, regs))
 		return false;
 	os_set_pc(tid, pc - 1);
 	if (regs[5] /* rdi: the request */ != 0 /* PTRACE_TRACEME */) {
-		static const uint8_t int3 = 0xcc;
-		int sig = 0;
-		os_mem_write(p->mem, pc - 1, &fs->orig, 1);
-		os_singlestep(tid, &sig);
-		os_mem_write(p->mem, pc - 1, &int3, 1);
-		if (sig && sig != SIGTRAP) {
-			struct thread *t = proc_thread(p, tid);
-			if (t && !t->pending_sig)
-				t->pending_sig = sig;
-		}
+		int sig;
+		proc_step_over(p, tid, pc - 1, fs->orig, &sig);
 		return true;
 	}
 	if (os_tgid(tid) != p->pid) {
@@ -1407,10 +1410,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		break;
 	case OS_EVENT_VFORK_DONE:
 		if (p->vfork_text) {   /* the parent's instrumented text again */
-			for (size_t i = 0; i < p->vfork_text->n; i++)
-				os_mem_write(p->mem, p->vfork_text->v[i].at, p->vfork_text->v[i].bytes,
-					     p->vfork_text->v[i].len);
-			snapshot_free(p->vfork_text);
+			snapshot_restore(p, p->vfork_text);
 			p->vfork_text = NULL;
 		}
 		resume(p, st->tid, 0);
