@@ -110,13 +110,22 @@ static char *next_line(struct dbg *d)
 
 /* ---- commands ---- */
 
+/* One instruction at ADDR as text in BUF; its length (0: not decoded). */
+static int insn_at(struct dbg *d, pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	uint8_t code[16];
+	if (debug_read(d->s, pid, addr, code, sizeof(code))) {
+		snprintf(buf, len, "(cannot read)");
+		return 0;
+	}
+	return x86_format(code, sizeof(code), addr, buf, len);
+}
+
 static void say_where(struct dbg *d, pid_t pid, uint64_t pc)
 {
-	char desc[512], text[160] = "";
-	uint8_t code[16];
+	char desc[512], text[160];
 	uint64_t orig = debug_where(d->s, pid, pc, desc, sizeof(desc));
-	if (!debug_read(d->s, pid, pc, code, sizeof(code)))
-		x86_format(code, sizeof(code), pc, text, sizeof(text));
+	insn_at(d, pid, pc, text, sizeof(text));
 	if (orig && orig != pc)
 		printf("  %#" PRIx64 " %s  (copy at %#" PRIx64 ": %s)\n", orig, desc, pc, text);
 	else
@@ -212,17 +221,6 @@ static void do_bt(struct dbg *d, pid_t pid, pid_t tid)
 	}
 	if (!n)
 		puts("no frames");
-}
-
-/* One instruction at ADDR as text in BUF; its length (0: not decoded). */
-static int insn_at(struct dbg *d, pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	uint8_t code[16];
-	if (debug_read(d->s, pid, addr, code, sizeof(code))) {
-		snprintf(buf, len, "(cannot read)");
-		return 0;
-	}
-	return x86_format(code, sizeof(code), addr, buf, len);
 }
 
 static void do_disas(struct dbg *d, pid_t pid, pid_t tid, const char *arg)

@@ -116,11 +116,13 @@ struct fn_cache *fncache_open(const char *path, const char magic[8])
 	struct stat st;
 	if (fd < 0)
 		return c;
-	if (!fstat(fd, &st)) {
-		c->dev = st.st_dev;
-		c->ino = st.st_ino;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return c;
 	}
-	if (!fstat(fd, &st) && st.st_size > 0) {
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	if (st.st_size > 0) {
 		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (map != MAP_FAILED && valid(c, map, (size_t)st.st_size)) {
 			const struct fc_header *h = map;
