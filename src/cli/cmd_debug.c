@@ -434,8 +434,11 @@ int cmd_debug(int argc, char **argv)
 		case 'c': colls_arg = optarg; break;
 		case 'o': output = optarg; break;
 		case 'b':
-			if (nbreaks < 64)
-				breaks[nbreaks++] = optarg;
+			if (nbreaks == sizeof(breaks) / sizeof(*breaks)) {
+				cli_error("debug: at most %zu -b options (more with 'break' at the prompt)", nbreaks);
+				return CLI_EXIT_USAGE;
+			}
+			breaks[nbreaks++] = optarg;
 			break;
 		case 'x': script = optarg; break;
 		case 'h': usage(stdout); return 0;
