@@ -16,7 +16,7 @@
 extern "C" {
 #include <reticle/binary.h>
 #include "isa/x86_64/relocate.h"
-#include "patch/unwind.h"
+#include "unwind/unwind.h"
 }
 
 extern "C" void __register_frame(void *);
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		copies[i] = (fn_t)dest;
 		dest += (r[i].w.len + 15) & ~15ul;
 		maps[i] = (struct unw_map){ r[i].map_from, r[i].map_to, r[i].nmap, env.addr, f->size,
-					    r[i].w.base, r[i].w.len, r[i].w.buf };
+					    r[i].w.base, r[i].w.len, r[i].w.rows, r[i].w.nrows };
 	}
 	uint8_t *blob;
 	size_t len;
@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 			fm[j] = maps[0];
 			fm[j].to = tos[j];
 			fm[j].new_start += shift;
-			fm[j].code = NULL;
+			fm[j].rows = NULL;
+			fm[j].nrows = 0;
 		}
 		/* separately */
 		void **blobs = (void **)malloc(k * sizeof(void *));

@@ -15,7 +15,7 @@
 #include <reticle/error.h>
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/relocate.h"
-#include "patch/unwind.h"
+#include "unwind/unwind.h"
 
 static rtl_binary *bin;
 static uint64_t next_counter = 0x30000000;
@@ -40,7 +40,7 @@ static void count(const char *why)
 		}
 }
 
-/* ---- a minimal LSDA reader, independent of src/patch/unwind.c ---- */
+/* ---- a minimal LSDA reader, independent of src/unwind/build.c ---- */
 
 static uint64_t uleb(const uint8_t **p)
 {
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		}
 		moved++;
 		struct unw_map map = { r.map_from, r.map_to, r.nmap, f->addr, f->size, r.w.base, r.w.len,
-				       r.w.buf };
+				       r.w.rows, r.w.nrows };
 		uint64_t at = dest + ((r.w.len + 15) & ~15ul);
 		uint8_t *blob;
 		size_t len;

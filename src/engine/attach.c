@@ -190,12 +190,12 @@ int attach_setup_image(struct proc *p, pid_t tid)
 	p->original_returns = true;
 	p->warm_started = true;   /* past its entry point long ago: batches at once (warm_attach) */
 	if (p->nthreads > 1)
-		proc_go_multithreaded(p);
+		patch_go_multithreaded(p);
 	if ((err = proc_add_main_modules(p, tid, exe, bin)))
 		return err;
 	if (p->r_debug) {
 		dl_scan(p, tid);
-		lazy_arm_r_brk(p);
+		dl_arm_r_brk(p);
 	}
 	/* timers: every thread gets an area (its %gs base kept to put back) */
 	for (size_t i = 0; i < p->nthreads; i++)

@@ -180,7 +180,7 @@ static void write_line(struct proc *p, struct bbv *b, size_t ended, uint64_t ove
 	b->lines++;
 }
 
-/* reticle's own calls in the target (engine/unwind.c) are not the
+/* reticle's own calls in the target (engine/unwind_register.c) are not the
  * program's: the instructions they run are left out of the vectors (the
  * counters before and after) and their countdown, in the null area, is
  * only started again. */

@@ -388,7 +388,7 @@ int debug_stepi(struct rtl_session *s, pid_t tid, int *sig)
 		return 0;
 	if (site_at(d, p, now - 1))
 		return os_set_pc(tid, now - 1);
-	if (!lazy_breakpoint(p, tid, now))
+	if (!engine_breakpoint(p, tid, now))
 		*sig = SIGTRAP;   /* the program's own int3 */
 	return 0;
 }

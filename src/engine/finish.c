@@ -144,8 +144,8 @@ static int points_of(struct proc *p, struct module *m, size_t k, struct scratch 
 		return -ENOMEM;
 	for (uint32_t i = 0; i < fs->npoints; i++)
 		sc->pts[sc->npts++] = &p->points[fs->point0 + i];
-	if (p->nretired)
-		proc_each_retired_point(p, (size_t)(m - p->mods), k, add_retired, sc);
+	if (patch_has_retired(p))
+		patch_each_retired_point(p, (size_t)(m - p->mods), k, add_retired, sc);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <reticle/error.h>
+#include "elf/code_facts.h"
 #include "engine/engine.h"
 #include "runtime/arc_table.h"
 #include "os/linux/os.h"
@@ -31,7 +32,8 @@ struct proc *proc_new(struct rtl_session *s, pid_t pid)
 	p->shm.fd = -1;
 	p->areas.fd = -1;
 	p->mem = os_mem_open(pid);
-	if (p->mem < 0 || shm_init(&p->shm) || proc_add_thread(p, pid)) {
+	if (p->mem < 0 || !patch_proc_init(p, session_patch_env(s)) || shm_init(&p->shm) ||
+	    proc_add_thread(p, pid)) {
 		proc_free(p);
 		return NULL;
 	}
@@ -55,21 +57,16 @@ void proc_free(struct proc *p)
 		free(m->warm);
 		dcache_free(m);
 		ccache_free(m);
-		unwind_module_free(m);
+		patch_module_unwind_free(m);
 	}
 	free(p->mods);
+	patch_proc_free(p);
 	free(p->unw_pending);
-	free(p->patches);
-	free(p->entries);
-	free(p->ret_traps);
-	free(p->retired);
 	free(p->memo);
 	free(p->threads);
 	free(p->blocks);
 	free(p->calls);
 	free(p->points);
-	free(p->plt_watch);
-	free(p->sites);
 	free(p->command);
 	shm_free(&p->shm);
 	thread_region_free(&p->areas);
@@ -88,14 +85,6 @@ void proc_free(struct proc *p)
 	if (p->mem >= 0)
 		close(p->mem);
 	free(p);
-}
-
-struct thread *proc_thread(struct proc *p, pid_t tid)
-{
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (p->threads[i].tid == tid)
-			return &p->threads[i];
-	return NULL;
 }
 
 int proc_add_thread(struct proc *p, pid_t tid)
@@ -118,94 +107,6 @@ void proc_remove_thread(struct proc *p, pid_t tid)
 			p->threads[i] = p->threads[--p->nthreads];
 			return;
 		}
-}
-
-enum { MEMO_SIZE = 8192 };   /* a power of two */
-
-struct fn_memo {
-	uint64_t addr;            /* 0: empty */
-	int32_t mod, k;           /* -1: none */
-};
-
-void proc_forget_functions(struct proc *p)
-{
-	if (p->memo)
-		memset(p->memo, 0, MEMO_SIZE * sizeof(*p->memo));
-}
-
-const rtl_function *proc_function_at(struct proc *p, uint64_t addr, struct module **mp)
-{
-	if (!p->memo)
-		p->memo = calloc(MEMO_SIZE, sizeof(*p->memo));
-	struct fn_memo *e = p->memo ? &p->memo[(addr ^ addr >> 13) & (MEMO_SIZE - 1)] : NULL;
-	struct module *m;
-	const rtl_function *f;
-	if (e && addr && e->addr == addr) {
-		m = e->mod >= 0 ? &p->mods[e->mod] : NULL;
-		f = m && e->k >= 0 ? rtl_binary_function(m->bin, (size_t)e->k) : NULL;
-	} else {
-		m = proc_module_at(p, addr);
-		f = m && m->fs ? rtl_binary_find_function(m->bin, addr - m->bias) : NULL;
-		if (e && addr)
-			*e = (struct fn_memo){ addr, m ? (int32_t)(m - p->mods) : -1,
-					       f ? (int32_t)(f - rtl_binary_function(m->bin, 0)) : -1 };
-	}
-	if (mp)
-		*mp = m;
-	return f;
-}
-
-struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **mp,
-				 const rtl_function **fp)
-{
-	struct module *m;
-	const rtl_function *f = proc_function_at(p, addr, &m);
-	if (!f || f->addr != addr - m->bias)
-		return NULL;
-	if (mp)
-		*mp = m;
-	if (fp)
-		*fp = f;
-	return &m->fs[f - rtl_binary_function(m->bin, 0)];
-}
-
-bool proc_is_loader(const struct proc *p, const struct module *m)
-{
-	return p->r_debug >= m->lo && p->r_debug < m->hi;
-}
-
-struct module *proc_module_at(struct proc *p, uint64_t addr)
-{
-	for (size_t i = 0; i < p->nmods; i++)
-		if (addr >= p->mods[i].lo && addr < p->mods[i].hi && !p->mods[i].unloaded)
-			return &p->mods[i];
-	return NULL;
-}
-
-int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len)
-{
-	if (p->attached) {
-		uint8_t *old = malloc(len ? len : 1);
-		int err = old ? os_mem_read(p->mem, addr, old, len) : -ENOMEM;
-		if (!err)
-			err = rtl_grow(&p->undo, &p->capundo, p->nundo + 1, sizeof(*p->undo));
-		if (err) {
-			free(old);
-			return err;   /* not written: detaching could not undo it */
-		}
-		p->undo[p->nundo++] = (struct undo_rec){ addr, (uint32_t)len, old };
-	}
-	return os_mem_write(p->mem, addr, buf, len);
-}
-
-int proc_code_write(struct proc *p, uint64_t at, uint8_t byte, bool lasting)
-{
-	struct window *w = proc_window_at(p, at, 1);
-	if (w) {
-		*(volatile uint8_t *)window_local(w, at) = byte;
-		return 0;
-	}
-	return lasting ? proc_patch_write(p, at, &byte, 1) : os_mem_write(p->mem, at, &byte, 1);
 }
 
 int proc_singlestep(struct proc *p, pid_t tid, int *sig)
@@ -417,7 +318,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	warm_load(p, m);
 	/* a cold module: copies of its functions made ahead while the program runs */
 	if (!m->nwarm && m->win >= 0)
-		ahead_sweep(session_ahead(p->s), m->bin);
+		ahead_sweep(p->patch->env->ahead, m->bin);
 	return 0;
 }
 
@@ -477,6 +378,9 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	struct proc *p = proc_new(parent->s, child);
 	if (!p)
 		return NULL;
+	patch_proc_free(p);
+	if (!patch_proc_fork(parent, p))
+		goto fail;
 	shm_free(&p->shm);
 	if (shm_clone(&parent->shm, &p->shm))
 		goto fail;
@@ -491,18 +395,6 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->unwind_lock = parent->unwind_lock;
 	p->unwind_off = parent->unwind_off;
 	p->original_returns = parent->original_returns;
-	if (parent->nretired) {
-		p->retired = dup_array(parent->retired, parent->nretired, sizeof(*p->retired));
-		if (!p->retired)
-			goto fail;
-		p->nretired = p->capretired = parent->nretired;
-	}
-	if (parent->nret_traps) {
-		p->ret_traps = dup_array(parent->ret_traps, parent->nret_traps, sizeof(*p->ret_traps));
-		if (!p->ret_traps)
-			goto fail;
-		p->nret_traps = p->capret_traps = parent->nret_traps;
-	}
 	p->warm_started = parent->warm_started;
 	/* the child has the parent's patched text: detaching it undoes the same */
 	p->attached = parent->attached;
@@ -524,28 +416,17 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 			goto fail;
 		p->nunw_objects = p->capunw_objects = parent->nunw_objects;
 	}
-	p->patches = dup_array(parent->patches, parent->npatches, sizeof(*p->patches));
-	p->sites = dup_array(parent->sites, parent->nsites, sizeof(*p->sites));
 	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
 	p->calls = dup_array(parent->calls, parent->ncalls, sizeof(*p->calls));
 	p->points = dup_array(parent->points, parent->npoints, sizeof(*p->points));
 	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
-	if (!p->patches || !p->sites || !p->blocks || !p->calls || !p->points || !p->mods)
+	if (!p->blocks || !p->calls || !p->points || !p->mods)
 		goto fail;
 	p->npoints = p->cappoints = parent->npoints;
 	arcs_refresh(p);
-	if (parent->nplt_watch) {
-		if (!(p->plt_watch = dup_array(parent->plt_watch, parent->nplt_watch, sizeof(*p->plt_watch))))
-			goto fail;
-		p->nplt_watch = p->capplt_watch = parent->nplt_watch;
-	}
-	p->npatches = parent->npatches;
-	p->nsites = parent->nsites;
 	p->nblocks = parent->nblocks;
 	p->ncalls = parent->ncalls;
 	/* dup_array keeps room for one element at least */
-	p->cappatches = p->npatches ? p->npatches : 1;
-	p->capsites = p->nsites ? p->nsites : 1;
 	p->capblocks = p->nblocks ? p->nblocks : 1;
 	p->capcalls = p->ncalls ? p->ncalls : 1;
 	for (size_t i = 0; i < parent->nmods; i++) {
@@ -562,6 +443,9 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 			goto fail;
 		for (size_t k = 0; k < n; k++) {
 			struct func_state *f = &m->fs[k];
+			f->sp_rows = f->nsp_rows ? dup_array(f->sp_rows, f->nsp_rows, sizeof(*f->sp_rows)) : NULL;
+			if (!f->sp_rows)
+				f->nsp_rows = 0;
 			if (!f->nmap)
 				continue;
 			uint64_t *from = dup_array(f->map_from, f->nmap, 8), *to = dup_array(f->map_to, f->nmap, 8);
@@ -583,104 +467,4 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 fail:
 	proc_free(p);
 	return NULL;
-}
-
-struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len)
-{
-	for (size_t i = 0; i < p->shm.nwins; i++) {
-		struct window *w = &p->shm.wins[i];
-		uint64_t size = w->code_cap + w->ctr_cap;
-		/* no overflow: a stack word of all ones is no address in it */
-		if (addr >= w->addr && addr - w->addr < size && len <= size - (addr - w->addr))
-			return w;
-	}
-	return NULL;
-}
-
-uint64_t proc_read_counter(struct proc *p, uint64_t addr)
-{
-	struct window *w = proc_window_at(p, addr, 8);
-	return w ? *(volatile uint64_t *)window_local(w, addr) : 0;
-}
-
-struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp)
-{
-	for (size_t i = 0; i < p->nmods; i++) {
-		struct module *m = &p->mods[i];
-		struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
-		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
-			continue;
-		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; k < n; k++) {
-			struct func_state *fs = &m->fs[k];
-			if (fs->status == FS_DONE && fs->nmap && pc >= fs->entry &&
-			    pc < fs->entry + fs->code_len) {
-				*mp = m;
-				return fs;
-			}
-		}
-	}
-	return NULL;
-}
-
-void proc_each_retired_point(struct proc *p, size_t mod, size_t fn, void (*each)(const struct point_rec *pr, void *ctx),
-			     void *ctx)
-{
-	for (size_t i = 0; i < p->nretired; i++) {
-		const struct retired_points *r = &p->retired[i];
-		if (r->mod == mod && r->fn == fn)
-			for (uint32_t k = 0; k < r->npoints; k++)
-				each(&p->points[r->point0 + k], ctx);
-	}
-}
-
-/* Names what is at run-time address PC, for messages about faults: an
- * original function, or the relocated copy of one in a window. */
-void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len)
-{
-	struct module *m = proc_module_at(p, pc);
-	if (m) {
-		const rtl_function *f = rtl_binary_find_function(m->bin, pc - m->bias);
-		snprintf(buf, len, "%s+%#llx (%s)", m->path, (unsigned long long)(pc - m->bias),
-			 f ? f->name : "?");
-		return;
-	}
-	for (size_t i = 0; i < p->nmods; i++) {
-		struct module *mm = &p->mods[i];
-		struct window *w = mm->win >= 0 ? &p->shm.wins[mm->win] : NULL;
-		if (!w || pc < w->addr || pc >= w->addr + w->code_cap)
-			continue;
-		size_t n = rtl_binary_function_count(mm->bin);
-		const rtl_function *best = NULL;
-		uint64_t best_entry = 0;
-		for (size_t k = 0; k < n; k++)
-			if (mm->fs[k].status == FS_DONE && mm->fs[k].entry <= pc && mm->fs[k].entry > best_entry) {
-				best_entry = mm->fs[k].entry;
-				best = rtl_binary_function(mm->bin, k);
-			}
-		snprintf(buf, len, "code cache of %s: copy of %s +%#llx", mm->path, best ? best->name : "?",
-			 (unsigned long long)(pc - best_entry));
-		return;
-	}
-	char line[512];
-	if (os_map_line(p->pid, pc, line, sizeof(line)))
-		snprintf(buf, len, "%#llx (outside every module)", (unsigned long long)pc);
-	else
-		snprintf(buf, len, "%#llx (outside every module, in %s)", (unsigned long long)pc, line);
-}
-
-void proc_go_multithreaded(struct proc *p)
-{
-	if (p->multithreaded)
-		return;
-	for (size_t i = 0; i < p->nsites; i++) {
-		struct window *w = proc_window_at(p, p->sites[i].addr, 2);
-		uint8_t *site = w ? window_local(w, p->sites[i].addr) : NULL;
-		/* one swept away already (sweep.c) stays away */
-		if (site && (p->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e))
-			x86_switch_atomic(site, p->sites[i].keep_flags);
-	}
-	p->nsites = 0;
-	p->multithreaded = true;
-	rtl_debug("pid %d has threads: counter increments are atomic now", (int)p->pid);
 }

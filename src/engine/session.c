@@ -71,6 +71,7 @@ struct rtl_session {
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
 	struct ahead *ahead;      /* copies made ahead; NULL with one CPU */
+	struct patch_env patch_env;   /* the patcher's view of the session */
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
 	size_t ndeferred, capdeferred;
@@ -122,31 +123,16 @@ double timers_tsc_hz(struct rtl_session *s)
 	return ns ? (double)ticks * 1e9 / (double)ns : 1e9;
 }
 
-struct ahead *session_ahead(const struct rtl_session *s) { return s->ahead; }
 
-void session_count_instrumented(struct rtl_session *s, bool ok)
-{
-	if (ok)
-		s->stats.functions_instrumented++;
-	else
-		s->stats.functions_skipped++;
-}
-
-void session_count_seconds(struct rtl_session *s, double seconds)
-{
-	s->stats.instrument_seconds += seconds;
-}
-
-void session_count_trap(struct rtl_session *s) { s->stats.traps++; }
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
-
-void session_count_restored(struct rtl_session *s, bool same)
-{
-	s->stats.copies_restored++;
-	if (!same)
-		s->stats.copies_differing++;
-}
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+
+const struct patch_env *session_patch_env(struct rtl_session *s)
+{
+	if (!s->patch_env.ev)
+		s->patch_env = (struct patch_env){ &s->probes, s->dynamic, s->ahead, &s->stats, &engine_patch_events };
+	return &s->patch_env;
+}
 
 struct debugger *session_debugger(struct rtl_session *s) { return s->debugger; }
 void session_set_debugger(struct rtl_session *s, struct debugger *d) { s->debugger = d; }
@@ -426,8 +412,8 @@ static bool live_function(struct proc *p, struct module *m, size_t k, void *ctx)
 	lc->f = rtl_binary_function(m->bin, k);
 	for (uint32_t q = 0; q < fs->npoints && lc->ok; q++)
 		live_point(&p->points[fs->point0 + q], lc);
-	if (p->nretired)
-		proc_each_retired_point(p, (size_t)(m - p->mods), k, live_point, lc);
+	if (patch_has_retired(p))
+		patch_each_retired_point(p, (size_t)(m - p->mods), k, live_point, lc);
 	return lc->ok;
 }
 
@@ -1065,7 +1051,7 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		timers_new_thread(p, child);
 		/* a vfork child runs alone while its parent waits */
 		if (st->kind != OS_EVENT_VFORK)
-			proc_go_multithreaded(p);
+			patch_go_multithreaded(p);
 	} else {
 		struct proc *c = proc_fork(p, child);
 		if (c && timers_fork(p, c, st->tid))
@@ -1367,7 +1353,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		    (p->bbv && bbv_trap(p, st->tid, pc))) {
 			timers_pause(p, st->tid, os_tsc() - trapped);
 			resume(p, st->tid, 0);
-		} else if (lazy_breakpoint(p, st->tid, pc)) {
+		} else if (engine_breakpoint(p, st->tid, pc)) {
 			sigtrap_repair(p, st->tid);
 			unwind_flush(p, st->tid);
 			/* reticle's work is not the program's time */

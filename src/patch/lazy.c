@@ -8,16 +8,16 @@
 #include <time.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
-#include "engine/debug.h"
-#include "engine/engine.h"
+#include "elf/code_facts.h"
 #include "isa/x86_64/check.h"
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "patch/patch.h"
 #include "probe/plan.h"
-#include "sample/sample.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "warm/warm.h"
 
 enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024, MAX_TARGETS = 256 };
 static const char too_short[] = "shorter than a 5-byte jump";
@@ -142,13 +142,6 @@ int lazy_arm_module(struct proc *p, struct module *m)
 	return 0;
 }
 
-void func_state_release(struct func_state *f)
-{
-	free(f->map_from);
-	free(f->map_to);
-	f->map_from = f->map_to = NULL;
-}
-
 /* ---- relocation callbacks ---- */
 
 struct reloc_ctx {
@@ -161,18 +154,20 @@ struct reloc_ctx {
 static int ctx_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_plan *out)
 {
 	struct reloc_ctx *ctx = c;
-	return probe_plan_build(session_probes(ctx->p->s), cfg, ctx->m->path, ctx->f->name, ctx->m->bias, out);
+	return probe_plan_build(ctx->p->patch->env->probes, cfg, ctx->m->path, ctx->f->name, ctx->m->bias, out);
 }
 
 static uint32_t ctx_mem_point(void *c, uint64_t insn, unsigned k, const struct x86_access *a)
 {
 	(void)k;
-	return memtrace_point(((struct reloc_ctx *)c)->p, insn, a);
+	struct proc *p = ((struct reloc_ctx *)c)->p;
+	return p->patch->env->ev->memory_point(p, insn, a);
 }
 
 static void ctx_mem_untraced(void *c, uint64_t insn)
 {
-	memtrace_untraced(((struct reloc_ctx *)c)->p, insn);
+	struct proc *p = ((struct reloc_ctx *)c)->p;
+	p->patch->env->ev->memory_untraced(p, insn);
 }
 
 static int ctx_read(void *c, const uint64_t addr, void *buf, size_t len)
@@ -207,10 +202,10 @@ static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *
 	    (tf->sources & RTL_SRC_PLT)) {
 		fs->plt_unbound = p->resumes + 1;
 		if (slot && !fs->plt_watched &&
-		    !rtl_grow(&p->plt_watch, &p->capplt_watch, p->nplt_watch + 1, sizeof(*p->plt_watch))) {
+		    !rtl_grow(&p->patch->plt_watch, &p->patch->capplt_watch, p->patch->nplt_watch + 1, sizeof(*p->patch->plt_watch))) {
 			fs->plt_watched = true;
-			p->plt_watch[p->nplt_watch].mod = (uint32_t)(m - p->mods);
-			p->plt_watch[p->nplt_watch++].fn = (uint32_t)(f - rtl_binary_function(m->bin, 0));
+			p->patch->plt_watch[p->patch->nplt_watch].mod = (uint32_t)(m - p->mods);
+			p->patch->plt_watch[p->patch->nplt_watch++].fn = (uint32_t)(f - rtl_binary_function(m->bin, 0));
 		}
 		return 0;   /* unbound: the slot leads back to the PLT */
 	}
@@ -220,16 +215,16 @@ static uint64_t plt_target(struct proc *p, struct module *m, struct func_state *
 void lazy_bind_plt(struct proc *p)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < p->nplt_watch; i++) {
-		struct module *m = &p->mods[p->plt_watch[i].mod];
-		struct func_state *fs = &m->fs[p->plt_watch[i].fn];
+	for (size_t i = 0; i < p->patch->nplt_watch; i++) {
+		struct module *m = &p->mods[p->patch->plt_watch[i].mod];
+		struct func_state *fs = &m->fs[p->patch->plt_watch[i].fn];
 		fs->plt_unbound = 0;
-		if (m->unloaded || plt_target(p, m, fs, rtl_binary_function(m->bin, p->plt_watch[i].fn)))
+		if (m->unloaded || plt_target(p, m, fs, rtl_binary_function(m->bin, p->patch->plt_watch[i].fn)))
 			fs->plt_watched = false;
 		else
-			p->plt_watch[k++] = p->plt_watch[i];   /* still unbound */
+			p->patch->plt_watch[k++] = p->patch->plt_watch[i];   /* still unbound */
 	}
-	p->nplt_watch = k;
+	p->patch->nplt_watch = k;
 }
 
 /* Whether code anywhere in window W reaches ADDR with a rel32 (a copy of a
@@ -290,15 +285,15 @@ static uint64_t next_entry_after(const rtl_binary *bin, uint64_t addr)
 
 static int add_ret_trap(struct proc *p, uint64_t at, uint64_t to)
 {
-	size_t k = p->nret_traps;
-	if (rtl_grow(&p->ret_traps, &p->capret_traps, k + 1, sizeof(*p->ret_traps)))
+	size_t k = p->patch->nret_traps;
+	if (rtl_grow(&p->patch->ret_traps, &p->patch->capret_traps, k + 1, sizeof(*p->patch->ret_traps)))
 		return -ENOMEM;
-	while (k && p->ret_traps[k - 1].at > at) {
-		p->ret_traps[k] = p->ret_traps[k - 1];
+	while (k && p->patch->ret_traps[k - 1].at > at) {
+		p->patch->ret_traps[k] = p->patch->ret_traps[k - 1];
 		k--;
 	}
-	p->ret_traps[k] = (struct ret_trap){ at, to };
-	p->nret_traps++;
+	p->patch->ret_traps[k] = (struct ret_trap){ at, to };
+	p->patch->nret_traps++;
 	return 0;
 }
 
@@ -306,7 +301,7 @@ static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at);
 
 bool lazy_has_return_trap(const struct proc *p, uint64_t at)
 {
-	return p->nret_traps && find_ret_trap(p, at);
+	return p->patch->nret_traps && find_ret_trap(p, at);
 }
 
 int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to)
@@ -320,15 +315,15 @@ int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to)
 
 static const struct ret_trap *find_ret_trap(const struct proc *p, uint64_t at)
 {
-	size_t lo = 0, hi = p->nret_traps;
+	size_t lo = 0, hi = p->patch->nret_traps;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (p->ret_traps[mid].at < at)
+		if (p->patch->ret_traps[mid].at < at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < p->nret_traps && p->ret_traps[lo].at == at ? &p->ret_traps[lo] : NULL;
+	return lo < p->patch->nret_traps && p->patch->ret_traps[lo].at == at ? &p->patch->ret_traps[lo] : NULL;
 }
 
 static int by_orig(const void *a, const void *b)
@@ -374,7 +369,7 @@ static struct x86_ret_patch *resume_points(struct proc *p, struct module *m, con
 					   const struct x86_reloc *r, size_t *n)
 {
 	uint64_t *pads = NULL;
-	size_t npads = p->original_returns ? unwind_landing_pads(p, m, f, &pads) : 0;
+	size_t npads = p->original_returns ? patch_landing_pads(p, m, f, &pads) : 0;
 	struct x86_ret_patch *v = malloc((r->nrets + r->ncalls + npads + 1) * sizeof(*v));
 	if (!v) {
 		free(pads);
@@ -622,7 +617,7 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 		struct point_rec *pr = &p->points[p->npoints++];
 		*pr = (struct point_rec){ r->points[k].addr, r->points[k].counter, r->points[k].kind, 0,
 					  r->points[k].id, r->points[k].op };
-		if (point_in_arcs(pr) && arcs_site_init(p, pr))
+		if (point_in_arcs(pr) && p->patch->env->ev->arc_site(p, pr))
 			return -RTL_ERR_NO_SPACE;
 	}
 	fs->block0 = (uint32_t)p->nblocks;
@@ -635,19 +630,24 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	for (size_t c = 0; c < r->ncalls; c++)
 		p->calls[p->ncalls++] = (struct call_rec){ r->calls[c].site, r->calls[c].target,
 							   fs->block0 + r->calls[c].block };
-	if (rtl_grow(&p->sites, &p->capsites, p->nsites + r->nsites, sizeof(*p->sites)))
+	if (rtl_grow(&p->patch->sites, &p->patch->capsites, p->patch->nsites + r->nsites, sizeof(*p->patch->sites)))
 		return -ENOMEM;
 	for (size_t k = 0; k < r->nsites; k++) {
-		p->sites[p->nsites].addr = r->w.base + r->sites[k].off;
-		p->sites[p->nsites++].keep_flags = r->sites[k].keep_flags;
+		p->patch->sites[p->patch->nsites].addr = r->w.base + r->sites[k].off;
+		p->patch->sites[p->patch->nsites++].keep_flags = r->sites[k].keep_flags;
 	}
 	fs->entry_counter = r->entry_counter;
 	if (r->timer_desc)
-		timers_record(p, fs, r->timer_desc);
+		p->patch->env->ev->timer_placed(p, fs, r->timer_desc);
 	fs->map_from = r->map_from;
 	fs->map_to = r->map_to;
 	fs->nmap = (uint32_t)r->nmap;
 	r->map_from = r->map_to = NULL;
+	free(fs->sp_rows);
+	fs->sp_rows = r->w.rows;
+	fs->nsp_rows = (uint32_t)r->w.nrows;
+	r->w.rows = NULL;
+	r->w.nrows = r->w.caprows = 0;
 	return 0;
 }
 
@@ -662,10 +662,10 @@ static int patch_entry(struct proc *p, uint64_t entry, uint64_t dest)
 	if (!p->multithreaded && !p->attached) {   /* its one thread is stopped: one write */
 		uint8_t insn[PATCH_LEN] = { jmp };
 		memcpy(insn + 1, &rel, 4);
-		if (p->defer_entries &&
-		    !rtl_grow(&p->entries, &p->capentries, p->nentries + 1, sizeof(*p->entries))) {
-			p->entries[p->nentries].at = entry;
-			memcpy(p->entries[p->nentries++].insn, insn, PATCH_LEN);
+		if (p->patch->defer_entries &&
+		    !rtl_grow(&p->patch->entries, &p->patch->capentries, p->patch->nentries + 1, sizeof(*p->patch->entries))) {
+			p->patch->entries[p->patch->nentries].at = entry;
+			memcpy(p->patch->entries[p->patch->nentries++].insn, insn, PATCH_LEN);
 			return 0;
 		}
 		return proc_patch_write(p, entry, insn, PATCH_LEN);
@@ -683,27 +683,40 @@ static int by_entry(const void *a, const void *b)
 /* A write of /proc/PID/mem per entry jump costs more than copying the text
  * around them (as for arming): spans of at most 256 KiB, one read and one
  * write each, one write per jump where a span cannot be read. */
-void lazy_flush_entries(struct proc *p)
+static void flush_entries(struct proc *p)
 {
 	enum { SPAN = 256 << 10 };
-	qsort(p->entries, p->nentries, sizeof(*p->entries), by_entry);
-	for (size_t from = 0, k = 1; k <= p->nentries; k++) {
-		if (k < p->nentries && p->entries[k].at + PATCH_LEN - p->entries[from].at <= SPAN)
+	qsort(p->patch->entries, p->patch->nentries, sizeof(*p->patch->entries), by_entry);
+	for (size_t from = 0, k = 1; k <= p->patch->nentries; k++) {
+		if (k < p->patch->nentries && p->patch->entries[k].at + PATCH_LEN - p->patch->entries[from].at <= SPAN)
 			continue;
-		uint64_t lo = p->entries[from].at, hi = p->entries[k - 1].at + PATCH_LEN;
+		uint64_t lo = p->patch->entries[from].at, hi = p->patch->entries[k - 1].at + PATCH_LEN;
 		uint8_t *buf = k - from > 1 ? malloc(hi - lo) : NULL;
 		if (buf && !os_mem_read(p->mem, lo, buf, hi - lo)) {
 			for (size_t i = from; i < k; i++)
-				memcpy(buf + (p->entries[i].at - lo), p->entries[i].insn, PATCH_LEN);
+				memcpy(buf + (p->patch->entries[i].at - lo), p->patch->entries[i].insn, PATCH_LEN);
 			if (!proc_patch_write(p, lo, buf, hi - lo))
 				from = k;
 		}
 		for (size_t i = from; i < k; i++)
-			proc_patch_write(p, p->entries[i].at, p->entries[i].insn, PATCH_LEN);
+			proc_patch_write(p, p->patch->entries[i].at, p->patch->entries[i].insn, PATCH_LEN);
 		free(buf);
 		from = k;
 	}
-	p->nentries = 0;
+	p->patch->nentries = 0;
+}
+
+void patch_batch_begin(struct proc *p)
+{
+	p->patch->defer_entries = !p->multithreaded && !p->attached;
+	p->patch->in_batch = true;
+}
+
+void patch_batch_end(struct proc *p)
+{
+	flush_entries(p);
+	p->patch->defer_entries = false;
+	p->patch->in_batch = false;
 }
 
 /* Remembers the branches of a new copy that lead to a function still
@@ -722,16 +735,16 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 			continue;
 		struct func_state *fs = &tm->fs[f - rtl_binary_function(tm->bin, 0)];
 		if ((fs->status != FS_ARMED && fs->status != FS_BUSY) ||
-		    rtl_grow(&p->patches, &p->cappatches, p->npatches + 1, sizeof(*p->patches)))
+		    rtl_grow(&p->patch->patches, &p->patch->cappatches, p->patch->npatches + 1, sizeof(*p->patch->patches)))
 			continue;
 		/* a copy calls it: its first call is likely near. Not for
 		 * the copies of a warm-start batch: what they call that is
 		 * not on the list did not run last time either */
-		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !p->in_batch)
-			ahead_want(session_ahead(p->s), tm->bin, (size_t)(fs - tm->fs));
-		p->patches[p->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
+		if (fs->status == FS_ARMED && f->addr + tm->bias == dest && !p->patch->in_batch)
+			ahead_want(p->patch->env->ahead, tm->bin, (size_t)(fs - tm->fs));
+		p->patch->patches[p->patch->npatches] = (struct branch_patch){ r->w.base + r->ext[i].off, fs->patch_head,
 								 (uint16_t)m->win };
-		fs->patch_head = (uint32_t)++p->npatches;
+		fs->patch_head = (uint32_t)++p->patch->npatches;
 	}
 }
 
@@ -744,8 +757,8 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 {
 	struct func_state *fs = &m->fs[k];
 	uint64_t entry = rtl_binary_function(m->bin, k)->addr + m->bias;
-	for (uint32_t i = fs->patch_head; i; i = p->patches[i - 1].next) {
-		const struct branch_patch *bp = &p->patches[i - 1];
+	for (uint32_t i = fs->patch_head; i; i = p->patch->patches[i - 1].next) {
+		const struct branch_patch *bp = &p->patch->patches[i - 1];
 		bool running = p->multithreaded || p->attached;   /* a thread may run the copy */
 		if (running && bp->field / 64 != (bp->field + 3) / 64)
 			continue;
@@ -770,11 +783,8 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 {
 	struct func_state *fs = &m->fs[k];
 	fs->status = FS_DONE;
-	if (session_sampler(p->s))
-		sampler_copy_placed(session_sampler(p->s), p->pid, p->exec_gen, fs->entry, fs->code_len,
-				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap);
 	back_patch(p, m, k);
-	unwind_function_relocated(p, m, k);
+	p->patch->env->ev->relocated(p, m, k);
 }
 
 static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
@@ -898,7 +908,7 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		return;
 	void *blob;
 	/* copies made ahead are made for calls with the copy's return address */
-	if (!p->original_returns && ahead_take(session_ahead(p->s), m->bin, k, &blob, &d->copy_len))
+	if (!p->original_returns && ahead_take(p->patch->env->ahead, m->bin, k, &blob, &d->copy_len))
 		d->copy = d->made = blob;
 	else
 		analyze_code(p, m, k, d);
@@ -1023,13 +1033,14 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
-		.entry_pad = session_dynamic(p->s),
+		.entry_pad = p->patch->env->dynamic,
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);
 		if (!err) {
 			bool same = !verify_copies() || same_as_fresh(p, m, idx, &d, &env, &r, ctr_mark);
-			session_count_restored(p->s, same);
+			p->patch->env->stats->copies_restored++;
+			p->patch->env->stats->copies_differing += !same;
 			/* saved with single-thread counters */
 			if (p->multithreaded) {
 				for (size_t i = 0; i < r.nsites; i++)
@@ -1091,14 +1102,15 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		else if (patch)
 			err = patch_entry(p, entry, dest);
 	}
-	if (!err && session_debugger(p->s))   /* breakpoints go into the new copy */
-		debug_relocated(p, m, idx);
 	/* decoded once for the next run too, when its copy is not saved */
 	if (!err && !restore && !saved && d.insns && !d.cached && m->dcache && !again)
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:
-	session_count_instrumented(p->s, !err);
+	if (err)
+		p->patch->env->stats->functions_skipped++;
+	else
+		p->patch->env->stats->functions_instrumented++;
 	lazy_decoded_free(&d);
 	return err;
 }
@@ -1108,7 +1120,6 @@ out:
 void lazy_arm_r_brk(struct proc *p)
 {
 	static const uint8_t int3 = 0xcc;
-	dl_find_r_debug(p, NULL);
 	struct module *m;
 	const rtl_function *f;
 	struct func_state *fs = p->r_brk ? proc_entry_at(p, p->r_brk, &m, &f) : NULL;
@@ -1157,22 +1168,29 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	uint64_t old = fs->entry, orig = f->addr + m->bias;
 	uint64_t *old_from = fs->map_from, *old_to = fs->map_to;
+	struct x86_sp_row *old_rows = fs->sp_rows;
+	uint32_t old_nrows = fs->nsp_rows;
 	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints, old };
-	if (rtl_grow(&p->retired, &p->capretired, p->nretired + 1, sizeof(*p->retired)))
+	if (rtl_grow(&p->patch->retired, &p->patch->capretired, p->patch->nretired + 1, sizeof(*p->patch->retired)))
 		return -ENOMEM;
 	fs->map_from = fs->map_to = NULL;   /* record_result takes the new copy's */
+	fs->sp_rows = NULL;
 	int err = instrument_as(p, m, k, 0, false, NULL, true);
 	if (err) {   /* the old copy goes on */
 		fs->status = FS_DONE;
 		free(fs->map_from);
 		free(fs->map_to);
+		free(fs->sp_rows);
 		fs->map_from = old_from;
 		fs->map_to = old_to;
+		fs->sp_rows = old_rows;
+		fs->nsp_rows = old_nrows;
 		return err;
 	}
 	free(old_from);
 	free(old_to);
-	p->retired[p->nretired++] = r;
+	free(old_rows);
+	p->patch->retired[p->patch->nretired++] = r;
 	relocated(p, m, k);
 	/* the original entry's jump, then what still leads into the old copy
 	 * (calls from copies made before) at its first instruction: a 5-byte
@@ -1182,8 +1200,8 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 		err = repoint(p, orig, fs->entry);
 	/* every old copy of it, not only the last, leads to the new one: no
 	 * chain of jumps grows with the changes */
-	for (size_t i = 0; i < p->nretired && !err; i++) {
-		const struct retired_points *o = &p->retired[i];
+	for (size_t i = 0; i < p->patch->nretired && !err; i++) {
+		const struct retired_points *o = &p->patch->retired[i];
 		struct window *w = o->mod == r.mod && o->fn == r.fn ? proc_window_at(p, o->entry, PATCH_LEN) : NULL;
 		struct ret_trap *t = w ? (struct ret_trap *)find_ret_trap(p, o->entry) : NULL;
 		if (!w)
@@ -1192,7 +1210,7 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 			t->to = fs->entry;
 		else if ((err = add_ret_trap(p, o->entry, fs->entry)))
 			break;
-		if (session_dynamic(p->s))
+		if (p->patch->env->dynamic)
 			repoint_copy(w, o->entry, fs->entry);
 		else   /* no nop to write a jump over: an int3 for good */
 			*(volatile uint8_t *)window_local(w, o->entry) = 0xcc;
@@ -1212,28 +1230,26 @@ int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_
 	return err;
 }
 
-int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
+enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 {
 	uint64_t addr = pc - 1;
 	struct module *m;
 	const rtl_function *f;
-	const struct ret_trap *rt = p->nret_traps ? find_ret_trap(p, addr) : NULL;
+	const struct ret_trap *rt = p->patch->nret_traps ? find_ret_trap(p, addr) : NULL;
 	if (rt) {   /* a return into the original code where no jump fitted */
-		session_count_trap(p->s);
-		return os_set_pc(tid, rt->to) ? 0 : 1;
+		p->patch->env->stats->traps++;
+		return os_set_pc(tid, rt->to) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	}
 	struct func_state *fs = proc_entry_at(p, addr, &m, &f);
 
 	if (!fs)
-		return 0;
+		return PATCH_TRAP_NOT_MINE;
 	size_t idx = (size_t)(fs - m->fs);
 
-	session_count_trap(p->s);
-	if (p->r_debug && !p->r_brk)
-		lazy_arm_r_brk(p);
+	p->patch->env->stats->traps++;
 	if (fs->status == FS_NOTIFY || (fs->status == FS_ARMED && addr == p->r_brk)) {
 		fs->status = FS_NOTIFY;
-		return dl_notify(p, tid);
+		return PATCH_TRAP_LOADER;
 	}
 	switch (fs->status) {
 	case FS_ARMED: {
@@ -1246,41 +1262,41 @@ int lazy_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 			const char *l = getenv("RETICLE_DEBUG_LIMIT");
 			limit = l ? atol(l) : -1;
 		}
-		warm_trap(p, m, addr);
+		p->patch->env->ev->first_call(p, m, addr);
 		if (fs->status == FS_DONE) {   /* it was on the warm-start list */
 			clock_gettime(CLOCK_MONOTONIC, &t1);
-			session_count_seconds(p->s, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-			return os_set_pc(tid, fs->entry) ? 0 : 1;
+			p->patch->env->stats->instrument_seconds += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+			return os_set_pc(tid, fs->entry) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 		}
 		int err = limit == 0 ? -RTL_ERR_UNSUPPORTED : instrument(p, m, idx, 0, true, NULL);
 		if (limit > 0)
 			limit--;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		session_count_seconds(p->s, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		p->patch->env->stats->instrument_seconds += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (err) {
 			rtl_debug("%s: %s not instrumented: %s", m->path, f->name,
 				  fs->reason ? fs->reason : rtl_strerror(err));
 			proc_patch_write(p, addr, &fs->orig, 1);
 			fs->status = FS_SKIPPED;
-			return os_set_pc(tid, addr) ? 0 : 1;
+			return os_set_pc(tid, addr) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 		}
 		relocated(p, m, idx);
 		rtl_debug("%s: %s (%#llx) -> %#llx, %u blocks", m->path, f->name,
 			  (unsigned long long)addr, (unsigned long long)fs->entry, fs->nblocks);
-		return os_set_pc(tid, fs->entry) ? 0 : 1;
+		return os_set_pc(tid, fs->entry) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	}
 	case FS_DONE:      /* another thread hit the int3 while the patch was written */
-		return os_set_pc(tid, fs->entry) ? 0 : 1;
+		return os_set_pc(tid, fs->entry) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	case FS_SKIPPED:
-		return os_set_pc(tid, addr) ? 0 : 1;
+		return os_set_pc(tid, addr) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	default:
-		return 0;
+		return PATCH_TRAP_NOT_MINE;
 	}
 }
 
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
 {
-	if (p->nret_traps && find_ret_trap(p, addr))
+	if (p->patch->nret_traps && find_ret_trap(p, addr))
 		return true;
 	struct func_state *fs = proc_entry_at(p, addr, NULL, NULL);
 	if (!fs)

@@ -13,6 +13,7 @@
 #include <reticle/binary.h>
 #include <reticle/error.h>
 #include "check.h"
+#include "elf/code_facts.h"
 #include "engine/engine.h"
 #include "isa/x86_64/persist.h"
 #include "isa/x86_64/relocate.h"

@@ -23,7 +23,7 @@
 extern "C" {
 #include <reticle/binary.h>
 #include "isa/x86_64/relocate.h"
-#include "patch/unwind.h"
+#include "unwind/unwind.h"
 }
 #include "check.h"
 
@@ -231,11 +231,11 @@ static void check_round_trip(size_t i, const uint8_t *blob, size_t len, uint64_t
 	CHECK_EQ(unw_find_fde(&own, r->w.base + r->w.len - 1, &fde), 0);
 	CHECK(fde.pc_begin == r->w.base && fde.pc_end == r->w.base + r->w.len);
 	CHECK(fde.lsda == 0 || (fde.lsda > at && fde.lsda < at + len));
-	/* every byte maps to itself; no code: the counters' rows are in the blob */
+	/* every byte maps to itself; no %rsp moves given: their rows are in the blob */
 	uint64_t *every = (uint64_t *)malloc(r->w.len * sizeof(uint64_t));
 	for (size_t b = 0; b < r->w.len; b++)
 		every[b] = r->w.base + b;
-	struct unw_map id = { every, every, r->w.len, r->w.base, r->w.len, r->w.base, r->w.len, NULL };
+	struct unw_map id = { every, every, r->w.len, r->w.base, r->w.len, r->w.base, r->w.len, NULL, 0 };
 	uint8_t *again;
 	size_t len2;
 	const char *reason;
@@ -251,7 +251,7 @@ static void *build_blob(const struct unw_image *img, size_t i, uint64_t *dest)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len, r->w.buf };
+			       r->w.base, r->w.len, r->w.rows, r->w.nrows };
 	uint8_t *blob;
 	size_t len;
 	const char *reason;
@@ -320,7 +320,7 @@ static void damaged_input(const struct unw_image *img, size_t i)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len, r->w.buf };
+			       r->w.base, r->w.len, r->w.rows, r->w.nrows };
 	struct unw_fde fde;
 	if (unw_find_fde(img, map.func_addr, &fde))
 		return;
@@ -442,7 +442,7 @@ static void cie_version_3(const struct unw_image *img, size_t i)
 	const struct x86_reloc *r = &moved[i].r;
 	const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 	struct unw_map map = { r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig, f->size,
-			       r->w.base, r->w.len, r->w.buf };
+			       r->w.base, r->w.len, r->w.rows, r->w.nrows };
 	struct unw_fde fde;
 	CHECK_EQ(unw_find_fde(img, map.func_addr, &fde), 0);
 	uint8_t *eh = (uint8_t *)malloc(img->eh_frame.size);
@@ -576,7 +576,7 @@ int main(void)
 		const struct x86_reloc *r = &moved[i].r;
 		const rtl_function *f = rtl_binary_find_function(self, (uint64_t)moved[i].orig - bias);
 		maps[i] = (struct unw_map){ r->map_from, r->map_to, r->nmap, (uint64_t)moved[i].orig,
-					    f->size, r->w.base, r->w.len, r->w.buf };
+					    f->size, r->w.base, r->w.len, r->w.rows, r->w.nrows };
 	}
 	maps[nmoved] = maps[0];
 	maps[nmoved].func_addr = (uint64_t)area;   /* no FDE there */

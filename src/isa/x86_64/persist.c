@@ -4,7 +4,7 @@
  * (each array padded to 8 bytes): fields to rewrite, branches out, counter
  * switch sites, blocks, rep counters, call sites, return points, the
  * instruction map, branch targets outside the function, counters at other
- * points (branch edges). Addresses are
+ * points (branch edges), the snippets' %rsp moves (x86_sp_row). Addresses are
  * offsets in the function or in the copy, link-time addresses in the
  * module (below 4 GiB), or counter indices. A python3.11 copy takes about
  * 1.7 times its code's size. */
@@ -29,7 +29,7 @@ struct rec_head {
 	int32_t entry_counter;    /* counter index, -1 for none */
 	uint32_t npoints;
 	int32_t timer_desc;       /* counter index, -1 for none */
-	uint32_t pad;
+	uint32_t nrows;           /* %rsp moves */
 };
 
 struct rec_fix {
@@ -64,6 +64,7 @@ struct rec {
 	const uint16_t *map;
 	const uint32_t *targets;   /* link-time */
 	const struct rec_point *points;
+	const struct x86_sp_row *rows;
 };
 
 enum { MAX_COUNT = 1 << 24 };
@@ -79,7 +80,8 @@ static uint64_t rec_size(const struct rec_head *h)
 	       arr(h->next, sizeof(struct rec_ext)) + arr(h->nsites, 4) +
 	       arr(h->nblocks, sizeof(struct rec_block)) + arr(h->nreps, sizeof(struct rec_rep)) +
 	       arr(h->ncalls, sizeof(struct rec_call)) + arr(h->nrets, sizeof(struct rec_ret)) +
-	       arr(h->nmap, 2) + arr(h->ntargets, 4) + arr(h->npoints, sizeof(struct rec_point));
+	       arr(h->nmap, 2) + arr(h->ntargets, 4) + arr(h->npoints, sizeof(struct rec_point)) +
+	       arr(h->nrows, sizeof(struct x86_sp_row));
 }
 
 /* Points R's arrays into BLOB (a head already there). */
@@ -100,6 +102,7 @@ static void layout(const uint8_t *blob, struct rec *r)
 	NEXT(map, h->nmap, 2);
 	NEXT(targets, h->ntargets, 4);
 	NEXT(points, h->npoints, sizeof(*r->points));
+	NEXT(rows, h->nrows, sizeof(*r->rows));
 #undef NEXT
 }
 
@@ -121,7 +124,7 @@ static bool parse_sizes(const void *blob, size_t len, struct rec *r)
 	    h->ncounters > MAX_COUNT || h->nfix > MAX_COUNT || h->next > MAX_COUNT ||
 	    h->nsites > MAX_COUNT || h->nblocks > MAX_COUNT || h->nreps > MAX_COUNT ||
 	    h->ncalls > MAX_COUNT || h->nrets > MAX_COUNT || h->nmap > MAX_COUNT ||
-	    h->ntargets > MAX_COUNT || h->npoints > MAX_COUNT || rec_size(h) != len)
+	    h->ntargets > MAX_COUNT || h->npoints > MAX_COUNT || h->nrows > MAX_COUNT || rec_size(h) != len)
 		return false;
 	layout(blob, r);
 	return true;
@@ -176,6 +179,9 @@ static bool parse(const void *blob, size_t len, struct rec *r)
 			return false;
 	for (uint32_t i = 0; i < h->nrets; i++)
 		if (r->rets[i].to >= cl)
+			return false;
+	for (uint32_t i = 0; i < h->nrows; i++)
+		if (r->rows[i].off > cl || (i && r->rows[i].off < r->rows[i - 1].off))
 			return false;
 	return true;
 }
@@ -320,11 +326,12 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 		.nblocks = (uint32_t)r->nblocks, .ncalls = (uint32_t)r->ncalls, .nrets = (uint32_t)r->nrets,
 		.nmap = (uint32_t)r->nmap, .ntargets = (uint32_t)in->ntargets,
 		.ntables = (uint32_t)r->njump_tables, .npoints = (uint32_t)r->npoints,
+		.nrows = (uint32_t)w->nrows,
 	};
 	for (size_t b = 0; b < r->nblocks; b++)
 		h.nreps += r->blocks[b].rep_counter != 0;
 	if (dest % 16 || w->failed || w->len > MAX_COUNT || w->nfix > MAX_COUNT || !r->nmap ||
-	    r->nmap > MAX_COUNT || r->nblocks > MAX_COUNT || r->next > MAX_COUNT)
+	    r->nmap > MAX_COUNT || r->nblocks > MAX_COUNT || r->next > MAX_COUNT || w->nrows > MAX_COUNT)
 		return -RTL_ERR_UNSUPPORTED;
 	/* sized for every logged field: the unneeded ones are left out below */
 	uint64_t size = rec_size(&h);
@@ -335,6 +342,8 @@ int x86_persist(const struct x86_reloc *r, const struct x86_persist_info *in, vo
 	memcpy(b, &h, sizeof(h));
 	layout(b, &rc);
 	memcpy((uint8_t *)rc.code, w->buf, w->len);
+	if (w->nrows)
+		memcpy((void *)rc.rows, w->rows, w->nrows * sizeof(*w->rows));
 	uint32_t nfix, nreps;
 	int err = collect_fixes(r, in, (struct rec_fix *)rc.fix, &nfix);
 	if (!err)
@@ -484,10 +493,14 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 	out->map_from = alloc_n(h->nmap, sizeof(*out->map_from));
 	out->map_to = alloc_n(h->nmap, sizeof(*out->map_to));
 	out->points = alloc_n(h->npoints, sizeof(*out->points));
+	out->w.rows = alloc_n(h->nrows, sizeof(*out->w.rows));
 	int err = -ENOMEM;
 	if (!ctr || out->w.failed || !out->sites || !out->blocks || !out->calls || !out->ext ||
-	    !out->rets || !out->map_from || !out->map_to || !out->points)
+	    !out->rets || !out->map_from || !out->map_to || !out->points || !out->w.rows)
 		goto fail;
+	if (h->nrows)
+		memcpy(out->w.rows, rc.rows, h->nrows * sizeof(*rc.rows));
+	out->w.nrows = out->w.caprows = h->nrows;
 	err = -RTL_ERR_BAD_INPUT;
 	if (!unpack_map(&rc, fn, env->size, dest, out->map_from, out->map_to))
 		goto fail;
@@ -593,6 +606,8 @@ const char *x86_reloc_differs(const struct x86_reloc *a, const struct x86_reloc 
 		DIFF("instruction map");
 	if (a->njump_tables != b->njump_tables)
 		DIFF("jump tables");
+	if (a->w.nrows != b->w.nrows || (a->w.nrows && memcmp(a->w.rows, b->w.rows, a->w.nrows * sizeof(*a->w.rows))))
+		DIFF("%%rsp moves");
 	if (a->npoints != b->npoints)
 		DIFF("point counters");
 	for (size_t i = 0; i < a->npoints; i++)

@@ -1,5 +1,5 @@
 /* A relocated copy saved in one run and placed at another address in a
- * later one (warm start's copy cache, patch/copy_cache.c).
+ * later one (warm start's copy cache, warm/copy_cache.c).
  *
  * A copy depends on where it is, where its counters are, where its module
  * is loaded, and which functions have copies when it is made (a branch out

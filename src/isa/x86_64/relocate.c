@@ -742,6 +742,7 @@ static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *o
 		out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
 	}
 	x86_put(e->w, lea, sizeof(lea));
+	x86_sp_moved(e->w, 8);   /* back to 0 once the jump that follows is written */
 	x86_put(e->w, mov0, sizeof(mov0));
 	x86_put_half(e->w, ret, X86_FIX_LO32);
 	x86_put(e->w, mov4, sizeof(mov4));
@@ -755,11 +756,12 @@ static int call_with_original_return(struct emitter *e, size_t i, struct x86_rel
 	int err = push_original_return(e, i, out);
 	if (err)
 		return err;
-	if (e->a->insns[i].target == e->a->env->addr) {
+	if (e->a->insns[i].target == e->a->env->addr)
 		x86_jmp(e->w, e->w->base);   /* recursion: through the entry stub, as a call */
-		return 0;
-	}
-	return branch_to(e, e->a->insns[i].target, x86_jmp, 0, false);
+	else if ((err = branch_to(e, e->a->insns[i].target, x86_jmp, 0, false)))
+		return err;
+	x86_sp_moved(e->w, 0);
+	return e->w->failed ? -ENOMEM : 0;
 }
 
 /* Whether call I can return through the original code: its return address
@@ -1096,6 +1098,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	}
 	uint8_t as_jmp[16];
 	int modrm = -1;
+	bool pushed = false;   /* the original return address: BYTES jump */
 	if (in->kind == X86_ICALL && e->a->env->original_returns && returns_through_original(e, i) &&
 	    !(in->has_mem && in->mem.base == 4) && e->a->table_of[i] < 0 &&
 	    (modrm = icall_modrm(in, bytes)) >= 0 && in->len <= sizeof(as_jmp)) {
@@ -1105,6 +1108,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		int err = push_original_return(e, i, out);
 		if (err)
 			return err;
+		pushed = true;
 	}
 	if (in->kind == X86_RET) {
 		int err = exit_probes(e, i, out);
@@ -1125,6 +1129,8 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	}
 	size_t start = w->len;
 	x86_put(w, bytes, in->len);
+	if (pushed)
+		x86_sp_moved(w, 0);
 	if (w->failed)
 		return -ENOMEM;
 	if (skip) {

@@ -279,16 +279,14 @@ int x86_countdown(struct x86_writer *w, uint32_t n, bool keep_flags)
 	static const uint8_t sub[] = { 0x65, 0x48, 0x81, 0x2c, 0x25, D32(TA_BBV_LEFT) };   /* sub qword gs:[LEFT],imm32 */
 	static const uint8_t ended[] = { 0x79, 0x01, 0xcc };   /* jns on; int3 (reticle ends the interval); on: */
 	/* below the red zone, as the counters' flag-keeping form */
-	static const uint8_t save[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c };   /* lea rsp,[rsp-128]; pushfq */
-	static const uint8_t restore[] = { 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };   /* popfq; lea rsp,[rsp+128] */
 	if (n > INT32_MAX)
 		return -RTL_ERR_UNSUPPORTED;
 	if (keep_flags)
-		x86_put(w, save, sizeof(save));
+		x86_below_red_zone(w, 0x9c);   /* pushfq */
 	x86_put(w, sub, sizeof(sub));
 	x86_put_u32(w, n);
 	x86_put(w, ended, sizeof(ended));
 	if (keep_flags)
-		x86_put(w, restore, sizeof(restore));
+		x86_back_from_below(w, 0x9d);   /* popfq */
 	return w->failed ? -ENOMEM : 0;
 }

@@ -12,9 +12,21 @@ void x86_writer_free(struct x86_writer *w)
 {
 	free(w->buf);
 	free(w->fix);
+	free(w->rows);
 	w->buf = NULL;
 	w->fix = NULL;
+	w->rows = NULL;
 	w->nfix = w->capfix = 0;
+	w->nrows = w->caprows = 0;
+}
+
+void x86_sp_moved(struct x86_writer *w, uint32_t below)
+{
+	if (rtl_grow(&w->rows, &w->caprows, w->nrows + 1, sizeof(*w->rows))) {
+		w->failed = true;
+		return;
+	}
+	w->rows[w->nrows++] = (struct x86_sp_row){ (uint32_t)w->len, below };
 }
 
 static void log_fix(struct x86_writer *w, size_t off, enum x86_fix_kind kind, uint64_t base,
@@ -209,16 +221,30 @@ size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };        /* lea rsp,[rsp-128] */
 static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }; /* lea rsp,[rsp+128] */
 
+void x86_below_red_zone(struct x86_writer *w, uint8_t push)
+{
+	x86_put(w, lea_down, sizeof(lea_down));
+	x86_sp_moved(w, 128);
+	x86_put_u8(w, push);
+	x86_sp_moved(w, 136);
+}
+
+void x86_back_from_below(struct x86_writer *w, uint8_t pop)
+{
+	x86_put_u8(w, pop);
+	x86_sp_moved(w, 128);
+	x86_put(w, lea_up, sizeof(lea_up));
+	x86_sp_moved(w, 0);
+}
+
 /* pushfq; lock add qword [rip+X], 1; popfq, below the red zone */
 static void inc_atomic_keep_flags(struct x86_writer *w, uint64_t counter)
 {
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;
-	x86_put(w, lea_down, sizeof(lea_down));
-	x86_put_u8(w, 0x9c);
+	x86_below_red_zone(w, 0x9c);
 	x86_put_u8(w, X86_SWITCH_LOCK);
 	x86_rip_form(w, op, 2, 0, counter, &one, 1);
-	x86_put_u8(w, 0x9d);
-	x86_put(w, lea_up, sizeof(lea_up));
+	x86_back_from_below(w, 0x9d);
 }
 
 size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic)
@@ -233,13 +259,11 @@ size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool a
 		return at;
 	}
 	x86_put(w, nop2, 2);                              /* the switch */
-	x86_put(w, lea_down, sizeof(lea_down));
-	x86_put_u8(w, 0x50);                              /* push rax */
+	x86_below_red_zone(w, 0x50);                          /* push rax */
 	x86_rip_form(w, mov_load, 2, 0, counter, NULL, 0);    /* mov rax,[rip+X] */
 	x86_put(w, lea_inc, sizeof(lea_inc));
 	x86_rip_form(w, mov_store, 2, 0, counter, NULL, 0);   /* mov [rip+X],rax */
-	x86_put_u8(w, 0x58);                              /* pop rax */
-	x86_put(w, lea_up, sizeof(lea_up));
+	x86_back_from_below(w, 0x58);                         /* pop rax */
 	x86_put(w, skip, 2);                              /* over the atomic path */
 	inc_atomic_keep_flags(w, counter);
 	return at;
@@ -265,13 +289,11 @@ void x86_align_nops(struct x86_writer *w, size_t a)
 size_t x86_add_rcx_to_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 {
 	static const uint8_t op[] = { 0x48, 0x01 };   /* add [rip+X], rcx (reg field 1) */
-	x86_put(w, lea_down, sizeof(lea_down));
-	x86_put_u8(w, 0x9c);                          /* pushfq */
+	x86_below_red_zone(w, 0x9c);                      /* pushfq */
 	size_t at = w->len;
 	x86_put_u8(w, atomic ? X86_SWITCH_LOCK : 0x3e);
 	x86_rip_form(w, op, 2, 1, counter, NULL, 0);
-	x86_put_u8(w, 0x9d);                          /* popfq */
-	x86_put(w, lea_up, sizeof(lea_up));
+	x86_back_from_below(w, 0x9d);                     /* popfq */
 	return at;
 }
 

@@ -33,6 +33,16 @@ struct x86_fix {
 	uint64_t orig;
 };
 
+/* Where a snippet moves %rsp: from OFF bytes into the buffer on, %rsp is
+ * BELOW bytes below its value around the snippet (0: back there). The
+ * snippets report their own moves (x86_sp_moved), and the unwind builder
+ * (src/unwind/cfa.c) makes CFA rows of them: a signal or a sampler that
+ * unwinds from inside a snippet finds its caller. */
+struct x86_sp_row {
+	uint32_t off;
+	uint32_t below;
+};
+
 struct x86_writer {
 	uint8_t *buf;
 	size_t len, cap;
@@ -40,7 +50,18 @@ struct x86_writer {
 	bool failed;     /* out of memory or a displacement out of range */
 	struct x86_fix *fix;
 	size_t nfix, capfix;
+	struct x86_sp_row *rows;   /* in offset order */
+	size_t nrows, caprows;
 };
+
+/* From the current end on, %rsp is BELOW bytes below its value around the
+ * snippet being written (0: back to it). */
+void x86_sp_moved(struct x86_writer *w, uint32_t below);
+/* Below the red zone: 'lea rsp,[rsp-128]', then PUSH (a one-byte push:
+ * pushfq, push rax); the way back after the snippet's body, POP then
+ * 'lea rsp,[rsp+128]'. Both report their moves. */
+void x86_below_red_zone(struct x86_writer *w, uint8_t push);
+void x86_back_from_below(struct x86_writer *w, uint8_t pop);
 
 void x86_writer_init(struct x86_writer *w, uint64_t base);
 void x86_writer_free(struct x86_writer *w);
@@ -113,7 +134,7 @@ void x86_rip_form(struct x86_writer *w, const uint8_t *op, size_t n, uint8_t reg
  *   flags dead: ds-prefixed 'add qword [rip+X], 1'; byte 0xf0 makes it 'lock add'.
  *   flags live: a 2-byte nop before a save/mov/lea/mov/restore path; 'jmp +35'
  *   there runs the atomic 'pushfq; lock add; popfq' path after it instead.
- * patch/unwind_cfa.c matches these byte layouts to describe their %rsp moves. */
+ * Both report their %rsp moves (x86_sp_moved). */
 enum { X86_SWITCH_LOCK = 0xf0 };
 extern const uint8_t x86_switch_keep_flags[2];
 

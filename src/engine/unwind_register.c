@@ -1,6 +1,6 @@
 /* Unwind information for the copies: a C++ exception, backtrace() or
  * pthread_cancel walking through a relocated frame needs an FDE for it.
- * After each relocation the engine builds one (patch/unwind.c) in the
+ * After each relocation the engine builds one (src/unwind/build.c) in the
  * module's window and registers it with the target's own unwinder by an
  * inferior call of __register_frame_info(begin, object), the object living
  * in the window's writable area so that nothing is allocated in the target.
@@ -10,10 +10,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include "elf/code_facts.h"
 #include "engine/engine.h"
 #include "engine/symbol.h"
 #include "os/linux/os.h"
-#include "patch/unwind.h"
+#include "unwind/unwind.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -26,21 +27,10 @@ void unwind_module_added(struct proc *p, struct module *m)
 		p->register_frame = a + m->bias;
 }
 
-void unwind_module_free(struct module *m)
-{
-	if (m->unw) {
-		unw_image_free(m->unw);
-		free(m->unw);
-		m->unw = NULL;
-	}
-}
-
-static struct unw_image *module_unwind(struct proc *p, struct module *m);
-
 void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 {
-	if (!module_unwind(p, m))
-		return;   /* C code: nothing to register (see module_unwind) */
+	if (!patch_module_unwind(p, m))
+		return;   /* C code: nothing to register (see patch_module_unwind) */
 	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
 		return;
 	p->unw_pending[p->nunw_pending].mod = (uint32_t)(m - p->mods);
@@ -64,7 +54,7 @@ static void other_stop(struct proc *p, const struct os_stop *st)
 	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) &&
 	    (lock_owner(p) == st->tid || inside_unwinder(p, st->tid))) {
 		if (st->kind == OS_BREAKPOINT && (pc || !os_get_pc(st->tid, &pc)) &&
-		    lazy_breakpoint(p, st->tid, pc)) {
+		    engine_breakpoint(p, st->tid, pc)) {
 			int sig = t->pending_sig;
 			t->pending_sig = 0;
 			os_resume(st->tid, sig);
@@ -165,7 +155,7 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		/* a full trace buffer, an interval's end: in the null area */
 		if ((p->mt && memtrace_call_trap(p)) || (p->bbv && bbv_call_trap(p)))
 			continue;
-		if (!lazy_breakpoint(p, tid, pc)) {
+		if (!engine_breakpoint(p, tid, pc)) {
 			*fault_pc = pc - 1;
 			err = -EFAULT;   /* a trap that is not reticle's: give up the call */
 			break;
@@ -177,42 +167,6 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		return err;
 	int e2 = os_call_end(tid, &saved, ret);
 	return err ? err : e2;
-}
-
-/* The module's unwind tables, loaded once. Modules without a
- * .gcc_except_table (C code: libc, python) are not registered, but for the
- * unwinder's own (libgcc_s, whose frames start every unwind): the call
- * costs a ptrace round trip per function, and only C++ code catches. An
- * exception thrown through a C frame (a qsort comparator that throws)
- * therefore still terminates. */
-static struct unw_image *module_unwind(struct proc *p, struct module *m)
-{
-	/* the unwinder's own frames are unwound too: its module always counts */
-	bool unwinder = p->register_frame >= m->lo && p->register_frame < m->hi;
-	if (!m->unw && !m->unw_failed) {
-		m->unw = calloc(1, sizeof(*m->unw));
-		if (!m->unw || unw_image_load(m->path, m->bias, m->unw) ||
-		    (!m->unw->except_table.size && !unwinder)) {
-			unwind_module_free(m);
-			m->unw_failed = true;
-		}
-	}
-	return m->unw;
-}
-
-/* The landing pads of F in M (run-time addresses, sorted; *PADS malloc'd):
- * with original return addresses, an exception caught in a frame of a
- * copy lands in F's original code there (lazy.c's resume points). */
-size_t unwind_landing_pads(struct proc *p, struct module *m, const rtl_function *f, uint64_t **pads)
-{
-	size_t n = 0;
-	*pads = NULL;
-	if (!module_unwind(p, m) || unw_landing_pads(m->unw, f->addr + m->bias, pads, &n)) {
-		free(*pads);
-		*pads = NULL;
-		return 0;
-	}
-	return n;
 }
 
 /* Registers the pending functions of module M (indexes FNS) with one blob
@@ -231,7 +185,7 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 		if (fs->status == FS_DONE && fs->nmap)
 			maps[k++] = (struct unw_map){ fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias,
 						      f->size, fs->entry, fs->code_len,
-						      window_local(w, fs->entry) };
+						      fs->sp_rows, fs->nsp_rows };
 	}
 	uint8_t *blob = NULL;
 	size_t len = 0;
@@ -457,7 +411,7 @@ void unwind_flush(struct proc *p, pid_t tid)
 			}
 		}
 		struct module *m = &p->mods[mod];
-		if (m->win < 0 || !module_unwind(p, m))
+		if (m->win < 0 || !patch_module_unwind(p, m))
 			continue;
 		uint64_t fault_pc = 0;
 		int err = register_batch(p, tid, m, fns, n, &fault_pc);

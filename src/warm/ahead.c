@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "engine/engine.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/thread.h"
+#include "warm/warm.h"
 
 enum { MAX_BYTES = 32 << 20 };   /* made and not taken yet */
 

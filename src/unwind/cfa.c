@@ -1,8 +1,9 @@
 /* The CFA program of a relocated function: every location re-targeted
- * through the relocation map, and rows of their own for the counters that
- * move %rsp. */
+ * through the relocation map, and rows of their own where the snippets
+ * move %rsp (as the writer reported them). */
 #include <reticle/error.h>
-#include "patch/unwind_internal.h"
+#include "isa/x86_64/writer.h"
+#include "unwind/internal.h"
 #include "util/array.h"
 
 /* ---- address mapping ---- */
@@ -170,110 +171,30 @@ static void track_initial(struct cfa_track *t, const struct rtl_eh_cie *c)
 	free(sink.b);
 }
 
-/* The two forms of x86_inc_counter_keep_flags (isa/x86_64/writer.c). 0xff
- * mask bytes are compared; 0x00 ones are displacements and the switch.
- * Switchable form: [2-byte switch] lea rsp,[rsp-128]; push rax;
- * mov rax,[rip+X]; lea rax,[rax+1]; mov [rip+X],rax; pop rax;
- * lea rsp,[rsp+128]; jmp +24; then the atomic form below. */
-#define ATOMIC_FORM 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0xf0, 0x48, 0x83, 0x05, 0, 0, 0, 0, 0x01, \
-		    0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00
-#define ATOMIC_MASK 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
-static const uint8_t switchable[] = {
-	0, 0, 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x8d, 0x40, 0x01,
-	0x48, 0x89, 0x05, 0, 0, 0, 0, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, 0xeb, 0x18,
-	ATOMIC_FORM,
-};
-static const uint8_t switchable_mask[] = {
-	0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, ATOMIC_MASK,
-};
-static const uint8_t atomic_only[] = { ATOMIC_FORM };
-static const uint8_t atomic_only_mask[] = { ATOMIC_MASK };
-
-struct counter_form {
-	const uint8_t *bytes, *mask;
-	size_t len;
-	/* offsets where %rsp changes, and by how much below its value outside */
-	struct { uint8_t at, below; } rows[8];
-	size_t nrows;
-};
-
-static const struct counter_form forms[] = {
-	{ switchable, switchable_mask, sizeof(switchable),
-	  { { 7, 128 }, { 8, 136 }, { 27, 128 }, { 35, 0 }, { 42, 128 }, { 43, 136 }, { 53, 128 }, { 61, 0 } }, 8 },
-	{ atomic_only, atomic_only_mask, sizeof(atomic_only),
-	  { { 5, 128 }, { 6, 136 }, { 16, 128 }, { 24, 0 } }, 4 },
-};
-
-static const struct counter_form *flag_counter_at(const struct unw_map *m, uint64_t s)
-{
-	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
-		const struct counter_form *cf = &forms[f];
-		if (s < m->new_start || s - m->new_start + cf->len > m->new_len)
-			continue;
-		const uint8_t *p = m->code + (s - m->new_start);
-		size_t i = 0;
-		while (i < cf->len && (!cf->mask[i] || p[i] == cf->bytes[i]))
-			i++;
-		if (i == cf->len)
-			return cf;
-	}
-	return NULL;
-}
-
-/* Length of the branch at S when it is one a copy puts around edge
- * counters (jcc rel8/rel32, jmp rel8/rel32, loop/jrcxz), else 0. */
-static size_t branch_len(const struct unw_map *m, uint64_t s, uint64_t end)
-{
-	const uint8_t *p = m->code + (s - m->new_start);
-	size_t left = end - s;
-	if (left >= 2 && ((p[0] >= 0x70 && p[0] <= 0x7f) || p[0] == 0xeb || (p[0] >= 0xe0 && p[0] <= 0xe3)))
-		return 2;
-	if (left >= 6 && p[0] == 0x0f && p[1] >= 0x80 && p[1] <= 0x8f)
-		return 6;
-	if (left >= 5 && p[0] == 0xe9)
-		return 5;
-	return 0;
-}
-
-/* Rows for the counters that keep flags in [*CUR, HI): they move %rsp, so
- * an %rsp-based CFA needs a larger offset inside them (for unwinds that
- * start there: signals, samplers). */
-static void describe_counters(const struct unw_map *m, const struct cfa_track *t, uint64_t hi,
+/* Rows for the snippets' %rsp moves in (*CUR, HI] (the writer's report;
+ * a move takes effect after the instruction that makes it, so never at a
+ * copy's first byte, and the last of a snippet may fall on the next
+ * instruction's start, HI): while the CFA is %rsp-based, it is that much
+ * further inside them (for unwinds that start there: signals, samplers). */
+static void describe_sp_moves(const struct unw_map *m, const struct cfa_track *t, uint64_t hi,
 			      struct ob *o, uint64_t *cur)
 {
-	if (!m->code || !t->now.known || t->now.reg != REG_RSP || t->now.off < 0)
+	if (!m->nrows || !t->now.known || t->now.reg != REG_RSP || t->now.off < 0)
 		return;
-	size_t lo = 0, top = m->n;
-	while (lo < top) {
+	size_t lo = 0, top = m->nrows;
+	while (lo < top) {   /* the first row after *CUR */
 		size_t mid = (lo + top) / 2;
-		if (m->to[mid] < *cur)
+		if (m->new_start + m->rows[mid].off <= *cur)
 			lo = mid + 1;
 		else
 			top = mid;
 	}
-	for (size_t k = lo; k < m->n && m->to[k] < hi; k++) {
-		uint64_t s = m->to[k];
-		uint64_t end = k + 1 < m->n ? m->to[k + 1] : m->new_start + m->new_len;
-		/* a block's counter starts an instruction's copy; a branch's
-		 * edge counters follow its jumps (relocate.c, counted_branch) */
-		for (int step = 0; step < 6 && s < end && s >= *cur; step++) {
-			const struct counter_form *cf = flag_counter_at(m, s);
-			if (cf && s + cf->len <= hi) {
-				for (size_t i = 0; i < cf->nrows; i++) {
-					put_advance(o, s + cf->rows[i].at - *cur);
-					*cur = s + cf->rows[i].at;
-					put_u8(o, DW_CFA_def_cfa_offset);
-					put_uleb(o, (uint64_t)t->now.off + cf->rows[i].below);
-				}
-				s += cf->len;
-				continue;
-			}
-			size_t skip = branch_len(m, s, end);
-			if (!skip)
-				break;
-			s += skip;
-		}
+	for (size_t k = lo; k < m->nrows && m->new_start + m->rows[k].off <= hi; k++) {
+		uint64_t at = m->new_start + m->rows[k].off;
+		put_advance(o, at - *cur);
+		*cur = at;
+		put_u8(o, DW_CFA_def_cfa_offset);
+		put_uleb(o, (uint64_t)t->now.off + m->rows[k].below);
 	}
 }
 
@@ -333,13 +254,13 @@ remap:;
 		uint64_t to = unw_map_addr(m, loc);
 		if (to < cur)
 			return *why = "relocation map is not monotonic", -RTL_ERR_BAD_INPUT;
-		describe_counters(m, &t, to, o, &cur);
+		describe_sp_moves(m, &t, to, o, &cur);
 		put_advance(o, to - cur);
 		cur = to;
 	}
 	if (r.bad)
 		return *why = "truncated CFA program", -RTL_ERR_BAD_INPUT;
-	describe_counters(m, &t, m->new_start + m->new_len, o, &cur);
+	describe_sp_moves(m, &t, m->new_start + m->new_len, o, &cur);
 	return 0;
 }
 

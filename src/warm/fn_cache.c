@@ -11,11 +11,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "engine/engine.h"
-#include "patch/fn_cache.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/self_id.h"
+#include "warm/fn_cache.h"
+#include "warm/warm.h"
 
 struct fc_header {
 	char magic[8];

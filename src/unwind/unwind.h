@@ -12,12 +12,14 @@
  * addresses they live at; nothing reads a process. Addresses are the ones the
  * relocator uses (run-time addresses in the target). The caller owns the
  * returned blob (free()). See docs/unwind.md. */
-#ifndef RETICLE_PATCH_UNWIND_H
-#define RETICLE_PATCH_UNWIND_H
+#ifndef RETICLE_UNWIND_H
+#define RETICLE_UNWIND_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct x86_sp_row;
 
 struct unw_region {
 	uint64_t addr;          /* run-time address of data[0] */
@@ -67,10 +69,12 @@ struct unw_map {
 	size_t n;
 	uint64_t func_addr, func_size;
 	uint64_t new_start, new_len;
-	/* The relocated bytes (r.w.buf), or NULL. With them, the counters that
-	 * save the flags (and move %rsp) get CFA rows of their own, so that
-	 * unwinding from a signal inside one stays exact. */
-	const uint8_t *code;
+	/* Where the copy's snippets move %rsp (isa/x86_64/writer.h: offsets in
+	 * the copy, in order, and how far below), as the writer reported them
+	 * (r.w.rows), or none. Each gets a CFA row while the CFA is
+	 * %rsp-based, so that unwinding from a signal inside one stays exact. */
+	const struct x86_sp_row *rows;
+	size_t nrows;
 };
 
 /* Builds the blob that will live at DEST (within +-2GiB of the module and of

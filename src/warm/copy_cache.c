@@ -12,24 +12,25 @@
  * (patch/lazy.c). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "engine/engine.h"
 #include "isa/x86_64/persist.h"
-#include "patch/fn_cache.h"
+#include "probe/plan.h"
 #include "util/log.h"
+#include "warm/fn_cache.h"
+#include "warm/warm.h"
 
-static const char magic[8] = "RTLCOPY5";
+static const char magic[8] = "RTLCOPY6";
 
-void ccache_open(struct proc *p, struct module *m)
+void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, bool original_returns)
 {
 	/* text the loader relocates (DT_TEXTREL) changes with the load address;
 	 * memory records name the run's own access numbers */
-	if (rtl_binary_has_textrel(m->bin) || session_probes(p->s)->memory)
+	if (rtl_binary_has_textrel(m->bin) || probes->memory)
 		return;
 	char suffix[32];
 	/* copies are kept per probe set (the collectors' plans), and those with
 	 * original return addresses apart */
-	snprintf(suffix, sizeof(suffix), "code%s%s", session_probes(p->s)->key, p->original_returns ? "r" : "");
-	char *path = warm_cache_path(p, m, suffix);
+	snprintf(suffix, sizeof(suffix), "code%s%s", probes->key, original_returns ? "r" : "");
+	char *path = warm_file_path(dir, m->bin, suffix);
 	if (path)
 		m->ccache = fncache_open(path, magic);
 	free(path);

@@ -1,8 +1,8 @@
 /* Internals of the unwind-info builder (unwind*.c): the .eh_frame reader
  * of src/elf bound to an unw_image, a growable output buffer, and the pieces
- * each file provides. Not for use outside src/patch/unwind*.c. */
-#ifndef RETICLE_PATCH_UNWIND_INTERNAL_H
-#define RETICLE_PATCH_UNWIND_INTERNAL_H
+ * each file provides. Not for use outside src/unwind/. */
+#ifndef RETICLE_UNWIND_INTERNAL_H
+#define RETICLE_UNWIND_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <dwarf.h>
 #include "elf/ehframe.h"
-#include "patch/unwind.h"
+#include "unwind/unwind.h"
 #include "util/array.h"
 
 enum { PCREL_SDATA4 = DW_EH_PE_pcrel | DW_EH_PE_sdata4, MAX_ACTION_CHAIN = 4096 };
@@ -139,12 +139,12 @@ struct lsda {
 	struct rtl_eh_rd r;             /* over the region that holds the LSDA */
 };
 
-/* unwind_ehframe.c: the FDE over PC with its CIE, when the builder can
+/* ehframe.c: the FDE over PC with its CIE, when the builder can
  * rewrite that CIE. */
 int unw_find_record(const struct unw_image *img, uint64_t pc, struct rtl_eh_fde *f,
 		    struct rtl_eh_cie *c, const char **why);
 
-/* unwind_cfa.c: relocated address of original A (the instruction at or
+/* cfa.c: relocated address of original A (the instruction at or
  * after it; the function's bounds map to the copy's), or of exactly A (0 if
  * A is not an instruction start); the CFA program re-targeted. */
 uint64_t unw_map_addr(const struct unw_map *m, uint64_t a);
@@ -153,7 +153,7 @@ int unw_rewrite_cfa(const struct unw_image *img, const struct rtl_eh_cie *c,
 		    const struct rtl_eh_fde *f, const struct unw_map *m, struct ob *o,
 		    const char **why);
 
-/* unwind_lsda.c: the LSDA at ADDR of the region starting at REGION_START,
+/* lsda.c: the LSDA at ADDR of the region starting at REGION_START,
  * and its rewritten form (free l->cs after parsing). */
 int unw_parse_lsda(const struct unw_image *img, uint64_t addr, uint64_t region_start,
 		   struct lsda *l, const char **why);

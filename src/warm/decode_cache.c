@@ -5,19 +5,19 @@
  * (x86_pack), one blob per function (fn_cache.h). They serve where a saved
  * copy does not (copy_cache.c): another probe set, a process with threads. */
 #include <stdlib.h>
-#include "engine/engine.h"
 #include "isa/x86_64/insn.h"
-#include "patch/fn_cache.h"
+#include "warm/fn_cache.h"
+#include "warm/warm.h"
 
 static const char magic[8] = "RTLDEC05";
 
-void dcache_open(struct proc *p, struct module *m)
+void dcache_open(struct module *m, const char *dir)
 {
 	/* text the loader relocates (DT_TEXTREL) changes with the load
 	 * address: no cache for it */
 	if (rtl_binary_has_textrel(m->bin))
 		return;
-	char *path = warm_cache_path(p, m, "insns");
+	char *path = warm_file_path(dir, m->bin, "insns");
 	if (path)
 		m->dcache = fncache_open(path, magic);
 	free(path);
@@ -58,9 +58,8 @@ void dcache_keep(struct module *m, size_t k, const uint8_t *code, const struct x
 		fncache_keep(m->dcache, m->bin, k, code, v, n * sizeof(*v));
 }
 
-void dcache_save(struct proc *p, struct module *m, const uint64_t *list, size_t nlist, uint64_t mask)
+void dcache_save(struct module *m, const uint64_t *list, size_t nlist, uint64_t mask)
 {
-	(void)p;
 	fncache_save(m->dcache, m->bin, list, nlist, mask);
 }
 

@@ -1,9 +1,11 @@
-/* The warm-start cache stays within a size: when its files (lists and
+/* The warm-start cache's files: named by binary identity, written whole,
+ * and kept within a size. When its files (lists and
  * decoded instructions, `b-*` and `f-*`) pass the bound, the least recently
  * used go until it is 80% full. A file in use is touched when read (at most
  * once a day), so its modification time says when it last served. Half-
  * written files of runs that were killed (`*.tmp`) go after an hour. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +13,40 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "engine/engine.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "warm/warm.h"
+
+char *warm_file_path(const char *dir, const rtl_binary *bin, const char *suffix)
+{
+	char id[160];
+	if (rtl_binary_identity(bin, id, sizeof(id)))
+		return NULL;
+	size_t len = strlen(dir) + strlen(id) + strlen(suffix) + 3;
+	char *path = malloc(len);
+	if (path)
+		snprintf(path, len, "%s/%s.%s", dir, id, suffix);
+	return path;
+}
+
+/* Written under a temporary name and renamed: a reader never sees half a
+ * file, and concurrent runs of one binary leave one of theirs whole. */
+void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	bool ok = true;
+	for (int i = 0; i < n && ok; i++)
+		ok = write(fd, parts[i], lens[i]) == (ssize_t)lens[i];
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		rtl_debug("%s: not written: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+}
 
 struct cache_file {
 	time_t mtime;

@@ -7,8 +7,8 @@
  * blob is damaged, is not found: a stale or damaged file costs time, never
  * correctness. Blobs made in a run join the file's (those of the functions
  * still listed) when it ends. */
-#ifndef RETICLE_PATCH_FN_CACHE_H
-#define RETICLE_PATCH_FN_CACHE_H
+#ifndef RETICLE_WARM_FN_CACHE_H
+#define RETICLE_WARM_FN_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * terminator, then the LSDAs. See unwind.h and docs/unwind.md. */
 #include <errno.h>
 #include <reticle/error.h>
-#include "patch/unwind_internal.h"
+#include "unwind/internal.h"
 
 /* CIE copied with its augmentation data re-encoded for DEST. */
 static int emit_cie(const struct rtl_eh_cie *c, uint64_t dest, bool near, struct ob *o,

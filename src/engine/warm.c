@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elf/code_facts.h"
 #include "engine/engine.h"
 #include "os/linux/os.h"
 #include "util/array.h"
@@ -34,17 +35,11 @@ struct warm_header {
 	uint32_t reserved;
 };
 
-char *warm_cache_path(const struct proc *p, const struct module *m, const char *suffix)
+/* M's file with SUFFIX in the session's cache (malloc'd), or NULL. */
+static char *cache_path(const struct proc *p, const struct module *m, const char *suffix)
 {
 	const char *dir = session_warm_dir(p->s);
-	char id[160];
-	if (!dir || rtl_binary_identity(m->bin, id, sizeof(id)))
-		return NULL;
-	size_t len = strlen(dir) + strlen(id) + strlen(suffix) + 3;
-	char *path = malloc(len);
-	if (path)
-		snprintf(path, len, "%s/%s.%s", dir, id, suffix);
-	return path;
+	return dir ? warm_file_path(dir, m->bin, suffix) : NULL;
 }
 
 /* The list as stored, or NULL (none yet, unreadable or malformed). */
@@ -76,7 +71,7 @@ void warm_load(struct proc *p, struct module *m)
 {
 	if (m->win < 0)
 		return;
-	char *path = warm_cache_path(p, m, "warm");
+	char *path = cache_path(p, m, "warm");
 	if (!path)
 		return;
 	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
@@ -84,8 +79,8 @@ void warm_load(struct proc *p, struct module *m)
 	if (m->warm)
 		warm_touch(path, -1);
 	free(path);
-	dcache_open(p, m);
-	ccache_open(p, m);
+	dcache_open(m, session_warm_dir(p->s));
+	ccache_open(m, session_warm_dir(p->s), session_probes(p->s), p->original_returns);
 }
 
 /* Decoding and analysis are most of relocating and read only the binaries
@@ -185,8 +180,7 @@ static void batch(struct proc *p, struct module *m)
 	/* the one thread is stopped: the entry jumps go in together at the end
 	 * (not in an attached process, whose batch runs while it runs: each
 	 * jump is written displacement first, patch_entry) */
-	p->defer_entries = !p->multithreaded && !p->attached;
-	p->in_batch = true;
+	patch_batch_begin(p);
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 && !getenv("XX_NOAHEAD") &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);
@@ -201,9 +195,7 @@ static void batch(struct proc *p, struct module *m)
 	}
 	if (helped)
 		pthread_join(helper, NULL);
-	lazy_flush_entries(p);
-	p->defer_entries = false;
-	p->in_batch = false;
+	patch_batch_end(p);
 	session_count_warm(p->s, done);
 	rtl_debug("%s: %zu of %zu listed functions relocated ahead of their first call%s", m->path,
 		  done, m->nwarm, helped ? " (decoded on two threads)" : "");
@@ -322,25 +314,6 @@ static int make_dirs(const char *dir)
 		}
 }
 
-/* Written under a temporary name and renamed: a reader never sees half a
- * file, and concurrent runs of one binary leave one of theirs whole. */
-void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n)
-{
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	bool ok = true;
-	for (int i = 0; i < n && ok; i++)
-		ok = write(fd, parts[i], lens[i]) == (ssize_t)lens[i];
-	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, path)) {
-		rtl_debug("%s: not written: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-}
-
 void warm_save(struct proc *p)
 {
 	const char *dir = session_warm_dir(p->s);
@@ -350,7 +323,7 @@ void warm_save(struct proc *p)
 		struct module *m = &p->mods[i];
 		if (m->win < 0)
 			continue;
-		char *path = warm_cache_path(p, m, "warm");
+		char *path = cache_path(p, m, "warm");
 		size_t n, nnow = 0;
 		/* the list as it is now: another process of the binary may have
 		 * written it since this one started */
@@ -370,7 +343,7 @@ void warm_save(struct proc *p)
 			warm_write_file(path, parts, lens, 2);
 		}
 		if (v) {
-			dcache_save(p, m, v, n, ADDR_MASK);
+			dcache_save(m, v, n, ADDR_MASK);
 			ccache_save(m, v, n, ADDR_MASK);
 		}
 		free(v);

@@ -3,7 +3,7 @@
  * and exception-specification tables copied. */
 #include <errno.h>
 #include <reticle/error.h>
-#include "patch/unwind_internal.h"
+#include "unwind/internal.h"
 
 /* ---- the LSDA (.gcc_except_table) ---- */
 

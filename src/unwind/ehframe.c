@@ -7,7 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <reticle/error.h>
-#include "patch/unwind_internal.h"
+#include "unwind/internal.h"
 #include "util/array.h"
 
 /* ---- the FDEs the builder can use ---- */

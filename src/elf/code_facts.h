@@ -1,0 +1,29 @@
+/* What relocating a function needs to know of its binary alone
+ * (code_facts.c): the patcher's, warm start's and the engine's one answer. */
+#ifndef RETICLE_ELF_CODE_FACTS_H
+#define RETICLE_ELF_CODE_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <reticle/binary.h>
+
+/* Whether [ADDR, ADDR+LEN) (link-time) lies in an executable segment's file bytes. */
+bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len);
+/* Code a jump-table entry may lead to: inside a known function. */
+bool fn_is_function_code(const rtl_binary *bin, uint64_t addr);
+/* The link-time extent of BIN's loadable segments, [*LO, *HI), *LO down to
+ * its page. */
+void fn_link_extent(const rtl_binary *bin, uint64_t *lo, uint64_t *hi);
+/* Whether data words point inside F (rewritten when it is relocated: they
+ * must hold their run-time values by then). */
+bool fn_has_code_pointers(const rtl_binary *bin, const rtl_function *f);
+/* Those words: the slice [*LO, *HI) of the binary's code pointers. */
+void fn_code_pointer_slice(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi);
+/* Their targets, at run time for BIAS (malloc'd, *N of them), or NULL. */
+uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uint64_t bias, size_t *n);
+/* Whether F identifies its caller by the return address (dlopen, dlsym):
+ * copies call it with the original return address. */
+bool fn_keeps_caller(const rtl_function *f);
+
+#endif

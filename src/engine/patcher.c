@@ -1,0 +1,52 @@
+/* The engine's side of the patcher (patch/patch.h): what the patcher
+ * reports, and the traps it does not serve alone. The patcher never calls
+ * the engine; these are the functions it reaches through struct
+ * patch_events, and the engine's entry points into it at a breakpoint. */
+#include "engine/debug.h"
+#include "engine/engine.h"
+#include "sample/sample.h"
+
+/* The copy's unwind information is registered, the sampler maps its PCs
+ * back, the debugger's breakpoints go into it. */
+static void relocated(struct proc *p, struct module *m, size_t k)
+{
+	const struct func_state *fs = &m->fs[k];
+	struct sampler *smp = session_sampler(p->s);
+	if (smp)
+		sampler_copy_placed(smp, p->pid, p->exec_gen, fs->entry, fs->code_len,
+				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap);
+	unwind_function_relocated(p, m, k);
+	if (session_debugger(p->s))
+		debug_relocated(p, m, k);
+}
+
+const struct patch_events engine_patch_events = {
+	.relocated = relocated,
+	.first_call = warm_trap,
+	.memory_point = memtrace_point,
+	.memory_untraced = memtrace_untraced,
+	.timer_placed = timers_record,
+	.arc_site = arcs_site_init,
+};
+
+void dl_arm_r_brk(struct proc *p)
+{
+	dl_find_r_debug(p, NULL);
+	if (p->r_brk)
+		lazy_arm_r_brk(p);
+}
+
+int engine_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
+{
+	/* the loader publishes r_brk after its first trap: armed once known */
+	if (p->r_debug && !p->r_brk)
+		dl_arm_r_brk(p);
+	switch (patch_breakpoint(p, tid, pc)) {
+	case PATCH_TRAP_LOADER:
+		return dl_notify(p, tid);
+	case PATCH_TRAP_HANDLED:
+		return 1;
+	default:
+		return 0;
+	}
+}

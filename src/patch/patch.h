@@ -1,0 +1,186 @@
+/* The patcher: Caliper's lazy instrumentation. Every function entry gets
+ * an int3; at a function's first call (or ahead of it, in a warm-start
+ * batch) the whole function is relocated into its module's window with the
+ * probe plan inlined, its entry becomes a jump to the copy, and branches of
+ * other copies that led to its original entry are re-pointed. A copy can
+ * be made again when the plan changes (probes added and removed while the
+ * program runs).
+ *
+ * It works on the address-space model (space/space.h) and reads warm
+ * start's store (warm/warm.h). It never calls the engine: what the engine
+ * must hear of goes up through struct patch_events or a return code, what
+ * it must know of the session comes down in struct patch_env. */
+#ifndef RETICLE_PATCH_H
+#define RETICLE_PATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <reticle/binary.h>
+#include <reticle/session.h>
+#include "space/space.h"
+
+struct probe_set;
+struct ahead;
+struct x86_access;
+struct x86_insn;
+struct x86_analysis;
+
+/* What the patcher tells the engine, and asks of the collectors' runtime
+ * while it emits a copy. Every member is set. */
+struct patch_events {
+	/* Function K of M has a new copy, its entry leads there (first made,
+	 * or made again): unwind information, the sampler, the debugger. */
+	void (*relocated)(struct proc *p, struct module *m, size_t k);
+	/* An armed entry at run-time ADDR of M trapped, before the patcher
+	 * relocates it alone: warm start's batches due run first. */
+	void (*first_call)(struct proc *p, struct module *m, uint64_t addr);
+	/* The number of data access A of the instruction at run-time INSN,
+	 * for memory tracing's records (0: none); an instruction whose
+	 * accesses cannot be traced. */
+	uint32_t (*memory_point)(struct proc *p, uint64_t insn, const struct x86_access *a);
+	void (*memory_untraced)(struct proc *p, uint64_t insn);
+	/* FS's copy has a timer whose counter DESC holds its number. */
+	void (*timer_placed)(struct proc *p, struct func_state *fs, uint64_t desc);
+	/* A new point counted in the arc table: numbered, its words written. */
+	int (*arc_site)(struct proc *p, struct point_rec *pr);
+};
+
+/* What the patcher needs of the session: one per session, set before its
+ * first process and read through every process's state (fields may change
+ * until a helper thread starts). */
+struct patch_env {
+	const struct probe_set *probes;   /* the collectors' plans */
+	bool dynamic;                     /* copies may be made again (a 5-byte nop heads each) */
+	struct ahead *ahead;              /* copies made ahead on a helper thread, or NULL */
+	struct rtl_session_stats *stats;  /* counted here: functions, traps, seconds, restored copies */
+	const struct patch_events *ev;
+};
+
+/* A rel32 field in a copy that branches to a function's original entry,
+ * re-pointed at the function's copy once it has one. */
+struct branch_patch {
+	uint64_t field;           /* run-time address of the rel32 */
+	uint32_t next;            /* the function's next one: index+1, 0 at the end */
+	uint16_t win;             /* the window holding the field */
+};
+
+/* The patcher's state of one process image. */
+struct patch_proc {
+	const struct patch_env *env;
+	/* counter increments still in their single-thread form (writer.h) */
+	struct { uint64_t addr; bool keep_flags; } *sites;
+	size_t nsites, capsites;
+	struct branch_patch *patches;
+	size_t npatches, cappatches;
+	/* original return addresses with an int3 (no room for a jump back into
+	 * the copy there), sorted by AT: a trap there goes on at TO */
+	struct ret_trap { uint64_t at, to; } *ret_traps;
+	size_t nret_traps, capret_traps;
+	/* the point records of copies made again (lazy_reinstrument): what
+	 * they counted still counts, in finish() and live views */
+	struct retired_points { uint32_t mod, fn, point0, npoints; uint64_t entry; } *retired;
+	size_t nretired, capretired;
+	/* PLT stubs that copies call while unbound: their slots are read
+	 * again when a thread exits, so that calls through them are counted
+	 * for the function the loader bound (lazy_bind_plt) */
+	struct { uint32_t mod, fn; } *plt_watch;
+	size_t nplt_watch, capplt_watch;
+	/* entry jumps of a warm-start batch, written together at its end
+	 * while the one thread is stopped */
+	struct { uint64_t at; uint8_t insn[5]; } *entries;
+	size_t nentries, capentries;
+	bool defer_entries;
+	bool in_batch;            /* a warm-start batch is being relocated */
+};
+
+/* P's state (P->patch), for the session's ENV; false without memory. */
+bool patch_proc_init(struct proc *p, const struct patch_env *env);
+/* A fork child C gets a copy of its parent P's (C->patch unset before). */
+bool patch_proc_fork(const struct proc *p, struct proc *c);
+/* P's state and its modules' function states freed. */
+void patch_proc_free(struct proc *p);
+
+int lazy_arm_module(struct proc *p, struct module *m);
+/* Only the functions whose calls reticle must see (libc's ptrace), for a
+ * session that does not instrument (sampling alone). */
+void lazy_arm_hooks(struct proc *p, struct module *m);
+/* r_brk (_dl_debug_state), which P->r_brk holds, gets its int3 of its own
+ * (often a lone 'ret', too short to patch). */
+void lazy_arm_r_brk(struct proc *p);
+
+enum patch_trap {
+	PATCH_TRAP_NOT_MINE,      /* the program's own int3 */
+	PATCH_TRAP_HANDLED,       /* the thread may resume */
+	PATCH_TRAP_LOADER,        /* the loader's r_brk: a module came or went */
+};
+/* A thread TID stopped at an int3 just before PC. */
+enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
+/* Whether ADDR is a function entry where reticle put an int3. */
+bool lazy_is_entry_trap(struct proc *p, uint64_t addr);
+
+/* Function K of M read, decoded and analysed (relocate.h's x86_analyze):
+ * reads only the binaries and P's module list, so a helper thread may do
+ * it ahead while relocation goes on (nothing adds modules meanwhile). */
+struct lazy_decoded {
+	uint8_t *code;
+	struct x86_insn *insns;
+	size_t ninsns;
+	uint64_t *interior;       /* run-time code pointers into it */
+	size_t ninterior;
+	struct x86_analysis *an;
+	bool cached;              /* INSNS came from the decode cache */
+	/* a copy saved by an earlier run (warm/copy_cache.c) or made ahead
+	 * (MADE, malloc'd: warm/ahead.c): then nothing was decoded */
+	const void *copy;
+	size_t copy_len;
+	void *made;
+	int err;                  /* its bytes unreadable, or the analysis refused it */
+	const char *reason;       /* why, then */
+};
+void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d);
+void lazy_decoded_free(struct lazy_decoded *d);
+/* Relocates armed function K of M before its first call (its callees keep
+ * their traps), from PRE when decoded already (NULL: decodes it); on
+ * failure restores its entry and marks it skipped. */
+int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
+/* A batch of lazy_instrument_now: its entry jumps are written together at
+ * its end when P has one thread, stopped (and P is not attached). */
+void patch_batch_begin(struct proc *p);
+void patch_batch_end(struct proc *p);
+/* Function K of M, relocated already, gets a copy made again as the plan
+ * stands now: its entry and its old copy's first instruction lead there
+ * (written as with threads running), calls in the old copy finish there,
+ * and the old copy's point records stay (patch_each_retired_point). */
+int lazy_reinstrument(struct proc *p, struct module *m, size_t k);
+/* The point records of function FN of module MOD in copies made before its
+ * current one: calls EACH(rec, ctx) for each. */
+void patch_each_retired_point(struct proc *p, size_t mod, size_t fn,
+			      void (*each)(const struct point_rec *pr, void *ctx), void *ctx);
+/* Whether any copy was made again (its old point records kept). */
+bool patch_has_retired(const struct proc *p);
+/* Whether P's program needs original return addresses (decided once its
+ * executable is known: Go, V8, backtrace(); RETICLE_ORIGINAL_RETURNS=0|1
+ * forces it). */
+bool lazy_wants_original_returns(const rtl_binary *exe);
+/* Reads the slots of the PLT stubs in P's plt_watch (a thread is exiting:
+ * the process's memory is still there). */
+void lazy_bind_plt(struct proc *p);
+/* The process gets a second thread: every counter increment becomes atomic. */
+void patch_go_multithreaded(struct proc *p);
+/* An int3 at original address AT that sends a thread coming there to TO
+ * in a copy (kept for the process's life). */
+int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to);
+bool lazy_has_return_trap(const struct proc *p, uint64_t at);
+
+/* module_unwind.c: M's unwind information (.eh_frame, its LSDAs), loaded
+ * when first needed; NULL when M has none worth registering (C code). */
+struct unw_image *patch_module_unwind(struct proc *p, struct module *m);
+void patch_module_unwind_free(struct module *m);
+/* The landing pads of F in M (run-time addresses, sorted; *PADS malloc'd):
+ * with original return addresses, an exception caught in a frame of a
+ * copy lands in F's original code there (resume points). */
+size_t patch_landing_pads(struct proc *p, struct module *m, const rtl_function *f, uint64_t **pads);
+
+#endif

@@ -1,0 +1,102 @@
+/* The patcher's state of a process image: made, copied into a fork child,
+ * freed; the point records of copies made again; counter increments made
+ * atomic when the process gets a second thread. */
+#include <stdlib.h>
+#include <string.h>
+#include "isa/x86_64/writer.h"
+#include "patch/patch.h"
+#include "util/log.h"
+
+bool patch_proc_init(struct proc *p, const struct patch_env *env)
+{
+	p->patch = calloc(1, sizeof(*p->patch));
+	if (p->patch)
+		p->patch->env = env;
+	return p->patch != NULL;
+}
+
+/* A copy of the N elements of SRC (room for one at least); *CAP set. */
+static bool dup_into(void **dst, size_t *cap, const void *src, size_t n, size_t elem)
+{
+	*dst = malloc((n ? n : 1) * elem);
+	if (!*dst)
+		return false;
+	if (n)
+		memcpy(*dst, src, n * elem);
+	*cap = n ? n : 1;
+	return true;
+}
+
+bool patch_proc_fork(const struct proc *p, struct proc *c)
+{
+	const struct patch_proc *a = p->patch;
+	if (!patch_proc_init(c, a->env))
+		return false;
+	struct patch_proc *b = c->patch;
+	/* PLT watches and deferred entries are the parent's business: a fork
+	 * happens outside a batch; the child reads its slots as they are */
+	bool ok = dup_into((void **)&b->retired, &b->capretired, a->retired, a->nretired, sizeof(*a->retired)) &&
+		  dup_into((void **)&b->ret_traps, &b->capret_traps, a->ret_traps, a->nret_traps,
+			   sizeof(*a->ret_traps)) &&
+		  dup_into((void **)&b->patches, &b->cappatches, a->patches, a->npatches, sizeof(*a->patches)) &&
+		  dup_into((void **)&b->sites, &b->capsites, a->sites, a->nsites, sizeof(*a->sites)) &&
+		  dup_into((void **)&b->plt_watch, &b->capplt_watch, a->plt_watch, a->nplt_watch,
+			   sizeof(*a->plt_watch));
+	if (ok) {
+		b->nretired = a->nretired;
+		b->nret_traps = a->nret_traps;
+		b->npatches = a->npatches;
+		b->nsites = a->nsites;
+		b->nplt_watch = a->nplt_watch;
+	}
+	return ok;
+}
+
+void patch_proc_free(struct proc *p)
+{
+	struct patch_proc *st = p->patch;
+	if (!st)
+		return;
+	free(st->sites);
+	free(st->patches);
+	free(st->ret_traps);
+	free(st->retired);
+	free(st->plt_watch);
+	free(st->entries);
+	free(st);
+	p->patch = NULL;
+}
+
+void patch_each_retired_point(struct proc *p, size_t mod, size_t fn,
+			      void (*each)(const struct point_rec *pr, void *ctx), void *ctx)
+{
+	const struct patch_proc *st = p->patch;
+	for (size_t i = 0; i < st->nretired; i++) {
+		const struct retired_points *r = &st->retired[i];
+		if (r->mod == mod && r->fn == fn)
+			for (uint32_t k = 0; k < r->npoints; k++)
+				each(&p->points[r->point0 + k], ctx);
+	}
+}
+
+bool patch_has_retired(const struct proc *p)
+{
+	return p->patch->nretired > 0;
+}
+
+void patch_go_multithreaded(struct proc *p)
+{
+	struct patch_proc *st = p->patch;
+	if (p->multithreaded)
+		return;
+	for (size_t i = 0; i < st->nsites; i++) {
+		struct window *w = proc_window_at(p, st->sites[i].addr, 2);
+		uint8_t *site = w ? window_local(w, st->sites[i].addr) : NULL;
+		/* one swept away already (sweep.c) stays away */
+		if (site && (st->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e))
+			x86_switch_atomic(site, st->sites[i].keep_flags);
+	}
+	st->nsites = 0;
+	p->multithreaded = true;
+	rtl_debug("pid %d has threads: counter increments are atomic now", (int)p->pid);
+}

@@ -1,0 +1,269 @@
+/* The address-space model: the processes reticle follows, their modules
+ * and threads, and the instrumentation state of every function, with the
+ * lookups by address and the writes into a process's code that every part
+ * needs. The engine, the patcher (patch/patch.h), warm start and the
+ * collectors' engine side read it; it calls none of them.
+ *
+ * A struct proc is one process image (an address space between exec calls).
+ * It owns its modules' function states, its shared memory (struct shm) and
+ * its /proc/PID/mem descriptor. Binaries (rtl_binary) belong to the session's
+ * cache and are shared by every proc that maps them. */
+#ifndef RETICLE_SPACE_H
+#define RETICLE_SPACE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <reticle/binary.h>
+#include <reticle/profile.h>
+#include <reticle/session.h>
+#include "runtime/thread_area.h"
+#include "runtime/window.h"
+
+struct patch_proc;
+struct x86_sp_row;
+struct memtrace;
+struct bbv;
+struct text_snapshot;
+struct fn_memo;
+struct unw_image;
+struct fn_cache;
+struct thread_times;
+
+enum func_status {
+	FS_NONE,       /* not armed: not instrumentable, or never seen */
+	FS_ARMED,      /* int3 at the entry, waiting for the first call */
+	FS_DONE,       /* relocated; the entry jumps to the copy */
+	FS_SKIPPED,    /* the relocator refused it; original byte restored */
+	FS_NOTIFY,     /* the dynamic loader's r_brk: int3 stays for dlopen news */
+	FS_BUSY,       /* being relocated (its branch targets are instrumented first) */
+	/* libc's ptrace: never relocated, its int3 kept, every call seen
+	 * (session.c, ptrace_hook: a process asking to be traced is let go) */
+	FS_HOOK,
+};
+
+struct func_state {
+	uint8_t status;
+	uint8_t orig;             /* original byte under the int3 */
+	bool queued;              /* in the warm-start batch being relocated */
+	/* a function that branches into this one's interior (its .cold part
+	 * rejoining it, say), index+1: listed for warm start when that one ran */
+	uint32_t companion_of;
+	const char *reason;       /* why skipped (static string) */
+	uint64_t entry;           /* run-time address of the relocated copy */
+	uint32_t code_len;        /* bytes of the copy */
+	uint64_t entry_counter;   /* run-time counter address, 0 if none */
+	uint32_t block0, nblocks; /* slice of proc->blocks */
+	uint32_t call0, ncalls;   /* slice of proc->calls */
+	uint32_t point0, npoints; /* slice of proc->points */
+	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
+	uint32_t nmap;
+	/* where the copy's snippets move %rsp (their offsets in the copy), for
+	 * its unwind information */
+	struct x86_sp_row *sp_rows;
+	uint32_t nsp_rows;
+	int64_t profile_id;       /* row id while a profile is written */
+	uint32_t patch_head;      /* branches in copies to re-point at the copy: index+1 */
+	/* a PLT stub whose GOT slot was unbound when P had been resumed that
+	 * many times, plus one (0: not seen unbound) */
+	uint32_t plt_unbound;
+	bool plt_watched;         /* a PLT stub in proc->plt_watch */
+	/* its timer: the offset of its words in a thread area, and the
+	 * counter of its copy that holds it (timers.c); 0 if none */
+	uint32_t timer;
+	uint64_t timer_desc;
+	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
+};
+
+struct block_rec {
+	uint64_t addr;            /* run-time */
+	uint32_t ninstrs;
+	uint64_t counter;         /* run-time counter address, 0 if none */
+	uint64_t rep_counter;     /* iterations of its rep instructions, 0 if none */
+};
+
+struct point_rec {
+	uint64_t addr;            /* run-time */
+	uint64_t counter;         /* RTL_POINT_INDIRECT_TARGET: its two words (arcs.c) */
+	uint8_t kind;             /* enum rtl_point_kind */
+	uint32_t site;            /* RTL_POINT_INDIRECT_TARGET, RTL_PRIM_COUNT_BY: its number in the
+				   * arc table */
+	uint32_t id;              /* the snippet's own id, 0 when shared */
+	uint8_t op;               /* RTL_PRIM_COUNT, or RTL_PRIM_COUNT_BY (two words: arcs.c) */
+};
+
+/* Whether PR's counter is two words of the arc table's (arcs.c). */
+static inline bool point_in_arcs(const struct point_rec *pr)
+{
+	return pr->kind == RTL_POINT_INDIRECT_TARGET || pr->op == RTL_PRIM_COUNT_BY;
+}
+
+struct call_rec {
+	uint64_t site, target;    /* run-time */
+	uint32_t block;           /* index into proc->blocks */
+};
+
+struct module {
+	char *path;
+	uint64_t bias;            /* run-time = link-time + bias */
+	uint64_t lo, hi;          /* run-time extent of its loadable segments */
+	rtl_binary *bin;          /* owned by the session cache */
+	struct func_state *fs;    /* one per rtl_binary function */
+	int win;                  /* window index in proc->shm, -1 if none */
+	bool is_main;
+	int64_t profile_id;       /* its row while a profile is written, -1 before */
+	uint64_t go_deferreturn;  /* Go's runtime.deferreturn (run-time), 0 if none */
+	bool go_deferreturn_known;
+	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
+	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
+	bool unw_failed;
+	/* warm start (patch/warm.c): link-time entries (with ages) of the
+	 * functions that ran in earlier runs, as read from the cache */
+	uint64_t *warm;
+	size_t nwarm;
+	bool warm_pending;        /* still to be relocated in a batch */
+	/* the listed functions decoded (patch/decode_cache.c) and relocated
+	 * (patch/copy_cache.c) in earlier runs: NULL without warm start */
+	struct fn_cache *dcache, *ccache;
+};
+
+struct thread {
+	pid_t tid;
+	int pending_sig;          /* signal to deliver on the next resume */
+	int area;                 /* its thread area (timers.c), -1 if none */
+	/* detaching: stopped for good (its interrupt seen), and whether that
+	 * stop was a group-stop (job control), which it stays in */
+	bool held, group_stopped;
+	uint64_t gs_orig;         /* attached: its %gs base before reticle gave it an area */
+};
+
+struct proc {
+	struct rtl_session *s;
+	/* the patcher's own state (patch/patch.h) */
+	struct patch_proc *patch;
+	struct memtrace *mt;      /* memory tracing's state (memtrace.c), NULL if none */
+	struct bbv *bbv;          /* basic-block vectors' state (bbv.c), NULL if none */
+	pid_t pid;
+	int mem;                  /* /proc/PID/mem */
+	struct shm shm;
+	uint64_t gadget;          /* 'syscall; int3' in the first window, 0 before */
+	struct module *mods;
+	size_t nmods;
+	struct thread *threads;
+	size_t nthreads;
+	struct block_rec *blocks;
+	size_t nblocks, capblocks;
+	struct call_rec *calls;
+	size_t ncalls, capcalls;
+	struct point_rec *points;  /* counters at other points (branch edges) */
+	size_t npoints, cappoints;
+	bool multithreaded;       /* increments are atomic from now on */
+	/* unwind information: relocated functions whose FDE is still to be
+	 * registered with the target's __register_frame_info */
+	struct { uint32_t mod, fn; } *unw_pending;
+	size_t nunw_pending, capunw_pending;
+	uint64_t register_frame;  /* __register_frame_info in the target, 0 if none yet */
+	bool unwinder_relocated;  /* the loader has relocated its module */
+	bool tls_ready;           /* libc has set up the thread pointer */
+	/* libgcc's object_mutex, which registration takes: 0 not looked for
+	 * yet, 1 not found (another unwinder, or one without the lock) */
+	uint64_t unwind_lock;
+	/* copies push original return addresses (patch/lazy.c): the program
+	 * walks its own stack (Go, V8) or calls backtrace() */
+	bool original_returns;
+	/* a vfork child let go at PTRACE_TRACEME: the instrumented text it
+	 * shares with its parent, put back when the parent goes on (session.c) */
+	struct text_snapshot *vfork_text;
+	bool unwind_off;          /* a registration call failed: none made any more */
+	bool in_call;             /* an inferior function call is running */
+	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
+	uint64_t r_brk;
+	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
+	uint64_t trap_act[4];     /* its SIGTRAP disposition (kernel struct sigaction) */
+	char *command;            /* its command line, for the profile */
+	/* its place in the session's process tree (the profile's processes) */
+	int64_t image, parent_image;
+	unsigned exec_gen;        /* execs of this pid before this image (the sampler's key) */
+	const char *kind;         /* "launch", "fork" or "exec" */
+	uint64_t start_ns;        /* since the session started */
+	bool ended;
+	int status;               /* shell-style exit status once ended */
+	bool warm_started;        /* the program reached its entry point */
+	uint32_t resumes;         /* times a thread was resumed (dates plt_unbound) */
+	/* proc_function_at's answers by address (NULL until first used; reset
+	 * when modules come or go) */
+	struct fn_memo *memo;
+	/* per-thread areas when a collector times functions (timers.c) */
+	struct thread_region areas;
+	size_t ntimers;           /* timers numbered so far (0 is the overflow one) */
+	struct thread_times *times;   /* of threads that have ended */
+	size_t ntimes, ntimes_cap;
+	uint64_t ncontexts;       /* context ids given so far */
+	/* TSC ticks per second for the profile being written: one rate for all
+	 * its times, so that function_times and contexts agree (proc_write_profile) */
+	double tsc_hz;
+	/* reticle attached to it while it ran (attach.c): each write of
+	 * reticle's into its text or data is logged with the bytes it
+	 * replaced, so that detaching puts them all back */
+	bool attached;
+	/* attached: the words of the threads' stacks at the attach that lie in
+	 * armed functions (sorted): where frames may resume, which no return-
+	 * point jump may cover (patch_returns) */
+	uint64_t *resume_words;
+	size_t nresume_words, capresume_words;
+	bool left;                /* attach_leave ran: STUCK threads could not leave the copies */
+	size_t stuck;
+	struct undo_rec { uint64_t addr; uint32_t len; uint8_t *old; } *undo;
+	size_t nundo, capundo;
+	/* probes that remove themselves (sweep.c): on when cover is the only
+	 * collector; increments still to sweep (SKIP: the jump's, 0 for a
+	 * nop), those swept (with the 8 bytes they had, which a fork child
+	 * gets back), how many */
+	bool sweeping;
+	struct sweep_site { uint64_t at, counter; uint8_t skip; } *sweep;
+	size_t nsweep, capsweep;
+	struct swept_site { uint64_t at; uint64_t old; } *swept_sites;
+	size_t nswept, capswept;
+	uint64_t sweep_removed;
+	/* unwind blobs registered with the target's libgcc (unwind.c) */
+	uint64_t *unw_objects;
+	size_t nunw_objects, capunw_objects;
+};
+
+/* space.c: lookups and writes */
+struct thread *proc_thread(struct proc *p, pid_t tid);
+struct module *proc_module_at(struct proc *p, uint64_t addr);
+/* The function holding run-time ADDR and its module (*MP), or NULL. The
+ * relocator asks the same addresses several times: answers are kept, so
+ * this is for the thread that changes P (not helper threads). */
+const rtl_function *proc_function_at(struct proc *p, uint64_t addr, struct module **mp);
+/* Modules came or went: proc_function_at's kept answers are void. */
+void proc_forget_functions(struct proc *p);
+/* Whether M is the dynamic loader (the module holding _r_debug). */
+bool proc_is_loader(const struct proc *p, const struct module *m);
+/* The state of the function whose entry is run-time ADDR (and its module
+ * and record, when asked), or NULL when no function starts there. */
+struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **m,
+				 const rtl_function **f);
+void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
+/* The value of the counter at run-time ADDR in one of P's windows (0 if none). */
+uint64_t proc_read_counter(struct proc *p, uint64_t addr);
+/* The window holding the LEN bytes at run-time ADDR (code or counters), or NULL. */
+struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len);
+/* The relocated copy holding run-time PC: its function state (and *MP its
+ * module), or NULL. */
+struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp);
+/* Writes LEN bytes at run-time ADDR of P's text or data (a patch of
+ * reticle's), logging what they replace when P is attached. */
+int proc_patch_write(struct proc *p, uint64_t addr, const void *buf, size_t len);
+/* Writes BYTE at AT of P's code: through reticle's own mapping when AT is
+ * in a window (the process maps windows read-only), else into its text;
+ * LASTING as proc_patch_write (logged when attached), else a byte put
+ * back for one single step, not logged. */
+int proc_code_write(struct proc *p, uint64_t at, uint8_t byte, bool lasting);
+/* F's maps freed (a function state that goes). */
+void func_state_release(struct func_state *f);
+
+#endif
