@@ -363,13 +363,6 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	return timers_setup_image(p, tid);
 }
 
-/* A malloc'd copy of N elements of ELEM bytes, with room for one when N is 0. */
-static void *dup_array(const void *src, size_t n, size_t elem)
-{
-	void *d = malloc((n ? n : 1) * elem);
-	return d && n ? memcpy(d, src, n * elem) : d;
-}
-
 /* The child of a fork has a copy of the parent's memory, windows included,
  * but they are still backed by the parent's memfd: give the child its own
  * copy (counters zeroed) so that the two profiles stay apart. */
@@ -378,7 +371,6 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	struct proc *p = proc_new(parent->s, child);
 	if (!p)
 		return NULL;
-	patch_proc_free(p);
 	if (!patch_proc_fork(parent, p))
 		goto fail;
 	shm_free(&p->shm);
@@ -404,7 +396,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		p->capundo = parent->nundo;
 		for (size_t i = 0; i < parent->nundo; i++) {
 			const struct undo_rec *u = &parent->undo[i];
-			if (!(p->undo[i].old = dup_array(u->old, u->len, 1)))
+			if (!(p->undo[i].old = rtl_dup_array(u->old, u->len, 1)))
 				goto fail;
 			p->undo[i].addr = u->addr;
 			p->undo[i].len = u->len;
@@ -412,13 +404,13 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		}
 	}
 	if (parent->nunw_objects) {
-		if (!(p->unw_objects = dup_array(parent->unw_objects, parent->nunw_objects, sizeof(uint64_t))))
+		if (!(p->unw_objects = rtl_dup_array(parent->unw_objects, parent->nunw_objects, sizeof(uint64_t))))
 			goto fail;
 		p->nunw_objects = p->capunw_objects = parent->nunw_objects;
 	}
-	p->blocks = dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
-	p->calls = dup_array(parent->calls, parent->ncalls, sizeof(*p->calls));
-	p->points = dup_array(parent->points, parent->npoints, sizeof(*p->points));
+	p->blocks = rtl_dup_array(parent->blocks, parent->nblocks, sizeof(*p->blocks));
+	p->calls = rtl_dup_array(parent->calls, parent->ncalls, sizeof(*p->calls));
+	p->points = rtl_dup_array(parent->points, parent->npoints, sizeof(*p->points));
 	p->mods = calloc(parent->nmods ? parent->nmods : 1, sizeof(*p->mods));
 	if (!p->blocks || !p->calls || !p->points || !p->mods)
 		goto fail;
@@ -437,18 +429,18 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		m->unw = NULL;   /* reloaded when needed */
 		m->dcache = m->ccache = NULL;   /* the parent's; the child decodes anew */
 		m->path = strdup(pm->path);
-		m->fs = dup_array(pm->fs, n, sizeof(*m->fs));
-		m->warm = dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));
+		m->fs = rtl_dup_array(pm->fs, n, sizeof(*m->fs));
+		m->warm = rtl_dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));
 		if (!m->path || !m->fs || !m->warm)
 			goto fail;
 		for (size_t k = 0; k < n; k++) {
 			struct func_state *f = &m->fs[k];
-			f->sp_rows = f->nsp_rows ? dup_array(f->sp_rows, f->nsp_rows, sizeof(*f->sp_rows)) : NULL;
+			f->sp_rows = f->nsp_rows ? rtl_dup_array(f->sp_rows, f->nsp_rows, sizeof(*f->sp_rows)) : NULL;
 			if (!f->sp_rows)
 				f->nsp_rows = 0;
 			if (!f->nmap)
 				continue;
-			uint64_t *from = dup_array(f->map_from, f->nmap, 8), *to = dup_array(f->map_to, f->nmap, 8);
+			uint64_t *from = rtl_dup_array(f->map_from, f->nmap, 8), *to = rtl_dup_array(f->map_to, f->nmap, 8);
 			if (!from || !to) {
 				free(from);
 				free(to);

@@ -97,7 +97,8 @@ struct patch_proc {
 
 /* P's state (P->patch), for the session's ENV; false without memory. */
 bool patch_proc_init(struct proc *p, const struct patch_env *env);
-/* A fork child C gets a copy of its parent P's (C->patch unset before). */
+/* A fork child C (its state fresh from patch_proc_init) gets a copy of
+ * its parent P's. */
 bool patch_proc_fork(const struct proc *p, struct proc *c);
 /* P's state and its modules' function states freed. */
 void patch_proc_free(struct proc *p);

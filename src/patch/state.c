@@ -5,6 +5,7 @@
 #include <string.h>
 #include "isa/x86_64/writer.h"
 #include "patch/patch.h"
+#include "util/array.h"
 #include "util/log.h"
 
 bool patch_proc_init(struct proc *p, const struct patch_env *env)
@@ -15,26 +16,19 @@ bool patch_proc_init(struct proc *p, const struct patch_env *env)
 	return p->patch != NULL;
 }
 
-/* A copy of the N elements of SRC (room for one at least); *CAP set. */
+/* *DST a copy of the N elements of SRC, *CAP its room. */
 static bool dup_into(void **dst, size_t *cap, const void *src, size_t n, size_t elem)
 {
-	*dst = malloc((n ? n : 1) * elem);
-	if (!*dst)
-		return false;
-	if (n)
-		memcpy(*dst, src, n * elem);
+	*dst = rtl_dup_array(src, n, elem);
 	*cap = n ? n : 1;
-	return true;
+	return *dst != NULL;
 }
 
 bool patch_proc_fork(const struct proc *p, struct proc *c)
 {
 	const struct patch_proc *a = p->patch;
-	if (!patch_proc_init(c, a->env))
-		return false;
 	struct patch_proc *b = c->patch;
-	/* PLT watches and deferred entries are the parent's business: a fork
-	 * happens outside a batch; the child reads its slots as they are */
+	/* deferred entries stay the parent's: a fork happens outside a batch */
 	bool ok = dup_into((void **)&b->retired, &b->capretired, a->retired, a->nretired, sizeof(*a->retired)) &&
 		  dup_into((void **)&b->ret_traps, &b->capret_traps, a->ret_traps, a->nret_traps,
 			   sizeof(*a->ret_traps)) &&

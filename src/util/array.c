@@ -4,6 +4,12 @@
 #include <string.h>
 #include "util/array.h"
 
+void *rtl_dup_array(const void *src, size_t n, size_t elem)
+{
+	void *d = malloc((n ? n : 1) * elem);
+	return d && n ? memcpy(d, src, n * elem) : d;
+}
+
 int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)

@@ -8,6 +8,10 @@
 
 int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
 
+/* A malloc'd copy of the N elements of ELEM bytes at SRC, with room for one
+ * when N is 0; NULL without memory. */
+void *rtl_dup_array(const void *src, size_t n, size_t elem);
+
 /* Makes the array at *ARRP (ARRP: the address of any object pointer; CAP
  * elements of ELEM bytes allocated) hold at least NEED elements: doubles
  * the capacity, the first allocation being of at least 256 bytes. The
