@@ -204,7 +204,7 @@ void *rtl_scratch_get(struct rtl_scratch *s, size_t size)
 	return s->p;
 }
 
-static int discover(rtl_binary *bin)
+int rtl_elf_discover(rtl_binary *bin)
 {
 	struct rtl_cands c = { 0 };
 	struct rtl_scratch s = { 0 };
@@ -264,7 +264,7 @@ static int open_binary(const char *path, int find_functions, rtl_binary **out)
 		err = -ENOMEM;
 		goto fail;
 	}
-	if ((err = open_image(bin)) || (find_functions && (err = discover(bin))))
+	if ((err = open_image(bin)) || (find_functions && (err = rtl_elf_discover(bin))))
 		goto fail;
 	*out = bin;
 	return 0;
@@ -293,6 +293,9 @@ void rtl_binary_close(rtl_binary *bin)
 		elf_end(bin->debug_elf);
 	if (bin->debug_fd >= 0)
 		close(bin->debug_fd);
+	free(bin->debug_path);
+	if (bin->facts_release)
+		bin->facts_release(bin->facts_owner);
 	if (bin->elf)
 		elf_end(bin->elf);
 	if (bin->fd >= 0)
@@ -306,7 +309,8 @@ void rtl_binary_close(rtl_binary *bin)
 	free(bin->funcs);
 	free(bin->cover);
 	free(bin->page_first);
-	free(bin->cptrs);
+	if (!bin->cptrs_borrowed)
+		free(bin->cptrs);
 	free(bin->path);
 	free(bin);
 }

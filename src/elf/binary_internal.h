@@ -7,6 +7,7 @@
 #ifndef RETICLE_ELF_BINARY_INTERNAL_H
 #define RETICLE_ELF_BINARY_INTERNAL_H
 
+#include <stdbool.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
@@ -72,6 +73,7 @@ struct rtl_binary {
 
 	rtl_code_pointer *cptrs;
 	size_t ncptrs;
+	bool cptrs_borrowed;        /* in the facts blob (facts.c), not malloc'd */
 
 	char **strings;             /* synthesized names, freed at close */
 	size_t nstrings, capstrings;
@@ -85,6 +87,12 @@ struct rtl_binary {
 	size_t debug_image_size;
 	int dwarf_tried;
 	int debug_tried;            /* rtl_elf_open_debug_file looked, once */
+	char *debug_path;           /* the debug file opened, or NULL */
+	bool debug_consulted;       /* discovery looked for names in it (no .symtab) */
+	/* discovery's results adopted from a facts blob (facts.c): names
+	 * point into it, released at close */
+	void *facts_owner;
+	void (*facts_release)(void *owner);
 	/* relative source names DWARF gives, resolved against their unit's
 	 * comp_dir (srcline.c): open addressing keyed by libdw's pointer */
 	struct rtl_src_path { const char *raw, *full; } *src_paths;
@@ -142,6 +150,8 @@ int rtl_elf_build_functions(rtl_binary *bin, struct rtl_cands *c, size_t sorted,
 int rtl_elf_add_gaps(rtl_binary *bin, struct rtl_cands *c, size_t first, struct rtl_scratch *s);
 /* Gives unnamed functions their sub_<hex> name; once, after the last build. */
 int rtl_elf_name_functions(rtl_binary *bin);
+/* The lookup indexes of bin->funcs (cover, page index), made again. */
+int rtl_elf_index_functions(rtl_binary *bin);
 /* rtl_binary_find_function's answer for ADDR, given NEXT: the index of the
  * first record that starts after ADDR. */
 const rtl_function *rtl_elf_function_before(const rtl_binary *bin, size_t next, uint64_t addr);

@@ -65,6 +65,8 @@ static int try_open(rtl_binary *bin, const char *path)
 		bin->debug_fd = -1;
 		return -1;
 	}
+	free(bin->debug_path);
+	bin->debug_path = strdup(path);
 	rtl_debug("%s: names from %s", bin->path, path);
 	return 0;
 }
@@ -150,13 +152,12 @@ static const char *debuglink(const rtl_binary *bin)
 	return *name && !strchr(name, '/') ? name : NULL;
 }
 
-int rtl_elf_open_debug_file(rtl_binary *bin)
+/* Calls FN with each place BIN's debug file may be, in the order they are
+ * tried (build-id, then .gnu_debuglink), until FN returns 0: then 0, else
+ * -1. */
+static int each_candidate(rtl_binary *bin, int (*fn)(rtl_binary *bin, const char *path, void *ctx),
+			  void *ctx)
 {
-	if (bin->debug_elf)
-		return 0;
-	if (bin->debug_tried)
-		return -1;
-	bin->debug_tried = 1;
 	char path[PATH_MAX], root_buf[PATH_MAX];
 	const char *root;
 	size_t idlen;
@@ -167,28 +168,83 @@ int rtl_elf_open_debug_file(rtl_binary *bin)
 			for (size_t i = 1; i < idlen && at > 0 && (size_t)at < sizeof(path) - 8; i++)
 				at += snprintf(path + at, sizeof(path) - (size_t)at, "%02x", id[i]);
 			snprintf(path + at, sizeof(path) - (size_t)at, ".debug");
-			if (!access(path, R_OK) && !try_open(bin, path))
+			if (!fn(bin, path, ctx))
 				return 0;
 		}
 	}
 	const char *link = debuglink(bin);
 	char *real = link ? realpath(bin->path, NULL) : NULL;
 	if (!real)
-		return id && idlen ? try_debuginfod(bin, id, idlen) : -1;
+		return -1;
 	char *slash = strrchr(real, '/');
 	*slash = 0;   /* the binary's folder */
 	const char *dir = *real ? real : "/";
 	int found = -1;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, link) < sizeof(path) &&
-	    strcmp(path, bin->path) && !access(path, R_OK) && !try_open(bin, path))
+	    strcmp(path, bin->path) && !fn(bin, path, ctx))
 		found = 0;
 	else if ((size_t)snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < sizeof(path) &&
-		 !access(path, R_OK) && !try_open(bin, path))
+		 !fn(bin, path, ctx))
 		found = 0;
 	for (size_t r = 0; found && (root = debug_root(r, root_buf, sizeof(root_buf))); r++)
 		if ((size_t)snprintf(path, sizeof(path), "%s%s/%s", root, real, link) < sizeof(path) &&
-		    !access(path, R_OK) && !try_open(bin, path))
+		    !fn(bin, path, ctx))
 			found = 0;
 	free(real);
-	return found && id && idlen ? try_debuginfod(bin, id, idlen) : found;
+	return found;
+}
+
+static int open_candidate(rtl_binary *bin, const char *path, void *ctx)
+{
+	(void)ctx;
+	return access(path, R_OK) ? -1 : try_open(bin, path);
+}
+
+int rtl_elf_open_debug_file(rtl_binary *bin)
+{
+	if (bin->debug_elf)
+		return 0;
+	if (bin->debug_tried)
+		return -1;
+	bin->debug_tried = 1;
+	if (!each_candidate(bin, open_candidate, NULL))
+		return 0;
+	size_t idlen;
+	const unsigned char *id = rtl_elf_build_id(bin->elf, &idlen);
+	return id && idlen ? try_debuginfod(bin, id, idlen) : -1;
+}
+
+struct first_readable {
+	char *path;
+	size_t len;
+};
+
+static int note_readable(rtl_binary *bin, const char *path, void *ctx)
+{
+	(void)bin;
+	struct first_readable *f = ctx;
+	if (access(path, R_OK))
+		return -1;
+	snprintf(f->path, f->len, "%s", path);
+	return 0;
+}
+
+int rtl_elf_debug_candidate(rtl_binary *bin, char *path, size_t len)
+{
+	struct first_readable f = { path, len };
+	*path = 0;
+	if (!each_candidate(bin, note_readable, &f))
+		return 0;
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	return urls && urls[strspn(urls, " \t")] ? -1 : 0;
+}
+
+const char *rtl_elf_debug_path(const rtl_binary *bin)
+{
+	return bin->debug_path;
+}
+
+bool rtl_elf_debug_consulted(const rtl_binary *bin)
+{
+	return bin->debug_consulted;
 }

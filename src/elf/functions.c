@@ -301,6 +301,11 @@ int rtl_elf_add_gaps(rtl_binary *bin, struct rtl_cands *c, size_t first, struct 
 	return build_cover(bin);
 }
 
+int rtl_elf_index_functions(rtl_binary *bin)
+{
+	return build_cover(bin);
+}
+
 int rtl_elf_name_functions(rtl_binary *bin)
 {
 	return name_unnamed(bin);

@@ -539,7 +539,7 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path)
 		if (!strcmp(s->bins[i].path, path))
 			return s->bins[i].bin;
 	rtl_binary *bin = NULL;
-	int err = rtl_binary_open(path, &bin);
+	int err = warm_open_binary(session_warm_dir(s), path, &bin);
 	if (err)
 		rtl_warn("%s: %s", path, rtl_strerror(err));
 	return cache_binary(s, path, bin);
@@ -909,7 +909,7 @@ static int check_program(struct rtl_session *s, const char *prog)
 	if (n < 4 || memcmp(magic, "\177ELF", 4))
 		return 0;   /* a script, with '#!' or for /bin/sh */
 	rtl_binary *bin;
-	int err = rtl_binary_open(found, &bin);
+	int err = warm_open_binary(session_warm_dir(s), found, &bin);
 	if (err)
 		return err;
 	/* kept under the name /proc/PID/exe will give, so it is read once */

@@ -1,6 +1,6 @@
 /* The warm-start cache's files: named by binary identity, written whole,
- * and kept within a size. When its files (lists and
- * decoded instructions, `b-*` and `f-*`) pass the bound, the least recently
+ * and kept within a size. When its files (`b-*` and `f-*`: lists, decoded
+ * instructions, saved copies, discovered functions) pass the bound, the least recently
  * used go until it is 80% full. A file in use is touched when read (at most
  * once a day), so its modification time says when it last served. Half-
  * written files of runs that were killed (`*.tmp`) go after an hour. */
@@ -93,8 +93,6 @@ void warm_prune(const char *dir, uint64_t max_bytes)
 		if ((strncmp(name, "b-", 2) && strncmp(name, "f-", 2)) || strlen(name) >= sizeof(v->name))
 			continue;
 		bool tmp = ends_with(name, ".tmp");
-		if (!tmp && !ends_with(name, ".warm") && !ends_with(name, ".insns"))
-			continue;
 		struct stat st;
 		if (fstatat(dirfd(d), name, &st, 0) || !S_ISREG(st.st_mode))
 			continue;

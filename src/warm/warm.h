@@ -27,6 +27,12 @@ void warm_touch(const char *path, int fd);
 /* Removes the least recently used files of DIR while it holds more than MAX. */
 void warm_prune(const char *dir, uint64_t max_bytes);
 
+/* facts_cache.c: a binary's discovered functions */
+/* Opens PATH as rtl_binary_open does, its functions from the facts an
+ * earlier run saved in cache directory DIR when they still hold (else
+ * discovered, and saved for the next run); DIR NULL: no cache. */
+int warm_open_binary(const char *dir, const char *path, rtl_binary **out);
+
 /* prepare.c: a copy made for no process */
 /* A position-free copy (isa/x86_64/persist.h) of function K of BIN with
  * the plans of PROBES, made from the binary alone: *BLOB malloc'd. */
