@@ -180,7 +180,7 @@ static void batch(struct proc *p, struct module *m)
 	/* the one thread is stopped: the entry jumps go in together at the end
 	 * (not in an attached process, whose batch runs while it runs: each
 	 * jump is written displacement first, patch_entry) */
-	patch_batch_begin(p);
+	patch_batch_begin(p, a.n);
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 && !getenv("XX_NOAHEAD") &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);

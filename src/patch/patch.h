@@ -146,9 +146,10 @@ void lazy_decoded_free(struct lazy_decoded *d);
  * their traps), from PRE when decoded already (NULL: decodes it); on
  * failure restores its entry and marks it skipped. */
 int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_decoded *pre);
-/* A batch of lazy_instrument_now: its entry jumps are written together at
- * its end when P has one thread, stopped (and P is not attached). */
-void patch_batch_begin(struct proc *p);
+/* A batch of lazy_instrument_now (of about NFUNCS functions): its entry
+ * jumps are written together at its end when P has one thread, stopped
+ * (and P is not attached). */
+void patch_batch_begin(struct proc *p, size_t nfuncs);
 void patch_batch_end(struct proc *p);
 /* Function K of M, relocated already, gets a copy made again as the plan
  * stands now: its entry and its old copy's first instruction lead there

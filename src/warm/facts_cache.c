@@ -6,14 +6,12 @@
  * The facts hold while the binary is the same (its identity names the
  * file), the debug file it took names from is the same (a stripped binary:
  * its path and stat are in the header, and no other candidate comes
- * first), and reticle is the same build (its build-id: discovery may
+ * first), and reticle is the same build (rtl_self_id: discovery may
  * change from one build to the next). Anything else: discovered afresh
  * and written again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,63 +20,20 @@
 #include <unistd.h>
 #include "elf/facts.h"
 #include "util/log.h"
+#include "util/self_id.h"
 #include "warm/warm.h"
 
 static const char magic[8] = "RTLFACTF";
 
 struct file_head {
 	char magic[8];
-	uint8_t self[32];           /* reticle's build-id, zero-padded */
+	uint64_t producer;          /* the reticle build that wrote it (rtl_self_id) */
 	uint64_t debug_dev, debug_ino, debug_size, debug_mtime_ns;
 	uint32_t debug_consulted;   /* no .symtab: discovery looked for a debug file */
 	uint32_t debug_path_len;    /* bytes of its path after the head, 0: none found */
 	uint32_t blob_off;          /* where the facts start (8-aligned) */
 	uint32_t reserved;
 };
-
-/* reticle's own build-id (of the object this code is in), zero when it has none */
-static uint8_t self_id[32];
-static bool self_known;
-static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	(void)size;
-	uintptr_t me = (uintptr_t)ctx;
-	bool mine = false;
-	for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		mine = ph->p_type == PT_LOAD && me >= lo && me - lo < ph->p_memsz;
-	}
-	if (!mine)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *n = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = n + ph->p_memsz;
-		while (n + 12 <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)n;
-			size_t name = (nh->n_namesz + 3) & ~3u, desc = (nh->n_descsz + 3) & ~3u;
-			const uint8_t *d = n + 12 + name;
-			if (d + desc > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(n + 12, "GNU", 4) &&
-			    nh->n_descsz && nh->n_descsz <= sizeof(self_id)) {
-				memcpy(self_id, d, nh->n_descsz);
-				self_known = true;
-			}
-			n = d + desc;
-		}
-	}
-	return 1;
-}
-
-static void find_self_once(void)
-{
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)&find_self_once);
-}
 
 struct debug_stamp {
 	char path[PATH_MAX];
@@ -135,7 +90,7 @@ static int load(rtl_binary *bin, const char *path)
 	struct debug_stamp ds;
 	struct mapping *owner = malloc(sizeof(*owner));
 	int err = -1;
-	if (!owner || memcmp(h->magic, magic, sizeof(magic)) || memcmp(h->self, self_id, sizeof(self_id)) ||
+	if (!owner || memcmp(h->magic, magic, sizeof(magic)) || h->producer != rtl_self_id() ||
 	    h->blob_off % 8 || h->blob_off > len ||
 	    (size_t)h->debug_path_len > h->blob_off - sizeof(*h))
 		goto out;
@@ -166,7 +121,7 @@ static void save(rtl_binary *bin, const char *path)
 {
 	struct file_head h = { .blob_off = 0 };
 	memcpy(h.magic, magic, sizeof(magic));
-	memcpy(h.self, self_id, sizeof(self_id));
+	h.producer = rtl_self_id();
 	const char *used = rtl_elf_debug_path(bin);
 	struct debug_stamp ds;
 	if (rtl_elf_debug_consulted(bin)) {
@@ -195,8 +150,7 @@ static void save(rtl_binary *bin, const char *path)
 
 int warm_open_binary(const char *dir, const char *path, rtl_binary **out)
 {
-	pthread_once(&self_once, find_self_once);
-	if (!dir || !self_known)
+	if (!dir)
 		return rtl_binary_open(path, out);
 	rtl_binary *bin;
 	int err = rtl_binary_open_image(path, &bin);

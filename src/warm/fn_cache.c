@@ -255,23 +255,22 @@ void fncache_save(struct fn_cache *c, const rtl_binary *bin, const uint64_t *lis
 	for (size_t i = 0; i < n; i++)
 		addrs[i] = list[i] & mask;
 	qsort(addrs, n, sizeof(*addrs), by_addr);
-	/* nothing new, nothing dropped: the file stays (checked first: the
-	 * copy below is megabytes) */
+	/* nothing new: the file stays (checked first: the copy below is
+	 * megabytes). Blobs of functions that left the list stay too until
+	 * something new comes: a library's list changes with each program
+	 * that runs it, and rewriting libc's copies for that cost more than
+	 * the room they take. */
 	const struct fn_cache *file = disk ? disk : c;
-	size_t from_file = 0, other = 0;
+	size_t other = 0;
 	for (size_t i = 0; i < n; i++) {
 		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
 		const uint8_t *unused;
 		if (k < 0)
 			continue;
-		if (fresh_of(c, (size_t)k))
-			other++;
-		else if (find(file, addrs[i]))
-			from_file++;
-		else if (kept(c, disk, addrs[i], &unused))
+		if (fresh_of(c, (size_t)k) || (!find(file, addrs[i]) && kept(c, disk, addrs[i], &unused)))
 			other++;
 	}
-	if (!other && from_file == file->n)
+	if (!other)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		long k = (i && addrs[i] == addrs[i - 1]) ? -1 : function_at(bin, addrs[i]);
