@@ -82,6 +82,8 @@ RTL_API int rtl_binary_is_readonly(const rtl_binary *bin, uint64_t vaddr, size_t
 RTL_API uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *f);
 /* Whether the binary imports NAME (an undefined dynamic symbol, any version). */
 RTL_API int rtl_binary_imports(const rtl_binary *bin, const char *name);
+/* Whether the binary defines NAME in its dynamic symbols (any version). */
+RTL_API int rtl_binary_exports(const rtl_binary *bin, const char *name);
 
 /* Loadable segments, for mapping link-time to run-time addresses. */
 typedef struct rtl_segment {

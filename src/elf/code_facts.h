@@ -22,6 +22,11 @@ bool fn_has_code_pointers(const rtl_binary *bin, const rtl_function *f);
 void fn_code_pointer_slice(const rtl_binary *bin, const rtl_function *f, size_t *lo, size_t *hi);
 /* Their targets, at run time for BIAS (malloc'd, *N of them), or NULL. */
 uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uint64_t bias, size_t *n);
+/* Whether BIN's data holds return addresses that its runtime looks up as
+ * they are: OCaml's frame tables, hashed by return address when the
+ * program starts and searched at every collection. Such code pointers keep
+ * their values, and the program's calls push original return addresses. */
+bool fn_has_return_tables(const rtl_binary *bin);
 /* Whether F identifies its caller by the return address (dlopen, dlsym):
  * copies call it with the original return address. */
 bool fn_keeps_caller(const rtl_function *f);

@@ -221,7 +221,9 @@ int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr)
 /* Whether the binary takes NAME from another object: an undefined symbol
  * of its dynamic symbol table (version suffixes aside), called through the
  * PLT or through a GOT slot alike (-z now, -fno-plt). */
-int rtl_binary_imports(const rtl_binary *bin, const char *name)
+/* Whether .dynsym names NAME (or NAME@VERSION) undefined (IMPORTED) or
+ * defined. */
+static int dynsym_has(const rtl_binary *bin, const char *name, bool imported)
 {
 	Elf_Scn *scn = NULL;
 	size_t len = strlen(name);
@@ -233,7 +235,7 @@ int rtl_binary_imports(const rtl_binary *bin, const char *name)
 			continue;
 		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+			if (!gelf_getsym(d, (int)i, &sym) || (sym.st_shndx == SHN_UNDEF) != imported)
 				continue;
 			const char *n = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
 			if (n && !strncmp(n, name, len) && (n[len] == '\0' || n[len] == '@'))
@@ -241,4 +243,14 @@ int rtl_binary_imports(const rtl_binary *bin, const char *name)
 		}
 	}
 	return 0;
+}
+
+int rtl_binary_imports(const rtl_binary *bin, const char *name)
+{
+	return dynsym_has(bin, name, true);
+}
+
+int rtl_binary_exports(const rtl_binary *bin, const char *name)
+{
+	return dynsym_has(bin, name, false);
 }

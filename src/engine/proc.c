@@ -295,13 +295,23 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return -ENOMEM;
 	}
 	fn_link_extent(bin, &m->lo, &m->hi);   /* an opened binary has a segment */
+	m->return_tables = fn_has_return_tables(bin);
 	m->lo += bias;
 	m->hi += bias;
 	p->nmods++;
 	proc_forget_functions(p);
 	/* keep brk room after the main executable: the heap grows there */
 	uint64_t avoid_lo = is_main ? m->hi : 0, avoid_hi = is_main ? m->hi + (1ull << 30) : 0;
-	if (!session_instruments(p->s)) {   /* known for names and places (the sampler's) */
+	/* Mono finds a method by the address its code runs at, and patches
+	 * the calls and PLT entries of its ahead-of-time images by reading
+	 * their bytes: that code is its own, as JIT code is */
+	if (rtl_binary_exports(bin, "mono_aot_file_info")) {
+		m->left_out = "Mono ahead-of-time code (its runtime finds methods by their addresses)";
+		rtl_info("%s: left uninstrumented: %s", path, m->left_out);
+		for (size_t k = 0; k < n; k++)
+			m->fs[k].reason = m->left_out;
+	}
+	if (!session_instruments(p->s) || m->left_out) {   /* known for names and places (the sampler's) */
 		lazy_arm_hooks(p, m);
 		return 0;
 	}

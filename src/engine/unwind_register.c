@@ -23,7 +23,12 @@ enum { OBJECT_SIZE = 64 };   /* libgcc's struct object is 6 or 7 words */
 void unwind_module_added(struct proc *p, struct module *m)
 {
 	uint64_t a;
-	if (!p->register_frame && !p->unwind_off && !elf_symbol_lookup(m->path, "__register_frame_info", &a) && a)
+	/* looked up in the file (all of its symbols) only where it may be: a
+	 * library whose .dynsym has it (libgcc_s), or the executable, which
+	 * may have libgcc's unwinder linked in (static, -static-libgcc) */
+	if (!p->register_frame && !p->unwind_off &&
+	    (m->is_main || rtl_binary_exports(m->bin, "__register_frame_info")) &&
+	    !elf_symbol_lookup(m->path, "__register_frame_info", &a) && a)
 		p->register_frame = a + m->bias;
 }
 

@@ -182,7 +182,7 @@ static void batch(struct proc *p, struct module *m)
 	 * jump is written displacement first, patch_entry) */
 	patch_batch_begin(p, a.n);
 	pthread_t helper;
-	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 && !getenv("XX_NOAHEAD") &&
+	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);
 	for (size_t i = 0; i < a.n; i++) {
 		await_item(&a, i);

@@ -537,11 +537,12 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	if (force && *force)
 		return atoi(force) != 0;
 	/* Go's runtime looks up every return address when it grows or scans a
-	 * stack; V8 (node) walks its frames; backtrace() reports them, and so
+	 * stack, and OCaml's at every collection; V8 (node) walks its frames; backtrace() reports them, and so
 	 * does every program that walks its own stack with _Unwind_Backtrace
 	 * (Rust's std for a panic's or a captured backtrace), called through
 	 * its PLT or through a GOT slot (-z now) */
-	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace"))
+	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace") ||
+	    fn_has_return_tables(exe))
 		return true;
 	static const char *const names[] = {
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
@@ -593,7 +594,8 @@ static uint64_t ctx_counter(void *c)
 static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_function *f,
 				  const struct x86_reloc *r)
 {
-	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC)
+	/* (OCaml's frame tables hold return addresses, compared as they are) */
+	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC || m->return_tables)
 		return;
 	size_t lo, hi;
 	fn_code_pointer_slice(m->bin, f, &lo, &hi);

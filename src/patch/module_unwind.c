@@ -6,11 +6,14 @@
 #include "unwind/unwind.h"
 
 /* The module's unwind tables, loaded once. Modules without a
- * .gcc_except_table (C code: libc, python) are not registered, but for the
- * unwinder's own (libgcc_s, whose frames start every unwind): the call
- * costs a ptrace round trip per function, and only C++ code catches. An
- * exception thrown through a C frame (a qsort comparator that throws)
- * therefore still terminates. */
+ * .gcc_except_table and without a personality routine (plain C: libc,
+ * python) are not registered, but for the unwinder's own (libgcc_s, whose
+ * frames start every unwind): the call costs a ptrace round trip per
+ * function, and only code with a personality catches. C code that names
+ * one unwinds through its C frames (LuaJIT's VM catches Lua errors thrown
+ * with _Unwind_RaiseException from lj_err_throw): its copies are
+ * registered. An exception thrown through a C frame of plain C (a qsort
+ * comparator that throws) therefore still terminates. */
 struct unw_image *patch_module_unwind(struct proc *p, struct module *m)
 {
 	/* the unwinder's own frames are unwound too: its module always counts */
@@ -18,7 +21,7 @@ struct unw_image *patch_module_unwind(struct proc *p, struct module *m)
 	if (!m->unw && !m->unw_failed) {
 		m->unw = calloc(1, sizeof(*m->unw));
 		if (!m->unw || unw_image_load(m->path, m->bias, m->unw) ||
-		    (!m->unw->except_table.size && !unwinder)) {
+		    (!m->unw->except_table.size && !m->unw->personality && !unwinder)) {
 			patch_module_unwind_free(m);
 			m->unw_failed = true;
 		}

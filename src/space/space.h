@@ -117,6 +117,10 @@ struct module {
 	uint64_t go_deferreturn;  /* Go's runtime.deferreturn (run-time), 0 if none */
 	bool go_deferreturn_known;
 	bool unloaded;            /* dlclose'd: kept for the profile, never matched */
+	bool return_tables;       /* fn_has_return_tables: its code pointers stay */
+	/* why none of its functions is instrumented (a runtime's own code:
+	 * Mono's ahead-of-time images), or NULL */
+	const char *left_out;
 	struct unw_image *unw;    /* its .eh_frame, loaded when first needed */
 	bool unw_failed;
 	/* warm start (patch/warm.c): link-time entries (with ages) of the

@@ -42,21 +42,34 @@ static int load_fde(const struct unw_image *img, size_t off, struct rtl_eh_fde *
 struct usable_walk {
 	int (*visit)(void *, const struct rtl_eh_fde *);
 	void *ctx;
+	bool personality;   /* a usable FDE's CIE names a personality routine */
 };
 
 static int visit_usable(void *p, const struct rtl_eh_fde *f, const struct rtl_eh_cie *c)
 {
 	struct usable_walk *w = p;
 	const char *why;
-	return usable_cie(c, &why) ? 0 : w->visit(w->ctx, f);
+	if (usable_cie(c, &why))
+		return 0;
+	w->personality |= c->pers_enc != DW_EH_PE_omit;
+	return w->visit(w->ctx, f);
+}
+
+static int scan_as(const struct unw_image *img, int (*visit)(void *, const struct rtl_eh_fde *),
+		   void *ctx, bool *personality, const char **why)
+{
+	struct rtl_eh_frame eh = unw_frame(img);
+	struct usable_walk w = { visit, ctx, false };
+	int ret = rtl_eh_foreach_fde(&eh, visit_usable, &w, why);
+	if (personality)
+		*personality = w.personality;
+	return ret;
 }
 
 static int scan(const struct unw_image *img, int (*visit)(void *, const struct rtl_eh_fde *),
 		void *ctx, const char **why)
 {
-	struct rtl_eh_frame eh = unw_frame(img);
-	struct usable_walk w = { visit, ctx };
-	return rtl_eh_foreach_fde(&eh, visit_usable, &w, why);
+	return scan_as(img, visit, ctx, NULL, why);
 }
 
 struct lookup {
@@ -126,7 +139,7 @@ int unw_image_index(struct unw_image *img)
 {
 	struct collect k = { 0 };
 	const char *why;
-	int err = scan(img, visit_collect, &k, &why);
+	int err = scan_as(img, visit_collect, &k, &img->personality, &why);
 	if (err) {
 		free(k.v);
 		return err;

@@ -47,6 +47,9 @@ struct unw_image {
 	 * section. Freed by unw_image_free(). */
 	const struct unw_index_entry *index;
 	size_t nindex;
+	/* Also by unw_image_index(): some FDE's CIE names a personality
+	 * routine (C++, or C that unwinds through its frames: LuaJIT's VM) */
+	bool personality;
 	bool owned;   /* the region bytes are unw_image_load's copies */
 };
 
