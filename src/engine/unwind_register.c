@@ -58,8 +58,12 @@ static void other_stop(struct proc *p, const struct os_stop *st)
 	struct thread *t = proc_thread(p, st->tid);
 	if (t && (st->kind == OS_BREAKPOINT || st->kind == OS_SIGNAL) &&
 	    (lock_owner(p) == st->tid || inside_unwinder(p, st->tid))) {
+		/* a first call, or its trace buffer full or its interval ended
+		 * (memtrace, bbv: an int3 in a copy the session's loop would
+		 * otherwise serve; a memtrace run waited 5 s for the lock) */
 		if (st->kind == OS_BREAKPOINT && (pc || !os_get_pc(st->tid, &pc)) &&
-		    engine_breakpoint(p, st->tid, pc)) {
+		    ((p->mt && (memtrace_trap(p, st->tid) || memtrace_window_trap(p, st->tid))) ||
+		     (p->bbv && bbv_trap(p, st->tid, pc)) || engine_breakpoint(p, st->tid, pc))) {
 			int sig = t->pending_sig;
 			t->pending_sig = 0;
 			os_resume(st->tid, sig);
