@@ -1,0 +1,681 @@
+/* A function's control flow, for relocating it (cfg.h): its instructions
+ * decoded, its jump tables and computed gotos found, its basic blocks and
+ * the flags live at each block's entry. Emission (emit.c) reads it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "isa/x86_64/cfg.h"
+#include "util/array.h"
+
+enum { MAX_TABLE_ENTRIES = 4096 };
+
+void x86_cfg_free(struct x86_analysis *a)
+{
+	for (size_t i = 0; i < a->ntables; i++)
+		free(a->tables[i].targets);
+	free(a->tables);
+	if (!a->borrowed)
+		free(a->insns);
+	free(a->at);
+	free(a->leader);
+	free(a->block_of);
+	free(a->block_first);
+	free(a->live_in);
+	free(a->table_of);
+	free(a->gotos);
+}
+
+static int decode_all(struct x86_analysis *a, const char **reason)
+{
+	const struct x86_reloc_env *env = a->env;
+	size_t off = 0;
+
+	/* a whole predecoded function is used as it is (not copied) */
+	bool whole = env->ninsns && env->insns[env->ninsns - 1].addr + env->insns[env->ninsns - 1].len ==
+					    env->addr + env->size;
+	a->borrowed = whole;
+	a->insns = whole ? (struct x86_insn *)env->insns : malloc(sizeof(*a->insns) * (env->size + 1));
+	a->at = calloc(env->size + 1, sizeof(*a->at));
+	if (!a->insns || !a->at)
+		return -ENOMEM;
+	while (off < env->size) {
+		struct x86_insn *in = &a->insns[a->n];
+		if (whole)
+			;   /* decoded already by the caller */
+		else if (a->n < env->ninsns)
+			*in = env->insns[a->n];
+		else if (x86_decode(env->code + off, env->size - off, env->addr + off, in)) {
+			*reason = "undecodable instruction";
+			return -RTL_ERR_DECODE;
+		}
+		if (in->kind == X86_UNSUPPORTED) {
+			*reason = "instruction that cannot be moved (xbegin or far branch)";
+			return -RTL_ERR_UNSUPPORTED;
+		}
+		if (in->rip_rel && in->disp_size != 4) {
+			*reason = "rip-relative operand without a 32-bit displacement";
+			return -RTL_ERR_UNSUPPORTED;
+		}
+		a->at[off] = (uint32_t)++a->n;
+		off += in->len;
+	}
+	if (off != env->size) {
+		*reason = "last instruction runs past the end of the function";
+		return -RTL_ERR_DECODE;
+	}
+	return 0;
+}
+
+/* Reads at most LIMIT entries of a candidate jump table at BASE while they
+ * land on instruction starts of this function. Entries may also leave the
+ * function (gcc sends cases to a .cold part): then they must be code, or
+ * the function's end: clang's label for an unreachable case (a switch on
+ * an enum without a bounds check, llvm::opt::Option::acceptInternal),
+ * after which the table goes on. */
+static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool inside_only,
+			 size_t limit, uint64_t **out)
+{
+	const struct x86_reloc_env *env = a->env;
+	uint64_t *t = NULL;
+	size_t n = 0, cap = 0;
+
+	if (cfg_inside(a, base))
+		return 0;
+	while (n < limit) {
+		uint64_t target;
+		if (abs64) {
+			if (env->read(env->ctx, base + 8 * n, &target, 8))
+				break;
+		} else {
+			int32_t rel;
+			if (env->read(env->ctx, base + 4 * n, &rel, 4))
+				break;
+			target = base + (int64_t)rel;
+		}
+		if (cfg_inside(a, target) ? cfg_index_at(a, target) < 0
+				      : inside_only || (target != env->addr + env->size &&
+							!(env->is_code && env->is_code(env->ctx, target))))
+			break;
+		if (rtl_grow(&t, &cap, n + 1, sizeof(*t)))
+			break;
+		t[n++] = target;
+	}
+	*out = t;
+	return n;
+}
+
+/* The table at BASE, of which instruction INSN reads at most LIMIT
+ * entries. A table two dispatches read keeps the larger limit. */
+static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only,
+		     size_t limit)
+{
+	size_t at = 0;
+	while (at < a->ntables && !(a->tables[at].base == base && a->tables[at].abs64 == abs64))
+		at++;
+	if (at < a->ntables && a->tables[at].limit >= limit) {
+		a->table_of[insn] = (int32_t)at;
+		return 0;
+	}
+	uint64_t *targets = NULL;
+	size_t n = scan_table(a, base, abs64, inside_only, limit, &targets);
+	if (n < 2) {
+		free(targets);
+		return 0;
+	}
+	if (at == a->ntables) {
+		struct jump_table *nt = realloc(a->tables, (a->ntables + 1) * sizeof(*nt));
+		if (!nt) {
+			free(targets);
+			return -ENOMEM;
+		}
+		a->tables = nt;
+		a->ntables++;
+	} else {
+		free(a->tables[at].targets);
+	}
+	a->tables[at] = (struct jump_table){ .base = base, .abs64 = abs64, .limit = limit, .n = n,
+					     .targets = targets };
+	a->table_of[insn] = (int32_t)at;
+	return 0;
+}
+
+/* Instructions a branch of this function or a code pointer enters: a
+ * bounds check before them need not run on the way to them. */
+static bool *entered_insns(const struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	bool *e = calloc(a->n + 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		long t = in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+				 in->kind == X86_CALL ? cfg_index_at(a, in->target) : -1;
+		if (t >= 0)
+			e[t] = true;
+	}
+	for (size_t i = 0; i < env->ninterior; i++) {
+		long t = cfg_index_at(a, env->interior[i]);
+		if (t >= 0)
+			e[t] = true;
+	}
+	return e;
+}
+
+/* Entries the load at instruction L reads at most, its index in register
+ * IDX, when the straight-line code before it bounds the index: 'cmp IDX,
+ * N; ja elsewhere' (N + 1 entries; 'jae': N), or a byte zero-extended into
+ * IDX (256), with no way into that code between the bound and the load.
+ * Without a bound, a scan of consecutive tables of one function, all of
+ * whose entries are its code, would read on to MAX_TABLE_ENTRIES (cc1:
+ * copies of 2 MB for 21 KB functions). */
+static size_t index_bound(const struct x86_analysis *a, const bool *entered, size_t l, int idx)
+{
+	const struct x86_reloc_env *env = a->env;
+	for (size_t k = l; k-- > 0 && l - k <= 16;) {
+		if (entered[k + 1])
+			break;
+		const struct x86_insn *in = &a->insns[k];
+		const uint8_t *bytes = env->code + (in->addr - env->addr);
+		int reg;
+		if (in->kind == X86_JCC) {
+			const struct x86_insn *cmp = k ? &a->insns[k - 1] : NULL;
+			uint64_t n;
+			bool away = in->target <= in->addr || in->target > a->insns[l].addr;
+			if ((in->cc == 7 || in->cc == 3) && away && cmp && !entered[k] &&
+			    x86_cmp_imm(env->code + (cmp->addr - env->addr), cmp->len, &reg, &n) &&
+			    reg == idx && n < MAX_TABLE_ENTRIES)
+				return in->cc == 7 ? n + 1 : n;
+			break;
+		}
+		if (in->kind != X86_OTHER)
+			break;
+		if (x86_regs_written(bytes, in->len) & (1u << idx))
+			return x86_movzx_byte(bytes, in->len, &reg) && reg == idx ? 256 : MAX_TABLE_ENTRIES;
+	}
+	return MAX_TABLE_ENTRIES;
+}
+
+/* Whether a rip-relative lea of ADDR may load a jump table's base: not
+ * when ADDR is code (a function's address taken, as HotSpot's C1 takes
+ * SharedRuntime::lrem's: its bytes read as offsets may well land in code,
+ * and the lea would then be sent to a copy of that "table"). */
+static bool may_hold_table(const struct x86_reloc_env *env, uint64_t addr)
+{
+	if (env->in_function)
+		return !env->in_function(env->ctx, addr);
+	return !(env->is_code && env->is_code(env->ctx, addr));
+}
+
+/* Whether instruction I loads a 32-bit table entry as gcc -O0 does: 'mov
+ * r32,[rB+rI*S]' (S 1 or 4), then 'cdqe' (gdb's demangler: its copies sent
+ * every switch to the original code, which then ran into the patches there). */
+static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
+{
+	const struct x86_reloc_env *env = a->env;
+	const struct x86_insn *in = &a->insns[i];
+	if (i + 1 >= a->n || !in->has_mem || in->is_lea || in->opcode != 0x8b || in->mem.base < 0 ||
+	    in->mem.base >= 16 || in->mem.index < 0 || in->mem.index >= 16 ||
+	    (in->mem.scale != 1 && in->mem.scale != 4))
+		return false;
+	const uint8_t *op = env->code + (in->addr - env->addr) + in->prefix_len;
+	if ((op[0] & 0xf0) == 0x40 && (op[0] & 0x08))
+		return false;   /* REX.W: a 64-bit load */
+	const uint8_t *next = env->code + (a->insns[i + 1].addr - env->addr);
+	return a->insns[i + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
+}
+
+/* Whether the register a rip-relative lea (instruction I) loads is next
+ * used, in the same straight-line run, as the base of a memory access that
+ * is not a jump-table load: then the lea takes the address of data, even
+ * where its bytes read as offsets land in this function's code (rustc's
+ * Resolver::new: 'lea r12,[T]; lea r13,[T+8]; mov bl,[r12+rbp*2]', byte
+ * pairs at T, the jump table at T+8; a copy of the "table" at T changed
+ * the pairs). */
+static bool lea_feeds_data(const struct x86_analysis *a, size_t i)
+{
+	const struct x86_reloc_env *env = a->env;
+	int r = a->insns[i].dst_reg;
+	if (r < 0 || r >= 16)
+		return false;
+	for (size_t j = i + 1; j < a->n && j <= i + 32; j++) {
+		const struct x86_insn *in = &a->insns[j];
+		if (in->has_mem && !in->is_lea && (in->mem.base == r || in->mem.index == r))
+			return !(in->is_movsxd4 || is_load32_cdqe(a, j));
+		if (in->kind != X86_OTHER ||
+		    (x86_regs_written(env->code + (in->addr - env->addr), in->len) & (1u << r)))
+			return false;
+	}
+	return false;
+}
+
+/* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX
+ * (gcc -O0: mov eX,[rB+rI]; cdqe, and a second lea of T for the add).
+ * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
+ * but linked without relocations (a static or non-PIE executable): lea
+ * rB,[rip+T]; mov rX,[rB+rI*8]; jmp rX, T a read-only table of this
+ * function's labels. A lea of a table is redirected to a relocated copy,
+ * so the dispatch lands in relocated code. */
+static int find_jump_tables(struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	a->table_of = malloc(a->n * sizeof(*a->table_of));
+	if (!a->table_of)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		a->table_of[i] = -1;
+		a->has_movsxd4 |= in->is_movsxd4 || is_load32_cdqe(a, i);
+		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
+				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
+	}
+	/* addresses some lea of this function takes for data: no lea of them
+	 * is a table's (rustc hoists them, and loads the same base again on
+	 * paths that jump back into the loop) */
+	uint64_t *data = NULL;
+	size_t ndata = 0, capdata = 0;
+	for (size_t i = 0; a->has_movsxd4 && i < a->n; i++)
+		if (a->insns[i].is_lea && a->insns[i].rip_rel && lea_feeds_data(a, i) &&
+		    !rtl_grow(&data, &capdata, ndata + 1, sizeof(*data)))
+			data[ndata++] = a->insns[i].target;
+	bool *entered = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		int err = 0;
+		bool is_data = false;
+		for (size_t k = 0; k < ndata && !is_data; k++)
+			is_data = in->is_lea && in->rip_rel && data[k] == in->target;
+		if (in->is_lea && in->rip_rel && a->has_movsxd4 && may_hold_table(env, in->target) &&
+		    !is_data) {
+			err = add_table(a, i, in->target, false, false, MAX_TABLE_ENTRIES);
+		} else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
+			   in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4) {
+			if (!entered && !(entered = entered_insns(a)))
+				return -ENOMEM;
+			err = add_table(a, i, (uint64_t)in->mem.disp, true, false,
+					index_bound(a, entered, i, in->mem.index));
+		}
+		if (!err && a->table_of[i] < 0 && in->is_lea && in->rip_rel && a->has_index8 &&
+		    !cfg_inside(a, in->target) && env->is_readonly &&
+		    env->is_readonly(env->ctx, in->target, 16))
+			err = add_table(a, i, in->target, true, true, MAX_TABLE_ENTRIES);
+		if (err) {
+			free(entered);
+			free(data);
+			return err;
+		}
+	}
+	free(entered);
+	free(data);
+	return 0;
+}
+
+/* Whether register R, loaded with a label of this function by instruction
+ * I, feeds a 'jmp R' in the same straight-line run with no other use of R
+ * on the way. */
+static bool feeds_goto(const struct x86_analysis *a, size_t i, int r)
+{
+	const struct x86_reloc_env *env = a->env;
+	for (size_t j = i + 1; j < a->n && j < i + 32; j++) {
+		const struct x86_insn *in = &a->insns[j];
+		const uint8_t *bytes = env->code + (in->addr - env->addr);
+		if (in->kind == X86_IJMP)
+			return x86_jmp_register(bytes, in->len) == r;
+		uint16_t rd, kill;
+		x86_regs_rw(bytes, in->len, &rd, &kill);
+		if (in->kind != X86_OTHER || ((rd | kill) & (1u << r)))
+			return false;   /* changed, or read for something else */
+	}
+	return false;
+}
+
+enum { ARG_REGS = 0x3c6,        /* rdi rsi rdx rcx r8 r9 */
+       CALLEE_SAVED = 0xf028,   /* rbx rbp r12-r15 */
+       EXIT_LIVE = 0xf3ff };    /* at a return or a jump out: all but r10, r11 */
+
+/* Instruction indices where an indirect jump inside the function may land
+ * (jump-table entries, computed-goto targets from data words and from label
+ * loads): *OUT (malloc'd), *N of them. Returns 0 or -ENOMEM. */
+static int indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n)
+{
+	const struct x86_reloc_env *env = a->env;
+	size_t cap = a->ngotos + env->ninterior;
+	for (size_t t = 0; t < a->ntables; t++)
+		cap += a->tables[t].n;
+	uint32_t *v = malloc((cap ? cap : 1) * sizeof(*v));
+	*out = v;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++) {
+			long idx = cfg_index_at(a, a->tables[t].targets[e]);
+			if (idx >= 0)
+				v[(*n)++] = (uint32_t)idx;
+		}
+	for (size_t k = 0; k < env->ninterior; k++) {
+		long idx = cfg_index_at(a, env->interior[k]);
+		if (idx >= 0)
+			v[(*n)++] = (uint32_t)idx;
+	}
+	for (size_t k = 0; k < a->ngotos; k++)
+		v[(*n)++] = a->gotos[k].target;
+	return 0;
+}
+
+/* Whether register R may be read, before it is overwritten, after a jump
+ * to one of the function's NIND indirect targets IND: backward liveness of
+ * R over instructions. */
+static bool live_at_indirect(const struct x86_analysis *a, const uint16_t *rd, const uint16_t *kill,
+			     const uint32_t *ind_at, size_t nind, int r, bool *live)
+{
+	const uint16_t bitr = (uint16_t)(1u << r);
+	bool changed = true, ind = false;
+	memset(live, 0, a->n * sizeof(*live));
+	while (changed) {
+		changed = false;
+		ind = false;
+		for (size_t k = 0; k < nind; k++)
+			ind |= live[ind_at[k]];
+		for (size_t i = a->n; i-- > 0;) {
+			const struct x86_insn *in = &a->insns[i];
+			bool next = i + 1 < a->n ? live[i + 1] : (EXIT_LIVE & bitr) != 0;
+			long t = (in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) ?
+				 cfg_index_at(a, in->target) : -1;
+			bool target = t >= 0 ? live[t] : (EXIT_LIVE & bitr) != 0;
+			bool out;
+			switch (in->kind) {
+			case X86_JMP: out = target; break;
+			case X86_JCC: case X86_LOOP: out = next || target; break;
+			case X86_CALL: case X86_ICALL:
+				/* the callee reads arguments and keeps callee-saved ones */
+				out = (ARG_REGS & bitr) || ((CALLEE_SAVED & bitr) && next);
+				break;
+			case X86_RET: out = (EXIT_LIVE & bitr) != 0; break;
+			case X86_IJMP: out = ind || (EXIT_LIVE & bitr); break;
+			case X86_STOP: out = false; break;
+			default: out = next; break;
+			}
+			bool v = (rd[i] & bitr) || (out && !(kill[i] & bitr));
+			if (v != live[i]) {
+				live[i] = v;
+				changed = true;
+			}
+		}
+	}
+	return ind;
+}
+
+/* Labels loaded into a register for a computed goto (lea rip in PIC code,
+ * mov of an immediate in non-PIC code): the copy loads the label's copy
+ * instead, when nothing else reads that register's value (an offset added
+ * to a base label, a compare) before it is overwritten. */
+static int find_gotos(struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	int err = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		uint64_t target = 0;
+		int reg = -1;
+		if (in->is_lea && in->rip_rel && a->table_of[i] < 0) {
+			target = in->target;
+			reg = in->dst_reg;
+		} else if (in->kind == X86_OTHER && !in->has_mem &&
+			   ((in->opcode & 0xf8) == 0xb8 || in->opcode == 0xc7) && in->len >= 5) {
+			/* the immediate ends the instruction: a cheap look first,
+			 * since most moves of immediates load small numbers */
+			const uint8_t *bytes = env->code + (in->addr - env->addr);
+			uint32_t lo32;
+			uint64_t imm64 = 0;
+			memcpy(&lo32, bytes + in->len - 4, 4);
+			if (in->len >= 10)
+				memcpy(&imm64, bytes + in->len - 8, 8);
+			if ((!cfg_inside(a, lo32) && !cfg_inside(a, (uint64_t)(int64_t)(int32_t)lo32) &&
+			     !cfg_inside(a, imm64)) ||
+			    !x86_mov_imm(bytes, in->len, &reg, &target))
+				continue;
+		} else {
+			continue;
+		}
+		long t = cfg_index_at(a, target);
+		if (reg < 0 || reg > 15 || t < 0 || !feeds_goto(a, i, reg))
+			continue;
+		if (rtl_grow(&a->gotos, &a->capgotos, a->ngotos + 1, sizeof(*a->gotos)))
+			return -ENOMEM;
+		a->gotos[a->ngotos++] = (struct goto_src){ (uint32_t)i, (uint32_t)t, reg };
+	}
+	if (!a->ngotos)
+		return 0;
+	/* Candidates: keep those whose register is dead wherever the jump may
+	 * go (every candidate's label counts as such a place) */
+	size_t nind;
+	uint32_t *ind_at;
+	err = indirect_targets(a, &ind_at, &nind);
+	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
+	bool *live = malloc(a->n * sizeof(*live));
+	if (err || !rd || !kill || !live) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		x86_regs_rw(env->code + (in->addr - env->addr), in->len, &rd[i], &kill[i]);
+	}
+	size_t kept = 0;
+	for (size_t k = 0; k < a->ngotos; k++)
+		if (!live_at_indirect(a, rd, kill, ind_at, nind, a->gotos[k].reg, live))
+			a->gotos[kept++] = a->gotos[k];
+	a->ngotos = kept;
+out:
+	free(ind_at);
+	free(rd);
+	free(kill);
+	free(live);
+	return err;
+}
+
+static bool ends_block(const struct x86_insn *in)
+{
+	return in->kind != X86_OTHER;
+}
+
+static void mark_leader(struct x86_analysis *a, uint64_t addr)
+{
+	long idx = cfg_index_at(a, addr);
+	if (idx >= 0)
+		a->leader[idx] = true;
+}
+
+static int find_blocks(struct x86_analysis *a, const char **reason)
+{
+	const struct x86_reloc_env *env = a->env;
+
+	a->leader = calloc(a->n, sizeof(*a->leader));
+	a->block_of = malloc(a->n * sizeof(*a->block_of));
+	if (!a->leader || !a->block_of)
+		return -ENOMEM;
+	a->leader[0] = true;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		if (ends_block(in) && i + 1 < a->n)
+			a->leader[i + 1] = true;
+		if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL) && cfg_inside(a, in->target)) {
+			if (cfg_index_at(a, in->target) < 0) {
+				*reason = "branch into the middle of an instruction";
+				return -RTL_ERR_UNSUPPORTED;
+			}
+			mark_leader(a, in->target);
+		}
+	}
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++)
+			mark_leader(a, a->tables[t].targets[e]);
+	for (size_t k = 0; k < env->ninterior; k++)
+		mark_leader(a, env->interior[k]);
+	for (size_t k = 0; k < a->ngotos; k++)
+		a->leader[a->gotos[k].target] = true;
+
+	a->block_first = malloc(a->n * sizeof(*a->block_first));
+	if (!a->block_first)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->leader[i])
+			a->block_first[a->nblocks++] = (uint32_t)i;
+		a->block_of[i] = (uint32_t)(a->nblocks - 1);
+	}
+	return 0;
+}
+
+/* Backward dataflow over blocks for the six status flags. At calls, returns,
+ * and jumps out of the function the flags are dead (the ABI does not pass
+ * flags); an indirect jump may reach any table or computed-goto target. */
+static void block_succ_live(const struct x86_analysis *a, size_t b, uint8_t indirect, uint8_t *out)
+{
+	size_t last = (b + 1 < a->nblocks ? a->block_first[b + 1] : a->n) - 1;
+	const struct x86_insn *in = &a->insns[last];
+	uint8_t live = 0;
+	bool falls = in->kind == X86_OTHER || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL || in->kind == X86_ICALL;
+
+	if (falls && b + 1 < a->nblocks)
+		live |= a->live_in[b + 1];
+	if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) &&
+	    cfg_inside(a, in->target))
+		live |= a->live_in[a->block_of[cfg_index_at(a, in->target)]];
+	if (in->kind == X86_IJMP)
+		live |= indirect;
+	*out = live;
+}
+
+static int compute_liveness(struct x86_analysis *a)
+{
+	bool changed = true;
+	size_t nind;
+	uint32_t *ind_at;
+
+	a->live_in = calloc(a->nblocks, 1);
+	if (indirect_targets(a, &ind_at, &nind) || !a->live_in) {
+		free(ind_at);
+		return -ENOMEM;
+	}
+	while (changed) {
+		changed = false;
+		/* flags live where an indirect jump may land, from the last
+		 * pass: a change there makes another pass */
+		uint8_t indirect = 0;
+		for (size_t k = 0; k < nind; k++)
+			indirect |= a->live_in[a->block_of[ind_at[k]]];
+		for (size_t b = a->nblocks; b-- > 0;) {
+			uint8_t live;
+			block_succ_live(a, b, indirect, &live);
+			size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
+			for (size_t i = end; i-- > a->block_first[b];) {
+				const struct x86_insn *in = &a->insns[i];
+				if (in->kind == X86_CALL || in->kind == X86_ICALL)
+					live = 0;   /* the callee clobbers the flags */
+				live = (uint8_t)((live & ~in->flags_written) | in->flags_read);
+			}
+			if (live != a->live_in[b]) {
+				a->live_in[b] = live;
+				changed = true;
+			}
+		}
+	}
+	free(ind_at);
+	return 0;
+}
+
+int x86_cfg_analyze(struct x86_analysis *a, const char **reason)
+{
+	int err;
+
+	if ((err = decode_all(a, reason)) || (err = find_jump_tables(a)) ||
+	    (err = find_gotos(a)) || (err = find_blocks(a, reason)) || (err = compute_liveness(a)))
+		return err;
+	return 0;
+}
+
+const struct goto_src *x86_cfg_goto_at(const struct x86_analysis *a, size_t i)
+{
+	size_t lo = 0, hi = a->ngotos;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->gotos[mid].insn < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->ngotos && a->gotos[lo].insn == i ? &a->gotos[lo] : NULL;
+}
+
+/* Whether the flags are live where control goes at ADDR (a block of the
+ * function, or anywhere else: assumed live). */
+bool x86_cfg_flags_live_at(const struct x86_analysis *a, uint64_t addr)
+{
+	long idx = cfg_index_at(a, addr);
+	return idx < 0 || a->live_in[a->block_of[idx]] != 0;
+}
+
+int x86_analyze(const struct x86_reloc_env *env, struct x86_analysis **out, const char **reason)
+{
+	*out = NULL;
+	*reason = NULL;
+	if (env->size == 0) {
+		*reason = "empty function";
+		return -RTL_ERR_UNSUPPORTED;
+	}
+	struct x86_analysis *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->env = env;
+	int err = x86_cfg_analyze(a, reason);
+	if (err) {
+		x86_analysis_free(a);
+		return err;
+	}
+	a->env = NULL;   /* ENV may be the analysing thread's: x86_emit gets its own */
+	*out = a;
+	return 0;
+}
+
+void x86_analysis_free(struct x86_analysis *a)
+{
+	if (a) {
+		x86_cfg_free(a);
+		free(a);
+	}
+}
+
+int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct x86_insn **out,
+			size_t *n)
+{
+	size_t off = 0, k = 0, cap = 0;
+	struct x86_insn *v = NULL;
+	/* room for an instruction every 4 bytes first: one allocation, mostly */
+	int err = rtl_grow(&v, &cap, size / 4 + 16, sizeof(*v));
+	while (!err && off < size) {
+		if ((err = rtl_grow(&v, &cap, k + 1, sizeof(*v))) ||
+		    (err = x86_decode(code + off, size - off, addr + off, &v[k])))
+			break;
+		off += v[k++].len;
+	}
+	*out = v;
+	*n = k;
+	return err;
+}
+
+size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
+			    uint64_t *out, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < max; i++) {
+		const struct x86_insn *in = &insns[i];
+		if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+		     in->kind == X86_CALL) && (in->target < addr || in->target >= addr + size))
+			out[k++] = in->target;
+	}
+	return k;
+}

@@ -1,0 +1,74 @@
+/* A function's control flow as the relocator's analysis finds it
+ * (cfg.c): internal to src/isa/x86_64/, shared by the analysis, the
+ * emission of the copy (emit.c) and its snippets (snippets.c). */
+#ifndef RETICLE_X86_CFG_H
+#define RETICLE_X86_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "isa/x86_64/insn.h"
+#include "isa/x86_64/relocate.h"
+
+struct jump_table {
+	uint64_t base;       /* original run-time address */
+	bool abs64;          /* 8-byte absolute entries; else int32 relative to base */
+	size_t limit;        /* entries the dispatches may read, at most */
+	size_t n;
+	uint64_t *targets;   /* original target of each entry */
+	uint64_t new_base;   /* address of the copy */
+};
+
+struct x86_analysis {
+	const struct x86_reloc_env *env;
+	struct x86_insn *insns;   /* env->insns when those are the whole function */
+	bool borrowed;
+	size_t n;
+	uint32_t *at;        /* byte offset -> instruction index + 1, 0 if not a boundary */
+	bool *leader;
+	uint32_t *block_of;  /* instruction index -> block index */
+	size_t nblocks;
+	uint32_t *block_first;
+	uint8_t *live_in;    /* flags live at block entry */
+	struct jump_table *tables;
+	size_t ntables;
+	int32_t *table_of;   /* instruction index -> table it addresses, or -1 */
+	bool has_movsxd4;
+	bool has_index8;     /* some load reads [base + index*8] */
+	/* lea r,[rip+L] or mov r,L of a label L of this function that only a
+	 * 'jmp r' in the same block uses: a computed goto, sent to L's copy */
+	struct goto_src { uint32_t insn, target; int reg; } *gotos;  /* ascending */
+	size_t ngotos, capgotos;
+};
+
+static inline bool cfg_inside(const struct x86_analysis *a, uint64_t addr)
+{
+	return addr >= a->env->addr && addr < a->env->addr + a->env->size;
+}
+
+/* Instruction index at ADDR, or -1 when ADDR is not an instruction start.
+ * glibc jumps over a lock prefix when the process has one thread ('je 1f;
+ * lock; 1: cmpxchg'): ADDR just past the lock prefixes of an instruction
+ * is that instruction, which does the same, atomically. */
+static inline long cfg_index_at(const struct x86_analysis *a, uint64_t addr)
+{
+	if (!cfg_inside(a, addr))
+		return -1;
+	size_t off = addr - a->env->addr, k = off;
+	if (a->at[off])
+		return (long)a->at[off] - 1;
+	while (k > 0 && off - k < 4 && !a->at[k] && a->env->code[k - 1] == 0xf0)
+		k--;
+	return k < off && a->at[k] && a->env->code[k] == 0xf0 ? (long)a->at[k] - 1 : -1;
+}
+
+/* Decodes A->env's function (unless its instructions came decoded) and
+ * finds its jump tables, computed gotos, blocks and flag liveness. */
+int x86_cfg_analyze(struct x86_analysis *a, const char **reason);
+void x86_cfg_free(struct x86_analysis *a);
+/* The computed goto whose label load is instruction I, or NULL. */
+const struct goto_src *x86_cfg_goto_at(const struct x86_analysis *a, size_t i);
+/* Whether the flags are live at run-time ADDR of the function. */
+bool x86_cfg_flags_live_at(const struct x86_analysis *a, uint64_t addr);
+
+#endif

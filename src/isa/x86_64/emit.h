@@ -1,0 +1,51 @@
+/* The emission of a copy, internal to src/isa/x86_64/: the emitter's
+ * state (emit.c) and the snippets it places (snippets.c). */
+#ifndef RETICLE_X86_EMIT_H
+#define RETICLE_X86_EMIT_H
+
+#include "isa/x86_64/cfg.h"
+#include "isa/x86_64/writer.h"
+#include "probe/plan.h"
+
+/* ---- emission ---- */
+
+struct fixup {
+	size_t off;          /* offset of a rel32 field in the buffer */
+	uint32_t insn;       /* target instruction index */
+};
+
+struct emitter {
+	struct x86_analysis *a;
+	struct x86_writer *w;
+	struct x86_reloc *out;
+	uint64_t *label;     /* instruction index -> relocated address */
+	struct fixup *fix;
+	size_t nfix, capfix;
+	size_t *table_disp;  /* buffer offsets of disp32 fields that name tables */
+	int32_t *table_disp_of;
+	uint64_t *table_disp_end;
+	size_t ntd;
+	struct probe_plan plan;
+	bool traces_memory;  /* the plan has RTL_POINT_MEMORY points */
+	bool numbered_timers;   /* the entry pushes numbered timers' frames */
+};
+
+/* snippets.c: what the plan puts at each point (comments at the definitions) */
+int x86_snip_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
+		     struct x86_reloc *out);
+/* A counter increment at buffer offset AT, switched to atomic if the process gets threads. */
+int x86_snip_site(struct x86_reloc *out, size_t at, bool keep_flags);
+int x86_snip_rep_count(struct emitter *e, size_t i, struct x86_reloc *out);
+int x86_snip_point_id(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind,
+		      enum rtl_primitive op, uint32_t id);
+int x86_snip_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind);
+int x86_snip_own(struct emitter *e, enum rtl_point_kind kind, uint64_t addr, struct x86_reloc *out);
+int x86_snip_point_counter(struct emitter *e, uint64_t addr, enum rtl_point_kind kind, bool keep_flags,
+			   struct x86_reloc *out);
+int x86_snip_edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out);
+int x86_snip_call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out);
+int x86_snip_exit_probes(struct emitter *e, size_t i, struct x86_reloc *out);
+int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out);
+int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out);
+
+#endif

@@ -1,0 +1,246 @@
+/* The snippet generator: the probes a copy carries, inline, as its plan
+ * (probe/plan.h) asks at each point: counters (plain, flag-keeping,
+ * atomic), rep iterations, counts by key, the snippets' own primitives
+ * (timers, slots, countdowns, guards), calls' and returns' probes, and
+ * memory records. Each is written through the writer, which reports what
+ * it does to the stack (writer.h's rows, for the copy's unwind
+ * information); emit.c places them between the copied instructions. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "isa/x86_64/arcs.h"
+#include "isa/x86_64/emit.h"
+#include "isa/x86_64/memtrace.h"
+#include "isa/x86_64/predicate.h"
+#include "isa/x86_64/timers.h"
+#include "util/array.h"
+
+/* Before a rep instruction: its block's rep counter += rcx. */
+int x86_snip_rep_count(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	struct x86_block *blk = &out->blocks[e->a->block_of[i]];
+	if (!blk->rep_counter && !(blk->rep_counter = env->new_counter(env->ctx)))
+		return -RTL_ERR_NO_SPACE;
+	size_t at = x86_add_rcx_to_counter(e->w, blk->rep_counter, env->atomic);
+	return env->atomic ? 0 : x86_snip_site(out, at, false);
+}
+
+int x86_snip_point_id(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind,
+			enum rtl_primitive op, uint32_t id)
+{
+	if (rtl_grow(&out->points, &out->cappoints, out->npoints + 1, sizeof(*out->points)))
+		return -ENOMEM;
+	out->points[out->npoints++] = (struct x86_point_counter){ addr, ctr, (uint8_t)kind, (uint8_t)op, id };
+	return 0;
+}
+
+int x86_snip_point(struct x86_reloc *out, uint64_t addr, uint64_t ctr, enum rtl_point_kind kind)
+{
+	return x86_snip_point_id(out, addr, ctr, kind, RTL_PRIM_COUNT, 0);
+}
+
+/* RTL_PRIM_COUNT_BY: the key's count in the arc table, with two words of
+ * its own as an indirect call's target count has. */
+static int count_by(struct emitter *e, const struct plan_point *pt, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	uint64_t words = env->new_counter(env->ctx);
+	if (!words || env->new_counter(env->ctx) != words + 8)
+		return -RTL_ERR_NO_SPACE;
+	size_t sw[2];
+	int err = x86_snip_point_id(out, pt->addr, words, pt->kind, RTL_PRIM_COUNT_BY, pt->id);
+	if (!err)
+		err = x86_count_value(e->w, &e->plan.preds[pt->pred + pt->npred], words, env->atomic, sw);
+	if (!err && !env->atomic && !(err = x86_snip_site(out, sw[0], false)))
+		err = x86_snip_site(out, sw[1], false);
+	return err;
+}
+
+/* The snippets with ids of their own at KIND/ADDR, each behind the guard
+ * of its predicates: counters, and at the entry the function's timer
+ * when the plan numbered it. Flags are dead there and the red zone free. */
+int x86_snip_own(struct emitter *e, enum rtl_point_kind kind, uint64_t addr, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	size_t n;
+	const struct plan_point *pt = probe_plan_own(&e->plan, kind, addr, &n);
+	/* the frames left are closed once, before a numbered timer's push or
+	 * a predicate that reads a timer's open frames (at an entry, the
+	 * function's own timer's start did it already) */
+	bool close = false;
+	for (size_t k = 0; k < n; k++) {
+		close |= pt[k].op == RTL_PRIM_TIMER_START;
+		for (size_t q = 0; q < pt[k].npred; q++)
+			close |= e->plan.preds[pt[k].pred + q].operand == RTL_OPND_ONSTACK;
+	}
+	if (kind == RTL_POINT_ENTRY && out->timer_desc)
+		close = false;   /* the function's own timer's start closed them */
+	/* an unguarded timer's push goes first and closes them itself (one
+	 * reading of the clock for both) */
+	size_t first = 0;
+	while (close && first < n && (pt[first].op != RTL_PRIM_TIMER_START || pt[first].npred))
+		first++;
+	bool push_closes = close && first < n;
+	if (close && !push_closes) {
+		int err = x86_timer_close_left(e->w, kind == RTL_POINT_EXIT);
+		if (err)
+			return err;
+	}
+	for (size_t j = 0; j < n; j++) {
+		size_t k = !push_closes ? j : j == 0 ? first : j <= first ? j - 1 : j;
+		struct x86_guard g;
+		int err = x86_guard_begin(e->w, e->plan.preds + pt[k].pred, pt[k].npred, &g);
+		if (err)
+			return err;
+		if (pt[k].op == RTL_PRIM_TIMER_START) {
+			e->numbered_timers = true;
+			err = x86_timer_push_numbered(e->w, pt[k].id, j == 0 && push_closes);
+		} else if (pt[k].op == RTL_PRIM_COUNT_BY) {
+			err = count_by(e, &pt[k], out);
+		} else {
+			uint64_t word = env->new_counter(env->ctx);
+			if (!word)
+				return -RTL_ERR_NO_SPACE;
+			if (!(err = x86_snip_point_id(out, addr, word, kind, RTL_PRIM_COUNT, pt[k].id)))
+				err = x86_snip_counter(e->w, word, false, env->atomic, out);
+		}
+		if (err || (err = x86_guard_end(e->w, &g)))
+			return err;
+		out->own_snippets = true;
+	}
+	return 0;
+}
+
+/* A counter of its own at point KIND/ADDR (the plan has one there): its
+ * record and its increment, keeping the flags when KEEP_FLAGS. */
+int x86_snip_point_counter(struct emitter *e, uint64_t addr, enum rtl_point_kind kind, bool keep_flags,
+			 struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	uint64_t ctr = env->new_counter(env->ctx);
+	if (!ctr)
+		return -RTL_ERR_NO_SPACE;
+	int err = x86_snip_point(out, addr, ctr, kind);
+	return err ? err : x86_snip_counter(e->w, ctr, keep_flags, env->atomic, out);
+}
+
+/* A counter for point KIND of branch I, if the plan has one there; a
+ * back-edge's counts the times it jumps, as a taken edge's does. */
+int x86_snip_edge_counter(struct emitter *e, size_t i, enum rtl_point_kind kind, struct x86_reloc *out)
+{
+	const struct x86_analysis *a = e->a;
+	const struct x86_insn *in = &a->insns[i];
+	if (!probe_plan_has(&e->plan, kind, in->addr))
+		return 0;
+	/* the fall-through: past the function's end it is assumed live too */
+	bool live = x86_cfg_flags_live_at(a, kind == RTL_POINT_BRANCH_NOT_TAKEN ? in->addr + in->len : in->target);
+	return x86_snip_point_counter(e, in->addr, kind, live, out);
+}
+
+/* Before call I (flags are dead there): the plan's call counter, and for
+ * an indirect call the count of its target (two counter words of its
+ * own: the arc table's key prefix and address, set by the engine). */
+int x86_snip_call_probes(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_insn *in = &e->a->insns[i];
+	int err;
+	if (probe_plan_has(&e->plan, RTL_POINT_CALL_BEFORE, in->addr) &&
+	    (err = x86_snip_point_counter(e, in->addr, RTL_POINT_CALL_BEFORE, false, out)))
+		return err;
+	/* a call through a table the copy has its own copy of: the snippet
+	 * keeps the original displacement, so it reads the original targets */
+	if (in->kind != X86_ICALL || !probe_plan_has(&e->plan, RTL_POINT_INDIRECT_TARGET, in->addr))
+		return 0;
+	uint64_t words = env->new_counter(env->ctx);
+	if (!words || env->new_counter(env->ctx) != words + 8)
+		return -RTL_ERR_NO_SPACE;
+	size_t sw[2];
+	if ((err = x86_snip_point(out, in->addr, words, RTL_POINT_INDIRECT_TARGET)) ||
+	    (err = x86_count_target(e->w, in, bytes, words, env->atomic, sw)))
+		return err;
+	if (!env->atomic && ((err = x86_snip_site(out, sw[0], false)) || (err = x86_snip_site(out, sw[1], false))))
+		return err;
+	return 0;
+}
+
+/* Before return I (flags are dead there, and the red zone): the plan's
+ * exit counter, and the stop of the function's timer. */
+int x86_snip_exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
+{
+	const struct x86_insn *in = &e->a->insns[i];
+	int err;
+	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr) &&
+	    (err = x86_snip_point_counter(e, in->addr, RTL_POINT_EXIT, false, out)))
+		return err;
+	if ((err = x86_snip_own(e, RTL_POINT_EXIT, in->addr, out)))
+		return err;
+	if ((out->timer_desc || e->numbered_timers) &&
+	    probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
+		return x86_timer_stop(e->w);
+	return 0;
+}
+
+/* A record of each data access of instruction I, where its block is traced. */
+int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	const struct x86_insn *in = &e->a->insns[i];
+	if (!e->traces_memory || !env->mem_point ||
+	    !probe_plan_has_op(&e->plan, RTL_POINT_MEMORY, e->a->insns[e->a->block_first[e->a->block_of[i]]].addr,
+			       RTL_PRIM_BUFFER_APPEND))
+		return 0;
+	struct x86_access acc[4];
+	int n = x86_data_accesses(bytes, in->len, in->addr, acc, 4);
+	if (n < 0 && env->mem_untraced)
+		env->mem_untraced(env->ctx, in->addr);
+	for (int k = 0; k < n; k++) {
+		uint32_t id = env->mem_point(env->ctx, in->addr, (unsigned)k, &acc[k]);
+		int err = id ? x86_memtrace_record(e->w, &acc[k], id, env->fsgsbase) : 0;
+		if (err == -RTL_ERR_UNSUPPORTED && env->mem_untraced)
+			env->mem_untraced(env->ctx, in->addr);
+		else if (err)
+			return err;
+		out->traces_memory = true;
+	}
+	return 0;
+}
+
+int x86_snip_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
+			struct x86_reloc *out)
+{
+	size_t at = keep_flags ? x86_inc_counter_keep_flags(w, counter, atomic)
+			       : x86_inc_counter(w, counter, atomic);
+	return atomic ? 0 : x86_snip_site(out, at, keep_flags);
+}
+
+int x86_snip_site(struct x86_reloc *out, size_t at, bool keep_flags)
+{
+	if (rtl_grow(&out->sites, &out->capsites, out->nsites + 1, sizeof(*out->sites)))
+		return -ENOMEM;
+	out->sites[out->nsites++] = (struct x86_counter_site){ (uint32_t)at, keep_flags };
+	return 0;
+}
+
+int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	struct x86_block *blk = &out->blocks[b];
+	size_t first = e->a->block_first[b];
+	size_t end = b + 1 < e->a->nblocks ? e->a->block_first[b + 1] : e->a->n;
+
+	blk->addr = e->a->insns[first].addr;
+	blk->ninstrs = (uint32_t)(end - first);
+	int err = 0;
+	if (probe_plan_has(&e->plan, RTL_POINT_BLOCK, blk->addr)) {
+		blk->counter = env->new_counter(env->ctx);
+		if (!blk->counter)
+			return -RTL_ERR_NO_SPACE;
+		err = x86_snip_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
+	}
+	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
+		err = x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
+	return err;
+}
