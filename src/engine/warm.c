@@ -22,6 +22,7 @@
 #include "engine/engine.h"
 #include "os/linux/os.h"
 #include "util/array.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/thread.h"
 
@@ -40,6 +41,24 @@ static char *cache_path(const struct proc *p, const struct module *m, const char
 {
 	const char *dir = session_warm_dir(p->s);
 	return dir ? warm_file_path(dir, m->bin, suffix) : NULL;
+}
+
+/* A library's list as the program P runs it (malloc'd), or NULL for the
+ * executable itself. A library's list of all programs (its "warm" file)
+ * is the union of what they use: /bin/true relocated the 280 libc
+ * functions python3 and gcc had run. Each program keeps its own list of
+ * the library ("warm-<hash of the executable's identity>"); the union
+ * serves a program that has none yet. */
+static char *program_list_path(const struct proc *p, const struct module *m)
+{
+	if (m->is_main || !p->nmods || !p->mods[0].is_main)
+		return NULL;
+	char id[160], suffix[32];
+	if (rtl_binary_identity(p->mods[0].bin, id, sizeof(id)))
+		return NULL;
+	snprintf(suffix, sizeof(suffix), "warm-%016llx",
+		 (unsigned long long)fnv1a(FNV1A_INIT, id, strlen(id)));
+	return cache_path(p, m, suffix);
 }
 
 /* The list as stored, or NULL (none yet, unreadable or malformed). */
@@ -71,14 +90,19 @@ void warm_load(struct proc *p, struct module *m)
 {
 	if (m->win < 0)
 		return;
-	char *path = cache_path(p, m, "warm");
-	if (!path)
+	char *path = cache_path(p, m, "warm"), *mine = program_list_path(p, m);
+	if (!path) {
+		free(mine);
 		return;
-	m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm);
-	m->warm_pending = m->nwarm > 0;
-	if (m->warm)
+	}
+	/* the program's own list of the library, else the library's */
+	if (mine && (m->warm = read_list(mine, rtl_binary_function_count(m->bin), &m->nwarm)))
+		warm_touch(mine, -1);
+	else if ((m->warm = read_list(path, rtl_binary_function_count(m->bin), &m->nwarm)))
 		warm_touch(path, -1);
+	m->warm_pending = m->nwarm > 0;
 	free(path);
+	free(mine);
 	dcache_open(m, session_warm_dir(p->s));
 	ccache_open(m, session_warm_dir(p->s), session_probes(p->s), p->original_returns);
 }
@@ -249,8 +273,9 @@ static bool ran(struct proc *p, const struct module *m, size_t k)
  * functions that what ran branches into the middle of (their .cold parts,
  * which may not have run: the batch then relocates them beside their
  * parents instead of one at a time when the parent is), then what the old
- * list held that is not listed now, one run older. */
-static uint64_t *merge(struct proc *p, const struct module *m, const char *path, size_t *n)
+ * list (OLD, NOLD entries) held that is not listed now, one run older. */
+static uint64_t *merge(struct proc *p, const struct module *m, const uint64_t *old, size_t nold,
+		       const char *path, size_t *n)
 {
 	size_t cap = 0, count = 0;
 	uint64_t *v = NULL;
@@ -277,8 +302,8 @@ static uint64_t *merge(struct proc *p, const struct module *m, const char *path,
 	 * tells nothing about the rest: without this, each of a shell's
 	 * fork-and-exec children rewrote the shell's list */
 	uint64_t older = p->status != -1 && session_warm_age_once(p->s, path);
-	for (size_t i = 0; i < m->nwarm; i++) {
-		uint64_t addr = m->warm[i] & ADDR_MASK, age = (m->warm[i] >> AGE_SHIFT) + older;
+	for (size_t i = 0; i < nold; i++) {
+		uint64_t addr = old[i] & ADDR_MASK, age = (old[i] >> AGE_SHIFT) + older;
 		size_t at = rtl_lower_bound_u64(v, fresh, addr);
 		if (age >= MAX_AGE || (at < fresh && v[at] == addr))
 			continue;
@@ -314,6 +339,27 @@ static int make_dirs(const char *dir)
 		}
 }
 
+/* PATH's list (M's) merged with what ran in P and written when it
+ * changed: the merged list (malloc'd, *N entries), or NULL. */
+static uint64_t *save_list(struct proc *p, struct module *m, const char *path, size_t *n)
+{
+	/* the list as it is now: another process of the binary may have
+	 * written it since this one started */
+	size_t nold = 0;
+	uint64_t *old = read_list(path, rtl_binary_function_count(m->bin), &nold);
+	uint64_t *v = merge(p, m, old, nold, path, n);
+	/* the same run again leaves the same list: no write */
+	if (v && !(*n == nold && !memcmp(v, old, *n * sizeof(*v)))) {
+		struct warm_header h = { .count = (uint32_t)*n };
+		memcpy(h.magic, magic, sizeof(magic));
+		const void *parts[] = { &h, v };
+		size_t lens[] = { sizeof(h), *n * sizeof(*v) };
+		warm_write_file(path, parts, lens, 2);
+	}
+	free(old);
+	return v;
+}
+
 void warm_save(struct proc *p)
 {
 	const char *dir = session_warm_dir(p->s);
@@ -323,30 +369,18 @@ void warm_save(struct proc *p)
 		struct module *m = &p->mods[i];
 		if (m->win < 0)
 			continue;
-		char *path = cache_path(p, m, "warm");
-		size_t n, nnow = 0;
-		/* the list as it is now: another process of the binary may have
-		 * written it since this one started */
-		uint64_t *now = path ? read_list(path, rtl_binary_function_count(m->bin), &nnow) : NULL;
-		if (now) {
-			free(m->warm);
-			m->warm = now;
-			m->nwarm = nnow;
-		}
-		uint64_t *v = path ? merge(p, m, path, &n) : NULL;
-		/* the same run again leaves the same list: no write */
-		if (v && !(n == m->nwarm && !memcmp(v, m->warm, n * sizeof(*v)))) {
-			struct warm_header h = { .count = (uint32_t)n };
-			memcpy(h.magic, magic, sizeof(magic));
-			const void *parts[] = { &h, v };
-			size_t lens[] = { sizeof(h), n * sizeof(*v) };
-			warm_write_file(path, parts, lens, 2);
-		}
+		char *path = cache_path(p, m, "warm"), *mine = program_list_path(p, m);
+		size_t n = 0, nmine;
+		uint64_t *v = path ? save_list(p, m, path, &n) : NULL;
+		if (mine)
+			free(save_list(p, m, mine, &nmine));
+		/* the saved copies serve every program: kept for the union */
 		if (v) {
 			dcache_save(m, v, n, ADDR_MASK);
 			ccache_save(m, v, n, ADDR_MASK);
 		}
 		free(v);
 		free(path);
+		free(mine);
 	}
 }

@@ -4,7 +4,8 @@ same counts; a function that stops running leaves the list after four runs;
 a corrupt list is ignored and rewritten, and so is a damaged file of saved
 copies; a cache over its size loses its least recently used
 files; --cold leaves no list; an unusable
-cache directory does not stop the run.
+cache directory does not stop the run; a library's list per program is
+left alone by another program's run.
 
 usage: warm_cache.py RETICLE WORKDIR PROGRAM (tests/run/programs/warm.c)"""
 import json, os, re, shutil, struct, subprocess, sys
@@ -152,13 +153,29 @@ check(r.returncode == 0 and r.stdout == native.stdout and both,
       f"fork run: exit {r.returncode}, in_child and in_parent {'both' if both else 'not both'} listed")
 run("fork")
 def stores():
-    return {n: os.stat(os.path.join(cache, n)).st_mtime_ns for n in os.listdir(cache) if not n.endswith(".warm")}
+    return {n: os.stat(os.path.join(cache, n)).st_mtime_ns for n in os.listdir(cache) if ".warm" not in n}
 stamp = stores()
 r, warm, calls = run("fork")
 again = stores()
 check(r.returncode == 0 and calls.get("in_child") == 1 and calls.get("in_parent") == 1 and stamp == again,
       f"a fork run again: in_child {calls.get('in_child')}, in_parent {calls.get('in_parent')}, "
       f"{'no file' if stamp == again else 'files'} rewritten")
+
+# a library's list per program (b-<id>.warm-<hash of the executable>):
+# another program's run of the same libraries leaves this program's lists
+# of them as they were, and has lists of its own
+def program_lists():
+    return {n: open(os.path.join(cache, n), "rb").read() for n in os.listdir(cache)
+            if re.fullmatch(r"[bf]-[0-9a-f]+\.warm-[0-9a-f]{16}", n)}
+mine = program_lists()
+other = subprocess.run([reticle, "run", "-c", "fcount", "-o", os.path.join(work, "other.db"), "--",
+                        "/bin/true"], capture_output=True, env=dict(os.environ, RETICLE_CACHE_DIR=cache),
+                       timeout=120)
+after = program_lists()
+check(mine and other.returncode == 0 and all(after.get(n) == v for n, v in mine.items())
+      and len(after) > len(mine),
+      f"lists per program: {len(mine)} of this program's kept as they were after another program's run, "
+      f"{len(after) - len(mine)} new")
 
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
