@@ -37,8 +37,10 @@ RTL_API const char *rtl_profile_get_meta(rtl_profile *p, const char *key);
  * is the caller's (1 for the first image; unique); PARENT the image that
  * forked it or that it replaced by exec (KIND "fork" or "exec"), 0 for the
  * first ("launch"). EXIT_STATUS as a shell reports it, -1 when the image
- * was replaced by exec. Times in ns since the session started. Writing a
+ * was replaced by exec, RTL_PROCESS_RUNNING when it still ran as the
+ * session ended (detached, or let go: a daemon the program left). Times in ns since the session started. Writing a
  * process first writes the rows still held in memory for earlier ones. */
+enum { RTL_PROCESS_RUNNING = -2 };
 typedef struct rtl_profile_process {
 	int64_t id, parent;
 	int pid;

@@ -384,3 +384,59 @@ int attach_detach(struct proc *p, size_t *kept)
 	}
 	return failed ? -EIO : first_err;
 }
+
+/* ---- letting go of a launched process (a daemon the program left) ---- */
+
+bool release_possible(const struct proc *p, const char **why)
+{
+	if (p->mt || p->bbv)
+		return *why = "its copies trap into reticle when a trace buffer fills or an interval ends", false;
+	if (p->original_returns)
+		return *why = "its runtime must see original addresses in its signal handlers", false;
+	return true;
+}
+
+/* The int3 reticle wrote at AT (a return point, an entry whose jump did not
+ * fit) gets its original byte back from the binary. */
+static int restore_from_file(struct proc *p, uint64_t at)
+{
+	struct module *m = proc_module_at(p, at);
+	uint8_t byte, now;
+	if (!m || rtl_binary_has_textrel(m->bin) || rtl_binary_read(m->bin, at - m->bias, &byte, 1))
+		return -ENOENT;
+	if (os_mem_read(p->mem, at, &now, 1) || now != 0xcc)
+		return 0;
+	return os_mem_write(p->mem, at, &byte, 1);
+}
+
+int release_launched(struct proc *p)
+{
+	size_t failed = 0;
+	for (size_t i = 0; i < p->nmods; i++) {
+		struct module *m = &p->mods[i];
+		size_t n = m->fs ? rtl_binary_function_count(m->bin) : 0;
+		for (size_t k = 0; !m->unloaded && k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			if (fs->status != FS_ARMED && fs->status != FS_NOTIFY && fs->status != FS_HOOK &&
+			    fs->status != FS_BUSY)
+				continue;
+			uint64_t at = rtl_binary_function(m->bin, k)->addr + m->bias;
+			uint8_t now;
+			if (!os_mem_read(p->mem, at, &now, 1) && now == 0xcc && os_mem_write(p->mem, at, &fs->orig, 1))
+				failed++;
+		}
+	}
+	for (size_t i = 0; i < p->patch->nret_traps; i++)
+		failed += restore_from_file(p, p->patch->ret_traps[i].at) != 0;
+	int first_err = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct thread *t = &p->threads[i];
+		int e = os_detach_sig(t->tid, t->group_stopped ? 0 : t->pending_sig);
+		if (e && e != -ESRCH && !first_err)
+			first_err = e;
+	}
+	if (failed)
+		rtl_warn("pid %d: %zu breakpoints could not be taken back: it may stop on a SIGTRAP", (int)p->pid,
+			 failed);
+	return failed ? -EIO : first_err;
+}

@@ -197,6 +197,13 @@ void attach_leave(struct proc *p);
  * copies left, patches undone, windows unmapped (unless *KEPT threads or
  * stack words still need them). */
 int attach_detach(struct proc *p, size_t *kept);
+/* A launched process still running when the program ended (a daemon it
+ * started, a background job) let go: every int3 reticle put in its code
+ * gets its byte back, the copies stay mapped (entries, return points and
+ * code pointers lead into them), its threads (held) are detached. Whether
+ * that is possible (*WHY: why not). */
+bool release_possible(const struct proc *p, const char **why);
+int release_launched(struct proc *p);
 
 /* engine/dl.c: modules loaded by the dynamic loader */
 int dl_notify(struct proc *p, pid_t tid);

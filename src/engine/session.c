@@ -108,6 +108,8 @@ struct rtl_session {
 	uint64_t tick_ns, last_tick;
 	uint64_t swept;           /* increments removed, over every image */
 	bool main_ended;          /* the first process has ended (its status is known) */
+	uint64_t main_end_ns;     /* when */
+	bool releasing;           /* letting go of what the program left running (release_all) */
 	double duration;
 	volatile sig_atomic_t stop;
 };
@@ -1113,6 +1115,7 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 	if (p->pid == s->main_pid) {
 		s->main_status = p->status;
 		s->main_ended = true;
+		s->main_end_ns = os_now_ns();
 		if (st->kind == OS_SIGNALED)
 			rtl_log(0, "%s (pid %d) killed by signal %d (%s)", p->command ? p->command : "target",
 				(int)p->pid, st->sig, strsignal(st->sig));
@@ -1297,7 +1300,7 @@ static bool ptrace_hook(struct rtl_session *s, struct proc *p, pid_t tid, uint64
 	text_to_files(p, NULL);
 	rtl_warn("pid %d asks to be traced by its parent (PTRACE_TRACEME): it runs on without reticle",
 		 (int)p->pid);
-	p->status = -1;   /* running on, not ended */
+	p->status = RTL_PROCESS_RUNNING;
 	finish_proc(s, p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		os_detach(p->threads[i].tid);
@@ -1750,7 +1753,7 @@ static int run_traced(struct rtl_session *s, int *status)
 	while (s->nprocs) {
 		struct proc *p = s->procs[0];
 		size_t kept;
-		p->status = -1;   /* running on, not ended */
+		p->status = RTL_PROCESS_RUNNING;
 		attach_leave(p);  /* threads out of the copies first: snippets finished */
 		finish_proc(s, p);
 		if (attach_detach(p, &kept))
@@ -1764,6 +1767,55 @@ static int run_traced(struct rtl_session *s, int *status)
 	commit_profile(s);
 	*status = 0;   /* not our child: its status is its parent's to know */
 	return err;
+}
+
+/* Processes still running when the program has ended: a daemon it
+ * started (gpg's gpg-agent, in a session of its own) or a background job
+ * (sh -c 'cmd &'). The program itself has returned; waiting for them would
+ * hold the user's prompt, for ever for a daemon. A daemon is let go at
+ * once, any process after GRACE_NS (a job about to end ends in it). True
+ * when every thread of them is to be interrupted and held: they are let
+ * go (release_all) once held. Processes that cannot be let go (their
+ * copies trap into reticle) are waited for, as before, with a word. */
+enum { GRACE_NS = 1000000000 };
+
+static bool time_to_release(struct rtl_session *s)
+{
+	if (!s->main_ended || !s->nprocs || s->releasing || s->detaching || s->debugger)
+		return false;
+	bool daemons = true;
+	pid_t own = getsid(0);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const char *why;
+		if (!release_possible(s->procs[i], &why)) {
+			static bool said;
+			if (!said)
+				rtl_warn("waiting for %zu process%s the program left running (pid %d: %s): %s",
+					 s->nprocs, s->nprocs == 1 ? "" : "es", (int)s->procs[i]->pid,
+					 s->procs[i]->command ? s->procs[i]->command : "?", why);
+			said = true;
+			return false;
+		}
+		daemons &= getsid(s->procs[i]->pid) != own;
+	}
+	return daemons || os_now_ns() - s->main_end_ns >= GRACE_NS;
+}
+
+/* Every remaining process, held: written into the profile as it is now
+ * (running on), and let go. */
+static void release_all(struct rtl_session *s)
+{
+	while (s->nprocs) {
+		struct proc *p = s->procs[0];
+		rtl_warn("pid %d (%s) still runs after the program ended: let go, its profile holds what it "
+			 "ran until now", (int)p->pid, p->command ? p->command : "?");
+		p->status = RTL_PROCESS_RUNNING;
+		p->runs_on = true;
+		finish_proc(s, p);
+		if (release_launched(p))
+			rtl_warn("pid %d: not let go cleanly (see above)", (int)p->pid);
+		remove_proc(s, p);
+	}
 }
 
 int rtl_session_run(rtl_session *s, int *status)
@@ -1787,6 +1839,19 @@ int rtl_session_run(rtl_session *s, int *status)
 	int err = 0;
 	while (s->nprocs) {
 		sweep_all(s, &last_sweep);
+		/* the program has ended: its waits wake to look at what is left */
+		if (s->main_ended && !ticking) {
+			start_ticks(&old_sa, &old_tick, 100000);
+			ticking = true;
+		}
+		if (time_to_release(s)) {
+			s->releasing = true;
+			begin_detach(s);
+		}
+		if (s->releasing && all_held(s)) {
+			release_all(s);
+			break;
+		}
 		if ((err = step(s, ticking)) != -EINTR)
 			break;
 	}

@@ -125,9 +125,9 @@ int timers_fork(struct proc *p, struct proc *c, pid_t tid)
 	return 0;
 }
 
-static void keep(struct proc *p, pid_t tid, unsigned k, uint64_t now)
+/* The times of thread TID from its area A (closed at NOW: A is changed). */
+static void keep(struct proc *p, pid_t tid, uint8_t *a, uint64_t now)
 {
-	uint8_t *a = thread_area_local(&p->areas, k);
 	thread_area_close_frames(a, now);
 	size_t n = p->ntimers < TA_MAX_TIMERS ? p->ntimers : TA_MAX_TIMERS, nnodes;
 	if (n <= RTL_MAX_TIMER_ID)   /* the numbered ones */
@@ -160,8 +160,20 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 		if (session_shim(p->s))
 			shim_unwatch(session_shim(p->s), tid);
 		memtrace_drain(p, (unsigned)t->area);
-		keep(p, tid, (unsigned)t->area, os_tsc());
-		thread_region_give(&p->areas, (unsigned)t->area);
+		uint8_t *a = thread_area_local(&p->areas, (unsigned)t->area);
+		if (p->runs_on) {
+			/* it runs on in the copies, its timer frames open: they are
+			 * closed in a copy of its area, which stays as it is */
+			uint8_t *copy = malloc(TA_SIZE);
+			if (copy) {
+				memcpy(copy, a, TA_SIZE);
+				keep(p, tid, copy, os_tsc());
+				free(copy);
+			}
+		} else {
+			keep(p, tid, a, os_tsc());
+			thread_region_give(&p->areas, (unsigned)t->area);
+		}
 	}
 	t->area = -1;
 }

@@ -298,10 +298,11 @@ static uint64_t *merge(struct proc *p, const struct module *m, const uint64_t *o
 		}
 	size_t fresh = count;   /* sorted: functions are in address order */
 	/* an image that ran to its end ages what it did not run; one that
-	 * exec'd (a shell's forked child, say) ran a sliver of the program and
-	 * tells nothing about the rest: without this, each of a shell's
-	 * fork-and-exec children rewrote the shell's list */
-	uint64_t older = p->status != -1 && session_warm_age_once(p->s, path);
+	 * exec'd (a shell's forked child, say) or still runs (detached, let
+	 * go) ran a sliver of the program and tells nothing about the rest:
+	 * without this, each of a shell's fork-and-exec children rewrote the
+	 * shell's list */
+	uint64_t older = p->status >= 0 && session_warm_age_once(p->s, path);
 	for (size_t i = 0; i < nold; i++) {
 		uint64_t addr = old[i] & ADDR_MASK, age = (old[i] >> AGE_SHIFT) + older;
 		size_t at = rtl_lower_bound_u64(v, fresh, addr);

@@ -79,6 +79,8 @@ static int process_item(const rtl_profile_process *pr, void *user)
 		fputs("null", l->out);
 	if (pr->exit_status >= 0)
 		fprintf(l->out, ", \"exit_status\": %d", pr->exit_status);
+	else if (pr->exit_status == RTL_PROCESS_RUNNING)
+		fputs(", \"exit_status\": null, \"running\": true", l->out);
 	else
 		fputs(", \"exit_status\": null", l->out);
 	fprintf(l->out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 ", \"calls\": %" PRIu64

@@ -81,7 +81,9 @@ static void print_node(struct printer *pp, size_t i, int depth)
 		pp->left++;
 	} else {
 		char status[16];
-		if (pr->exit_status < 0)
+		if (pr->exit_status == RTL_PROCESS_RUNNING)
+			snprintf(status, sizeof(status), "run");
+		else if (pr->exit_status < 0)
 			snprintf(status, sizeof(status), "exec");
 		else
 			snprintf(status, sizeof(status), "%d", pr->exit_status);
@@ -156,6 +158,8 @@ static int print_one(const rtl_profile_process *pr, void *user)
 		fprintf(o->out, " of %" PRId64, pr->parent);
 	if (pr->exit_status >= 0)
 		fprintf(o->out, ", exit status %d", pr->exit_status);
+	else if (pr->exit_status == RTL_PROCESS_RUNNING)
+		fputs(", still running when the session ended", o->out);
 	else
 		fputs(", replaced by exec", o->out);
 	fprintf(o->out, "): %s\n", pr->command ? pr->command : "?");

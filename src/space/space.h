@@ -164,6 +164,9 @@ struct proc {
 	struct point_rec *points;  /* counters at other points (branch edges) */
 	size_t npoints, cappoints;
 	bool multithreaded;       /* increments are atomic from now on */
+	/* let go while it runs (release_launched): its copies and thread
+	 * areas stay as they are, in use */
+	bool runs_on;
 	/* unwind information: relocated functions whose FDE is still to be
 	 * registered with the target's __register_frame_info */
 	struct { uint32_t mod, fn; } *unw_pending;

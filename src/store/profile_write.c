@@ -93,7 +93,7 @@ int rtl_profile_add_process(rtl_profile *p, const rtl_profile_process *proc)
 	sqlite3_bind_int(s, 3, proc->pid);
 	sqlite3_bind_text(s, 4, proc->kind, -1, SQLITE_STATIC);
 	store_bind_text(s, 5, proc->command);
-	if (proc->exit_status >= 0)
+	if (proc->exit_status >= 0 || proc->exit_status == RTL_PROCESS_RUNNING)
 		sqlite3_bind_int(s, 6, proc->exit_status);
 	else
 		sqlite3_bind_null(s, 6);
