@@ -110,6 +110,7 @@ struct rtl_session {
 	bool main_ended;          /* the first process has ended (its status is known) */
 	uint64_t main_end_ns;     /* when */
 	bool releasing;           /* letting go of what the program left running (release_all) */
+	bool said_waiting;        /* that some cannot be let go: said once */
 	double duration;
 	volatile sig_atomic_t stop;
 };
@@ -1788,12 +1789,11 @@ static bool time_to_release(struct rtl_session *s)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const char *why;
 		if (!release_possible(s->procs[i], &why)) {
-			static bool said;
-			if (!said)
+			if (!s->said_waiting)
 				rtl_warn("waiting for %zu process%s the program left running (pid %d: %s): %s",
 					 s->nprocs, s->nprocs == 1 ? "" : "es", (int)s->procs[i]->pid,
 					 s->procs[i]->command ? s->procs[i]->command : "?", why);
-			said = true;
+			s->said_waiting = true;
 			return false;
 		}
 		daemons &= getsid(s->procs[i]->pid) != own;

@@ -91,7 +91,7 @@ static int load(rtl_binary *bin, const char *path)
 	struct mapping *owner = malloc(sizeof(*owner));
 	int err = -1;
 	if (!owner || memcmp(h->magic, magic, sizeof(magic)) || h->producer != rtl_self_id() ||
-	    h->blob_off % 8 || h->blob_off > len ||
+	    h->blob_off % 8 || h->blob_off < sizeof(*h) || h->blob_off > len ||
 	    (size_t)h->debug_path_len > h->blob_off - sizeof(*h))
 		goto out;
 	const char *dpath = (const char *)(h + 1);
