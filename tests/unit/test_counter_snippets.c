@@ -7,13 +7,22 @@
  * second thread): the counter moves by exactly one per run (by RCX for
  * x86_add_rcx_to_counter), the flags come back where the snippet promises
  * to keep them, no register and no byte of the red zone changes, and two
- * threads running an atomic one lose no increment. */
+ * threads running an atomic one lose no increment. The same for the
+ * snippets on the thread's area (%gs): the signal slot (shim: an id, or
+ * the copy's address through the red zone's first word) and the
+ * countdown of bbv's intervals (its int3 exactly when it goes below zero). */
+#include <asm/prctl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "check.h"
+#include "isa/x86_64/timers.h"
 #include "isa/x86_64/writer.h"
+#include "runtime/thread_area.h"
 
 static uint8_t *page;
 static size_t used;
@@ -107,8 +116,9 @@ static uint64_t harness(emit_fn emit, bool atomic, bool switch_after, bool keep_
 	return at;
 }
 
-/* Runs F with every flag set (FLAGS_ON) or none: what it saw is in seen. */
-static void check_run(uint64_t f, const char *what, bool keeps_flags, uint64_t step)
+/* Runs F with every flag set (FLAGS_ON) or none: what it saw is in seen.
+ * FREE: the red zone's words the snippet may use (bit 15: [rsp-8]). */
+static void check_run_free(uint64_t f, const char *what, bool keeps_flags, uint64_t step, unsigned free)
 {
 	static const uint64_t on = 0x8d5;    /* OF DF SF ZF AF PF CF (and bit 1) */
 	for (int pass = 0; pass < 2; pass++) {
@@ -136,11 +146,18 @@ static void check_run(uint64_t f, const char *what, bool keeps_flags, uint64_t s
 		for (int k = 0; k < 16; k++) {
 			uint64_t want;
 			memset(&want, PATTERN, 8);
+			if (free >> k & 1)
+				continue;
 			if (seen[16 + k] != want)
 				fprintf(stderr, "%s: red zone word %d changed\n", what, k);
 			CHECK_EQ(seen[16 + k], want);
 		}
 	}
+}
+
+static void check_run(uint64_t f, const char *what, bool keeps_flags, uint64_t step)
+{
+	check_run_free(f, what, keeps_flags, step, 0);
 }
 
 /* x86_add_rcx_to_counter adds rcx: the harness sets rcx to 2 * 0x0101.. */
@@ -172,6 +189,74 @@ static void check_race(uint64_t f, const char *what, uint64_t step)
 	CHECK(*counter - before == 400000 * step);
 }
 
+/* The snippets on the thread's area (%gs): the signal slot (shim) and the
+ * interval countdown (bbv), whose int3 at zero a SIGTRAP handler counts. */
+static uint8_t *area;
+static volatile int traps;
+static uint64_t copy_entry;
+static uint32_t signal_id;
+static uint32_t countdown_n;
+
+static size_t put_signal(struct x86_writer *w, uint64_t c, bool atomic)
+{
+	(void)c, (void)atomic;
+	CHECK_EQ(x86_signal_set(w, copy_entry, signal_id), 0);
+	return 0;
+}
+
+static size_t put_countdown(struct x86_writer *w, uint64_t c, bool keep_flags)
+{
+	(void)c;
+	CHECK_EQ(x86_countdown(w, countdown_n, keep_flags), 0);
+	return 0;
+}
+
+static void on_trap(int sig) { (void)sig; traps++; }
+
+static void check_area_snippets(void)
+{
+	area = mmap(NULL, TA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (area == MAP_FAILED || syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)area)) {
+		CHECK(!"a thread area at %gs");
+		return;
+	}
+	volatile int64_t *slot = (int64_t *)(area + TA_SIGNAL), *left = (int64_t *)(area + TA_BBV_LEFT);
+	/* the slot: an id, sign-extended; or the copy's address, through rax
+	 * and the red zone's first word (its documented use) */
+	signal_id = 0x80000001u;
+	uint64_t f = harness(put_signal, false, false, false);
+	check_run(f, "signal id", true, 0);
+	CHECK_EQ(*slot, (int64_t)(int32_t)0x80000001u);
+	signal_id = 0;
+	copy_entry = (uint64_t)(uintptr_t)(page + 0x8000);
+	f = harness(put_signal, false, false, false);
+	*slot = 0;
+	check_run_free(f, "signal entry", true, 0, 1u << 15);
+	CHECK_EQ(*slot, (int64_t)copy_entry);
+	/* the countdown: N off each run, an int3 when it goes below zero */
+	struct sigaction sa = { .sa_handler = on_trap };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+	for (int keep = 0; keep < 2; keep++) {
+		countdown_n = 3;
+		f = harness(put_countdown, keep, false, false);
+		*left = 7;
+		traps = 0;
+		check_run(f, keep ? "countdown keeping flags" : "countdown", keep, 0);   /* two runs: 7 -> 4 -> 1 */
+		CHECK_EQ(*left, 1);
+		CHECK_EQ(traps, 0);
+		*left = 3;   /* down to zero: not below it yet */
+		((void (*)(uint64_t))(uintptr_t)f)(0x2);
+		CHECK_EQ(*left, 0);
+		CHECK_EQ(traps, 0);
+		*left = 1;
+		((void (*)(uint64_t))(uintptr_t)f)(0x2);   /* 1 -> -2: the interval ends */
+		CHECK_EQ(*left, -2);
+		CHECK_EQ(traps, 1);
+	}
+	signal(SIGTRAP, SIG_DFL);
+}
+
 int main(void)
 {
 	page = mmap(NULL, 0x10000, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -197,5 +282,6 @@ int main(void)
 				check_race(f, what, kinds[k].step);
 		}
 	}
+	check_area_snippets();
 	return CHECK_DONE();
 }
