@@ -335,6 +335,20 @@ void attach_leave(struct proc *p)
 	p->left = true;
 }
 
+/* Detaches P's threads (held stopped), each with the signal it met: the
+ * first error, or 0. */
+static int detach_threads(struct proc *p)
+{
+	int first_err = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct thread *t = &p->threads[i];
+		int e = os_detach_sig(t->tid, t->group_stopped ? 0 : t->pending_sig);
+		if (e && e != -ESRCH && !first_err)
+			first_err = e;
+	}
+	return first_err;
+}
+
 int attach_detach(struct proc *p, size_t *kept)
 {
 	size_t words = 0;
@@ -375,13 +389,7 @@ int attach_detach(struct proc *p, size_t *kept)
 			   "%zu stack word%s pointing into it%s)",
 			(int)p->pid, stuck, stuck == 1 ? "" : "s", words, words == 1 ? "" : "s",
 			err ? ", or it could not be released" : "");
-	int first_err = 0;
-	for (size_t i = 0; i < p->nthreads; i++) {
-		struct thread *t = &p->threads[i];
-		int e = os_detach_sig(t->tid, t->group_stopped ? 0 : t->pending_sig);
-		if (e && e != -ESRCH && !first_err)
-			first_err = e;
-	}
+	int first_err = detach_threads(p);
 	return failed ? -EIO : first_err;
 }
 
@@ -428,13 +436,7 @@ int release_launched(struct proc *p)
 	}
 	for (size_t i = 0; i < p->patch->nret_traps; i++)
 		failed += restore_from_file(p, p->patch->ret_traps[i].at) != 0;
-	int first_err = 0;
-	for (size_t i = 0; i < p->nthreads; i++) {
-		struct thread *t = &p->threads[i];
-		int e = os_detach_sig(t->tid, t->group_stopped ? 0 : t->pending_sig);
-		if (e && e != -ESRCH && !first_err)
-			first_err = e;
-	}
+	int first_err = detach_threads(p);
 	if (failed)
 		rtl_warn("pid %d: %zu breakpoints could not be taken back: it may stop on a SIGTRAP", (int)p->pid,
 			 failed);
