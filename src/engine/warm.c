@@ -322,24 +322,6 @@ fail:
 	return NULL;
 }
 
-static int make_dirs(const char *dir)
-{
-	char buf[4096];
-	if (strlen(dir) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, dir);
-	for (char *c = buf + 1; ; c++)
-		if (*c == '/' || !*c) {
-			char end = *c;
-			*c = 0;
-			if (mkdir(buf, 0755) && errno != EEXIST)
-				return -errno;
-			if (!end)
-				return 0;
-			*c = end;
-		}
-}
-
 /* PATH's list (M's) merged with what ran in P and written when it
  * changed: the merged list (malloc'd, *N entries), or NULL. */
 static uint64_t *save_list(struct proc *p, struct module *m, const char *path, size_t *n)
@@ -364,7 +346,7 @@ static uint64_t *save_list(struct proc *p, struct module *m, const char *path, s
 void warm_save(struct proc *p)
 {
 	const char *dir = session_warm_dir(p->s);
-	if (!dir || make_dirs(dir))
+	if (!dir || warm_make_dirs(dir))
 		return;
 	for (size_t i = 0; i < p->nmods; i++) {
 		struct module *m = &p->mods[i];

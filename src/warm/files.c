@@ -29,6 +29,24 @@ char *warm_file_path(const char *dir, const rtl_binary *bin, const char *suffix)
 	return path;
 }
 
+int warm_make_dirs(const char *dir)
+{
+	char buf[4096];
+	if (strlen(dir) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, dir);
+	for (char *c = buf + 1; ; c++)
+		if (*c == '/' || !*c) {
+			char end = *c;
+			*c = 0;
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			if (!end)
+				return 0;
+			*c = end;
+		}
+}
+
 /* Written under a temporary name and renamed: a reader never sees half a
  * file, and concurrent runs of one binary leave one of theirs whole. */
 void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n)
@@ -36,6 +54,16 @@ void warm_write_file(const char *path, const void *const *parts, const size_t *l
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {   /* the cache's first file (a binary's facts, at its open) */
+		char *slash = strrchr(tmp, '/');
+		if (slash) {
+			*slash = 0;
+			int made = warm_make_dirs(tmp);
+			*slash = '/';
+			if (!made)
+				fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		}
+	}
 	if (fd < 0)
 		return;
 	bool ok = true;

@@ -19,7 +19,10 @@ struct x86_reloc;
 /* files.c: the cache's files */
 /* The file of BIN with SUFFIX in cache directory DIR (malloc'd), or NULL. */
 char *warm_file_path(const char *dir, const rtl_binary *bin, const char *suffix);
-/* Writes the N PARTS to PATH through a temporary file renamed over it. */
+/* Makes directory DIR and those above it as needed: 0 or -errno. */
+int warm_make_dirs(const char *dir);
+/* Writes the N PARTS to PATH through a temporary file renamed over it
+ * (its directory made when missing). */
 void warm_write_file(const char *path, const void *const *parts, const size_t *lens, int n);
 /* The cache within its size: */
 /* PATH (or open FD) served this run: its time says so (once a day). */
