@@ -99,15 +99,16 @@ bool fn_keeps_caller(const rtl_function *f)
 	return false;
 }
 
-bool fn_has_return_tables(const rtl_binary *bin)
+bool fn_marks_return_tables(const rtl_function *f)
 {
 	/* OCaml's native runtime (4.x and 5.x) */
-	static const char *const names[] = { "caml_start_program", "caml_call_gc" };
-	for (size_t i = 0; i < rtl_binary_function_count(bin); i++) {
-		const char *name = rtl_binary_function(bin, i)->name;
-		for (size_t j = 0; name && j < sizeof(names) / sizeof(*names); j++)
-			if (!strcmp(name, names[j]))
-				return true;
-	}
+	return f->name && (!strcmp(f->name, "caml_start_program") || !strcmp(f->name, "caml_call_gc"));
+}
+
+bool fn_has_return_tables(const rtl_binary *bin)
+{
+	for (size_t i = 0; i < rtl_binary_function_count(bin); i++)
+		if (fn_marks_return_tables(rtl_binary_function(bin, i)))
+			return true;
 	return false;
 }

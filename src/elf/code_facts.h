@@ -27,6 +27,8 @@ uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uin
  * program starts and searched at every collection. Such code pointers keep
  * their values, and the program's calls push original return addresses. */
 bool fn_has_return_tables(const rtl_binary *bin);
+/* Whether F is a function that tells so (fn_has_return_tables). */
+bool fn_marks_return_tables(const rtl_function *f);
 /* Whether F identifies its caller by the return address (dlopen, dlsym):
  * copies call it with the original return address. */
 bool fn_keeps_caller(const rtl_function *f);

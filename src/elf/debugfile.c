@@ -112,13 +112,19 @@ static int dbgd_progress(debuginfod_client *c, long done, long total)
 	return 0;
 }
 
+/* Whether $DEBUGINFOD_URLS names servers. */
+static bool debuginfod_named(void)
+{
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	return urls && urls[strspn(urls, " \t")];
+}
+
 /* The debug file of build-id ID from debuginfod servers, when
  * $DEBUGINFOD_URLS names some (the client keeps what it fetched, and what
  * it did not find, in its cache: $DEBUGINFOD_CACHE_PATH). */
 static int try_debuginfod(rtl_binary *bin, const unsigned char *id, size_t idlen)
 {
-	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
-	if (!urls || !urls[strspn(urls, " \t")])
+	if (!debuginfod_named())
 		return -1;
 	pthread_once(&dbgd_once, dbgd_load);
 	debuginfod_client *c = dbgd.begin ? dbgd.begin() : NULL;
@@ -235,8 +241,7 @@ int rtl_elf_debug_candidate(rtl_binary *bin, char *path, size_t len)
 	*path = 0;
 	if (!each_candidate(bin, note_readable, &f))
 		return 0;
-	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
-	return urls && urls[strspn(urls, " \t")] ? -1 : 0;
+	return debuginfod_named() ? -1 : 0;
 }
 
 const char *rtl_elf_debug_path(const rtl_binary *bin)

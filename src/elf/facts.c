@@ -130,8 +130,17 @@ int rtl_elf_facts_adopt(rtl_binary *bin, const void *blob, size_t len, void *own
 	memcpy(bin->sigtramps, sig, h->nsigtramps * sizeof(*sig));
 	bin->debug_consulted = h->flags & FACTS_DEBUG;
 	int err = rtl_elf_index_functions(bin);
-	if (err)
+	if (err) {   /* as it was before: discovery may run on BIN */
+		free(bin->funcs);
+		bin->funcs = NULL;
+		bin->nfuncs = bin->capfuncs = 0;
+		bin->cptrs = NULL;
+		bin->ncptrs = 0;
+		bin->cptrs_borrowed = false;
+		bin->nfdes = bin->nsigtramps = 0;
+		bin->debug_consulted = false;
 		return err;
+	}
 	bin->facts_owner = owner;
 	bin->facts_release = release;
 	return 0;

@@ -16,7 +16,8 @@ int rtl_elf_discover(rtl_binary *bin);
 int rtl_elf_facts_pack(const rtl_binary *bin, void **blob, size_t *len);
 /* Takes them from BLOB (LEN bytes, 8-aligned) into BIN, opened without
  * discovery: names point into BLOB, which RELEASE(OWNER) lets go of when
- * BIN closes (not called on failure). -EINVAL when BLOB is malformed. */
+ * BIN closes (not called on failure). -EINVAL when BLOB is malformed; on
+ * any failure BIN is as it was, ready for rtl_elf_discover. */
 int rtl_elf_facts_adopt(rtl_binary *bin, const void *blob, size_t len, void *owner,
 			void (*release)(void *owner));
 

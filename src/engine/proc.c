@@ -295,7 +295,8 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return -ENOMEM;
 	}
 	fn_link_extent(bin, &m->lo, &m->hi);   /* an opened binary has a segment */
-	m->return_tables = fn_has_return_tables(bin);
+	/* (only such programs can have them: not a scan of every module's names) */
+	m->return_tables = p->original_returns && fn_has_return_tables(bin);
 	m->lo += bias;
 	m->hi += bias;
 	p->nmods++;
@@ -305,7 +306,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	/* Mono finds a method by the address its code runs at, and patches
 	 * the calls and PLT entries of its ahead-of-time images by reading
 	 * their bytes: that code is its own, as JIT code is */
-	if (rtl_binary_exports(bin, "mono_aot_file_info")) {
+	if (rtl_binary_kind(bin) == RTL_BIN_SHARED && rtl_binary_exports(bin, "mono_aot_file_info")) {
 		m->left_out = "Mono ahead-of-time code (its runtime finds methods by their addresses)";
 		rtl_info("%s: left uninstrumented: %s", path, m->left_out);
 		for (size_t k = 0; k < n; k++)

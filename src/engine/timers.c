@@ -164,12 +164,11 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 		if (p->runs_on) {
 			/* it runs on in the copies, its timer frames open: they are
 			 * closed in a copy of its area, which stays as it is */
-			uint8_t *copy = malloc(TA_SIZE);
-			if (copy) {
-				memcpy(copy, a, TA_SIZE);
+			uint8_t *copy = thread_area_copy(a, p->ntimers > RTL_MAX_TIMER_ID ? p->ntimers
+										 : RTL_MAX_TIMER_ID + 1);
+			if (copy)
 				keep(p, tid, copy, os_tsc());
-				free(copy);
-			}
+			thread_area_copy_free(copy);
 		} else {
 			keep(p, tid, a, os_tsc());
 			thread_region_give(&p->areas, (unsigned)t->area);

@@ -537,12 +537,12 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	if (force && *force)
 		return atoi(force) != 0;
 	/* Go's runtime looks up every return address when it grows or scans a
-	 * stack, and OCaml's at every collection; V8 (node) walks its frames; backtrace() reports them, and so
-	 * does every program that walks its own stack with _Unwind_Backtrace
+	 * stack, and OCaml's at every collection (fn_marks_return_tables); V8
+	 * (node) walks its frames; backtrace() reports them, and so does every
+	 * program that walks its own stack with _Unwind_Backtrace
 	 * (Rust's std for a panic's or a captured backtrace), called through
 	 * its PLT or through a GOT slot (-z now) */
-	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace") ||
-	    fn_has_return_tables(exe))
+	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace"))
 		return true;
 	static const char *const names[] = {
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
@@ -550,6 +550,8 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	};
 	for (size_t i = 0; i < rtl_binary_function_count(exe); i++) {
 		const rtl_function *f = rtl_binary_function(exe, i);
+		if (fn_marks_return_tables(f))
+			return true;
 		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++)
 			if (f->name && !strcmp(f->name, names[j]))
 				return true;

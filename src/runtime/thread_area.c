@@ -139,6 +139,25 @@ void thread_area_close_frames(uint8_t *a, uint64_t now)
 		pop_frame(a, end, now);
 }
 
+uint8_t *thread_area_copy(const uint8_t *a, size_t ntimers)
+{
+	uint8_t *c = mmap(NULL, TA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	size_t nodes;
+	thread_area_nodes(a, &nodes);
+	memcpy(c, a, frames_end(a));
+	memcpy(c + TA_WORDS, a + TA_WORDS, (ntimers < TA_MAX_TIMERS ? ntimers : TA_MAX_TIMERS) * sizeof(struct ta_timer));
+	memcpy(c + TA_NODES, a + TA_NODES, (nodes + 1) * sizeof(struct ta_node));
+	return c;
+}
+
+void thread_area_copy_free(uint8_t *c)
+{
+	if (c)
+		munmap(c, TA_SIZE);
+}
+
 void thread_area_shift_frames(uint8_t *a, uint64_t ticks)
 {
 	/* every open frame starts later: each one's time, and so each one's

@@ -139,6 +139,13 @@ uint64_t thread_area_addr(const struct thread_region *r, unsigned k);
 int thread_area_at(const struct thread_region *r, uint64_t base);
 /* Closes every frame of area A at time NOW, as the exit snippet would. */
 void thread_area_close_frames(uint8_t *a, uint64_t now);
+/* A copy of area A with what closing its frames and reading its times
+ * need (its words, open frames, first NTIMERS timers, used nodes), the
+ * rest untouched (the copy is sparse, and A's unused pages are not read:
+ * in the target's memfd, reading them would allocate them); NULL without
+ * memory. Freed with thread_area_copy_free. */
+uint8_t *thread_area_copy(const uint8_t *a, size_t ntimers);
+void thread_area_copy_free(uint8_t *c);
 /* The thread of area A was stopped TICKS for reticle: its open frames
  * start that much later. */
 void thread_area_shift_frames(uint8_t *a, uint64_t ticks);

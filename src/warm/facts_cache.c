@@ -69,8 +69,7 @@ static void unmap(void *owner)
 	free(m);
 }
 
-/* The facts of BIN from PATH, adopted: 0, else non-zero (BIN untouched
- * but for what the caller closes anyway). */
+/* The facts of BIN from PATH, adopted: 0, else non-zero (BIN untouched). */
 static int load(rtl_binary *bin, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -157,19 +156,10 @@ int warm_open_binary(const char *dir, const char *path, rtl_binary **out)
 	if (err)
 		return err;
 	char *fpath = warm_file_path(dir, bin, "facts");
-	if (!fpath) {
-		rtl_binary_close(bin);
-		return rtl_binary_open(path, out);
-	}
-	int loaded = load(bin, fpath);
-	if (loaded) {
-		/* a failed adoption may have left part of it behind */
-		rtl_binary_close(bin);
-		if (!(err = rtl_binary_open_image(path, &bin)) && !(err = rtl_elf_discover(bin)))
-			save(bin, fpath);
-	} else {
+	if (fpath && !load(bin, fpath))
 		rtl_debug("%s: functions from %s", path, fpath);
-	}
+	else if (!(err = rtl_elf_discover(bin)) && fpath)   /* BIN is as opened: load leaves it so */
+		save(bin, fpath);
 	free(fpath);
 	if (err) {
 		rtl_binary_close(bin);
