@@ -74,6 +74,20 @@ struct rtl_session_opts {
 	 * (rtl_session_reinstrument): each starts with a 5-byte nop that
 	 * becomes the jump to its successor, and none is made ahead. */
 	bool dynamic_probes;
+	/* The run's context (docs/contexts.md). Scope: only the functions of
+	 * the modules that match a glob of MODULES (the file's path or name)
+	 * and whose names match a glob of FUNCTIONS are measured (NULL-ended
+	 * lists; NULL: all). Span: counts are taken from edge FROM to edge TO
+	 * of each process, each "SECONDS" after the session began ("5s",
+	 * "300ms"; TO "+SECONDS": after FROM), "call:NAME" (the first call of
+	 * function NAME: exact in the calling thread), "fork", "exec",
+	 * "dlopen", "signal" or "signal:N" (the process's first such event);
+	 * NULL: the process's start, its end. A span counts only: not with
+	 * collectors that time or trace (sample, shim, calltime, memtrace,
+	 * bbv, plug-ins with timers): -RTL_ERR_BAD_OPTION, as for a bad edge. */
+	const char *const *modules;
+	const char *const *functions;
+	const char *from, *to;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

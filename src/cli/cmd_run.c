@@ -22,6 +22,7 @@ static void usage(FILE *f)
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
 	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
+	      "                   [--modules LIST] [--functions LIST] [--from EDGE] [--to EDGE]\n"
 	      "                   [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
@@ -82,10 +83,24 @@ static void usage(FILE *f)
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
 	      "                       ('reticle simpoint FILE' reads it; default: the profile's\n"
 	      "                       name with .bb for .db); other processes' in FILE.PID\n"
+	      "      --modules LIST   measure only the functions of these modules: comma-\n"
+	      "                       separated globs on a module's path or file name\n"
+	      "                       (libc.so*,myprog); repeatable\n"
+	      "      --functions LIST measure only the functions named so (globs: parse_*,\n"
+	      "                       main); with --modules, those of these modules\n"
+	      "      --from EDGE      count from EDGE on, in each process: SECONDS after the\n"
+	      "                       start (5s, 300ms), call:NAME (the first call of\n"
+	      "                       function NAME: exact in the thread that calls it),\n"
+	      "                       fork, exec, dlopen, signal or signal:N (the process's\n"
+	      "                       first); counting only (not with sample, shim,\n"
+	      "                       calltime, memtrace, bbv)\n"
+	      "      --to EDGE        stop counting at EDGE: as --from, or +SECONDS after the\n"
+	      "                       start edge; the profile's meta 'span' says FROM..TO\n"
 	      "      --stats          print engine statistics at the end\n"
 	      "  -f, --file FILE      a control file: Lua assignments of application,\n"
 	      "                       arguments, collect, collectors, output, cold, stats,\n"
-	      "                       debug_dirs, freq, event (e.g. collect = {\"fcount\",\n"
+	      "                       debug_dirs, freq, event, modules, functions, from,\n"
+	      "                       to (e.g. collect = {\"fcount\",\n"
 	      "                       \"calltime\"});\n"
 	      "                       options given here override it, and a PROGRAM after\n"
 	      "                       -- its application and arguments\n"
@@ -204,6 +219,8 @@ static char *ranked_output(const char *output, long rank)
 }
 
 /* What the command line (and a control file) ask for. */
+enum { MAX_GLOBS = 32 };
+
 struct run_args {
 	const char *collect, *output;
 	const char *plugins[MAX_COLLECTORS / 2];
@@ -219,7 +236,26 @@ struct run_args {
 	const char *trace;        /* memtrace --trace */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
+	/* the run's context: scope (NULL-ended globs) and span */
+	const char *modules[MAX_GLOBS + 1], *functions[MAX_GLOBS + 1];
+	size_t nmodules, nfunctions;
+	const char *from, *to;
 };
+
+/* The comma-separated globs of LIST (split in place) added to V (N of
+ * them, NULL-ended); 0, or an exit status after a message. */
+static int add_globs(const char *opt, char *list, const char **v, size_t *n)
+{
+	for (char *g = strtok(list, ","); g; g = strtok(NULL, ",")) {
+		if (*n == MAX_GLOBS) {
+			cli_error("run: at most %d globs in %s", MAX_GLOBS, opt);
+			return CLI_EXIT_USAGE;
+		}
+		v[(*n)++] = g;
+		v[*n] = NULL;
+	}
+	return 0;
+}
 
 /* SimPoint's two files, SPEC = "SIMPOINTS,WEIGHTS" (reticle simpoint
  * --simpoints, --weights: "INTERVAL CLUSTER", "WEIGHT CLUSTER" lines):
@@ -308,6 +344,24 @@ static int take_control(struct run_args *a, const struct run_control *ctl, char 
 	a->output = a->output ? a->output : ctl->output;
 	a->freq = a->freq ? a->freq : ctl->freq;
 	a->event = a->event ? a->event : ctl->event;
+	a->from = a->from ? a->from : ctl->from;
+	a->to = a->to ? a->to : ctl->to;
+	const struct { char **v; size_t n; const char **to; size_t *nto; const char *what; } lists[] = {
+		{ ctl->modules, ctl->nmodules, a->modules, &a->nmodules, "modules" },
+		{ ctl->functions, ctl->nfunctions, a->functions, &a->nfunctions, "functions" },
+	};
+	for (size_t l = 0; l < 2; l++) {
+		if (*lists[l].nto || !lists[l].n)
+			continue;   /* the command line's win */
+		if (lists[l].n > MAX_GLOBS) {
+			cli_error("run: at most %d %s in a control file", MAX_GLOBS, lists[l].what);
+			return CLI_EXIT_USAGE;
+		}
+		for (size_t i = 0; i < lists[l].n; i++)
+			lists[l].to[i] = lists[l].v[i];
+		lists[l].to[lists[l].n] = NULL;
+		*lists[l].nto = lists[l].n;
+	}
 	size_t room = sizeof(a->plugins) / sizeof(*a->plugins);
 	if (!a->nplugins) {
 		if (ctl->nplugins > room) {
@@ -353,6 +407,10 @@ int cmd_run(int argc, char **argv)
 		{ "trace", required_argument, NULL, 'T' },
 		{ "sample", required_argument, NULL, 'S' },
 		{ "debug-on-fault", no_argument, NULL, 'Q' },
+		{ "modules", required_argument, NULL, 'M' },
+		{ "functions", required_argument, NULL, 'N' },
+		{ "from", required_argument, NULL, 'A' },
+		{ "to", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -413,6 +471,16 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'B': a.bbv_out = optarg; break;
+		case 'M':
+			if (add_globs("--modules", optarg, a.modules, &a.nmodules))
+				return CLI_EXIT_USAGE;
+			break;
+		case 'N':
+			if (add_globs("--functions", optarg, a.functions, &a.nfunctions))
+				return CLI_EXIT_USAGE;
+			break;
+		case 'A': a.from = optarg; break;
+		case 'Z': a.to = optarg; break;
 		case 'T': a.trace = optarg; break;
 		case 'S': {
 			unsigned long long on, off;
@@ -580,7 +648,9 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,
 					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off,
 					 .memtrace_points = points, .memtrace_weights = weights, .memtrace_npoints = npoints,
-					 .memtrace_interval = a->simpoint ? a->interval : 0 };
+					 .memtrace_interval = a->simpoint ? a->interval : 0,
+					 .modules = a->nmodules ? a->modules : NULL,
+					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);
@@ -589,7 +659,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	free(weights);
 	if (err) {
 		cli_error("run: %s", rtl_strerror(err));
-		return CLI_EXIT_FAIL;
+		return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 	}
 	if (a->debug_on_fault && cli_debug_on_fault(s)) {
 		rtl_session_destroy(s);

@@ -36,6 +36,10 @@ static const struct key {
 	{ "debug_dirs", STRINGS, "folders of separate debug files, as --debug-dir" },
 	{ "freq", COUNT, "samples per second (the sample collector), as --freq" },
 	{ "event", STRING, "what the sample collector samples on, as --event" },
+	{ "modules", STRING_OR_STRINGS, "the modules measured (globs), as --modules" },
+	{ "functions", STRING_OR_STRINGS, "the functions measured (globs), as --functions" },
+	{ "from", STRING, "where counting starts (5s, call:NAME, fork, exec, dlopen, signal), as --from" },
+	{ "to", STRING, "where it stops (+5s, call:NAME, ...), as --to" },
 };
 
 static const struct key *key_named(const char *name)
@@ -214,11 +218,15 @@ int control_load(const char *path, struct run_control *c)
 	c->event = dup_field(L, env, "event");
 	c->application = dup_field(L, env, "application");
 	c->output = dup_field(L, env, "output");
+	c->from = dup_field(L, env, "from");
+	c->to = dup_field(L, env, "to");
 	char **collect = NULL;
 	size_t ncollect = 0;
 	if ((err = dup_list(L, env, "arguments", &c->arguments, &c->narguments)) ||
 	    (err = dup_list(L, env, "collectors", &c->plugins, &c->nplugins)) ||
 	    (err = dup_list(L, env, "debug_dirs", &c->debug_dirs, &c->ndebug_dirs)) ||
+	    (err = dup_list(L, env, "modules", &c->modules, &c->nmodules)) ||
+	    (err = dup_list(L, env, "functions", &c->functions, &c->nfunctions)) ||
 	    (err = dup_list(L, env, "collect", &collect, &ncollect)))
 		goto out;
 	if (collect) {
@@ -256,7 +264,11 @@ void control_free(struct run_control *c)
 	free(c->application);
 	free(c->output);
 	free(c->event);
+	free(c->from);
+	free(c->to);
 	free(c->collect);
+	free_list(c->modules, c->nmodules);
+	free_list(c->functions, c->nfunctions);
 	free_list(c->arguments, c->narguments);
 	free_list(c->plugins, c->nplugins);
 	free_list(c->debug_dirs, c->ndebug_dirs);

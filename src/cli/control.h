@@ -18,6 +18,9 @@ struct run_control {
 	size_t ndebug_dirs;
 	unsigned freq;            /* 0 when unset */
 	char *event;
+	char **modules, **functions;   /* the scope's globs */
+	size_t nmodules, nfunctions;
+	char *from, *to;               /* the span's edges */
 };
 
 /* Runs the control file PATH and reads what it set. 0, or a negative

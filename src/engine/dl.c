@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
+#include "engine/span.h"
 #include "engine/symbol.h"
 #include "os/linux/os.h"
 #include "util/log.h"
@@ -129,7 +130,10 @@ int dl_notify(struct proc *p, pid_t tid)
 {
 	uint8_t code[4] = { 0 };
 
+	size_t before = p->nmods;
 	dl_scan(p, tid);
+	if (p->nmods > before && p->warm_started)
+		span_event(p, SPAN_DLOPEN, 0);
 	/* Step over r_brk's first instruction without removing the int3:
 	 * _dl_debug_state is 'endbr64; ret' or 'ret'. */
 	struct module *m = proc_module_at(p, p->r_brk);

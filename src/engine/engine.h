@@ -233,6 +233,12 @@ struct shim *session_shim(const struct rtl_session *s);
 bool session_dynamic(const struct rtl_session *s);
 /* The TSC when the session started (its times count from then). */
 uint64_t session_tsc0(const struct rtl_session *s);
+/* The run's context (span.h), and the session's clock: ns since it began. */
+struct span_def;
+const struct span_def *session_span(const struct rtl_session *s);
+uint64_t session_clock(const struct rtl_session *s);
+/* An armed entry trapped (patch_events' first_call): span edges, warm start. */
+void engine_first_call(struct proc *p, struct module *m, uint64_t addr);
 /* Whether any collector instruments functions (sample alone does not). */
 bool session_instruments(const struct rtl_session *s);
 

@@ -10,10 +10,12 @@
 #include <reticle/error.h>
 #include <reticle/profile.h>
 #include "engine/engine.h"
+#include "engine/span.h"
 #include "collectors/builtin.h"
 #include "engine/session_priv.h"
 #include "runtime/arc_table.h"
 #include "util/array.h"
+#include "util/log.h"
 
 /* The profile row of module M, added when first needed. */
 static int module_row(struct proc *p, struct module *m, rtl_profile *prof)
@@ -36,6 +38,13 @@ int finish_function_row(struct proc *p, struct module *m, const rtl_function *f,
 						    &fs->profile_id);
 }
 
+/* Whether F of M is in the run's scope: functions armed for the engine's
+ * own needs outside it (the loader's, the program's entry) are left out. */
+static bool in_scope(struct proc *p, const struct module *m, const rtl_function *f)
+{
+	return span_function_in_scope(session_span(p->s), m->path, f);
+}
+
 static int add_functions(struct proc *p, rtl_profile *prof)
 {
 	for (size_t i = 0; i < p->nmods; i++) {
@@ -54,7 +63,7 @@ static int add_functions(struct proc *p, rtl_profile *prof)
 			 * skipped ones, so that a report can say what was missed */
 			bool skipped = fs->status == FS_SKIPPED || (m->is_main && fs->status == FS_NONE &&
 								     f->sources != RTL_SRC_PLT);
-			if (fs->status != FS_DONE && !skipped)
+			if ((fs->status != FS_DONE && !skipped) || !in_scope(p, m, f))
 				continue;
 			int err = finish_function_row(p, m, f, fs, prof, "never called");
 			if (err)
@@ -158,22 +167,22 @@ static size_t counter_views(struct proc *p, struct module *m, size_t k, const st
 	if (fs->entry_counter)
 		v[n++] = (struct rtl_counter_view){ RTL_POINT_ENTRY, RTL_PRIM_COUNT,
 						    rtl_binary_function(m->bin, k)->addr,
-						    proc_read_counter(p, fs->entry_counter), 0 };
+						    span_count(p, fs->entry_counter), 0 };
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
 		if (br->counter)
 			v[n++] = (struct rtl_counter_view){ RTL_POINT_BLOCK, RTL_PRIM_COUNT, br->addr - m->bias,
-							    proc_read_counter(p, br->counter), 0 };
+							    span_count(p, br->counter), 0 };
 		if (br->rep_counter)
 			v[n++] = (struct rtl_counter_view){ RTL_POINT_REP_ITERATIONS, RTL_PRIM_COUNT,
-							    br->addr - m->bias, proc_read_counter(p, br->rep_counter), 0 };
+							    br->addr - m->bias, span_count(p, br->rep_counter), 0 };
 	}
 	for (size_t i = 0; i < sc->npts; i++) {
 		const struct point_rec *pr = sc->pts[i];
 		if (point_in_arcs(pr))
 			continue;   /* its words are no count (targets_of, keys_of) */
 		v[n++] = (struct rtl_counter_view){ pr->kind, RTL_PRIM_COUNT, pr->addr - m->bias,
-						    proc_read_counter(p, pr->counter), pr->id };
+						    span_count(p, pr->counter), pr->id };
 	}
 	rtl_counters_sort(v, n);
 	return n;
@@ -264,8 +273,8 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
 		sc->bv[b] = (struct rtl_block_view){ br->addr - m->bias, br->ninstrs,
-						     br->counter ? proc_read_counter(p, br->counter) : 0,
-						     br->rep_counter ? proc_read_counter(p, br->rep_counter) : 0 };
+						     br->counter ? span_count(p, br->counter) : 0,
+						     br->rep_counter ? span_count(p, br->rep_counter) : 0 };
 		if (p->sweeping && sc->bv[b].count)
 			sc->bv[b].count = 1;   /* ran: removed probes stopped counting */
 	}
@@ -299,7 +308,7 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		sc->xv[i] = cr[i].v;
 	struct rtl_function_view view = {
 		.id = fs->profile_id, .module = m->path, .name = f->name, .addr = f->addr,
-		.size = f->size, .entries = fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
+		.size = f->size, .entries = fs->entry_counter ? span_count(p, fs->entry_counter) : 0,
 		.blocks = sc->bv, .nblocks = fs->nblocks, .calls = sc->cv, .ncalls = fs->ncalls,
 		.counters = sc->ctr, .ncounters = nctr,
 		.targets = sc->tv, .ntargets = ntargets, .keys = sc->kv, .nkeys = nkeys,
@@ -312,6 +321,30 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		if (session_collector(p->s, c)->finish)
 			err = session_collector(p->s, c)->finish(&view, prof);
 	free(timers);
+	return err;
+}
+
+/* The run's context in the profile: "span" (FROM..TO, "start" and "end"
+ * for none), "modules" and "functions" (the scope's globs, comma-separated). */
+static int span_meta(const struct span_def *d, rtl_profile *prof)
+{
+	char a[300], b[300], text[620];
+	int err = 0;
+	if (d->from.kind || d->to.kind) {
+		snprintf(text, sizeof(text), "%s..%s", d->from.kind ? span_edge_text(&d->from, a, sizeof(a)) : "start",
+			 d->to.kind ? span_edge_text(&d->to, b, sizeof(b)) : "end");
+		err = rtl_profile_set_meta(prof, "span", text);
+	}
+	char *const *lists[] = { d->modules, d->functions };
+	const char *keys[] = { "modules", "functions" };
+	for (size_t l = 0; l < 2 && !err; l++) {
+		if (!lists[l])
+			continue;
+		text[0] = 0;
+		for (size_t i = 0; lists[l][i]; i++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s", i ? "," : "", lists[l][i]);
+		err = rtl_profile_set_meta(prof, keys[l], text);
+	}
 	return err;
 }
 
@@ -335,6 +368,8 @@ int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid
 		err = rtl_profile_set_meta(prof, "command", command);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "tool", "reticle 0.1.0");
+	if (!err)
+		err = span_meta(session_span(s), prof);
 	char *const *meta = session_meta(s);
 	for (size_t i = 0; !err && meta && meta[i] && meta[i + 1]; i += 2)
 		err = rtl_profile_set_meta(prof, meta[i], meta[i + 1]);
@@ -372,19 +407,24 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		.end_ns = end_ns,
 	};
 	timers_harvest_all(p);   /* the threads left: the image ends */
+	if (p->span.state == SPAN_BEFORE) {
+		char e[300];
+		rtl_warn("pid %d: the span's start (%s) was never reached: nothing of it is counted", (int)p->pid,
+			 span_edge_text(&session_span(p->s)->from, e, sizeof(e)));
+	}
 	p->tsc_hz = timers_tsc_hz(p->s);   /* measured once: every time of the image at one rate */
 	int err = rtl_profile_add_process(prof, &row);
 	if (!err)
 		err = add_functions(p, prof);
 	if (!err)
-		err = arcs_collect(p, &sc.arcs);
+		err = span_arcs(p, &sc.arcs);
 	if (!err)
 		err = timers_contexts(p, &sc.contexts);
 	for (size_t i = 0; !err && i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
 		for (size_t k = 0; !err && k < n; k++)
-			if (m->fs[k].status == FS_DONE)
+			if (m->fs[k].status == FS_DONE && in_scope(p, m, rtl_binary_function(m->bin, k)))
 				err = finish_function(p, m, k, prof, &sc);
 	}
 	if (!err)

@@ -4,6 +4,7 @@
  * patch_events, and the engine's entry points into it at a breakpoint. */
 #include "engine/debug.h"
 #include "engine/engine.h"
+#include "engine/span.h"
 #include "sample/sample.h"
 
 /* The copy's unwind information is registered, the sampler maps its PCs
@@ -20,9 +21,15 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 		debug_relocated(p, m, k);
 }
 
+void engine_first_call(struct proc *p, struct module *m, uint64_t addr)
+{
+	span_first_call(p, m, addr);
+	warm_trap(p, m, addr);
+}
+
 const struct patch_events engine_patch_events = {
 	.relocated = relocated,
-	.first_call = warm_trap,
+	.first_call = engine_first_call,
 	.memory_point = memtrace_point,
 	.memory_untraced = memtrace_untraced,
 	.timer_placed = timers_record,

@@ -13,6 +13,7 @@
 #include <reticle/error.h>
 #include "elf/code_facts.h"
 #include "engine/engine.h"
+#include "engine/span.h"
 #include "runtime/arc_table.h"
 #include "os/linux/os.h"
 #include "util/array.h"
@@ -37,6 +38,7 @@ struct proc *proc_new(struct rtl_session *s, pid_t pid)
 		proc_free(p);
 		return NULL;
 	}
+	span_proc_start(p, -1, false);
 	return p;
 }
 
@@ -46,6 +48,7 @@ void proc_free(struct proc *p)
 		return;
 	shim_write(p, NULL);   /* the observer lets go of its areas first */
 	memtrace_free(p);
+	span_proc_free(p);
 	bbv_free(p);
 	for (size_t i = 0; i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
@@ -324,6 +327,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	unwind_module_added(p, m);
 	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
 		  (unsigned long long)p->shm.wins[m->win].addr);
+	span_mark_module(p, m);
 	if ((err = lazy_arm_module(p, m)))
 		return err;
 	warm_load(p, m);
@@ -387,6 +391,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	shm_free(&p->shm);
 	if (shm_clone(&parent->shm, &p->shm))
 		goto fail;
+	span_proc_free(p);
+	span_proc_start(p, parent->span.state, false);
 	p->gadget = parent->gadget;
 	p->r_debug = parent->r_debug;
 	p->r_brk = parent->r_brk;

@@ -17,6 +17,7 @@
 #include <reticle/session.h>
 #include "engine/debug.h"
 #include "engine/engine.h"
+#include "engine/span.h"
 #include "engine/session_priv.h"
 #include "runtime/arc_table.h"
 #include "collectors/builtin.h"
@@ -113,6 +114,7 @@ struct rtl_session {
 	bool said_waiting;        /* that some cannot be let go: said once */
 	double duration;
 	volatile sig_atomic_t stop;
+	struct span_def span;     /* the run's context (span.h) */
 };
 
 size_t session_ncollectors(const struct rtl_session *s) { return s->ncolls; }
@@ -284,6 +286,27 @@ static int session_parse_caches(struct rtl_session *s, const struct rtl_session_
 	return 0;
 }
 uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
+const struct span_def *session_span(const struct rtl_session *s) { return &s->span; }
+uint64_t session_clock(const struct rtl_session *s) { return os_now_ns() - s->t0; }
+
+/* The run's context from OPTS: 0, or -RTL_ERR_BAD_OPTION said. */
+static int session_parse_span(struct rtl_session *s, const struct rtl_session_opts *opts)
+{
+	if (opts->sz < offsetof(struct rtl_session_opts, to) + sizeof(opts->to))
+		return 0;
+	const char *why;
+	int err = span_def_init(&s->span, opts->modules, opts->functions, opts->from, opts->to, &why);
+	if (err == -RTL_ERR_BAD_OPTION)
+		rtl_log(0, "bad span edge: %s", why);
+	if (err || !(s->span.from.kind || s->span.to.kind))
+		return err;
+	for (size_t i = 0; i < s->ncolls; i++)
+		if (s->colls[i]->timers || s->colls[i] == &collector_sample) {
+			rtl_log(0, "a span (from, to) counts only: %s times or traces", s->colls[i]->name);
+			return -RTL_ERR_BAD_OPTION;
+		}
+	return 0;
+}
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 bool session_sweeps(const struct rtl_session *s) { return s->sweeps; }
 
@@ -295,6 +318,8 @@ static void sweep_all(struct rtl_session *s, uint64_t *last)
 	if (s->sweeps && sweep_due(last, now))
 		for (size_t i = 0; i < s->nprocs; i++)
 			sweep_proc(s->procs[i]);
+	if (span_def_has_time(&s->span))
+		span_tick(s->procs, s->nprocs, now - s->t0);
 	if (s->tick_fn && now - s->last_tick >= s->tick_ns) {
 		s->last_tick = now;
 		s->tick_fn(s, s->tick_ctx);
@@ -635,6 +660,8 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->point_interval = opts->memtrace_interval;
 	}
 	int cache_err = session_parse_caches(s, opts);
+	if (!cache_err)
+		cache_err = session_parse_span(s, opts);
 	if (cache_err) {
 		rtl_session_destroy(s);
 		return cache_err;
@@ -676,6 +703,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->stopped);
 	free(s->deferred);
 	free(s->caches);
+	span_def_free(&s->span);
 	free(s->bbv_path);
 	free(s->trace_path);
 	free(s->points);
@@ -1056,6 +1084,7 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		if (st->kind != OS_EVENT_VFORK)
 			patch_go_multithreaded(p);
 	} else {
+		span_event(p, SPAN_FORK, 0);   /* the child starts where its parent stands */
 		struct proc *c = proc_fork(p, child);
 		if (c && timers_fork(p, c, st->tid))
 			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);
@@ -1089,6 +1118,7 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 	int64_t parent = p->image;
 	unsigned exec_gen = p->exec_gen;
 	const char *kind = pid == p->pid ? "exec" : "fork";   /* a vfork child's exec */
+	int span_state = p->span.state;
 	if (pid == p->pid) {
 		p->status = -1;
 		finish_proc(s, p);
@@ -1098,8 +1128,10 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		proc_remove_thread(p, (pid_t)st->msg);
 	}
 	struct proc *q = proc_new(s, pid);
-	if (q)   /* the sampler counts the execs of a pid likewise */
+	if (q) {   /* the sampler counts the execs of a pid likewise */
 		q->exec_gen = pid == p->pid ? exec_gen + 1 : 1;
+		span_proc_start(q, span_state, true);
+	}
 	if (!q || add_proc(s, q, parent, kind) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
 		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
 	resume(NULL, pid, 0);
@@ -1388,6 +1420,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		}
 		if (p->mt && st->sig != SIGTRAP)
 			memtrace_signal(p, st->tid);
+		span_event(p, SPAN_SIGNAL, st->sig);
 		if (st->sig != SIGTRAP)
 			sigpc_to_original(p, st);
 		resume(p, st->tid, st->sig);
@@ -1830,7 +1863,7 @@ int rtl_session_run(rtl_session *s, int *status)
 	struct sigaction old_sa;
 	struct itimerval old_tick;
 	uint64_t last_sweep = os_now_ns();
-	bool ticking = s->sweeps || s->tick_fn;
+	bool ticking = s->sweeps || s->tick_fn || span_def_has_time(&s->span);
 	if (ticking)
 		start_ticks(&old_sa, &old_tick, s->sweeps ? 20000 : 50000);
 	if (s->debugger && s->nprocs)

@@ -196,7 +196,7 @@ static void batch(struct proc *p, struct module *m)
 		if ((r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15)) ||
 		    (self_relocating && fn_has_code_pointers(m->bin, f)))
 			continue;
-		if (m->fs[k].status == FS_ARMED && !m->fs[k].queued) {
+		if (m->fs[k].status == FS_ARMED && !m->fs[k].queued && !m->fs[k].edge) {
 			m->fs[k].queued = true;
 			idx[a.n++] = (uint32_t)k;
 		}

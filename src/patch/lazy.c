@@ -107,6 +107,10 @@ int lazy_arm_module(struct proc *p, struct module *m)
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
 		struct func_state *fs = &m->fs[i];
+		if (fs->outside) {
+			fs->reason = "outside the run's scope (modules, functions)";
+			continue;
+		}
 		if (f->sources & RTL_SRC_PLT) {
 			fs->reason = "PLT stub";
 			continue;
@@ -853,7 +857,7 @@ static void instrument_branch_targets(struct proc *p, const uint64_t *targets, s
 		 * calls the callee's copy. A large callee costs more to relocate
 		 * than a trap: it waits for its first call. */
 		if (tm->fs[k].status != FS_ARMED ||
-		    (entry && (depth >= EAGER_DEPTH || tf->size > EAGER_MAX_BYTES)))
+		    (entry && (depth >= EAGER_DEPTH || tf->size > EAGER_MAX_BYTES || tm->fs[k].edge)))
 			continue;
 		/* not in the dynamic loader while its r_brk is unknown: r_brk
 		 * must keep its int3 (it is FS_NOTIFY once known), and which

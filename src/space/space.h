@@ -75,6 +75,10 @@ struct func_state {
 	uint32_t timer;
 	uint64_t timer_desc;
 	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
+	/* the run's context (engine/span.h): outside its scope (never armed),
+	 * or a function whose first call is an edge of its span (armed until
+	 * that call: never relocated ahead of it) */
+	bool outside, edge;
 };
 
 struct block_rec {
@@ -143,8 +147,18 @@ struct thread {
 	uint64_t gs_orig;         /* attached: its %gs base before reticle gave it an area */
 };
 
+/* A process's span (engine/span.h): where it stands, the counters
+ * copied at its edges. */
+struct span_snap;
+struct proc_span {
+	uint8_t state;            /* enum span_state */
+	uint64_t from_ns;         /* when it started (the session's clock) */
+	struct span_snap *from, *to;
+};
+
 struct proc {
 	struct rtl_session *s;
+	struct proc_span span;
 	/* the patcher's own state (patch/patch.h) */
 	struct patch_proc *patch;
 	struct memtrace *mt;      /* memory tracing's state (memtrace.c), NULL if none */
