@@ -43,6 +43,7 @@ int cmd_script(int argc, char **argv)
 	}
 	lua_setglobal(L, "arg");
 	int rc = 0;
+	script_lock();   /* the script's thread runs Lua: its callbacks wait (script.h) */
 	if (luaL_loadfilex(L, argv[1], "t") != LUA_OK) {
 		cli_error("script: %s", lua_tostring(L, -1));
 		rc = CLI_EXIT_USAGE;
@@ -55,5 +56,6 @@ int cmd_script(int argc, char **argv)
 		}
 	}
 	lua_close(L);
+	script_unlock();
 	return rc;
 }

@@ -708,7 +708,6 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->trace_path);
 	free(s->points);
 	free(s->weights);
-	free(s->colls);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);
 	free(s->main_command);
@@ -722,7 +721,10 @@ void rtl_session_destroy(rtl_session *s)
 		free(s->meta[i]);
 	free(s->meta);
 	placement_free(s->placement);
-	free(s);
+	if (bins_free) {   /* else a copying thread left to finish reads the plans: kept */
+		free(s->colls);
+		free(s);
+	}
 }
 
 size_t rtl_session_profile_count(const rtl_session *s) { return s->nprofiles; }

@@ -1,4 +1,7 @@
 /* The module table and the helpers every part shares (script.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* a recursive mutex's initializer */
+#endif
 #include <pthread.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -168,7 +171,9 @@ int script_rethrow(lua_State *L)
 	return lua_error(L);
 }
 
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+/* recursive: a collector's plan() may be called on the script's own
+ * thread, from an entry the script called (rtl_collector_check) */
+static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void script_lock(void)
 {
