@@ -193,6 +193,7 @@ int script_open_reticle(lua_State *L)
 	script_open_sim(L);
 	script_open_profile(L);
 	script_open_session(L);
+	script_open_collector(L);
 	script_open_cli(L);
 	lua_pushstring(L, "reticle 0.1.0");
 	lua_setfield(L, -2, "version");

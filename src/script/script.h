@@ -28,7 +28,8 @@ void script_open_binary(lua_State *L);
 void script_open_cachesim(lua_State *L);   /* cachesim.h and simpoint.h */
 void script_open_sim(lua_State *L);
 void script_open_profile(lua_State *L);    /* profile.h, report.h, error.h */
-void script_open_session(lua_State *L);    /* session.h, collector.h, probe.h */
+void script_open_session(lua_State *L);    /* session.h */
+void script_open_collector(lua_State *L);  /* collector.h, probe.h */
 void script_open_cli(lua_State *L);        /* reticle.run/attach/open/diff/merge: the CLI's commands */
 
 /* Objects: a userdata holding one pointer, of metatable MT (made by
@@ -43,6 +44,10 @@ void **script_check_box(lua_State *L, int idx, const char *mt);
 void script_new_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc);
 /* Adds FNS to the module table on top of the stack. */
 void script_add_functions(lua_State *L, const luaL_Reg *fns);
+
+/* The collector object at IDX (reticle.collector_find, reticle.collector). */
+struct rtl_collector;
+const struct rtl_collector *script_check_collector(lua_State *L, int idx);
 
 /* Raises "WHAT: rtl_strerror(ERR)" (ERR negative). */
 int script_fail(lua_State *L, const char *what, int err);
