@@ -657,9 +657,11 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	free(bbv_out);   /* the session has its copies */
 	free(points);
 	free(weights);
+	if (err == -RTL_ERR_BAD_OPTION)   /* the library said why (a span's edge) */
+		return CLI_EXIT_USAGE;
 	if (err) {
 		cli_error("run: %s", rtl_strerror(err));
-		return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	if (a->debug_on_fault && cli_debug_on_fault(s)) {
 		rtl_session_destroy(s);

@@ -5,8 +5,10 @@
 # unknown key, a value of the wrong type, a syntax error, a file that does
 # not exist, one that tries to run a command) are refused with the file
 # and line, status 2, and nothing run.
-# usage: control_file.sh RETICLE PROGRAM WORKDIR
-R=$1 P=$2 W=$3
+# The run's context (modules, functions, from, to) likewise, on
+# tests/run/programs/span.c (SPAN).
+# usage: control_file.sh RETICLE PROGRAM WORKDIR SPAN
+R=$1 P=$2 W=$3 S=$4
 rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
 export RETICLE_CACHE_DIR="$W/cache"
 fail=0
@@ -30,6 +32,28 @@ rows file.db >file.rows; rows opts.db >opts.rows
 	{ echo "FAIL: the profiles differ: $(diff file.rows opts.rows | head -5)"; fail=1; }
 echo "$(wc -l <file.rows) functions alike"
 
+# the run's context the same way: modules, functions, from, to
+cat >ctx.lua <<EOT
+application = "$S"
+arguments = { "phases" }
+collect = { "fcount", "bbcount" }
+output = "ctxfile.db"
+modules = { "rp_span*" }
+functions = { "phase_*", "work" }
+from = "call:parse"
+to = "call:emit"
+EOT
+"$R" run -f ctx.lua >/dev/null 2>ctx.err || { echo "FAIL: run -f ctx.lua: $(cat ctx.err)"; fail=1; }
+"$R" run -c fcount,bbcount -o ctxopts.db --modules 'rp_span*' --functions 'phase_*,work' \
+	--from call:parse --to call:emit -- "$S" phases >/dev/null 2>ctx.err ||
+	{ echo "FAIL: the context's options: $(cat ctx.err)"; fail=1; }
+rows ctxfile.db >ctxfile.rows; rows ctxopts.db >ctxopts.rows
+[ -s ctxfile.rows ] && cmp -s ctxfile.rows ctxopts.rows ||
+	{ echo "FAIL: the context's profiles differ: $(diff ctxfile.rows ctxopts.rows | head -5)"; fail=1; }
+# between parse and emit: phase_b and its work() calls only
+names=$(cut -d'|' -f3 ctxfile.rows | sort | tr '\n' ' ')
+[ "$names" = "phase_b work " ] || { echo "FAIL: the context's functions: $names"; fail=1; }
+
 # the command line wins: -o, -c, and a program after --
 "$R" run -f run.lua -o over.db -c fcount -- "$P" 10 >over.out 2>&1 || { echo "FAIL: overridden run"; fail=1; }
 [ -f over.db ] || { echo "FAIL: -o did not override output"; fail=1; }
@@ -50,6 +74,7 @@ printf 'application = "%s"\noutput = "bad.db"\ncolect = {"fcount"}\n' "$P" | bad
 printf 'application = "%s"\noutput = "bad.db"\ncollect = 5\n' "$P" | bad "wrong type" "bad.lua:3: collect: a string or a list"
 printf 'application = "%s"\narguments = { {} }\n' "$P" | bad "nested table" "bad.lua:2: arguments"
 printf 'application = "%s"\ncollect = {\n' "$P" | bad "syntax" "bad.lua:3:"
+printf 'application = "%s"\nfrom = "later"\n' "$P" | bad "bad edge" "bad span edge"
 printf 'os.execute("touch ran")\napplication = "%s"\n' "$P" | bad "no commands" "bad.lua:1:"
 [ ! -f ran ] || { echo "FAIL: the control file ran a command"; fail=1; }
 rm -f bad.lua; "$R" run -f bad.lua >/dev/null 2>bad.err; rc=$?
