@@ -83,7 +83,9 @@ static void scan_link_map(struct proc *p, pid_t tid)
 	uint64_t lm = 0;
 	size_t nmods = p->nmods;
 	bool *seen = calloc(nmods + 1, 1);
-	if (!seen || os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_map), &lm, 8)) {
+	/* an empty list: the loader has not set it up yet (a process attached
+	 * to as it starts), and nothing was unloaded */
+	if (!seen || os_mem_read(p->mem, p->r_debug + offsetof(struct r_debug, r_map), &lm, 8) || !lm) {
 		free(seen);
 		return;
 	}
@@ -109,7 +111,7 @@ static void scan_link_map(struct proc *p, pid_t tid)
 	}
 	for (size_t i = 0; i < nmods; i++) {
 		struct module *m = &p->mods[i];
-		if (!seen[i] && !m->is_main && m->lo != proc_ldso_lo(p)) {
+		if (!seen[i] && !m->is_main && m->lo != proc_ldso_lo(p) && !proc_is_loader(p, m)) {
 			m->unloaded = true;
 			proc_forget_functions(p);
 			rtl_debug("%s unloaded", m->path);

@@ -149,7 +149,8 @@ for _ = 1, 200 do   -- attached once it runs sleep (not while the shell's child 
   if comm then comm:close() end
   os.execute("sleep 0.01")
 end
-os.execute("sleep 0.3")   -- and past its dynamic loader (an attach there can leave it a SIGTRAP: notes)
+-- attached at once, as its dynamic loader starts: its empty link map
+-- once made every library look unloaded, and a SIGTRAP of reticle's killed it
 s = reticle.session_create{ collectors = { "fcount" }, output = ctx.work .. "/attach.db" }
 reticle.session_attach(s, sleeper, 0)
 local ticks = 0
