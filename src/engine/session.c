@@ -682,8 +682,11 @@ void rtl_session_destroy(rtl_session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nprocs; i++) {
+		size_t kept;
 		if (!s->attached)   /* a process reticle attached to is not its to end */
 			kill(s->procs[i]->pid, SIGKILL);
+		else if (s->traced && attach_detach(s->procs[i], &kept))   /* attached, never run: held */
+			rtl_warn("pid %d: not left quite as it was (see above)", (int)s->procs[i]->pid);
 		proc_free(s->procs[i]);
 	}
 	sampler_stop(s->sampler, NULL);

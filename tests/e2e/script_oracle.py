@@ -8,7 +8,7 @@ errors: a script that does not exist (2), a syntax error and a runtime
 error (1, with the file and line), a closed profile used.
 
 usage: script_oracle.py RETICLE WORKDIR SCRIPT PROGRAM ARG_A ARG_B"""
-import os, re, shutil, sqlite3, subprocess, sys
+import os, re, shutil, sqlite3, subprocess, sys, time
 
 reticle, work, script, prog, arg_a, arg_b = sys.argv[1:7]
 shutil.rmtree(work, ignore_errors=True)
@@ -98,6 +98,20 @@ for name, text, status, where in (("syntax.lua", "x = = 1\n", 2, "syntax.lua:1:"
     r = subprocess.run([reticle, "script", path], capture_output=True, text=True)
     if r.returncode != status or where not in r.stderr or len(r.stderr.splitlines()) != 1:
         fail(f"{name}: status {r.returncode}, {r.stderr!r}")
+# an error after attaching: said with its line, and the target left as it was
+# (it runs on and ends well; armed entries left behind would kill it with SIGTRAP)
+target = subprocess.Popen(["sleep", "1.5"])
+time.sleep(0.3)
+path = os.path.join(work, "attached.lua")
+open(path, "w").write(f"""local s = reticle.session_create{{ collectors = {{ "fcount" }}, output = "{work}/att.db" }}
+reticle.session_attach(s, {target.pid}, 0)
+error("after the attach")
+""")
+r = subprocess.run([reticle, "script", path], capture_output=True, text=True, timeout=60)
+if r.returncode != 1 or "attached.lua:3: after the attach" not in r.stderr:
+    fail(f"an error after an attach: status {r.returncode}, {r.stderr!r}")
+if target.wait(timeout=30) != 0:
+    fail(f"the attached process was not left as it was: status {target.returncode}")
 r = subprocess.run([reticle, "script", os.path.join(work, "none.lua")], capture_output=True, text=True)
 if r.returncode != 2 or "none.lua" not in r.stderr:
     fail(f"missing script: {r.returncode} {r.stderr}")
