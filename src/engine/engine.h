@@ -237,6 +237,8 @@ uint64_t session_tsc0(const struct rtl_session *s);
 struct span_def;
 const struct span_def *session_span(const struct rtl_session *s);
 uint64_t session_clock(const struct rtl_session *s);
+/* A process image reached the span's start (or began inside it). */
+void session_span_started(struct rtl_session *s);
 /* An armed entry trapped (patch_events' first_call): span edges, warm start. */
 void engine_first_call(struct proc *p, struct module *m, uint64_t addr);
 /* Whether any collector instruments functions (sample alone does not). */

@@ -407,11 +407,6 @@ int proc_write_profile(struct proc *p, rtl_profile *prof, uint64_t end_ns)
 		.end_ns = end_ns,
 	};
 	timers_harvest_all(p);   /* the threads left: the image ends */
-	if (p->span.state == SPAN_BEFORE) {
-		char e[300];
-		rtl_warn("pid %d: the span's start (%s) was never reached: nothing of it is counted", (int)p->pid,
-			 span_edge_text(&session_span(p->s)->from, e, sizeof(e)));
-	}
 	p->tsc_hz = timers_tsc_hz(p->s);   /* measured once: every time of the image at one rate */
 	int err = rtl_profile_add_process(prof, &row);
 	if (!err)

@@ -288,6 +288,7 @@ static int session_parse_caches(struct rtl_session *s, const struct rtl_session_
 uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 const struct span_def *session_span(const struct rtl_session *s) { return &s->span; }
 uint64_t session_clock(const struct rtl_session *s) { return os_now_ns() - s->t0; }
+void session_span_started(struct rtl_session *s) { s->span.started++; }
 
 /* The run's context from OPTS: 0, or -RTL_ERR_BAD_OPTION said. */
 static int session_parse_span(struct rtl_session *s, const struct rtl_session_opts *opts)
@@ -760,6 +761,7 @@ static int __attribute__((format(printf, 4, 5))) meta_f(rtl_profile *prof, int e
 
 static void commit_profile(struct rtl_session *s)
 {
+	span_check_started(&s->span);
 	if (!s->profile)
 		return;
 	int err = s->profile_failed ? -RTL_ERR_STORE
@@ -1082,6 +1084,10 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 
 	await_new_task(s, child, &first);
 	placement_new_task(s->placement, child, shares_memory);
+	/* a process (fork, vfork, posix_spawn's clone), not a thread: the
+	 * child starts where its parent stands after the edge */
+	if (st->kind != OS_EVENT_CLONE || !(flags & CLONE_THREAD))
+		span_event(p, SPAN_FORK, 0);
 	if (shares_memory) {
 		proc_add_thread(p, child);
 		timers_new_thread(p, child);
@@ -1089,7 +1095,6 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 		if (st->kind != OS_EVENT_VFORK)
 			patch_go_multithreaded(p);
 	} else {
-		span_event(p, SPAN_FORK, 0);   /* the child starts where its parent stands */
 		struct proc *c = proc_fork(p, child);
 		if (c && timers_fork(p, c, st->tid))
 			rtl_warn("pid %d: no thread areas: its functions are not timed", (int)child);

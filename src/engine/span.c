@@ -247,6 +247,7 @@ static void begin(struct proc *p, uint64_t now, const char *why)
 	}
 	p->span.state = SPAN_INSIDE;
 	p->span.from_ns = now;
+	session_span_started(p->s);
 	rtl_debug("pid %d: span starts (%s)", (int)p->pid, why);
 }
 
@@ -292,6 +293,8 @@ void span_proc_start(struct proc *p, int parent_state, bool exec)
 	else   /* as its parent: its counters start at zero */
 		p->span.state = (uint8_t)parent_state;
 	p->span.from_ns = session_clock(p->s);
+	if (p->span.state == SPAN_INSIDE)
+		session_span_started(p->s);
 	if (p->span.state == SPAN_AFTER)
 		p->span.to = snap_take(p, true);   /* nothing counts */
 }
@@ -419,10 +422,12 @@ int span_arcs(struct proc *p, struct arcs *out)
 	return err;
 }
 
-const char *span_state_name(const struct proc *p)
+void span_check_started(const struct span_def *d)
 {
-	static const char *const names[] = { "not started", "started", "stopped" };
-	return names[p->span.state];
+	char e[300];
+	if (d->from.kind && !d->started)
+		rtl_warn("the span's start (%s) was never reached: nothing was counted",
+			 span_edge_text(&d->from, e, sizeof(e)));
 }
 
 const char *span_edge_text(const struct span_edge *e, char *buf, size_t len)

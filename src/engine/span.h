@@ -34,6 +34,7 @@ struct span_edge {
 struct span_def {
 	char **modules, **functions;   /* NULL-ended globs, NULL for all */
 	struct span_edge from, to;
+	size_t started;        /* process images that reached the start edge */
 };
 
 /* Parses rtl_session_opts's strings into D. 0, or -RTL_ERR_BAD_OPTION
@@ -70,9 +71,8 @@ void span_tick(struct proc *const *procs, size_t n, uint64_t now_ns);
 uint64_t span_count(struct proc *p, uint64_t addr);
 /* arcs_collect within P's span. */
 int span_arcs(struct proc *p, struct arcs *out);
-/* The profile's meta for P's span ("span_from", "span_to", "span_state"). */
-struct rtl_profile;
-const char *span_state_name(const struct proc *p);
+/* At the session's end: says so when no process reached the start edge. */
+void span_check_started(const struct span_def *d);
 /* Edge E as the options write it, in BUF. */
 const char *span_edge_text(const struct span_edge *e, char *buf, size_t len);
 
