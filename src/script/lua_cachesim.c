@@ -105,7 +105,8 @@ static uint32_t check_u32(lua_State *L, int arg)
 
 /* ---- configurations ---- */
 
-static void check_level(lua_State *L, int idx, rtl_cache_level *l)
+/* WHAT: the entry, for the message. */
+static void check_level(lua_State *L, int idx, const char *what, int level, rtl_cache_level *l)
 {
 	/* a level given is present unless it says otherwise */
 	int given = lua_getfield(L, idx, "present") != LUA_TNIL;
@@ -117,9 +118,13 @@ static void check_level(lua_State *L, int idx, rtl_cache_level *l)
 	l->repl = (int)opt_range(L, idx, "repl", RTL_REPL_LRU, INT32_MIN, INT32_MAX);
 	l->write = (int)opt_range(L, idx, "write", RTL_WRITE_BACK, INT32_MIN, INT32_MAX);
 	l->no_write_allocate = opt_flag(L, idx, "no_write_allocate");
+	/* rtl_cache_config_check lets both through, and the simulator then
+	 * divides by zero (line 0) or crashes on a level without sets (size 0) */
+	if (l->present && (!l->size || !l->line))
+		luaL_error(L, "%s: level[%d]: size and line must be at least 1", what, level);
 }
 
-static void check_config(lua_State *L, int idx, rtl_cache_config *c)
+static void check_config(lua_State *L, int idx, const char *what, rtl_cache_config *c)
 {
 	idx = lua_absindex(L, idx);
 	luaL_checktype(L, idx, LUA_TTABLE);
@@ -134,7 +139,7 @@ static void check_config(lua_State *L, int idx, rtl_cache_config *c)
 	for (int i = 0; t == LUA_TTABLE && i < RTL_LEVELS; i++) {
 		int lt = lua_geti(L, -1, i);
 		if (lt == LUA_TTABLE)
-			check_level(L, lua_gettop(L), &c->level[i]);
+			check_level(L, lua_gettop(L), what, i, &c->level[i]);
 		else if (lt != LUA_TNIL)
 			luaL_error(L, "level[%d]: a table expected, got %s", i, luaL_typename(L, -1));
 		lua_pop(L, 1);
@@ -191,7 +196,7 @@ static int l_cache_config_check(lua_State *L)
 {
 	rtl_cache_config c;
 	char err[256] = "";
-	check_config(L, 1, &c);
+	check_config(L, 1, "cache_config_check", &c);
 	int rc = rtl_cache_config_check(&c, err, sizeof(err));
 	if (rc < 0)
 		return luaL_error(L, "cache_config_check: %s", *err ? err : rtl_strerror(rc));
@@ -249,7 +254,7 @@ static int l_cachesim_add(lua_State *L)
 {
 	struct bank *k = check_bank(L, 1);
 	rtl_cache_config c;
-	check_config(L, 2, &c);
+	check_config(L, 2, "cachesim_add", &c);
 	int rc = rtl_cachesim_add(k->sim, &c);
 	if (rc < 0)
 		return script_fail(L, "cachesim_add", rc);
