@@ -80,16 +80,20 @@ for k, pc in ipairs(trace) do
   successors[pc] = successors[pc] or {}
   if trace[k + 1] then table.insert(successors[pc], trace[k + 1]) end
 end
-local od = {}   -- address -> {mn = mnemonic, len = bytes}, in order in od.list
-od.list = {}
-for line in must("riscv64-linux-gnu-objdump -d -M no-aliases " .. tiny):gmatch("[^\n]+") do
-  local a, bytes, mn = line:match("^%s*(%x+):\t([%x ]+)\t(%S+)")
-  if a then
-    local e = { addr = tonumber(a, 16), len = #bytes:gsub(" ", "") // 2, mn = mn }
-    od[e.addr] = e
-    table.insert(od.list, e)
+-- address -> {mn = mnemonic, len = bytes}, in order in .list
+local function objdump(options)
+  local od = { list = {} }
+  for line in must("riscv64-linux-gnu-objdump -d -M no-aliases " .. options):gmatch("[^\n]+") do
+    local a, bytes, mn = line:match("^%s*(%x+):\t([%x ]+)\t(%S+)")
+    if a then
+      local e = { addr = tonumber(a, 16), len = #bytes:gsub(" ", "") // 2, mn = mn }
+      od[e.addr] = e
+      table.insert(od.list, e)
+    end
   end
+  return od
 end
+local od = objdump(tiny)
 local cond = { beq = 1, bne = 1, blt = 1, bge = 1, bltu = 1, bgeu = 1, ["c.beqz"] = 1, ["c.bnez"] = 1 }
 local jumps = { jal = 1, jalr = 1, ["c.j"] = 1, ["c.jal"] = 1, ["c.jr"] = 1, ["c.jalr"] = 1 }
 local function is_branch(mn) return cond[mn] ~= nil or jumps[mn] ~= nil end
@@ -290,10 +294,24 @@ local visit = r.sim_find_proc(s, "visit")
 assert(visit and r.sim_proc_addr(visit) == tonumber(must("nm " .. calls):match("(%x+) T visit\n"), 16))
 local visits = 0
 r.sim_add_proc_call(s, visit, r.SIM_BEFORE, function() visits = visits + 1 end)
+-- visit's instructions (calls, returns, both kinds of branches) after the run
+local od_visit, checked = objdump("--disassemble=visit " .. calls), 0
+r.sim_add_trailer(s, function(sim)
+  r.sim_for_each_executed(sim, function(_, insn)
+    local e = od_visit[r.sim_insn_addr(insn)]
+    if e then
+      assert(r.sim_insn_len(insn) == e.len and r.sim_insn_name(sim, insn) == e.mn, hex(e.addr) .. " " .. e.mn)
+      assert(r.sim_insn_is_branch(insn) == is_branch(e.mn), hex(e.addr) .. " is_branch " .. e.mn)
+      assert(r.sim_insn_is_cond_branch(insn) == (cond[e.mn] ~= nil), hex(e.addr) .. " is_cond_branch " .. e.mn)
+      checked = checked + 1
+    end
+  end)
+end)
 fails({ "sim_add_proc_call" }, r.sim_add_proc_call, s, visit, r.SIM_AFTER, print)   -- not offered
 assert(r.sim_run(s) == 0)
 local native = must(calls_native)
 assert(native:match("visit (%d+)") == tostring(visits), "visit entries " .. visits .. ", native " .. native)
+assert(checked >= #od_visit.list, "visit's instructions checked: " .. checked)
 -- objects of one simulator are refused by another
 local s2 = r.sim_open(nil, { calls })
 fails({ "another simulator" }, r.sim_first_block, s2, visit)
@@ -330,6 +348,11 @@ local uid = tonumber(must("id -u"))
 s = r.sim_open(nil, { tiny })
 assert(r.sim_syscall(s, entry, 172) == pid, "getpid")   -- asm-generic numbers
 assert(r.sim_syscall(s, entry, 174) == uid, "getuid")
+-- getcwd into the guest's stack, below its pointer; a short buffer: -ERANGE
+local cwd, buf = must("pwd -P"):gsub("\n$", ""), r.sim_reg(s, "X", 2) - 4096
+local len = r.sim_syscall(s, entry, 17, buf, 4096)
+assert(len == #cwd + 1 and r.sim_read_mem(s, buf, len) == cwd .. "\0", "getcwd " .. len)
+assert(r.sim_syscall(s, entry, 17, buf, 1) == -34, "getcwd: ERANGE")
 local accesses = {}
 r.sim_add_mem_call(s, function(...) accesses[#accesses + 1] = { ... } end)
 r.sim_mem_access(s, 0x10100, 0x20008, 8, true)
