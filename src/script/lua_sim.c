@@ -49,7 +49,7 @@
  * raises it. */
 #include <errno.h>
 #include <stdint.h>
-#include <string.h>
+#include <stdio.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <reticle/error.h>
@@ -380,6 +380,14 @@ static void check_files(lua_State *L, int state)
 	lua_pop(L, 2);
 }
 
+/* Leaves at once: the script and its files belong to the parent (atexit
+ * handlers would remove their temporary files). */
+static _Noreturn void exit_child(int status)
+{
+	fflush(NULL);
+	_exit(status);
+}
+
 /* A second run would run the trailers again, which free their state. */
 static int l_run(lua_State *L)
 {
@@ -398,6 +406,8 @@ static int l_run(lua_State *L)
 	int status = 0;
 	enter(L, &c, sim, 1);
 	int err = rtl_sim_run(sim, &status);
+	if (sim->forked_child)   /* a fork of the guest forked the script too: it ends with its guest */
+		exit_child(status);
 	leave(L, &c);
 	if (err < 0)
 		return fail_with(L, "sim_run", err, rtl_sim_message(sim));

@@ -60,6 +60,25 @@ int main(int argc, char **argv)
 ]])
 f:close()
 must("riscv64-linux-gnu-gcc -O2 -static -o " .. args .. " " .. work .. "/args.c")
+-- a guest that forks: the child's status reaches the parent
+local fork = work .. "/fork.rv64"
+f = assert(io.open(work .. "/fork.c", "w"))
+f:write([[
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int st;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(3);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	return WEXITSTATUS(st) + 4;
+}
+]])
+f:close()
+must("riscv64-linux-gnu-gcc -O2 -static -o " .. fork .. " " .. work .. "/fork.c")
 
 -- The oracles of tiny.rv64: qemu's trace and status, objdump's instructions.
 local function qemu_trace(qemu, bin)
@@ -329,6 +348,13 @@ r.sim_close(s)
 _, qs = sh("env -i qemu-riscv64 " .. args .. " " .. out_q)
 s = r.sim_open(nil, { args, out_s })
 assert(r.sim_run(s) == qs and read_file(out_s) == read_file(out_q), read_file(out_s))
+r.sim_close(s)
+
+-- A guest's fork forks the script: the child must end with its guest (else
+-- it would go on with this script, and the parent's wait would see its end).
+_, qs = sh("qemu-riscv64 " .. fork)
+s = r.sim_open(nil, { fork })
+assert(qs == 7 and r.sim_run(s) == qs)
 r.sim_close(s)
 
 -- MIPS: an ISA named, qemu-mipsel's status and instruction count.
