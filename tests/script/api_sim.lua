@@ -142,6 +142,9 @@ assert(r.sim_proc_name(start) == "_start" and r.sim_proc_addr(start) == entry)
 assert(r.sim_next_proc(s, start) == nil, "tiny has one function")
 assert(r.sim_find_proc(s, "_start") == start and r.sim_find_proc(s, "work") == nil)
 assert(r.sim_proc_at(s, entry + 6) == start and r.sim_proc_at(s, 0x100) == nil)
+-- the same entries as methods
+assert(s:isa_name() == "rv64" and s:first_proc() == start and start:proc_addr() == entry)
+assert(s:first_block(start):block_proc() == start and s:first_block(start):block_addr() == entry)
 -- the blocks partition _start's instructions and end at branches (or its end)
 local b, at, nblocks = r.sim_first_block(s, start), entry, 0
 local last_od = od.list[#od.list]
