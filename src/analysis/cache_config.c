@@ -179,6 +179,11 @@ static int check_level(const char *key, const rtl_cache_level *l, char *err, siz
 	char a[64], b[96];
 
 	snprintf(a, sizeof(a), "%u", l->line);
+	/* a config made by hand (the API, Lua) reaches here unparsed */
+	if (!l->line || !l->size)
+		return fail(err, len, "%s: size and line size must be at least 1%s", key, "");
+	if (l->repl < RTL_REPL_LRU || l->repl > RTL_REPL_PLRU || l->write < RTL_WRITE_BACK || l->write > RTL_WRITE_NONE)
+		return fail(err, len, "%s: unknown replacement or write policy%s", key, "");
 	if (l->line & (l->line - 1))
 		return fail(err, len, "%s: line size %s is not a power of two", key, a);
 	if (!l->assoc)
@@ -211,5 +216,7 @@ int rtl_cache_config_check(const rtl_cache_config *c, char *err, size_t len)
 		return fail(err, len, "no first level: give l1, l1i or l1d%s%s", "", "");
 	if (L[RTL_L3].present && !L[RTL_L2].present)
 		return fail(err, len, "l3: given without l2%s%s", "", "");
+	if (c->cross != RTL_CROSS_SPLIT && c->cross != RTL_CROSS_ONCE)
+		return fail(err, len, "cross: unknown mode%s%s", "", "");
 	return 0;
 }

@@ -118,10 +118,6 @@ static void check_level(lua_State *L, int idx, const char *what, int level, rtl_
 	l->repl = (int)opt_range(L, idx, "repl", RTL_REPL_LRU, INT32_MIN, INT32_MAX);
 	l->write = (int)opt_range(L, idx, "write", RTL_WRITE_BACK, INT32_MIN, INT32_MAX);
 	l->no_write_allocate = opt_flag(L, idx, "no_write_allocate");
-	/* rtl_cache_config_check lets both through, and the simulator then
-	 * divides by zero (line 0) or crashes on a level without sets (size 0) */
-	if (l->present && (!l->size || !l->line))
-		luaL_error(L, "%s: level[%d]: size and line must be at least 1", what, level);
 }
 
 static void check_config(lua_State *L, int idx, const char *what, rtl_cache_config *c)

@@ -149,10 +149,12 @@ raises("l3: given without l2", R.cache_config_check,
 raises("plru needs", R.cache_config_check,
        { level = { [R.L1] = { size = 64 * 3, assoc = 3, line = 64, repl = R.REPL_PLRU } } })
 raises("bad argument", R.cache_config_check, "l1d=1k:1:64")
--- the C check lets these through to a crash: the binding refuses them
-raises("cache_config_check: level[1]: size and line must be at least 1", R.cache_config_check,
+-- the C check refuses them (they once divided by zero, or crashed the bank)
+raises("cache_config_check: l1d: size and line size must be at least 1", R.cache_config_check,
        { level = { [R.L1D] = { size = 1024, assoc = 1, line = 0 } } })
-raises("cachesim_add: level[3]: size and line must be at least 1", R.cachesim_add, R.cachesim_create(),
+raises("unknown replacement or write policy", R.cache_config_check,
+       { level = { [R.L1D] = { size = 1024, assoc = 1, line = 64, repl = 9 } } })
+raises("cachesim_add", R.cachesim_add, R.cachesim_create(),
        { level = { [R.L1D] = { size = 1024, assoc = 1, line = 64 }, [R.L2] = { assoc = 1, line = 64 } } })
 raises("field 'size'", R.cache_config_check, { level = { [R.L1] = { size = "big" } } })
 
