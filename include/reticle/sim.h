@@ -33,7 +33,7 @@ RTL_API int rtl_sim_open_program(const char *isa, const char *path, int argc, ch
 RTL_API void rtl_sim_close(struct rtl_sim *sim);
 /* Runs to the program's exit: 0 and *status (exit code, or 128+signal), or
  * an error (undecodable instruction, unsupported system call...) explained
- * by rtl_sim_message(). */
+ * by rtl_sim_message(). Once per simulator: -EINVAL the second time. */
 RTL_API int rtl_sim_run(struct rtl_sim *sim, int *status);
 RTL_API const char *rtl_sim_message(const struct rtl_sim *sim);
 /* Names of the built-in descriptions, NULL-terminated. */

@@ -84,6 +84,9 @@ void rtl_sim_close(struct rtl_sim *m)
 
 int rtl_sim_run(struct rtl_sim *m, int *status)
 {
+	if (m->ran)
+		return -EINVAL;   /* once: the trailers ran and freed their state */
+	m->ran = 1;
 	int err = sim_run(m);
 	for (struct trailer *t = m->trailers; t && !m->forked_child; t = t->next)
 		t->fn(m, t->user);

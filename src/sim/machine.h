@@ -49,6 +49,7 @@ struct rtl_sim {
 	char *path;
 	int exit_status, exited;
 	int forked_child;            /* a fork of the guest: trailers do not run */
+	int ran;                     /* rtl_sim_run was called: its trailers freed their state */
 	char msg[256];
 	int failed;
 	uint64_t icount;
