@@ -610,18 +610,6 @@ static int l_block_proc(lua_State *L)
 
 /* ---- instructions ---- */
 
-/* Whether the host can read [addr, addr + n) of guest memory: the library
- * copies with memcpy, and an unmapped guest page would fault in the host
- * (a crash outside a run, a jump over the Lua frames inside one). */
-static int guest_readable(struct rtl_sim *sim, uint64_t addr, size_t n, void *scratch)
-{
-	if (addr >= sim->mem_size || n > sim->mem_size - addr)
-		return 1;   /* the library refuses it */
-	struct iovec to = { scratch, n }, from = { sim->mem + addr, n };
-	return process_vm_readv(getpid(), &to, 1, &from, 1, 0) == (ssize_t)n;
-}
-
-
 static int l_insn_addr(lua_State *L)
 {
 	lua_pushinteger(L, (lua_Integer)rtl_sim_insn_addr(check_part(L, 1, INSN_MT, 0)));
@@ -658,10 +646,7 @@ static int l_disasm(lua_State *L)
 	struct rtl_sim *sim = check_sim(L, 1);
 	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
 	char buf[128];
-	/* its longest form must be readable, though a shorter one may end
-	 * before an unmapped page */
-	int len = guest_readable(sim, addr, sim->isa->max_len, buf) ? rtl_sim_disasm(sim, addr, buf, sizeof buf)
-								     : -EFAULT;
+	int len = rtl_sim_disasm(sim, addr, buf, sizeof buf);
 	if (len < 0)
 		return script_fail(L, "sim_disasm", len);
 	lua_pushstring(L, buf);
@@ -717,7 +702,7 @@ static int l_read_mem(lua_State *L)
 	luaL_argcheck(L, n >= 0, 3, "a size expected");
 	luaL_Buffer b;
 	char *buf = luaL_buffinitsize(L, &b, (size_t)n);
-	int err = guest_readable(sim, addr, (size_t)n, buf) ? rtl_sim_read_mem(sim, addr, buf, (size_t)n) : -EFAULT;
+	int err = rtl_sim_read_mem(sim, addr, buf, (size_t)n);
 	if (err < 0)
 		return script_fail(L, "sim_read_mem", err);
 	luaL_pushresultsize(&b, (size_t)n);

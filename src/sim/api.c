@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <reticle/error.h>
 #include "sim/machine.h"
 
@@ -314,10 +316,25 @@ int rtl_sim_insn_is_cond_branch(const struct rtl_sim_insn *i)
 	return (((const struct rtl_sim_pinsn *)i)->flags & RTL_SIM_F_COND) != 0;
 }
 
+/* N bytes of guest memory at ADDR into BUF through the kernel: a page the
+ * guest never mapped is -EFAULT, not a fault of the caller's (a script's
+ * question about any address). */
+static int copy_guest(struct rtl_sim *m, uint64_t addr, void *buf, size_t n)
+{
+	if (addr >= m->mem_size || n > m->mem_size - addr)
+		return -EFAULT;
+	struct iovec to = { buf, n }, from = { m->mem + addr, n };
+	return process_vm_readv(getpid(), &to, 1, &from, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
 int rtl_sim_disasm(struct rtl_sim *m, uint64_t addr, char *buf, size_t n)
 {
 	struct rtl_sim_pinsn p;
-	if (addr >= m->mem_size - 8 || m->isa->decode(m->mem + addr, m->mem_size - addr, &p) < 0) {
+	uint8_t code[16];
+	size_t len = m->isa->max_len < sizeof(code) ? m->isa->max_len : sizeof(code);
+	if (copy_guest(m, addr, code, len) && copy_guest(m, addr, code, len = m->isa->min_len))
+		len = 0;   /* a short instruction may end its mapping */
+	if (!len || m->isa->decode(code, len, &p) < 0) {
 		snprintf(buf, n, "(undecodable)");
 		return -RTL_ERR_DECODE;
 	}
@@ -344,10 +361,7 @@ int rtl_sim_reg(struct rtl_sim *m, const char *file, unsigned index, uint64_t *v
 
 int rtl_sim_read_mem(struct rtl_sim *m, uint64_t addr, void *buf, size_t n)
 {
-	if (addr >= m->mem_size || n > m->mem_size - addr)
-		return -EFAULT;
-	memcpy(buf, m->mem + addr, n);
-	return 0;
+	return copy_guest(m, addr, buf, n);
 }
 
 /* For the built-in mix tool: the description's instruction names. */
