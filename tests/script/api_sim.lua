@@ -424,6 +424,7 @@ fails({ "sim_reg" }, r.sim_reg, s, "Q", 0)
 fails({ "sim_reg" }, r.sim_reg, s, "X", 32)
 fails({ "sim_read_mem" }, r.sim_read_mem, s, 0, 4)
 fails({ "sim_read_mem" }, r.sim_read_mem, s, 1 << 40, 4)
+fails({ "sim_disasm" }, r.sim_disasm, s, 0)   -- never mapped: -EFAULT, not a crash
 fails({ "sim_disasm" }, r.sim_disasm, s, 0)
 fails({ "sim_tool_builtin" }, r.sim_tool_builtin, s, "nosuchtool")
 fails({ "sim_tool_builtin" }, r.sim_tool_builtin, s, "cache:3:3:3")
