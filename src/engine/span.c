@@ -316,9 +316,11 @@ void span_event(struct proc *p, enum span_kind kind, int signo)
 
 void span_first_call(struct proc *p, struct module *m, uint64_t addr)
 {
+	const struct span_def *d = session_span(p->s);
+	if (d->from.kind != SPAN_CALL && d->to.kind != SPAN_CALL)
+		return;   /* every first call comes here */
 	const rtl_function *f = rtl_binary_find_function(m->bin, addr - m->bias);
 	if (f && f->addr == addr - m->bias && m->fs[f - rtl_binary_function(m->bin, 0)].edge) {
-		const struct span_def *d = session_span(p->s);
 		if (p->span.state == SPAN_BEFORE && d->from.kind == SPAN_CALL && !strcmp(f->name, d->from.function))
 			begin(p, session_clock(p->s), f->name);
 		else if (p->span.state == SPAN_INSIDE && d->to.kind == SPAN_CALL && !strcmp(f->name, d->to.function))

@@ -67,6 +67,8 @@ void rtl_sim_close(struct rtl_sim *m)
 	}
 	for (struct trailer *t = m->trailers, *n; t; t = n) {
 		n = t->next;
+		if (!m->ran && t->drop)   /* never run: their state (a profile's temporary file) goes */
+			t->drop(t->user);
 		free(t);
 	}
 	for (unsigned i = 0; i < m->nprocs; i++)
@@ -148,17 +150,23 @@ int rtl_sim_add_call(struct rtl_sim *m, uint64_t addr, enum rtl_sim_pos pos, rtl
 	return 0;
 }
 
-int rtl_sim_add_trailer(struct rtl_sim *m, rtl_sim_trailer_fn fn, void *user)
+int sim_add_trailer_drop(struct rtl_sim *m, rtl_sim_trailer_fn fn, void (*drop)(void *user), void *user)
 {
 	struct trailer *t = calloc(1, sizeof *t), **tail = &m->trailers;
 	if (!t)
 		return -ENOMEM;
 	t->fn = fn;
+	t->drop = drop;
 	t->user = user;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = t;
 	return 0;
+}
+
+int rtl_sim_add_trailer(struct rtl_sim *m, rtl_sim_trailer_fn fn, void *user)
+{
+	return sim_add_trailer_drop(m, fn, NULL, user);
 }
 
 int rtl_sim_add_mem_call(struct rtl_sim *m, rtl_sim_mem_fn fn, void *user)

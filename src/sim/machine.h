@@ -19,7 +19,9 @@
 
 struct hook { rtl_sim_hook_fn fn; void *user; int pos; struct hook *next; };
 struct addr_hook { uint64_t addr; struct hook *hooks; struct addr_hook *next; };
-struct trailer { rtl_sim_trailer_fn fn; void *user; struct trailer *next; };
+/* DROP (may be NULL) frees USER when the simulator closes without a run:
+ * the trailer would have, after its report. */
+struct trailer { rtl_sim_trailer_fn fn; void (*drop)(void *user); void *user; struct trailer *next; };
 struct memhook { rtl_sim_mem_fn fn; void *user; struct memhook *next; };
 
 struct block {
@@ -96,5 +98,8 @@ int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uin
 uint64_t sim_mmap_alloc(struct rtl_sim *m, uint64_t len);
 int sim_analyse(struct rtl_sim *m);
 uint64_t *sim_reg_ptr(struct rtl_sim *m, const char *spec, unsigned *size);
+
+/* rtl_sim_add_trailer with a function that frees USER if it never runs. */
+int sim_add_trailer_drop(struct rtl_sim *m, rtl_sim_trailer_fn fn, void (*drop)(void *user), void *user);
 
 #endif

@@ -174,6 +174,13 @@ static void free_state(struct simprof *s)
 	free(s);
 }
 
+static void drop_state(void *user)
+{
+	struct simprof *s = user;
+	free(s->v);
+	free_state(s);   /* not committed: its temporary file is deleted */
+}
+
 static void profile_trailer(struct rtl_sim *m, void *user)
 {
 	struct simprof *s = user;
@@ -197,7 +204,7 @@ int rtl_sim_add_profile(struct rtl_sim *m, const char *path, const char *command
 	s->result = result;
 	*result = 1;
 	if (s->path && s->command && s->tool && !(err = rtl_profile_create(path, &s->prof)))
-		err = rtl_sim_add_trailer(m, profile_trailer, s);
+		err = sim_add_trailer_drop(m, profile_trailer, drop_state, s);
 	if (err)
 		free_state(s);
 	return err;

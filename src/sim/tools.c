@@ -1,5 +1,8 @@
-/* Built-in tools, written against the public API only (include/reticle/sim.h)
- * as a user's tool would be: icount, mix, bbcount, branch. */
+/* Built-in tools, written against the public API (include/reticle/sim.h)
+ * as a user's tool would be: icount, mix, bbcount, branch, cache. One
+ * internal call: their trailers are added with a drop function
+ * (sim_add_trailer_drop), which frees their state when the simulator
+ * closes without a run. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,6 +10,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include <reticle/sim.h>
+#include "sim/machine.h"
 
 struct tool { FILE *out; };
 
@@ -14,7 +18,8 @@ static void icount_report(struct rtl_sim *sim, void *user)
 {
 	struct tool *t = user;
 	fprintf(t->out, "icount: %" PRIu64 " instructions\n", rtl_sim_icount(sim));
-	free(t);   /* reports run once, at the end: they own their tool's state */
+	free(t);   /* reports run once, at the end: they own their tool's state (or
+		    * their drop does, when the simulator closes without a run) */
 }
 
 /* mix: one counter per instruction name, hooked by name (AddCallFuncbyName). */
@@ -41,6 +46,13 @@ static void mix_add(struct rtl_sim *sim, const struct rtl_sim_insn *insn, uint64
 		}
 }
 
+static void mix_free(void *user)
+{
+	struct mix *m = user;
+	free(m->counts);
+	free(m);
+}
+
 static void mix_report(struct rtl_sim *sim, void *user)
 {
 	struct mix *m = user;
@@ -57,8 +69,7 @@ static void mix_report(struct rtl_sim *sim, void *user)
 		fprintf(m->t.out, "mix: %-16s %14" PRIu64 " %6.2f%%\n", m->names[order[i]], m->counts[order[i]],
 			100.0 * m->counts[order[i]] / (total ? total : 1));
 	free(order);
-	free(m->counts);
-	free(m);
+	mix_free(m);
 }
 
 /* bbcount: executions of the last instruction of every static block (the
@@ -100,6 +111,13 @@ static uint64_t count_at(const struct bbcount *s, uint64_t addr)
 	return n;
 }
 
+static void bb_free(void *user)
+{
+	struct bbcount *s = user;
+	free(s->v);
+	free(s);
+}
+
 static void bb_report(struct rtl_sim *sim, void *user)
 {
 	struct bbcount *s = user;
@@ -129,8 +147,7 @@ static void bb_report(struct rtl_sim *sim, void *user)
 			fprintf(s->t.out, "bbcount: proc %-32s %14" PRIu64 "\n", rtl_sim_proc_name(procs[i].p),
 				procs[i].blocks);
 	free(procs);
-	free(s->v);
-	free(s);
+	bb_free(s);
 }
 
 /* branch: taken / not taken per conditional branch, hooked after each. */
@@ -148,6 +165,16 @@ static void br_after(struct rtl_sim *sim, const struct rtl_sim_insn *insn, void 
 		b->not_taken++;
 }
 
+static void br_free(void *user)
+{
+	struct branch *s = user;
+	for (struct br *b = s->list, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	free(s);
+}
+
 static void br_report(struct rtl_sim *sim, void *user)
 {
 	struct branch *s = user;
@@ -157,11 +184,7 @@ static void br_report(struct rtl_sim *sim, void *user)
 			t += b->taken, nt += b->not_taken, sites++;
 	fprintf(s->t.out, "branch: %" PRIu64 " conditional branch sites executed: %" PRIu64 " taken, %" PRIu64 " not taken\n",
 		sites, t, nt);
-	for (struct br *b = s->list, *n; b; b = n) {
-		n = b->next;
-		free(b);
-	}
-	free(s);
+	br_free(s);
 }
 
 
@@ -182,7 +205,7 @@ static int setup_branch(struct rtl_sim *sim, FILE *out)
 			s->list = r;
 			rtl_sim_add_call(sim, a, RTL_SIM_AFTER, br_after, r);
 		}
-	return rtl_sim_add_trailer(sim, br_report, s);
+	return sim_add_trailer_drop(sim, br_report, br_free, s);
 }
 
 /* cache: one set-associative LRU data cache over every memory access. */
@@ -217,6 +240,14 @@ next:		;
 	}
 }
 
+static void cache_free(void *user)
+{
+	struct cache *c = user;
+	free(c->tags);
+	free(c->stamps);
+	free(c);
+}
+
 static void cache_report(struct rtl_sim *sim, void *user)
 {
 	struct cache *c = user;
@@ -224,9 +255,7 @@ static void cache_report(struct rtl_sim *sim, void *user)
 	fprintf(c->t.out, "cache: %u bytes, %u-way, %u-byte lines: %" PRIu64 " accesses (%" PRIu64 " reads, %" PRIu64
 		" writes), %" PRIu64 " misses (%" PRIu64 " read, %" PRIu64 " write), miss rate %.2f%%\n",
 		c->size, c->ways, c->line, a, c->acc[0], c->acc[1], m, c->miss[0], c->miss[1], a ? 100.0 * m / a : 0.0);
-	free(c->tags);
-	free(c->stamps);
-	free(c);
+	cache_free(c);
 }
 
 static int setup_cache(struct rtl_sim *sim, const char *args, FILE *out)
@@ -246,7 +275,7 @@ static int setup_cache(struct rtl_sim *sim, const char *args, FILE *out)
 	if (!c->tags || !c->stamps)
 		return -ENOMEM;
 	int err = rtl_sim_add_mem_call(sim, cache_access, c);
-	return err ? err : rtl_sim_add_trailer(sim, cache_report, c);
+	return err ? err : sim_add_trailer_drop(sim, cache_report, cache_free, c);
 }
 
 /* mix needs only the description's names: counts come from the loop. */
@@ -262,7 +291,7 @@ static int setup_mix(struct rtl_sim *sim, FILE *out)
 		free(m);
 		return -ENOMEM;
 	}
-	return rtl_sim_add_trailer(sim, mix_report, m);
+	return sim_add_trailer_drop(sim, mix_report, mix_free, m);
 }
 
 static int setup_bbcount(struct rtl_sim *sim, FILE *out)
@@ -271,7 +300,7 @@ static int setup_bbcount(struct rtl_sim *sim, FILE *out)
 	if (!s)
 		return -ENOMEM;
 	s->t.out = out;
-	return rtl_sim_add_trailer(sim, bb_report, s);
+	return sim_add_trailer_drop(sim, bb_report, bb_free, s);
 }
 
 int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
@@ -285,7 +314,7 @@ int rtl_sim_tool_builtin(struct rtl_sim *sim, const char *name, void *out_file)
 		if (!t)
 			return -ENOMEM;
 		t->out = out;
-		return rtl_sim_add_trailer(sim, icount_report, t);
+		return sim_add_trailer_drop(sim, icount_report, free, t);
 	}
 	if (!strcmp(name, "mix"))
 		return setup_mix(sim, out);

@@ -447,4 +447,13 @@ r.sim_add_call(s, entry, r.SIM_AFTER, function() hooks = hooks + 1 end)
 fails({ "hook failed" }, r.sim_run, s)
 assert(hooks == 1 and r.sim_message(s):find("a Lua hook raised an error", 1, true), r.sim_message(s))
 r.sim_close(s)
+
+-- closed without a run: its profile's temporary file and its tools' state go
+s = r.sim_open(nil, { tiny })
+r.sim_add_profile(s, work .. "/never.db")
+r.sim_tool_builtin(s, "mix")
+r.sim_tool_builtin(s, "cache")
+r.sim_close(s)
+local left = sh("ls " .. work .. " | grep '^never' || true")
+assert(left == "", "left behind: " .. left)
 print("ok")
