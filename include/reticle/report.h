@@ -42,7 +42,7 @@ typedef struct rtl_report_options {
 } rtl_report_options;
 
 /* The format named NAME ("text", "json", "callgrind", "lcov", "fdata",
- * "folded", "chrome", "pprof", "svg") or -RTL_ERR_BAD_OPTION. */
+ * "folded", "chrome", "pprof", "svg", "cachegrind") or -RTL_ERR_BAD_OPTION. */
 RTL_API int rtl_report_format_parse(const char *name);
 
 RTL_API int rtl_report_write(rtl_profile *p, int format, const rtl_report_options *o, FILE *out);
@@ -75,8 +75,9 @@ RTL_API int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *
  * (sample collector: O->samples, or a profile without calltime's), for
  * the tools that draw it; each returns -ENODATA when P has neither. With
  * samples, "calls" are samples and times are the samples' periods.
- * Folded stacks (flame graphs): "f1;f2;...;fn NS" per call path, its
- * exclusive nanoseconds, threads and images merged. */
+ * Folded stacks (flame graphs): "f1;f2;...;fn N" per call path, its
+ * exclusive nanoseconds (calltime's tree) or samples (sampled stacks),
+ * threads and images merged. */
 RTL_API int rtl_report_folded(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* Chrome trace event JSON (Perfetto): per process and thread, one complete
  * event per call path, as long as its inclusive time, nested under its
