@@ -9,14 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <reticle/error.h>
+#include <reticle/cachesim.h>
 #include <reticle/sim.h>
 #include "cli.h"
+#include "sim/memtrace.h"
 
 extern char **environ;
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--tool ./x.so[:ARGS]] [-o PROFILE]\n"
+	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--cache SPEC]... [--tool ./x.so[:ARGS]]\n"
+	      "                  [-o PROFILE]\n"
 	      "                  -- PROGRAM [ARGS...]\n"
 	      "       reticle sim --disasm PROGRAM\n\n"
 	      "Runs a statically linked Linux program for a described ISA (chosen from the ELF\n"
@@ -25,7 +28,14 @@ static void usage(FILE *f)
 	      "                  turned into a simulator at run time (needs a C compiler)\n"
 	      "  -c TOOLS        built-in tools (reports on stderr): icount, mix (per instruction\n"
 	      "                  name), bbcount (per block and procedure), branch (taken / not\n"
-	      "                  taken), cache[:SIZE:WAYS:LINE] (LRU data cache, default 32768:8:64)\n"
+	      "                  taken), cache[:SIZE:WAYS:LINE] (LRU data cache, default 32768:8:64),\n"
+	      "                  memtrace (every data access through a bank of simulated caches,\n"
+	      "                  as 'reticle run -c memtrace': loads, stores and misses per\n"
+	      "                  configuration and level; with -o, per instruction in the profile,\n"
+	      "                  for 'reticle report' and its --format cachegrind)\n"
+	      "  --cache SPEC    memtrace: a configuration, as 'reticle cachesim --cache' takes\n"
+	      "                  it (docs/cachesim.md); repeatable (default: cachegrind's\n"
+	      "                  l1d=32k:8:64 and ll=8m:16:64)\n"
 	      "  --tool SO[:A]   load a tool: a shared object defining rtl_sim_tool_init(sim, args)\n"
 	      "                  against include/reticle/sim.h (may be repeated)\n"
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
@@ -39,13 +49,30 @@ static void usage(FILE *f)
 	      "call), 2 for usage errors.\n", f);
 }
 
-static int add_tools(struct rtl_sim *sim, char *list)
+/* memtrace's cache configurations (--cache), as `reticle run -c memtrace` takes them */
+struct caches { rtl_cache_config v[32]; size_t n; };
+
+static int add_tools(struct rtl_sim *sim, char *list, const struct caches *caches)
 {
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		if (!strcmp(tok, "memtrace")) {
+			struct caches fallback = { .n = 1 };
+			char why[256];
+			if (!caches->n && rtl_cache_config_parse("cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64",
+								 &fallback.v[0], why, sizeof(why)))
+				return CLI_EXIT_FAIL;
+			const struct caches *c = caches->n ? caches : &fallback;
+			int err = sim_memtrace_start(sim, c->v, c->n, stderr);
+			if (err < 0) {
+				cli_error("sim: memtrace: %s", rtl_strerror(err));
+				return CLI_EXIT_FAIL;
+			}
+			continue;
+		}
 		int err = rtl_sim_tool_builtin(sim, tok, stderr);
 		if (err < 0) {
 			cli_error("unknown tool or bad parameters '%s' (built in: icount, mix, bbcount, branch,"
-				  " cache[:SIZE:WAYS:LINE])", tok);
+				  " cache[:SIZE:WAYS:LINE], memtrace)", tok);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -129,12 +156,13 @@ int cmd_sim(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "isa", required_argument, 0, 'i' }, { "tool", required_argument, 0, 't' },
 		{ "disasm", no_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
-		{ "argv0", required_argument, 0, 'a' }, { 0, 0, 0, 0 },
+		{ "argv0", required_argument, 0, 'a' }, { "cache", required_argument, 0, 'K' }, { 0, 0, 0, 0 },
 	};
 	const char *isa = NULL, *argv0 = NULL;
 	char *tools = NULL, *sos[8];
 	const char *profile = NULL;
 	int nsos = 0, dis = 0, c, prof_result = 1;
+	static struct caches caches;
 
 	optind = 1;
 	opterr = 0;   /* one message of our own below */
@@ -152,6 +180,20 @@ int cmd_sim(int argc, char **argv)
 			sos[nsos++] = optarg;
 			break;
 		case 'o': profile = optarg; break;
+		case 'K': {
+			char why[256];
+			if (caches.n == sizeof(caches.v) / sizeof(*caches.v)) {
+				cli_error("sim: at most %zu --cache options", caches.n);
+				return CLI_EXIT_USAGE;
+			}
+			if (rtl_cache_config_parse(optarg, &caches.v[caches.n], why, sizeof(why)) ||
+			    rtl_cache_config_check(&caches.v[caches.n], why, sizeof(why))) {
+				cli_error("sim: --cache %s: %s", optarg, why);
+				return CLI_EXIT_USAGE;
+			}
+			caches.n++;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_error("sim: unknown option or missing argument '%s' (try 'reticle sim --help')",
@@ -186,7 +228,12 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (profile && (err = add_profile(sim, profile, argc - optind, argv + optind, &prof_result)))
 		goto out;
-	if (tools && (err = add_tools(sim, tools)))
+	if (caches.n && !(tools && strstr(tools, "memtrace"))) {
+		cli_error("sim: --cache sets the memtrace tool: add it (-c memtrace)");
+		err = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (tools && (err = add_tools(sim, tools, &caches)))
 		goto out;
 	for (int i = 0; i < nsos; i++)
 		if ((err = load_tool(sim, sos[i])))

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "sim/machine.h"
+#include "sim/memtrace.h"
 
 int rtl_sim_open(const char *isa, int argc, char **argv, char **envp, struct rtl_sim **out)
 {
@@ -65,6 +66,7 @@ void rtl_sim_close(struct rtl_sim *m)
 		n = h->next;
 		free(h);
 	}
+	sim_memtrace_free(m);
 	for (struct trailer *t = m->trailers, *n; t; t = n) {
 		n = t->next;
 		if (!m->ran && t->drop)   /* never run: their state (a profile's temporary file) goes */

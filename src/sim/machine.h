@@ -52,6 +52,7 @@ struct rtl_sim {
 	int exit_status, exited;
 	int forked_child;            /* a fork of the guest: trailers do not run */
 	int ran;                     /* rtl_sim_run was called: its trailers freed their state */
+	struct sim_memtrace *memtrace;   /* reticle sim -c memtrace (memtrace.h), NULL if none */
 	char msg[256];
 	int failed;
 	uint64_t icount;

@@ -19,11 +19,17 @@
 #include <reticle/error.h>
 #include <reticle/profile.h>
 #include "sim/machine.h"
+#include "sim/memtrace.h"
 
 struct px { uint64_t addr, count; unsigned len; };   /* one executed instruction */
 
+/* A function written: [lo, hi) and its profile id, for memtrace's metrics. */
+struct fn_range { uint64_t lo, hi; int64_t id; };
+
 struct simprof {
 	char *path, *command, *tool;
+	struct fn_range *fns;
+	size_t nfns, capfns;
 	rtl_profile *prof;   /* created before the run: a bad PATH fails early */
 	int *result;
 	struct px *v;
@@ -114,8 +120,8 @@ static const struct rtl_sim_block *block_at(struct rtl_sim *m, const struct rtl_
 
 /* Instructions v[i..] of procedure P (or of no procedure: one pseudo
  * function per run of code outside symbols). Returns the index after them. */
-static size_t write_proc(struct rtl_sim *m, rtl_profile *prof, int64_t mod, const struct px *v, size_t n,
-			 size_t i, int *err)
+static size_t write_proc(struct rtl_sim *m, struct simprof *s, rtl_profile *prof, int64_t mod, const struct px *v,
+			 size_t n, size_t i, int *err)
 {
 	const struct rtl_sim_proc *p = rtl_sim_proc_at(m, v[i].addr);
 	uint64_t lo = p ? p->addr : v[i].addr, hi = p ? p->addr + p->size : v[i].addr;
@@ -133,6 +139,16 @@ static size_t write_proc(struct rtl_sim *m, rtl_profile *prof, int64_t mod, cons
 		snprintf(name, sizeof name, "sub_%" PRIx64, lo);
 	if ((*err = rtl_profile_add_function(prof, mod, p ? p->name : name, lo, hi - lo, 1, NULL, &fid)))
 		return n;
+	if (s->nfns == s->capfns) {
+		size_t cap = s->capfns ? 2 * s->capfns : 256;
+		struct fn_range *v = realloc(s->fns, cap * sizeof(*v));
+		if (!v) {
+			*err = -ENOMEM;
+			return n;
+		}
+		s->fns = v, s->capfns = cap;
+	}
+	s->fns[s->nfns++] = (struct fn_range){ lo, hi > lo ? hi : lo + 1, fid };
 	uint64_t instrs = 0;
 	size_t start = i;
 	for (size_t k = i; k <= j; k++) {
@@ -151,6 +167,22 @@ static size_t write_proc(struct rtl_sim *m, rtl_profile *prof, int64_t mod, cons
 	return j + 1;
 }
 
+/* The profile id of the function written that holds PC (written in
+ * address order), or -1. */
+static int64_t function_of(uint64_t pc, void *ctx)
+{
+	const struct simprof *s = ctx;
+	size_t lo = 0, hi = s->nfns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->fns[mid].hi <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nfns && s->fns[lo].lo <= pc ? s->fns[lo].id : -1;
+}
+
 static int write_profile(struct rtl_sim *m, struct simprof *s)
 {
 	rtl_profile *prof = s->prof;
@@ -160,7 +192,9 @@ static int write_profile(struct rtl_sim *m, struct simprof *s)
 	if (!err)
 		err = rtl_profile_add_module(prof, m->path, 0, &mod);
 	for (size_t i = 0; !err && i < s->n;)
-		i = write_proc(m, prof, mod, s->v, s->n, i, &err);
+		i = write_proc(m, s, prof, mod, s->v, s->n, i, &err);
+	if (!err)
+		err = sim_memtrace_write(m, prof, function_of, s);
 	return err ? err : rtl_profile_commit(prof);
 }
 
@@ -168,6 +202,7 @@ static void free_state(struct simprof *s)
 {
 	if (s->prof)
 		rtl_profile_close(s->prof);
+	free(s->fns);
 	free(s->path);
 	free(s->command);
 	free(s->tool);
