@@ -62,14 +62,16 @@ int ctl_listen(long pid, char *path, size_t len)
 
 /* Reads a request from FD (up to 64 KiB, until the client's end), 1 s at
  * most. */
-static char *read_request(int fd)
+/* What FD sends until it closes, at most MAX bytes, each read waited for
+ * up to WAIT_MS (malloc'd, NUL-ended), or NULL. */
+static char *read_all(int fd, size_t max, int wait_ms)
 {
 	size_t n = 0, cap = 4096;
 	char *buf = malloc(cap);
 	struct pollfd pf = { fd, POLLIN, 0 };
-	while (buf && poll(&pf, 1, 1000) == 1) {
+	while (buf && poll(&pf, 1, wait_ms) == 1) {
 		if (n + 1 >= cap) {
-			char *b = cap < (64 << 10) ? realloc(buf, cap *= 2) : NULL;
+			char *b = cap < max ? realloc(buf, cap *= 2) : NULL;
 			if (!b) {
 				free(buf);
 				return NULL;
@@ -84,6 +86,32 @@ static char *read_request(int fd)
 	if (buf)
 		buf[n] = 0;
 	return buf;
+}
+
+static char *read_request(int fd)
+{
+	return read_all(fd, 64 << 10, 1000);
+}
+
+/* "live" (reticle top PID on a session): each relocated function's counts
+ * ("F PID ADDR CALLS INSTRS MODULE NAME") and each probe counter's
+ * ("P PID ID VALUE MODULE NAME"), tab-separated, as they stand. */
+static void live_counts(FILE *f, rtl_session *s)
+{
+	struct rtl_live_count *c;
+	size_t n = rtl_session_live(s, &c);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "F\t%d\t%llx\t%llu\t%llu\t%s\t%s\n", (int)c[i].pid, (unsigned long long)c[i].addr,
+			(unsigned long long)c[i].calls, (unsigned long long)c[i].instrs, c[i].module,
+			c[i].name ? c[i].name : "");
+	free(c);
+	struct rtl_live_point *p;
+	n = rtl_session_live_points(s, &p);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].module && p[i].op != RTL_PRIM_TIMER_START)   /* counters; timers are per thread */
+			fprintf(f, "P\t%d\t%u\t%llu\t%s\t%s\n", (int)p[i].pid, (unsigned)p[i].id,
+				(unsigned long long)p[i].value, p[i].module, p[i].name ? p[i].name : "");
+	free(p);
 }
 
 static void answer(int fd, rtl_session *s, long pid, char *req)
@@ -127,6 +155,9 @@ static void answer(int fd, rtl_session *s, long pid, char *req)
 	} else if (!strcmp(req, "list")) {
 		fprintf(f, "ok\n");
 		probe_collector_list(f);
+	} else if (!strcmp(req, "live")) {
+		fprintf(f, "ok\n");
+		live_counts(f, s);
 	} else {
 		fprintf(f, "error: unknown request '%s'\n", req);
 	}
@@ -149,6 +180,36 @@ void ctl_serve(int lfd, rtl_session *s, long pid)
 		free(req);
 		close(c);
 	}
+}
+
+int ctl_ask(long pid, const char *req, char **answer)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[sizeof(sa.sun_path)];
+	*answer = NULL;
+	int err = ctl_socket_path(pid, path, sizeof(path), false);
+	if (err)
+		return err;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	size_t len = strlen(req);
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(fd, req + done, len - done);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	shutdown(fd, SHUT_WR);
+	*answer = read_all(fd, 256 << 20, 5000);   /* the session answers at its next tick */
+	close(fd);
+	return *answer ? 0 : -EIO;
 }
 
 static void usage(FILE *f)

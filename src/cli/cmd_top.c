@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <reticle/collector.h>
 #include <reticle/error.h>
@@ -23,10 +24,13 @@ static void usage(FILE *f)
 	      "counters), refreshed every interval, without stopping it. With PID it\n"
 	      "attaches to that process (as 'reticle attach -c fcount,bbcount') and\n"
 	      "leaves it as it was when top ends (Ctrl-C, --iterations, or the process\n"
-	      "ending); with -- PROGRAM it launches it. On a terminal the screen is\n"
+	      "ending); with -- PROGRAM it launches it. A PID that a 'reticle probe'\n"
+	      "session measures is watched through that session (its control socket,\n"
+	      "as 'reticle ctl'), with its probes' hits per function. On a terminal the screen is\n"
 	      "redrawn; otherwise each refresh is printed after a line '--- T s'.\n"
 	      "\n"
-	      "      --by calls|instrs  order by calls (default) or instructions\n"
+	      "      --by calls|instrs|hits  order by calls (default), instructions, or\n"
+	      "                        the probes' hits of a 'reticle probe' session\n"
 	      "  -n, --top N           functions shown (default 20)\n"
 	      "      --interval S      seconds between refreshes (default 1, at least 0.05)\n"
 	      "      --iterations K    end after K refreshes\n"
@@ -39,8 +43,8 @@ struct row {
 	uint64_t addr;
 	char *module;
 	char *name;
-	uint64_t calls, instrs;
-	uint64_t dcalls, dinstrs;
+	uint64_t calls, instrs, hits;   /* hits: a probe session's counters in it */
+	uint64_t dcalls, dinstrs, dhits;
 };
 
 struct top {
@@ -49,15 +53,18 @@ struct top {
 	double interval, elapsed;
 	unsigned iterations, shown;
 	int n;
-	bool by_instrs, tty;
+	bool by_instrs, by_hits, tty;
 	rtl_session *s;
+	long session;             /* the pid a 'reticle probe' session measures, or 0 */
 };
 
 static rtl_session *current;
+static volatile sig_atomic_t stopping;
 
 static void on_stop(int sig)
 {
 	(void)sig;
+	stopping = 1;
 	if (current)
 		rtl_session_stop(current);
 }
@@ -93,26 +100,88 @@ static void free_rows(struct row *r, size_t n)
 	free(r);
 }
 
-static void refresh(rtl_session *s, void *ctx)
+static int by_hits(const void *a, const void *b)
 {
-	struct top *t = ctx;
-	if (t->iterations && t->shown >= t->iterations)
-		return;
+	const struct row *x = a, *y = b;
+	return x->dhits != y->dhits ? (x->dhits < y->dhits ? 1 : -1) : by_calls(a, b);
+}
+
+static struct row make_row(pid_t pid, uint64_t addr, const char *module, const char *name)
+{
+	const char *base = strrchr(module, '/');
+	struct row r = { .pid = pid, .addr = addr, .module = strdup(base ? base + 1 : module),
+			 .name = name && *name ? strdup(name) : NULL };
+	if (!r.module)
+		r.module = strdup("?");
+	return r;
+}
+
+/* Our own session's functions now, in *OUT: how many. */
+static size_t own_rows(rtl_session *s, struct row **out)
+{
 	struct rtl_live_count *live;
 	size_t n = rtl_session_live(s, &live);
-	struct row *cur = calloc(n ? n : 1, sizeof(*cur));
-	if (!cur) {
-		free(live);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *base = strrchr(live[i].module, '/');
-		cur[i] = (struct row){ live[i].pid, live[i].addr, strdup(base ? base + 1 : live[i].module),
-				       live[i].name ? strdup(live[i].name) : NULL, live[i].calls, live[i].instrs, 0, 0 };
-		if (!cur[i].module)
-			cur[i].module = strdup("?");
+	struct row *cur = *out = calloc(n ? n : 1, sizeof(*cur));
+	for (size_t i = 0; cur && i < n; i++) {
+		cur[i] = make_row(live[i].pid, live[i].addr, live[i].module, live[i].name);
+		cur[i].calls = live[i].calls;
+		cur[i].instrs = live[i].instrs;
 	}
 	free(live);
+	return cur ? n : 0;
+}
+
+/* A probe session's answer to "live" (cmd_ctl.c: F and P lines), in
+ * *OUT: how many functions. A probe counter adds to its function's hits. */
+static size_t session_rows(char *text, struct row **out)
+{
+	size_t n = 0, cap = 0;
+	struct row *v = NULL;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *f[7];
+		int nf = 0;
+		for (char *p = line; nf < 7; p++) {
+			f[nf++] = p;
+			if (!(p = strchr(p, '\t')))
+				break;
+			*p = 0;
+		}
+		bool fn = nf == 7 && !strcmp(f[0], "F"), probe = nf == 6 && !strcmp(f[0], "P");
+		if (!fn && !probe)
+			continue;
+		if (n == cap) {
+			struct row *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		pid_t pid = (pid_t)strtol(f[1], NULL, 10);
+		if (fn) {
+			v[n] = make_row(pid, strtoull(f[2], NULL, 16), f[5], f[6]);
+			v[n].calls = strtoull(f[3], NULL, 10);
+			v[n++].instrs = strtoull(f[4], NULL, 10);
+		} else {   /* after its function's line, when it has one */
+			uint64_t value = strtoull(f[3], NULL, 10);
+			const char *base = strrchr(f[4], '/');
+			size_t k = n;
+			while (k-- > 0 && !(v[k].pid == pid && !strcmp(v[k].module, base ? base + 1 : f[4]) &&
+					    v[k].name && !strcmp(v[k].name, f[5])))
+				;
+			if (k < n) {
+				v[k].hits += value;
+			} else {
+				v[n] = make_row(pid, 0, f[4], f[5]);
+				v[n++].hits = value;
+			}
+		}
+	}
+	*out = v;
+	return n;
+}
+
+/* Shows CUR (N rows, taken over by T): what ran since the last refresh. */
+static void show(struct top *t, struct row *cur, size_t n, long pid)
+{
 	qsort(cur, n, sizeof(*cur), by_key);
 	/* deltas against the previous refresh (both sorted by key) */
 	for (size_t i = 0, j = 0; i < n; i++) {
@@ -121,38 +190,94 @@ static void refresh(rtl_session *s, void *ctx)
 		bool seen = j < t->nprev && !by_key(&t->prev[j], &cur[i]);
 		cur[i].dcalls = cur[i].calls - (seen ? t->prev[j].calls : 0);
 		cur[i].dinstrs = cur[i].instrs - (seen ? t->prev[j].instrs : 0);
+		cur[i].dhits = cur[i].hits - (seen ? t->prev[j].hits : 0);
 	}
 	free_rows(t->prev, t->nprev);
 	t->elapsed += t->interval;
 	struct row *show = malloc((n ? n : 1) * sizeof(*show));
 	size_t nran = 0;
 	for (size_t i = 0; show && i < n; i++)
-		if (cur[i].dcalls || cur[i].dinstrs)
+		if (cur[i].dcalls || cur[i].dinstrs || cur[i].dhits)
 			show[nran++] = cur[i];
+	bool hits = t->session && (t->by_hits || !t->by_instrs);   /* a session's probes */
+	for (size_t i = 0; hits && !t->by_hits && i < nran; i++)
+		hits = !show[i].dcalls;   /* by calls when the session counts them */
 	if (show)
-		qsort(show, nran, sizeof(*show), t->by_instrs ? by_instrs : by_calls);
+		qsort(show, nran, sizeof(*show), hits ? by_hits : t->by_instrs ? by_instrs : by_calls);
 	if (t->tty)
 		fputs("\033[H\033[2J", stdout);
 	else
 		printf("--- %.2f s\n", t->elapsed);
-	printf("reticle top: pid %d, %zu functions ran in the last %.2f s\n", (int)rtl_session_pid(s), nran,
-	       t->interval);
-	printf("%8s %14s %14s  %-40s %s\n", "pid", "calls", "instrs", "function", "module");
+	printf("reticle top: pid %ld%s, %zu functions ran in the last %.2f s\n", pid,
+	       t->session ? " (its 'reticle probe' session)" : "", nran, t->interval);
+	if (t->session)
+		printf("%8s %14s %14s %14s  %-40s %s\n", "pid", "calls", "instrs", "probe hits", "function", "module");
+	else
+		printf("%8s %14s %14s  %-40s %s\n", "pid", "calls", "instrs", "function", "module");
 	for (size_t i = 0; show && i < nran && (int)i < t->n; i++) {
-		char addr[32];
+		char addr[32], hits[24] = "";
 		snprintf(addr, sizeof(addr), "sub_%llx", (unsigned long long)show[i].addr);
-		printf("%8d %14llu %14llu  %-40s %s\n", (int)show[i].pid, (unsigned long long)show[i].dcalls,
-		       (unsigned long long)show[i].dinstrs, show[i].name ? show[i].name : addr, show[i].module);
+		if (t->session)
+			snprintf(hits, sizeof(hits), " %14llu", (unsigned long long)show[i].dhits);
+		printf("%8d %14llu %14llu%s  %-40s %s\n", (int)show[i].pid, (unsigned long long)show[i].dcalls,
+		       (unsigned long long)show[i].dinstrs, hits, show[i].name ? show[i].name : addr, show[i].module);
 	}
 	fflush(stdout);
 	free(show);
 	t->prev = cur;
 	t->nprev = n;
+	t->shown++;
+}
+
+static void refresh(rtl_session *s, void *ctx)
+{
+	struct top *t = ctx;
+	if (t->iterations && t->shown >= t->iterations)
+		return;
+	struct row *cur;
+	size_t n = own_rows(s, &cur);
+	if (!cur)
+		return;
+	show(t, cur, n, rtl_session_pid(s));
 	/* attached: the session ends; launched: the program runs on, unwatched */
-	if (t->iterations && ++t->shown >= t->iterations) {
+	if (t->iterations && t->shown >= t->iterations) {
 		rtl_session_stop(s);
 		t->interval = 1e9;
 	}
+}
+
+/* top of the 'reticle probe' session that measures T->session: its live
+ * counts over its control socket every interval, until it ends or Ctrl-C. */
+static int watch_session(struct top *t)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	char *text = NULL;
+	if (!ctl_ask(t->session, "live", &text) && !strncmp(text, "ok\n", 3))   /* the first interval's base */
+		t->nprev = session_rows(text + 3, &t->prev);
+	free(text);
+	if (t->prev)
+		qsort(t->prev, t->nprev, sizeof(*t->prev), by_key);
+	while (!stopping && !(t->iterations && t->shown >= t->iterations)) {
+		struct timespec ts = { (time_t)t->interval, (long)((t->interval - (time_t)t->interval) * 1e9) };
+		while (nanosleep(&ts, &ts) && !stopping)
+			;
+		text = NULL;
+		if (stopping || ctl_ask(t->session, "live", &text) || strncmp(text, "ok\n", 3)) {
+			if (!stopping)
+				fprintf(stderr, "reticle: top: the session of process %ld has ended\n", t->session);
+			free(text);
+			break;
+		}
+		struct row *cur;
+		size_t n = session_rows(text + 3, &cur);
+		free(text);
+		show(t, cur, n, t->session);
+	}
+	free_rows(t->prev, t->nprev);
+	return 0;
 }
 
 int cmd_top(int argc, char **argv)
@@ -175,11 +300,12 @@ int cmd_top(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+n:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
-			if (strcmp(optarg, "calls") && strcmp(optarg, "instrs")) {
-				cli_error("top: --by takes calls or instrs, not '%s'", optarg);
+			if (strcmp(optarg, "calls") && strcmp(optarg, "instrs") && strcmp(optarg, "hits")) {
+				cli_error("top: --by takes calls, instrs or hits, not '%s'", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			t.by_instrs = !strcmp(optarg, "instrs");
+			t.by_hits = !strcmp(optarg, "hits");
 			break;
 		case 'n':
 			t.n = (int)strtol(optarg, &end, 10);
@@ -220,6 +346,16 @@ int cmd_top(int argc, char **argv)
 			cli_error("top: give a process id, or -- PROGRAM [ARGS] (usage: reticle top [OPTIONS] PID)");
 			return CLI_EXIT_USAGE;
 		}
+	}
+	char *probe_answer;
+	if (!launch && !ctl_ask(pid, "live", &probe_answer)) {   /* a 'reticle probe' session measures it */
+		free(probe_answer);
+		if (output) {
+			cli_error("top: process %ld is measured by a 'reticle probe' session: -o is its to write", pid);
+			return CLI_EXIT_USAGE;
+		}
+		t.session = pid;
+		return watch_session(&t);
 	}
 	if (output && !cli_output_writable("top", output))
 		return CLI_EXIT_FAIL;
