@@ -6,6 +6,8 @@ never called leaves the whole run counted, and says so.
 
 usage: until_call_oracle.py RETICLE WORKDIR SCRIPT PROGRAM"""
 import os, re, shutil, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
+from callgrind_parts import callgrind_parts
 
 reticle, work, script, prog = sys.argv[1:5]
 prog = os.path.realpath(prog)
@@ -17,22 +19,6 @@ if not shutil.which("valgrind"):
 env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), TMPDIR=work)
 COMPUTING = {"work", "phase_a", "phase_b"}
 fails = 0
-
-
-def callgrind_parts():
-    out = os.path.join(work, "cg.out")
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-before=parse",
-                    "--dump-before=emit", prog, "phases"], capture_output=True, check=True, timeout=300)
-    parts = []
-    for f in (out + ".1", out + ".2", out):
-        a = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no", f],
-                           capture_output=True, text=True, check=True).stdout
-        ir = {}
-        for m in re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+[^:\s]+:(\S+) \[([^\]]+)\]", a, re.M):
-            if os.path.realpath(m.group(3)) == prog and m.group(2) in COMPUTING:
-                ir[m.group(2)] = ir.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
-        parts.append(ir)
-    return parts
 
 
 def script_rows(function):
@@ -48,7 +34,7 @@ def script_rows(function):
     return rows, r
 
 
-before, between, after = callgrind_parts()
+before, between, after = callgrind_parts(prog, ["phases"], work, ["parse", "emit"], COMPUTING)
 whole = {k: before.get(k, 0) + between.get(k, 0) + after.get(k, 0) for k in COMPUTING}
 until_emit = {k: before.get(k, 0) + between.get(k, 0) for k in COMPUTING}
 for function, want, never in [("parse", before, False), ("emit", until_emit, False), ("no_such", whole, True)]:

@@ -7,7 +7,8 @@ tick() calls followed its signal, dlopen, fork or exec), an unscoped run for
 --modules, and clear errors for bad edges.
 
 usage: span.py RETICLE WORKDIR PROGRAM"""
-import os, re, shutil, sqlite3, subprocess, sys
+import os, shutil, sqlite3, subprocess, sys
+from callgrind_parts import callgrind_parts
 
 reticle, work, prog = sys.argv[1:4]
 prog = os.path.realpath(prog)
@@ -42,25 +43,6 @@ def program_rows(db, field):
     return dict(rows)
 
 
-def callgrind_parts():
-    """callgrind's Ir per function of the program, before parse's first
-    call, between it and emit's, and after (three dumps)."""
-    out = os.path.join(work, "cg.out")
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                    "--dump-before=parse", "--dump-before=emit", prog, "phases"],
-                   capture_output=True, text=True, timeout=300, check=True)
-    parts = []
-    for f in (out + ".1", out + ".2", out):
-        a = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no", f],
-                           capture_output=True, text=True, check=True).stdout
-        ir = {}
-        for m in re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+[^:\s]+:(\S+) \[([^\]]+)\]", a, re.M):
-            if os.path.realpath(m.group(3)) == prog:
-                ir[m.group(2)] = ir.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
-        parts.append(ir)
-    return parts
-
-
 def add(*parts):
     total = {}
     for p in parts:
@@ -72,7 +54,7 @@ def add(*parts):
 # 1. spans between function calls, against callgrind's parts
 COMPUTING = {"work", "phase_a", "phase_b"}
 if shutil.which("valgrind"):
-    before, between, after = callgrind_parts()
+    before, between, after = callgrind_parts(prog, ["phases"], work, ["parse", "emit"])
     if not between.get("work") or not before.get("work"):
         fail(f"callgrind's parts lack work(): {before} {between}")
     cases = [("between", ["--from", "call:parse", "--to", "call:emit"], between),
