@@ -58,7 +58,8 @@ RTL_API const char *rtl_binary_interp(const rtl_binary *bin);  /* PT_INTERP path
 
 /* A file-name-safe key for the binary's contents: "b-" and its GNU build-id
  * in hex, or "f-" and a hash of the file's device, inode, size, modification
- * time and path when it has none. Returns 0, or -1 when BUF is too short. */
+ * time and path when it has none. Returns 0, or -1 when BUF is too short
+ * (or the file cannot be looked at). */
 RTL_API int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len);
 
 /* Functions sorted by address, no duplicates (one record per entry address). */

@@ -24,7 +24,8 @@ typedef struct rtl_bbv rtl_bbv;
 
 RTL_API int rtl_bbv_create(rtl_bbv **out);
 RTL_API void rtl_bbv_destroy(rtl_bbv *v);
-/* Appends one interval: N (block id, count) pairs; ids are 1-based. */
+/* Appends one interval: N (block id, count) pairs; ids are 1-based
+ * (-EINVAL, nothing added, for an id 0). */
 RTL_API int rtl_bbv_add_interval(rtl_bbv *v, const uint32_t *ids, const uint64_t *counts, size_t n);
 /* Reads an exp-bbv file. -RTL_ERR_BAD_INPUT with ERR naming the line, or
  * saying the file holds no interval. */

@@ -61,6 +61,9 @@ int rtl_bbv_add_interval(rtl_bbv *v, const uint32_t *ids, const uint64_t *counts
 {
 	uint64_t total = 0;
 
+	for (size_t i = 0; i < n; i++)
+		if (!ids[i])
+			return -EINVAL;   /* ids are 1-based: exp-bbv writes none as 0 */
 	if (reserve(v, n) < 0)
 		return -ENOMEM;
 	v->start[v->nint] = v->n;

@@ -49,7 +49,9 @@ int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len)
 {
 	size_t n;
 	const unsigned char *id = rtl_elf_build_id(bin->elf, &n);
-	if (id && len >= 2 * n + 3) {
+	if (id && len < 2 * n + 3)
+		return -1;   /* not the other key instead: a binary has one identity */
+	if (id) {
 		int at = snprintf(buf, len, "b-");
 		for (size_t i = 0; i < n; i++)
 			at += snprintf(buf + at, len - (size_t)at, "%02x", id[i]);

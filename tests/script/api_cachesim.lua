@@ -488,6 +488,7 @@ eq(R.simpoint_choose(v, { bic_frac = 0 }).k, 1, "bic_frac 0: the smallest k")
 raises("simpoint_choose", R.simpoint_choose, v, { iters = 0 })
 raises("simpoint_choose", R.simpoint_choose, R.bbv_create())
 raises("bad argument", R.bbv_add_interval, v, { 1, 2 }, { 5 })
+raises("bbv_add_interval", R.bbv_add_interval, v, { 0 }, { 5 })   -- ids are 1-based
 
 write(work .. "/bad.bb", "T:1:5 :2:6\nT:1:x\n")
 raises("bbv_read: " .. work .. "/bad.bb: line 2", R.bbv_read, work .. "/bad.bb")
