@@ -129,7 +129,8 @@ typedef struct rtl_source_range {
 } rtl_source_range;
 /* Calls FN for every range of every line table of BIN (every compile unit;
  * rows with line 0, empty ranges and sequences at address 0, which the
- * linker left for discarded code, are skipped), in table order. Returns 0,
+ * linker left for discarded code, are skipped), each compile unit's rows
+ * by address (libdw's order, not the table's). Returns 0,
  * -ENOENT without DWARF, or FN's first non-zero value. */
 RTL_API int rtl_binary_foreach_source_range(rtl_binary *bin,
 				    int (*fn)(const rtl_source_range *r, void *user), void *user);
@@ -138,7 +139,8 @@ RTL_API int rtl_binary_foreach_source_range(rtl_binary *bin,
 typedef struct rtl_source_name {
 	uint64_t addr;
 	uint64_t size;        /* a function's bytes from ADDR (0 when unknown) */
-	const char *name;     /* a function's linkage (symbol) name, or its name */
+	const char *name;     /* a function's linkage (symbol) name, or its name;
+			       * NULL for a label */
 	const char *file;
 	int line;
 	int is_label;         /* a goto label (DW_TAG_label), else a function */
