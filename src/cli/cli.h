@@ -79,8 +79,9 @@ int ctl_socket_path(long pid, char *buf, size_t len, bool make_dir);
 int ctl_listen(long pid, char *path, size_t len);
 void ctl_serve(int fd, struct rtl_session *s, long pid);
 /* Sends request REQ to the session of PID and reads its whole answer
- * (malloc'd, in *ANSWER): 0, or -err (-ENOENT, -ECONNREFUSED: no session). */
-int ctl_ask(long pid, const char *req, char **answer);
+ * (malloc'd, in *ANSWER), waiting up to WAIT_MS for each part of it (-1:
+ * as long as it takes): 0, or -err (-ENOENT, -ECONNREFUSED: no session). */
+int ctl_ask(long pid, const char *req, int wait_ms, char **answer);
 
 /* Exit status for usage errors and for failures of reticle itself. */
 enum { CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 1 };

@@ -182,7 +182,7 @@ void ctl_serve(int lfd, rtl_session *s, long pid)
 	}
 }
 
-int ctl_ask(long pid, const char *req, char **answer)
+int ctl_ask(long pid, const char *req, int wait_ms, char **answer)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char path[sizeof(sa.sun_path)];
@@ -207,7 +207,7 @@ int ctl_ask(long pid, const char *req, char **answer)
 		done += (size_t)w;
 	}
 	shutdown(fd, SHUT_WR);
-	*answer = read_all(fd, 256 << 20, 5000);   /* the session answers at its next tick */
+	*answer = read_all(fd, 256 << 20, wait_ms);
 	close(fd);
 	return *answer ? 0 : -EIO;
 }
@@ -254,45 +254,20 @@ int cmd_ctl(int argc, char **argv)
 		cli_error("ctl: the requests are add 'CLAUSES', remove ID... and list (try 'reticle ctl --help')");
 		return CLI_EXIT_USAGE;
 	}
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char path[sizeof(sa.sun_path)];
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ctl_socket_path(pid, path, sizeof(path), false) || fd < 0) {
-		cli_error("ctl: %s", strerror(errno));
+	char *answer;
+	int err = ctl_ask(pid, req, -1, &answer);
+	if (err == -ENOENT || err == -ECONNREFUSED) {
+		cli_error("ctl: no 'reticle probe' session measures process %ld (%s)", pid, strerror(-err));
 		return CLI_EXIT_FAIL;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		cli_error("ctl: no 'reticle probe' session measures process %ld (%s)", pid, strerror(errno));
-		close(fd);
+	if (err || !*answer) {
+		cli_error("ctl: the session of process %ld did not answer%s%s", pid, err ? ": " : "",
+			  err ? strerror(-err) : "");
+		free(answer);
 		return CLI_EXIT_FAIL;
 	}
-	size_t len = strlen(req);
-	for (size_t done = 0; done < len;) {
-		ssize_t w = write(fd, req + done, len - done);
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	shutdown(fd, SHUT_WR);
-	char buf[4096];
-	size_t n = 0;
-	ssize_t got;
-	bool first = true, ok = false;
-	while ((got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
-		n += (size_t)got;
-		buf[n] = 0;
-		if (first && strchr(buf, '\n')) {
-			first = false;
-			ok = !strncmp(buf, "ok", 2);
-		}
-		fputs(buf, ok ? stdout : stderr);
-		n = 0;
-	}
-	close(fd);
-	if (first) {
-		cli_error("ctl: the session of process %ld did not answer", pid);
-		return CLI_EXIT_FAIL;
-	}
+	bool ok = !strncmp(answer, "ok", 2);
+	fputs(answer, ok ? stdout : stderr);
+	free(answer);
 	return ok ? 0 : CLI_EXIT_FAIL;
 }

@@ -255,7 +255,7 @@ static int watch_session(struct top *t)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	char *text = NULL;
-	if (!ctl_ask(t->session, "live", &text) && !strncmp(text, "ok\n", 3))   /* the first interval's base */
+	if (!ctl_ask(t->session, "live", 5000, &text) && !strncmp(text, "ok\n", 3))   /* the first interval's base */
 		t->nprev = session_rows(text + 3, &t->prev);
 	free(text);
 	if (t->prev)
@@ -265,7 +265,7 @@ static int watch_session(struct top *t)
 		while (nanosleep(&ts, &ts) && !stopping)
 			;
 		text = NULL;
-		if (stopping || ctl_ask(t->session, "live", &text) || strncmp(text, "ok\n", 3)) {
+		if (stopping || ctl_ask(t->session, "live", 5000, &text) || strncmp(text, "ok\n", 3)) {
 			if (!stopping)
 				fprintf(stderr, "reticle: top: the session of process %ld has ended\n", t->session);
 			free(text);
@@ -348,7 +348,7 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	char *probe_answer;
-	if (!launch && !ctl_ask(pid, "live", &probe_answer)) {   /* a 'reticle probe' session measures it */
+	if (!launch && !ctl_ask(pid, "live", 5000, &probe_answer)) {   /* a 'reticle probe' session measures it */
 		free(probe_answer);
 		if (output) {
 			cli_error("top: process %ld is measured by a 'reticle probe' session: -o is its to write", pid);
