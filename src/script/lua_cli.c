@@ -19,14 +19,13 @@
 extern char **environ;
 
 /* The strings of table T's field KEY (a list, or one string), added to V
- * from *N on (at most MAX); the table keeps them alive. */
+ * from *N on (at most MAX); what holds them is left on the stack. */
 static int push_strings(lua_State *L, int t, const char *key, const char **v, size_t *n, size_t max)
 {
 	lua_getfield(L, t, key);
-	if (lua_isstring(L, -1)) {
+	if (lua_isstring(L, -1)) {   /* a number made a string on the stack, where it stays */
 		if (*n < max)
 			v[(*n)++] = lua_tostring(L, -1);
-		lua_pop(L, 1);
 		return 0;
 	}
 	if (!lua_istable(L, -1)) {
@@ -34,16 +33,10 @@ static int push_strings(lua_State *L, int t, const char *key, const char **v, si
 		lua_pop(L, 1);
 		return nil ? 0 : luaL_error(L, "%s: a string or a list of strings expected", key);
 	}
-	lua_Integer len = luaL_len(L, -1);
-	for (lua_Integer i = 1; i <= len && *n < max; i++) {
-		lua_geti(L, -1, i);
-		if (!lua_isstring(L, -1))
-			return luaL_error(L, "%s[%d]: a string expected", key, (int)i);
-		v[(*n)++] = lua_tostring(L, -1);
-		/* the value stays referenced by the table: its string lives */
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1);
+	size_t len;
+	const char **s = script_check_strings(L, -1, key, true, &len);   /* left on the stack: they live */
+	for (size_t i = 0; i < len && *n < max; i++)
+		v[(*n)++] = s[i];
 	return 0;
 }
 

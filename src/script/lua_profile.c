@@ -719,23 +719,6 @@ static int l_selected_process(lua_State *L)
 	return 1;
 }
 
-/* The strings of the list at IDX, in a userdata array the stack keeps
- * (their strings live while the list does); sets *N. */
-static const char **check_strings(lua_State *L, int idx, size_t *n)
-{
-	luaL_checktype(L, idx, LUA_TTABLE);
-	*n = (size_t)luaL_len(L, idx);
-	const char **v = lua_newuserdatauv(L, (*n ? *n : 1) * sizeof(*v), 0);
-	for (size_t i = 0; i < *n; i++) {
-		lua_geti(L, idx, (lua_Integer)i + 1);
-		if (lua_type(L, -1) != LUA_TSTRING)
-			luaL_error(L, "inputs[%d]: a string expected, got %s", (int)i + 1, luaL_typename(L, -1));
-		v[i] = lua_tostring(L, -1);
-		lua_pop(L, 1);
-	}
-	return v;
-}
-
 /* merge's i is the index of the input just merged: inputs done, for Lua. */
 static int on_progress(size_t i, void *user)
 {
@@ -753,7 +736,7 @@ static int l_profile_merge(lua_State *L)
 		luaL_checktype(L, 3, LUA_TFUNCTION);
 	lua_settop(L, 3);
 	size_t n;
-	const char **inputs = check_strings(L, 2, &n);
+	const char **inputs = script_check_strings(L, 2, "inputs", false, &n);
 	struct visit v = { L, 3 };
 	int err = rtl_profile_merge(out, inputs, n, progress ? on_progress : NULL, &v);
 	script_rethrow(L);
@@ -768,7 +751,7 @@ static int l_merge(lua_State *L)
 {
 	const char *out = luaL_checkstring(L, 1);
 	size_t n;
-	const char **inputs = check_strings(L, 2, &n);
+	const char **inputs = script_check_strings(L, 2, "inputs", false, &n);
 	int err = rtl_profile_merge(out, inputs, n, NULL, NULL);
 	if (err)
 		return luaL_error(L, "merge: %s", rtl_strerror(err));

@@ -59,18 +59,9 @@ static const char *const *strings_field(lua_State *L, int t, const char *k, int 
 		lua_pop(L, 1);
 		return NULL;
 	}
-	luaL_checktype(L, -1, LUA_TTABLE);
-	lua_Integer len = luaL_len(L, -1);
-	const char **v = lua_newuserdatauv(L, (size_t)(len + 1) * sizeof(*v), 0);
-	for (lua_Integer i = 1; i <= len; i++) {
-		lua_geti(L, -2, i);
-		if (!lua_isstring(L, -1))
-			luaL_error(L, "session_create: %s[%d]: a string expected", k, (int)i);
-		v[i - 1] = lua_tostring(L, -1);
-		lua_pop(L, 1);   /* the list keeps it */
-	}
-	v[len] = NULL;
-	*n = (size_t)len;
+	char what[64];
+	snprintf(what, sizeof(what), "session_create: %s", k);
+	const char **v = script_check_strings(L, -1, what, true, n);
 	char key[64];
 	snprintf(key, sizeof(key), "%s.array", k);
 	lua_setfield(L, u, key);
@@ -199,19 +190,10 @@ static int l_session_destroy(lua_State *L)
 static int l_session_launch(lua_State *L)
 {
 	struct lua_session *ls = check_session(L, 1);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	lua_Integer n = luaL_len(L, 2);
+	size_t n;
+	char **argv = (char **)script_check_strings(L, 2, "session_launch: argv", true, &n);
 	if (n < 1)
 		return luaL_error(L, "session_launch: {PROGRAM, ARGS...} expected");
-	char **argv = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*argv), 0);
-	for (lua_Integer i = 1; i <= n; i++) {
-		lua_geti(L, 2, i);
-		if (!lua_isstring(L, -1))
-			return luaL_error(L, "session_launch: argument %d: a string expected", (int)i);
-		argv[i - 1] = (char *)lua_tostring(L, -1);
-		lua_pop(L, 1);   /* the table keeps it */
-	}
-	argv[n] = NULL;
 	script_unlock();
 	int err = rtl_session_launch(ls->s, argv);
 	script_lock();

@@ -288,24 +288,16 @@ static int l_isas(lua_State *L)
 }
 
 /* The strings of the list at IDX as a NULL-terminated array, in a userdata
- * left on the stack (the list keeps the strings); nil gives NULL. */
+ * left on the stack (script_check_strings); nil gives NULL. */
 static char **check_strings(lua_State *L, int idx, int *count)
 {
 	if (lua_isnoneornil(L, idx)) {
 		*count = 0;
 		return NULL;
 	}
-	luaL_checktype(L, idx, LUA_TTABLE);
-	size_t n = lua_rawlen(L, idx);
+	size_t n;
+	char **v = (char **)script_check_strings(L, idx, NULL, false, &n);
 	luaL_argcheck(L, n < INT32_MAX, idx, "too many strings");
-	char **v = lua_newuserdatauv(L, (n + 1) * sizeof *v, 0);
-	for (size_t i = 0; i < n; i++) {
-		if (lua_rawgeti(L, idx, (lua_Integer)i + 1) != LUA_TSTRING)
-			luaL_argerror(L, idx, lua_pushfstring(L, "[%d] is not a string", (int)i + 1));
-		v[i] = (char *)lua_tostring(L, -1);
-		lua_pop(L, 1);
-	}
-	v[n] = NULL;
 	*count = (int)n;
 	return v;
 }

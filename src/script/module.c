@@ -84,6 +84,39 @@ void script_set_bool(lua_State *L, const char *k, bool v)
 	lua_setfield(L, -2, k);
 }
 
+const char **script_check_strings(lua_State *L, int idx, const char *what, bool numbers, size_t *n)
+{
+	idx = lua_absindex(L, idx);
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_Integer len = luaL_len(L, idx);
+	const char **v = lua_newuserdatauv(L, (size_t)(len + 1) * sizeof(*v), 1);
+	int ud = lua_gettop(L);
+	lua_newtable(L);   /* the numbers' strings */
+	lua_setiuservalue(L, ud, 1);
+	for (lua_Integer i = 1; i <= len; i++) {
+		int type = lua_geti(L, idx, i);
+		if (type == LUA_TNUMBER && numbers) {
+			lua_getiuservalue(L, ud, 1);
+			lua_insert(L, -2);
+			lua_tostring(L, -1);
+			lua_rawseti(L, -2, i);
+			lua_rawgeti(L, -1, i);
+			v[i - 1] = lua_tostring(L, -1);
+			lua_pop(L, 2);
+			continue;
+		}
+		if (type != LUA_TSTRING && what)
+			luaL_error(L, "%s[%d]: a string expected, got %s", what, (int)i, luaL_typename(L, -1));
+		if (type != LUA_TSTRING)
+			luaL_argerror(L, idx, lua_pushfstring(L, "[%d] is not a string", (int)i));
+		v[i - 1] = lua_tostring(L, -1);
+		lua_pop(L, 1);   /* the list keeps it */
+	}
+	v[len] = NULL;
+	*n = (size_t)len;
+	return v;
+}
+
 /* Pushes field K of the table at IDX; whether it is there. */
 static bool field(lua_State *L, int idx, const char *k)
 {

@@ -49,6 +49,13 @@ void script_add_functions(lua_State *L, const luaL_Reg *fns);
 struct rtl_collector;
 const struct rtl_collector *script_check_collector(lua_State *L, int idx);
 
+/* The strings of the list at IDX as a NULL-ended array (*N of them), in a
+ * userdata pushed on the stack, which keeps them alive with the list: a
+ * number, where NUMBERS allows it, becomes a string the userdata holds
+ * (lua_tostring's string of a copy would go with the copy). An error
+ * names WHAT[i] for any other value (WHAT NULL: an argument error). */
+const char **script_check_strings(lua_State *L, int idx, const char *what, bool numbers, size_t *n);
+
 /* Raises "WHAT: rtl_strerror(ERR)" (ERR negative). */
 int script_fail(lua_State *L, const char *what, int err);
 
