@@ -13,6 +13,7 @@
 #include <reticle/error.h>
 #include <reticle/session.h>
 #include "cli.h"
+#include "util/array.h"
 
 static void usage(FILE *f)
 {
@@ -149,12 +150,8 @@ static size_t session_rows(char *text, struct row **out)
 		bool fn = nf == 7 && !strcmp(f[0], "F"), probe = nf == 6 && !strcmp(f[0], "P");
 		if (!fn && !probe)
 			continue;
-		if (n == cap) {
-			struct row *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (rtl_grow(&v, &cap, n + 1, sizeof(*v)))
+			break;
 		pid_t pid = (pid_t)strtol(f[1], NULL, 10);
 		if (fn) {
 			v[n] = make_row(pid, strtoull(f[2], NULL, 16), f[5], f[6]);

@@ -20,6 +20,7 @@
 #include <reticle/profile.h>
 #include "sim/machine.h"
 #include "sim/memtrace.h"
+#include "util/array.h"
 
 struct px { uint64_t addr, count; unsigned len; };   /* one executed instruction */
 
@@ -139,14 +140,9 @@ static size_t write_proc(struct rtl_sim *m, struct simprof *s, rtl_profile *prof
 		snprintf(name, sizeof name, "sub_%" PRIx64, lo);
 	if ((*err = rtl_profile_add_function(prof, mod, p ? p->name : name, lo, hi - lo, 1, NULL, &fid)))
 		return n;
-	if (s->nfns == s->capfns) {
-		size_t cap = s->capfns ? 2 * s->capfns : 256;
-		struct fn_range *v = realloc(s->fns, cap * sizeof(*v));
-		if (!v) {
-			*err = -ENOMEM;
-			return n;
-		}
-		s->fns = v, s->capfns = cap;
+	if (rtl_grow(&s->fns, &s->capfns, s->nfns + 1, sizeof(*s->fns))) {
+		*err = -ENOMEM;
+		return n;
 	}
 	s->fns[s->nfns++] = (struct fn_range){ lo, hi > lo ? hi : lo + 1, fid };
 	uint64_t instrs = 0;
