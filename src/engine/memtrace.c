@@ -15,6 +15,7 @@
 #include <string.h>
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
+#include "analysis/bank_profile.h"
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/memtrace.h"
@@ -495,24 +496,9 @@ static int64_t function_id(struct proc *p, uint64_t insn, uint64_t *site)
 	return f ? m->fs[f - rtl_binary_function(m->bin, 0)].profile_id : -1;
 }
 
-/* Meta key names of the levels (enum rtl_cache_level_id). */
-static const char *const lv[RTL_LEVELS] = { "l1i", "l1d", "l1", "l2", "l3" };
-
-struct attr_ctx {
-	struct proc *p;
-	rtl_profile *prof;
-	int err;
-};
-
-static int add_misses(const rtl_instr_cost *c, void *u)
+static int64_t function_of(uint64_t insn, uint64_t *site, void *p)
 {
-	struct attr_ctx *x = u;
-	uint64_t site;
-	int64_t id = function_id(x->p, c->iaddr >> 1, &site);
-	if (id >= 0 && c->miss)
-		x->err = rtl_profile_add_metric(x->prof, id, c->iaddr & 1 ? "mem_misses_write" : "mem_misses_read", site,
-						(double)c->miss);
-	return x->err;
+	return function_id(p, insn, site);
 }
 
 int memtrace_write(struct proc *p, rtl_profile *prof)
@@ -538,25 +524,9 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		if (id >= 0)
 			err = rtl_profile_add_metric(prof, id, "mem_untraced_instructions", site, 1);
 	}
-	struct attr_ctx x = { p, prof, 0 };
-	if (!err && rtl_cachesim_count(mt->bank) > 0)
-		err = rtl_cachesim_foreach_instr(mt->bank, add_misses, &x) ? x.err ? x.err : -EIO : x.err;
+	if (!err)
+		err = bank_profile_write(mt->bank, prof, function_of, p);
 	char key[160], val[256];
-	for (int c = 0; !err && c < rtl_cachesim_count(mt->bank); c++) {
-		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, c);
-		for (int l = 0; l < RTL_LEVELS && !err; l++) {
-			rtl_cache_stats st;
-			/* no instruction fetches are traced: L1I would say nothing */
-			if (l == RTL_L1I || !cfg->level[l].present || rtl_cachesim_stats(mt->bank, c, l, &st))
-				continue;
-			snprintf(key, sizeof(key), "memtrace_cache_%d_%s", c, lv[l]);
-			snprintf(val, sizeof(val), "%s: loads %llu %llu stores %llu %llu", cfg->name,
-				 (unsigned long long)st.access[RTL_ACC_LOAD], (unsigned long long)st.miss[RTL_ACC_LOAD],
-				 (unsigned long long)st.access[RTL_ACC_STORE],
-				 (unsigned long long)st.miss[RTL_ACC_STORE]);
-			err = rtl_profile_set_meta(prof, key, val);
-		}
-	}
 	if (mt->trace && fclose(mt->trace))
 		mt->trace_failed = true;
 	mt->trace = NULL;
@@ -570,7 +540,7 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, (int)(i / RTL_LEVELS));
 		if (!cfg || !cfg->level[i % RTL_LEVELS].present || i % RTL_LEVELS == RTL_L1I)
 			continue;
-		snprintf(key, sizeof(key), "memtrace_estimate_%zu_%s", i / RTL_LEVELS, lv[i % RTL_LEVELS]);
+		snprintf(key, sizeof(key), "memtrace_estimate_%zu_%s", i / RTL_LEVELS, bank_level_names[i % RTL_LEVELS]);
 		snprintf(val, sizeof(val), "miss ratio %.6f (weighted accesses %.0f, misses %.0f)",
 			 mt->est[i][0] > 0 ? mt->est[i][1] / mt->est[i][0] : 0.0, mt->est[i][0], mt->est[i][1]);
 		err = rtl_profile_set_meta(prof, key, val);

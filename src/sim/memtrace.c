@@ -5,6 +5,7 @@
 #include <string.h>
 #include <reticle/error.h>
 #include <reticle/sim.h>
+#include "analysis/bank_profile.h"
 #include "sim/machine.h"
 #include "sim/memtrace.h"
 
@@ -73,8 +74,6 @@ static void on_access(struct rtl_sim *m, uint64_t pc, uint64_t addr, unsigned si
 		flush(t);
 }
 
-static const char *const lv[RTL_LEVELS] = { "l1i", "l1d", "l1", "l2", "l3" };
-
 static void summary(struct rtl_sim *m, void *user)
 {
 	struct sim_memtrace *t = user;
@@ -87,7 +86,7 @@ static void summary(struct rtl_sim *m, void *user)
 			if (l == RTL_L1I || !cfg->level[l].present || rtl_cachesim_stats(t->bank, c, l, &st))
 				continue;
 			fprintf(t->report, "memtrace: %s %s: %" PRIu64 " loads, %" PRIu64 " misses; %" PRIu64
-				" stores, %" PRIu64 " misses\n", cfg->name, lv[l], st.access[RTL_ACC_LOAD],
+				" stores, %" PRIu64 " misses\n", cfg->name, bank_level_names[l], st.access[RTL_ACC_LOAD],
 				st.miss[RTL_ACC_LOAD], st.access[RTL_ACC_STORE], st.miss[RTL_ACC_STORE]);
 		}
 	}
@@ -114,20 +113,8 @@ int sim_memtrace_start(struct rtl_sim *m, const rtl_cache_config *cfgs, size_t n
 	return err;
 }
 
-struct attr { rtl_profile *prof; int64_t (*function_of)(uint64_t, void *); void *ctx; int err; };
-
-static int add_misses(const rtl_instr_cost *c, void *user)
-{
-	struct attr *a = user;
-	int64_t id = c->miss ? a->function_of(c->iaddr >> 1, a->ctx) : -1;
-	if (id >= 0)
-		a->err = rtl_profile_add_metric(a->prof, id, c->iaddr & 1 ? "mem_misses_write" : "mem_misses_read",
-						c->iaddr >> 1, (double)c->miss);
-	return a->err;
-}
-
-int sim_memtrace_write(struct rtl_sim *m, rtl_profile *prof, int64_t (*function_of)(uint64_t pc, void *ctx),
-		       void *ctx)
+int sim_memtrace_write(struct rtl_sim *m, rtl_profile *prof,
+		       int64_t (*function_of)(uint64_t pc, uint64_t *site, void *ctx), void *ctx)
 {
 	struct sim_memtrace *t = m->memtrace;
 	if (!t)
@@ -136,29 +123,15 @@ int sim_memtrace_write(struct rtl_sim *m, rtl_profile *prof, int64_t (*function_
 	int err = t->err;
 	for (size_t i = 0; i < t->cap && !err; i++) {
 		const struct site *s = &t->sites[i];
-		int64_t id = s->pc ? function_of(s->pc, ctx) : -1;
+		uint64_t site;
+		int64_t id = s->pc ? function_of(s->pc, &site, ctx) : -1;
 		if (id >= 0 && s->loads)
-			err = rtl_profile_add_metric(prof, id, "mem_loads", s->pc, (double)s->loads);
+			err = rtl_profile_add_metric(prof, id, "mem_loads", site, (double)s->loads);
 		if (id >= 0 && s->stores && !err)
-			err = rtl_profile_add_metric(prof, id, "mem_stores", s->pc, (double)s->stores);
+			err = rtl_profile_add_metric(prof, id, "mem_stores", site, (double)s->stores);
 	}
-	struct attr a = { prof, function_of, ctx, 0 };
-	if (!err && rtl_cachesim_count(t->bank) > 0)
-		err = rtl_cachesim_foreach_instr(t->bank, add_misses, &a) ? a.err ? a.err : -EIO : a.err;
-	char key[160], val[256];
-	for (int c = 0; !err && c < rtl_cachesim_count(t->bank); c++) {
-		const rtl_cache_config *cfg = rtl_cachesim_config(t->bank, c);
-		for (int l = 0; l < RTL_LEVELS && !err; l++) {
-			rtl_cache_stats st;
-			if (l == RTL_L1I || !cfg->level[l].present || rtl_cachesim_stats(t->bank, c, l, &st))
-				continue;
-			snprintf(key, sizeof(key), "memtrace_cache_%d_%s", c, lv[l]);
-			snprintf(val, sizeof(val), "%s: loads %" PRIu64 " %" PRIu64 " stores %" PRIu64 " %" PRIu64, cfg->name,
-				 st.access[RTL_ACC_LOAD], st.miss[RTL_ACC_LOAD], st.access[RTL_ACC_STORE],
-				 st.miss[RTL_ACC_STORE]);
-			err = rtl_profile_set_meta(prof, key, val);
-		}
-	}
+	if (!err)
+		err = bank_profile_write(t->bank, prof, function_of, ctx);
 	return err;
 }
 

@@ -20,9 +20,10 @@ struct rtl_sim;
  * goes to REPORT. 0 or -err. */
 int sim_memtrace_start(struct rtl_sim *m, const rtl_cache_config *cfgs, size_t n, FILE *report);
 /* Writes what M's memtrace measured into PROF: FUNCTION_OF gives the
- * profile id of the function holding an instruction (-1: none). */
-int sim_memtrace_write(struct rtl_sim *m, rtl_profile *prof, int64_t (*function_of)(uint64_t pc, void *ctx),
-		       void *ctx);
+ * profile id of the function holding an instruction (-1: none) and the
+ * instruction's address in the profile (*SITE). */
+int sim_memtrace_write(struct rtl_sim *m, rtl_profile *prof,
+		       int64_t (*function_of)(uint64_t pc, uint64_t *site, void *ctx), void *ctx);
 void sim_memtrace_free(struct rtl_sim *m);
 
 #endif

@@ -165,9 +165,10 @@ static size_t write_proc(struct rtl_sim *m, struct simprof *s, rtl_profile *prof
 
 /* The profile id of the function written that holds PC (written in
  * address order), or -1. */
-static int64_t function_of(uint64_t pc, void *ctx)
+static int64_t function_of(uint64_t pc, uint64_t *site, void *ctx)
 {
 	const struct simprof *s = ctx;
+	*site = pc;   /* the program's own addresses: bias 0 */
 	size_t lo = 0, hi = s->nfns;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
