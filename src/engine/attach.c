@@ -215,55 +215,26 @@ int attach_setup_image(struct proc *p, pid_t tid)
 	return 0;
 }
 
-/* The original instruction of the copy's code at AT: where the code of an
- * instruction starts (its counter code first), or the instruction's own
- * bytes at the end of that code. */
-static bool original_of(struct proc *p, uint64_t at, uint64_t *orig)
-{
-	struct module *m;
-	struct func_state *fs = proc_copy_at(p, at, &m);
-	if (!fs || !fs->nmap)
-		return false;
-	size_t i = rtl_lower_bound_u64(fs->map_to, fs->nmap, at + 1);   /* first label past AT */
-	if (!i--)
-		return false;
-	if (fs->map_to[i] == at) {
-		*orig = fs->map_from[i];
-		return true;
-	}
-	if (i + 1 >= fs->nmap || fs->map_from[i + 1] <= fs->map_from[i])
-		return false;
-	uint64_t len = fs->map_from[i + 1] - fs->map_from[i];
-	uint8_t copy[16], file[16];
-	if (len > sizeof(copy) || fs->map_to[i + 1] - len != at || os_mem_read(p->mem, at, copy, len) ||
-	    rtl_binary_read(m->bin, fs->map_from[i] - m->bias, file, len) || memcmp(copy, file, len))
-		return false;
-	*orig = fs->map_from[i];
-	return true;
-}
-
-/* Moves thread T out of the code cache, to the original instruction it was
- * about to run: at once at an instruction's start, else after stepping
- * through counter code (never over a system call, which may block).
- * Whether it is out. */
-static bool leave_copies(struct proc *p, struct thread *t)
+bool copy_settle(struct proc *p, struct thread *t, uint64_t *orig, bool *own, bool *restart)
 {
 	for (int step = 0; step < STEP_MAX; step++) {
-		uint64_t pc, orig;
+		uint64_t pc;
 		if (os_get_pc(t->tid, &pc))
 			return false;
+		*orig = 0;
+		*own = *restart = false;
 		if (!proc_window_at(p, pc, 1))
 			return true;
 		/* in a system call to restart, the kernel moves pc back to it */
-		bool restart = os_syscall_restarts(t->tid);
-		if (original_of(p, restart ? pc - 2 : pc, &orig))
-			return !os_set_pc(t->tid, orig + (restart ? 2 : 0));
+		*restart = os_syscall_restarts(t->tid);
+		if (copy_original(p, *restart ? pc - 2 : pc, orig, own))
+			return true;
 		uint8_t insn[2];
-		if (restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05)) {
+		if (*restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05)) {
 			char where[256];
 			proc_describe_pc(p, pc, where, sizeof(where));
-			rtl_debug("tid %d cannot leave the code cache at %#llx (%s)%s after %d steps", (int)t->tid,
-				  (unsigned long long)pc, where, restart ? ", in a system call" : "", step);
+			rtl_debug("tid %d cannot leave snippet code at %#llx (%s)%s after %d steps", (int)t->tid,
+				  (unsigned long long)pc, where, *restart ? ", in a system call" : "", step);
 			return false;
 		}
 		int sig;
@@ -283,9 +254,20 @@ static bool leave_copies(struct proc *p, struct thread *t)
 	if (!os_mem_read(p->mem, pc - 16, code, sizeof(code)))
 		for (size_t i = 0; i < sizeof(code); i++)
 			sprintf(hex + 3 * i, "%02x ", code[i]);
-	rtl_debug("tid %d still in the code cache after %d steps, at %#llx (%s), gs %#llx, code from pc-16: %s",
+	rtl_debug("tid %d still in snippet code after %d steps, at %#llx (%s), gs %#llx, code from pc-16: %s",
 		  (int)t->tid, STEP_MAX, (unsigned long long)pc, where, (unsigned long long)gs, hex);
 	return false;
+}
+
+/* Moves thread T out of the code cache, to the original instruction it was
+ * about to run. Whether it is out. */
+static bool leave_copies(struct proc *p, struct thread *t)
+{
+	uint64_t orig;
+	bool own, restart;
+	if (!copy_settle(p, t, &orig, &own, &restart))
+		return false;
+	return !orig || !os_set_pc(t->tid, orig + (restart ? 2 : 0));
 }
 
 static bool in_unloaded(const struct proc *p, uint64_t addr)

@@ -477,60 +477,11 @@ void debug_fault(struct rtl_session *s, struct proc *p, pid_t tid, int sig)
 
 /* ---- backtrace ---- */
 
-struct bt_env {
-	struct proc *p;
-};
-
-static bool bt_module_at(void *user, uint64_t pc, const char **path, uint64_t *bias)
-{
-	struct bt_env *e = user;
-	struct module *m = proc_module_at(e->p, pc);
-	if (!m)
-		return false;
-	*path = m->path;
-	*bias = m->bias;
-	return true;
-}
-
-static uint64_t bt_original(void *user, uint64_t pc, bool exact)
-{
-	struct bt_env *e = user;
-	struct module *m;
-	struct func_state *fs = proc_copy_at(e->p, pc, &m);
-	if (!fs || !fs->nmap)
-		return 0;
-	(void)exact;   /* snippet code: the instruction it serves */
-	return fs->map_from[map_index(fs, pc)];
-}
-
 size_t debug_backtrace(struct rtl_session *s, pid_t tid, uint64_t *frames, size_t max)
 {
 	struct debugger *d = session_debugger(s);
 	struct proc *p = session_proc(s, tid);
-	const char *names[OS_NREGS];
-	uint64_t v[OS_NREGS], regs[PR_NREGS] = { 0 };
-	if (!d || !p || os_get_named_regs(tid, names, v))
+	if (!d || !p || (!d->unw && !(d->unw = unw_mods_new())))
 		return 0;
-	if (!d->unw && !(d->unw = unw_mods_new()))
-		return 0;
-	/* os order: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 rip */
-	static const int pr[] = { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_R8, PR_R9,
-				  PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15, PR_IP };
-	for (size_t i = 0; i < sizeof(pr) / sizeof(pr[0]); i++)
-		regs[pr[i]] = v[i];
-	/* the stack from sp to the end of its mapping, 256 KiB at most */
-	char line[512];
-	unsigned long long lo, hi;
-	size_t len = 256 << 10;
-	if (!os_map_line(p->pid, regs[PR_SP], line, sizeof(line)) && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
-	    hi - regs[PR_SP] < len)
-		len = (size_t)(hi - regs[PR_SP]);
-	uint8_t *stack = len ? malloc(len) : NULL;
-	struct bt_env e = { p };
-	struct unw_frame_env env = { bt_module_at, bt_original, &e };
-	bool truncated;
-	size_t n = stack && !os_mem_read(p->mem, regs[PR_SP], stack, len)
-		   ? unw_stack(d->unw, &env, regs, stack, len, frames, max, &truncated) : 0;
-	free(stack);
-	return n;
+	return stack_walk(p, tid, d->unw, frames, NULL, max);
 }

@@ -184,11 +184,61 @@ void sweep_fork(struct proc *parent, struct proc *child);
 /* Whether a sweep is due at NOW (ns; *LAST: the previous one's time). */
 bool sweep_due(uint64_t *last, uint64_t now);
 
+/* Every thread of P stopped for a look at its stack and registers
+ * (Paradyn's stop at insertion), with how it is held; a thread that met
+ * an event on the way keeps it for the loop. The caller frees *OUT
+ * through session_unhold, which lets them run on, their open frames
+ * starting TICKS later (the time reticle held them). */
+enum hold_how { HOLD_STOPPED, HOLD_GROUP_STOP, HOLD_IN_EVENT, HOLD_GONE };
+struct hold {
+	pid_t tid;
+	uint8_t how;              /* enum hold_how */
+};
+size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out);
+void session_unhold(struct rtl_session *s, struct proc *p, struct hold *h, size_t n, uint64_t ticks);
+
+/* engine/open_frames.c: rtl_session_reinstrument in process P (its
+ * threads held while timers start on frames already open): how many
+ * copies were made again, or -err. */
+long reinstrument_running(struct proc *p, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
+			  void *ctx);
+
+/* engine/stackwalk.c: copies and stacks in the program's own addresses */
+/* The map of a copy: original instruction FROM[i] starts at TO[i] (both
+ * sorted), the copy's code [ENTRY, ENTRY + LEN) of function K of M. */
+struct copy_map {
+	const uint64_t *from, *to;
+	size_t n;
+	uint64_t entry;
+	uint32_t len;
+	struct module *m;
+	size_t k;
+};
+/* The copy that holds PC: the function's current one, or one made before
+ * it (lazy_reinstrument) that frames may still run in. */
+bool copy_map_at(struct proc *p, uint64_t pc, struct copy_map *out);
+/* The last label of C at or before PC (0 before the first). */
+size_t copy_map_index(const struct copy_map *c, uint64_t pc);
+/* The original instruction of the code at AT in a copy: where its code
+ * starts (its snippets first), or, with *OWN_BYTES, its own bytes at the
+ * end of that code (copied as they are). False inside snippet code. */
+bool copy_original(struct proc *p, uint64_t at, uint64_t *orig, bool *own_bytes);
+/* Stopped thread TID's call stack (unw_stack's FRAMES and CFAS, original
+ * addresses), unwound with UNW's files: how many frames. */
+struct unw_mods;
+size_t stack_walk(struct proc *p, pid_t tid, struct unw_mods *unw, uint64_t *frames, uint64_t *cfas, size_t max);
+
 /* engine/attach.c: a process that was running before reticle came */
 /* Sets up P, every thread of it stopped (TID one of them): its modules
  * armed, original return addresses, each thread moved into a copy of the
  * function it is in. */
 int attach_setup_image(struct proc *p, pid_t tid);
+/* Steps stopped thread T through snippet code (never over a system call,
+ * which may block) until it is where copy_original names an instruction
+ * (*ORIG, *OWN), or out of the code cache (*ORIG 0). *RESTART: in a system
+ * call the kernel restarts (the pc is 2 past the instruction). Whether it
+ * got there. */
+bool copy_settle(struct proc *p, struct thread *t, uint64_t *orig, bool *own, bool *restart);
 /* Moves every thread of P (held stopped) out of the copies, to the same
  * original instruction: before its profile is written, so that a thread
  * in the middle of a timer snippet finishes it first. */

@@ -178,36 +178,19 @@ static bool each_relocated(struct proc *p, bool (*each)(struct proc *p, struct m
 	return true;
 }
 
-struct reinstrument {
-	bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx);
-	void *ctx;
-	long made;
-};
-
-static bool reinstrument_one(struct proc *p, struct module *m, size_t k, void *ctx)
-{
-	struct reinstrument *r = ctx;
-	const rtl_function *f = rtl_binary_function(m->bin, k);
-	if (!r->want(m->path, f->name, f->addr, r->ctx))
-		return true;
-	int err = lazy_reinstrument(p, m, k);
-	if (err)
-		rtl_warn("pid %d: %s: its copy could not be made again (%s): the old one serves on", (int)p->pid,
-			 f->name, rtl_strerror(err));
-	else
-		r->made++;
-	return true;
-}
-
 long rtl_session_reinstrument(rtl_session *s, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
 			      void *ctx)
 {
 	if (!s->dynamic)
 		return -RTL_ERR_BAD_OPTION;
-	struct reinstrument r = { want, ctx, 0 };
-	for (size_t i = 0; i < s->nprocs; i++)
-		each_relocated(s->procs[i], reinstrument_one, &r);
-	return r.made;
+	long made = 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		long n = reinstrument_running(s->procs[i], want, ctx);
+		if (n < 0)
+			return n;
+		made += n;
+	}
+	return made;
 }
 
 uint64_t session_bbv_interval(const struct rtl_session *s) { return s->bbv_interval; }
@@ -1038,6 +1021,63 @@ static void resume(struct proc *p, pid_t tid, int sig)
 		rtl_debug("tid %d: group-stop met during an inferior call: interrupted", (int)tid);
 		os_interrupt(tid);
 	}
+}
+
+size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out)
+{
+	struct hold *h = calloc(p->nthreads ? p->nthreads : 1, sizeof(*h));
+	*out = h;
+	if (!h)
+		return 0;
+	size_t n = p->nthreads;
+	for (size_t i = 0; i < n; i++) {
+		h[i].tid = p->threads[i].tid;
+		if (session_stop_deferred(s, h[i].tid))
+			h[i].how = HOLD_IN_EVENT;   /* stopped already, its event the loop's */
+		else if (os_interrupt(h[i].tid))
+			h[i].how = HOLD_GONE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct os_stop st;
+		if (h[i].how != HOLD_STOPPED)
+			continue;
+		if (os_wait_tid(h[i].tid, &st)) {
+			h[i].how = HOLD_GONE;
+			continue;
+		}
+		struct thread *t = proc_thread(p, h[i].tid);
+		switch (st.kind) {
+		case OS_OTHER:
+			break;
+		case OS_SIGNAL:   /* stopped at its delivery: delivered when it resumes */
+			if (t)
+				t->pending_sig = st.sig;
+			break;
+		case OS_GROUP_STOP:
+			h[i].how = HOLD_GROUP_STOP;
+			break;
+		default:   /* an event met on the way (a trap, clone, exit...): the loop's */
+			session_defer_stop(s, &st);
+			h[i].how = st.kind == OS_EXITED || st.kind == OS_SIGNALED ? HOLD_GONE : HOLD_IN_EVENT;
+			break;
+		}
+	}
+	return n;
+}
+
+void session_unhold(struct rtl_session *s, struct proc *p, struct hold *h, size_t n, uint64_t ticks)
+{
+	(void)s;
+	for (size_t i = 0; i < n; i++) {
+		if (h[i].how == HOLD_GONE || !proc_thread(p, h[i].tid))
+			continue;
+		timers_pause(p, h[i].tid, ticks);
+		if (h[i].how == HOLD_STOPPED)
+			resume(p, h[i].tid, 0);
+		else if (h[i].how == HOLD_GROUP_STOP)
+			os_listen(h[i].tid);
+	}
+	free(h);
 }
 
 /* The first stop of a new task: it may have been seen already. */

@@ -301,7 +301,8 @@ struct rtl_timer_view *timers_numbered(struct proc *p, size_t *n)
 	for (uint32_t id = 1; id <= RTL_MAX_TIMER_ID; id++)
 		for (size_t i = 0; i < p->ntimes; i++) {
 			const struct thread_times *tt = &p->times[i];
-			if (id >= tt->n || !tt->t[id].calls)
+			/* a frame opened at an insertion times without a call */
+			if (id >= tt->n || (!tt->t[id].calls && !tt->t[id].inclusive))
 				continue;
 			const struct ta_timer *t = &tt->t[id];
 			v[(*n)++] = (struct rtl_timer_view){ tt->tid, t->calls, (double)(int64_t)t->inclusive / p->tsc_hz,

@@ -988,20 +988,21 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 /* Relocates function IDX of M (decoded already when PRE is given: its
  * buffers are taken over). */
 static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
-			 struct lazy_decoded *pre, bool again);
+			 struct lazy_decoded *pre, struct reinstrumented *again);
 
 static int instrument(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
 		      struct lazy_decoded *pre)
 {
-	return instrument_as(p, m, idx, depth, patch, pre, false);
+	return instrument_as(p, m, idx, depth, patch, pre, NULL);
 }
 
 /* AGAIN: the function has a copy already, which goes on serving what leads
  * into it (return points in the original code, code pointers): only the
  * new copy is made, its entry jump and the old copy's first instruction
- * are the caller's to write (lazy_reinstrument). */
+ * are the caller's to write (lazy_reinstrument), and what it starts at
+ * its entry is said there. */
 static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth, bool patch,
-			 struct lazy_decoded *pre, bool again)
+			 struct lazy_decoded *pre, struct reinstrumented *again)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, idx);
 	struct func_state *fs = &m->fs[idx];
@@ -1107,6 +1108,10 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	} else if (p->original_returns) {   /* every call of the copy returns through them */
 		patch_returns_as(p, m, f, &r, true);
 	}
+	if (again) {
+		again->ntimers = r.nentry_timers < 16 ? r.nentry_timers : 16;
+		memcpy(again->timers, r.entry_timers, again->ntimers * sizeof(*again->timers));
+	}
 	if (!(err = record_result(p, fs, &r))) {
 		fs->entry = dest;
 		fs->code_len = (uint32_t)r.w.len;
@@ -1177,9 +1182,10 @@ static void repoint_copy(struct window *w, uint64_t at, uint64_t dest)
 	b[0] = 0xe9;
 }
 
-int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
+int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstrumented *out)
 {
 	struct func_state *fs = &m->fs[k];
+	*out = (struct reinstrumented){ 0 };
 	if (fs->status != FS_DONE || !fs->entry)
 		return 0;
 	const rtl_function *f = rtl_binary_function(m->bin, k);
@@ -1187,13 +1193,16 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 	uint64_t *old_from = fs->map_from, *old_to = fs->map_to;
 	struct x86_sp_row *old_rows = fs->sp_rows;
 	uint32_t old_nrows = fs->nsp_rows;
-	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints, old };
+	/* its map stays: frames still in the old copy are found and moved by it */
+	struct retired_points r = { (uint32_t)(m - p->mods), (uint32_t)k, fs->point0, fs->npoints, old,
+				    fs->code_len, fs->nmap, old_from, old_to };
 	if (rtl_grow(&p->patch->retired, &p->patch->capretired, p->patch->nretired + 1, sizeof(*p->patch->retired)))
 		return -ENOMEM;
 	fs->map_from = fs->map_to = NULL;   /* record_result takes the new copy's */
 	fs->sp_rows = NULL;
-	int err = instrument_as(p, m, k, 0, false, NULL, true);
+	int err = instrument_as(p, m, k, 0, false, NULL, out);
 	if (err) {   /* the old copy goes on */
+		out->ntimers = 0;
 		fs->status = FS_DONE;
 		free(fs->map_from);
 		free(fs->map_to);
@@ -1204,8 +1213,6 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k)
 		fs->nsp_rows = old_nrows;
 		return err;
 	}
-	free(old_from);
-	free(old_to);
 	free(old_rows);
 	p->patch->retired[p->patch->nretired++] = r;
 	relocated(p, m, k);

@@ -80,7 +80,12 @@ struct patch_proc {
 	size_t nret_traps, capret_traps;
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
-	struct retired_points { uint32_t mod, fn, point0, npoints; uint64_t entry; } *retired;
+	struct retired_points {
+		uint32_t mod, fn, point0, npoints;
+		uint64_t entry;
+		uint32_t code_len, nmap;
+		uint64_t *map_from, *map_to;   /* as its func_state had them */
+	} *retired;
 	size_t nretired, capretired;
 	/* PLT stubs that copies call while unbound: their slots are read
 	 * again when a thread exits, so that calls through them are counted
@@ -155,7 +160,18 @@ void patch_batch_end(struct proc *p);
  * stands now: its entry and its old copy's first instruction lead there
  * (written as with threads running), calls in the old copy finish there,
  * and the old copy's point records stay (patch_each_retired_point). */
-int lazy_reinstrument(struct proc *p, struct module *m, size_t k);
+struct reinstrumented;
+int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstrumented *out);
+/* What lazy_reinstrument made: the numbered timers the new copy's entry
+ * starts unconditionally and whose latency nothing reads (x86_reloc's
+ * entry_timers). */
+struct reinstrumented {
+	uint32_t timers[16];
+	size_t ntimers;
+};
+/* The copy of a function made before its current one that holds PC, or
+ * NULL. */
+const struct retired_points *patch_retired_at(const struct proc *p, uint64_t pc);
 /* The point records of function FN of module MOD in copies made before its
  * current one: calls EACH(rec, ctx) for each. */
 void patch_each_retired_point(struct proc *p, size_t mod, size_t fn,

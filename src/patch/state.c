@@ -36,6 +36,17 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		  dup_into((void **)&b->sites, &b->capsites, a->sites, a->nsites, sizeof(*a->sites)) &&
 		  dup_into((void **)&b->plt_watch, &b->capplt_watch, a->plt_watch, a->nplt_watch,
 			   sizeof(*a->plt_watch));
+	for (size_t i = 0; ok && i < a->nretired; i++) {   /* each its own maps */
+		struct retired_points *r = &b->retired[i];
+		r->map_from = rtl_dup_array(r->map_from, r->nmap, sizeof(uint64_t));
+		r->map_to = rtl_dup_array(r->map_to, r->nmap, sizeof(uint64_t));
+		if (!r->map_from || !r->map_to) {
+			free(r->map_from);
+			free(r->map_to);
+			r->map_from = r->map_to = NULL;
+			r->nmap = 0;
+		}
+	}
 	if (ok) {
 		b->nretired = a->nretired;
 		b->nret_traps = a->nret_traps;
@@ -54,6 +65,10 @@ void patch_proc_free(struct proc *p)
 	free(st->sites);
 	free(st->patches);
 	free(st->ret_traps);
+	for (size_t i = 0; i < st->nretired; i++) {
+		free(st->retired[i].map_from);
+		free(st->retired[i].map_to);
+	}
 	free(st->retired);
 	free(st->plt_watch);
 	free(st->entries);
@@ -71,6 +86,15 @@ void patch_each_retired_point(struct proc *p, size_t mod, size_t fn,
 			for (uint32_t k = 0; k < r->npoints; k++)
 				each(&p->points[r->point0 + k], ctx);
 	}
+}
+
+const struct retired_points *patch_retired_at(const struct proc *p, uint64_t pc)
+{
+	const struct patch_proc *st = p->patch;
+	for (size_t i = 0; st && i < st->nretired; i++)
+		if (pc >= st->retired[i].entry && pc < st->retired[i].entry + st->retired[i].code_len)
+			return &st->retired[i];
+	return NULL;
 }
 
 bool patch_has_retired(const struct proc *p)

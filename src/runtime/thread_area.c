@@ -139,6 +139,54 @@ void thread_area_close_frames(uint8_t *a, uint64_t now)
 		pop_frame(a, end, now);
 }
 
+/* The offset of the context node for KEY in area A, taken if new (the
+ * lost node when the tree is full): the entry snippet's search
+ * (x86_64/timers.c), without counting a call. */
+static uint64_t context_node(uint8_t *a, uint64_t key)
+{
+	uint32_t *index = (uint32_t *)(a + TA_INDEX);
+	struct ta_node *nodes = (struct ta_node *)(a + TA_NODES);
+	uint64_t *used = (uint64_t *)(a + TA_NODES_USED);
+	for (uint32_t h = ta_context_slot(key);; h = (h + 1) & ((1u << TA_INDEX_BITS) - 1)) {
+		uint32_t k = index[h];
+		if (k && nodes[k].key == key)
+			return TA_NODES + (uint64_t)k * sizeof(*nodes);
+		if (k)
+			continue;
+		if (*used >= TA_MAX_NODES)
+			return TA_LOST;
+		k = (uint32_t)++*used;
+		index[h] = k;
+		nodes[k].key = key;
+		return TA_NODES + (uint64_t)k * sizeof(*nodes);
+	}
+}
+
+int thread_area_open_frame(uint8_t *a, uint64_t sp, uint64_t ret, uint64_t timer, uint64_t start)
+{
+	size_t end = frames_end(a);
+	struct ta_frame *f0 = (struct ta_frame *)(a + TA_SENTINEL);   /* [0] the sentinel */
+	size_t n = (end - TA_FRAMES) / sizeof(*f0), i = 1;
+	for (; i <= n && f0[i].sp >= sp; i++)
+		if (f0[i].sp == sp && f0[i].timer == timer)
+			return 1;
+	uint64_t *top = (uint64_t *)(a + TA_TOP), limit = ((uint64_t *)a)[TA_LIMIT / 8];
+	if (*top > limit || timer < TA_WORDS || timer + sizeof(struct ta_timer) > TA_INDEX)
+		return -ENOSPC;
+	memmove(&f0[i + 1], &f0[i], (n + 1 - i) * sizeof(*f0));
+	struct ta_frame *parent = &f0[i - 1], *f = &f0[i];
+	*f = (struct ta_frame){ .sp = sp, .timer = timer, .start = start, .ret = ret };
+	if (i <= n) {   /* the frame above it closes into it from now on */
+		uint64_t before = start - f0[i + 1].start;
+		parent->children += before;
+		f->children = -before;
+	}
+	f->node = context_node(a, ta_context_key(parent->node, timer));
+	((struct ta_timer *)(a + timer))->active++;
+	*top += sizeof(*f);
+	return 0;
+}
+
 uint8_t *thread_area_copy(const uint8_t *a, size_t ntimers)
 {
 	uint8_t *c = mmap(NULL, TA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -139,6 +139,15 @@ uint64_t thread_area_addr(const struct thread_region *r, unsigned k);
 int thread_area_at(const struct thread_region *r, uint64_t base);
 /* Closes every frame of area A at time NOW, as the exit snippet would. */
 void thread_area_close_frames(uint8_t *a, uint64_t now);
+/* Opens a frame of the timer whose words are at offset TIMER for a
+ * function already running in area A's thread, entered at stack pointer SP
+ * (return address RET), as if it had been entered at START (Paradyn's
+ * timer started at insertion): placed by SP among the open frames, deeper
+ * ones above it, and the frame right above it then closes into it (the
+ * time it ran before START stays its old parent's child time). Its call is
+ * not counted: it was not seen. 1 when such a frame (SP, TIMER) is open
+ * already, 0 when opened, -ENOSPC when the stack of frames is full. */
+int thread_area_open_frame(uint8_t *a, uint64_t sp, uint64_t ret, uint64_t timer, uint64_t start);
 /* A copy of area A with what closing its frames and reading its times
  * need (its words, open frames, first NTIMERS timers, used nodes), the
  * rest untouched (the copy is sparse, and A's unused pages are not read:

@@ -144,9 +144,12 @@ struct unw_frame_env {
 
 /* Unwinds from REGS (perf_ring's order) over STACK (LEN bytes from the
  * stack pointer). FRAMES[0] is the sampled PC, then each caller's call
- * (return address less one), original addresses. Returns how many (at
- * most MAX); *TRUNCATED when the walk stopped before the outermost frame. */
+ * (return address less one), original addresses. With CFAS, CFAS[I] is
+ * frame I's canonical frame address (its caller's stack pointer after it
+ * returns: its return address is at CFAS[I] - 8), 0 where the walk could
+ * not step past it. Returns how many (at most MAX); *TRUNCATED when the
+ * walk stopped before the outermost frame. */
 size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint64_t *regs,
-		 const uint8_t *stack, size_t len, uint64_t *frames, size_t max, bool *truncated);
+		 const uint8_t *stack, size_t len, uint64_t *frames, uint64_t *cfas, size_t max, bool *truncated);
 
 #endif

@@ -311,7 +311,7 @@ static void on_sample(struct sampler *s, const struct perf_sample *ps)
 	s->period_sq += (double)ps->period * (double)ps->period;
 	struct unw_frame_env env = { module_at, original, img };
 	bool truncated;
-	size_t nf = unw_stack(s->mods, &env, ps->regs, ps->stack, ps->stack_len, s->frames, MAX_FRAMES,
+	size_t nf = unw_stack(s->mods, &env, ps->regs, ps->stack, ps->stack_len, s->frames, NULL, MAX_FRAMES,
 			      &truncated);
 	s->st.truncated += truncated;
 	uint32_t at = child(img, UINT32_MAX, (uint64_t)ps->tid, ps->tid);

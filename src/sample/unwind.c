@@ -312,7 +312,7 @@ static bool step_fp(const struct walk *w, struct walk *next)
 }
 
 size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint64_t *regs,
-		 const uint8_t *stack, size_t len, uint64_t *frames, size_t max, bool *truncated)
+		 const uint8_t *stack, size_t len, uint64_t *frames, uint64_t *cfas, size_t max, bool *truncated)
 {
 	static const int dw_of[PR_NREGS] = {
 		[PR_AX] = 0, [PR_DX] = 1, [PR_CX] = 2, [PR_BX] = 3, [PR_SI] = 4, [PR_DI] = 5,
@@ -336,6 +336,8 @@ size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint
 		uint64_t orig = env->original(env->user, at, n == 0);
 		if (orig)
 			at = orig;
+		if (cfas)
+			cfas[n] = 0;
 		frames[n++] = at;
 		const char *path;
 		uint64_t bias;
@@ -356,6 +358,8 @@ size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint
 			break;
 		if (next.r[7] <= w.r[7])
 			break;   /* the stack must unwind upwards */
+		if (cfas)
+			cfas[n - 1] = next.r[7];
 		w = next;
 	}
 	return n;

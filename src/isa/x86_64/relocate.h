@@ -123,6 +123,8 @@ struct x86_ret_patch {
 	uint64_t copy;          /* where the copy continues */
 };
 
+enum { X86_MAX_ENTRY_TIMERS = 16 };
+
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
 	struct x86_counter_site *sites;
@@ -151,6 +153,11 @@ struct x86_reloc {
 	/* has snippets with ids and predicates (addresses of the run's): not
 	 * saved either */
 	bool own_snippets;
+	/* the numbered timers its entry starts unconditionally and whose
+	 * latency nothing reads: those a frame already open may start at
+	 * once (lazy_reinstrument) */
+	uint32_t entry_timers[X86_MAX_ENTRY_TIMERS];
+	uint8_t nentry_timers;
 };
 
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,

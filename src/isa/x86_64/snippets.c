@@ -58,6 +58,16 @@ static int count_by(struct emitter *e, const struct plan_point *pt, struct x86_r
 	return err;
 }
 
+/* Whether a predicate or key of PLAN reads the latency of timer ID
+ * (hist(latency): a frame started late would measure a part of a call). */
+static bool reads_latency(const struct probe_plan *plan, uint32_t id)
+{
+	for (size_t i = 0; i < plan->npreds; i++)
+		if (plan->preds[i].operand == RTL_OPND_LATENCY && plan->preds[i].where == id)
+			return true;
+	return false;
+}
+
 /* The snippets with ids of their own at KIND/ADDR, each behind the guard
  * of its predicates: counters, and at the entry the function's timer
  * when the plan numbered it. Flags are dead there and the red zone free. */
@@ -96,6 +106,9 @@ int x86_snip_own(struct emitter *e, enum rtl_point_kind kind, uint64_t addr, str
 			return err;
 		if (pt[k].op == RTL_PRIM_TIMER_START) {
 			e->numbered_timers = true;
+			if (kind == RTL_POINT_ENTRY && !pt[k].npred && !reads_latency(&e->plan, pt[k].id) &&
+			    out->nentry_timers < X86_MAX_ENTRY_TIMERS)
+				out->entry_timers[out->nentry_timers++] = pt[k].id;
 			err = x86_timer_push_numbered(e->w, pt[k].id, j == 0 && push_closes);
 		} else if (pt[k].op == RTL_PRIM_COUNT_BY) {
 			err = count_by(e, &pt[k], out);
