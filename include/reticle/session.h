@@ -151,8 +151,12 @@ RTL_API size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **o
  * name, link-time address, CTX) is true again, planned by the collectors
  * as they stand now (their probes added or removed), in every process of
  * the session; calls already in an old copy finish there, what the old
- * copies counted stays in the profile. Needs dynamic_probes. Call it from
- * an on_tick callback. Returns how many copies were made, or -err. */
+ * copies counted stays in the profile. A numbered timer the new copy
+ * starts at its entry unconditionally (and whose latency nothing reads)
+ * starts now on the frames of the function open on every thread's stack:
+ * the threads are held while their stacks are walked, and those frames
+ * return through the new copy. Needs dynamic_probes. Call it from an
+ * on_tick callback. Returns how many copies were made, or -err. */
 RTL_API long rtl_session_reinstrument(rtl_session *s,
 				      bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
 				      void *ctx);

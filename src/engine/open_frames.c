@@ -145,6 +145,7 @@ static size_t walk_all(struct proc *p, struct hold *h, size_t nh, struct walked 
 		k->movable = h[i].how == HOLD_STOPPED && !os_sigtrap_pending(t->tid) &&
 			     copy_settle(p, t, &orig, &own, &restart);
 		k->n = stack_walk(p, t->tid, unw, k->frames, k->cfas, MAX_FRAMES);
+		rtl_debug("tid %d: %zu frames walked%s", (int)t->tid, k->n, k->movable ? "" : " (its pc stays)");
 		n += k->n > 0;
 	}
 	if (unw)
