@@ -264,7 +264,12 @@ void dl_find_r_debug(struct proc *p, struct module *ldso);
 /* engine/placement.c: reticle and a starting program on one CPU */
 struct placement;
 struct os_cpus;
+/* Whether a launch may pin (then its program's sched_getaffinity calls
+ * are to be watched: os_launch). */
+bool placement_possible(void);
 struct placement *placement_new(pid_t task);
+/* A thread of the program is about to read an affinity: the pin goes. */
+void placement_affinity_read(struct placement *pl);
 /* A breakpoint of TID is being served (THREADED: its process has others). */
 void placement_trap(struct placement *pl, pid_t tid, bool threaded);
 /* CHILD was created (THREAD: in its parent's process). */

@@ -13,7 +13,13 @@
  * once (parallel children) are left where the scheduler puts them, since
  * pinning would serialise them. A forked child does not keep its parent's
  * pin; a task that sets its own affinity is left alone. RETICLE_PIN=0
- * turns it off. */
+ * turns it off.
+ *
+ * The program must not see the pin: a runtime sizes its thread pools by
+ * the CPUs sched_getaffinity gives (Go's GOMAXPROCS, OpenMP, the JVM,
+ * nproc), once, early, in the very burst that is pinned. So a launched
+ * program stops before each sched_getaffinity (a seccomp filter's trace,
+ * os_launch), and the pin is undone before the call goes on. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -96,6 +102,29 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+/* RETICLE_PIN=0, or fewer than two CPUs: no pinning. */
+static bool pin_allowed(struct os_cpus *all)
+{
+	const char *env = getenv("RETICLE_PIN");
+	return !(env && *env == '0') && !os_cpus_get(0, all) && os_cpus_count(all) >= 2;
+}
+
+bool placement_possible(void)
+{
+	struct os_cpus all;
+	return pin_allowed(&all);
+}
+
+void placement_affinity_read(struct placement *pl)
+{
+	if (!pl || !pl->active)
+		return;
+	pthread_mutex_lock(&pl->lock);
+	if (pl->pinned)
+		unpin(pl);
+	pthread_mutex_unlock(&pl->lock);
+}
+
 struct placement *placement_new(pid_t task)
 {
 	struct placement *pl = calloc(1, sizeof(*pl));
@@ -108,8 +137,7 @@ struct placement *placement_new(pid_t task)
 	pthread_cond_init(&pl->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	pl->self = os_gettid();
-	const char *env = getenv("RETICLE_PIN");
-	if ((env && *env == '0') || os_cpus_get(0, &pl->all) || os_cpus_count(&pl->all) < 2)
+	if (!pin_allowed(&pl->all))
 		return pl;
 	pl->watching = !rtl_thread_start(&pl->watchdog, watch, pl);
 	if (!pl->watching)

@@ -956,7 +956,7 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 			return -RTL_ERR_BAD_OPTION;
 		}
 	}
-	if ((err = os_launch(argv, &pid)))
+	if ((err = os_launch(argv, &pid, s->instruments && placement_possible())))
 		return err;
 	/* nothing relocated (sample alone): no traps to share a CPU with, no
 	 * copies to make ahead */
@@ -1480,6 +1480,10 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		break;
 	case OS_EVENT_EXEC:
 		on_exec(s, p, st);
+		break;
+	case OS_EVENT_SECCOMP:   /* a sched_getaffinity: it sees its CPUs, not the pin */
+		placement_affinity_read(s->placement);
+		resume(p, st->tid, 0);
 		break;
 	case OS_EVENT_VFORK_DONE:
 		if (p->vfork_text) {   /* the parent's instrumented text again */

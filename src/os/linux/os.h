@@ -10,9 +10,12 @@
 #include <sys/types.h>
 
 /* Forks and execs ARGV[0] (searched in PATH) stopped before its first
- * instruction and seized (threads, fork, vfork, exec followed). Returns 0,
- * -errno of a failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
-int os_launch(char *const argv[], pid_t *pid);
+ * instruction and seized (threads, fork, vfork, exec followed). With
+ * WATCH_AFFINITY, the program and its children stop (OS_EVENT_SECCOMP)
+ * before each sched_getaffinity, a seccomp filter's trace (the caller
+ * changes affinities the program must not see). Returns 0, -errno of a
+ * failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
+int os_launch(char *const argv[], pid_t *pid, bool watch_affinity);
 /* PROG as execvp finds it: PROG itself when it has a '/', else the first
  * executable PATH/PROG, in OUT (LEN bytes). Returns 0 or -ENOENT. */
 int os_find_program(const char *prog, char *out, size_t len);
@@ -27,6 +30,7 @@ enum os_stop_kind {
 	OS_SINGLESTEP,
 	OS_EVENT_CLONE, OS_EVENT_FORK, OS_EVENT_VFORK, OS_EVENT_EXEC, OS_EVENT_EXIT,
 	OS_EVENT_VFORK_DONE,
+	OS_EVENT_SECCOMP,  /* a seccomp filter's trace (os_launch's WATCH_AFFINITY) */
 	OS_OTHER,
 };
 

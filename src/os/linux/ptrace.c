@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,17 +24,42 @@ enum {
 			PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL |
 			/* a vfork's end: a parent whose child reticle let go gets its
 			 * instrumented text back (session.c, ptrace_hook) */
-			PTRACE_O_TRACEVFORKDONE,
+			PTRACE_O_TRACEVFORKDONE |
+			/* the affinity watch (os_launch) */
+			PTRACE_O_TRACESECCOMP,
 };
+
+/* Every sched_getaffinity of this process and its children stops for the
+ * tracer first; nothing else does. A program that may not gain privileges
+ * (no CAP_SYS_ADMIN) needs no_new_privs for it, which a traced exec of a
+ * setuid program does not get anyway. Without a tracer (a process reticle
+ * let go), the call fails with ENOSYS. */
+static void watch_affinity(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getaffinity, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) && errno == EACCES &&
+	    !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
 
 /* The child waits on GO until its parent has seized it, so that its exec
  * is already traced; a failed exec sends errno back through ERR. */
-static void launch_child(char *const argv[], int go, int err)
+static void launch_child(char *const argv[], int go, int err, bool affinity)
 {
 	char byte;
 	os_jobctl_child();
 	if (read(go, &byte, 1) != 1)
 		_exit(127);   /* the parent gave up */
+	if (affinity)
+		watch_affinity();
 	execvp(argv[0], argv);
 	int e = errno;
 	if (write(err, &e, sizeof(e)) < 0)
@@ -80,7 +111,7 @@ int os_find_program(const char *prog, char *out, size_t len)
 /* PTRACE_SEIZE rather than PTRACE_TRACEME: only a seized tracee reports
  * group-stops as such (PTRACE_EVENT_STOP) and can be left in one with
  * PTRACE_LISTEN, so that job control works as without reticle. */
-int os_launch(char *const argv[], pid_t *pid_out)
+int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
 {
 	int errp[2], gop[2], child_errno = 0, status, err;
 	pid_t pid;
@@ -97,7 +128,7 @@ int os_launch(char *const argv[], pid_t *pid_out)
 	if (pid == 0) {
 		close(errp[0]);
 		close(gop[1]);
-		launch_child(argv, gop[0], errp[1]);
+		launch_child(argv, gop[0], errp[1], affinity);
 	}
 	err = pid < 0 ? -errno : 0;
 	close(errp[1]);
@@ -198,6 +229,7 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 			[PTRACE_EVENT_CLONE] = OS_EVENT_CLONE, [PTRACE_EVENT_FORK] = OS_EVENT_FORK,
 			[PTRACE_EVENT_VFORK] = OS_EVENT_VFORK, [PTRACE_EVENT_EXEC] = OS_EVENT_EXEC,
 			[PTRACE_EVENT_EXIT] = OS_EVENT_EXIT, [PTRACE_EVENT_VFORK_DONE] = OS_EVENT_VFORK_DONE,
+			[PTRACE_EVENT_SECCOMP] = OS_EVENT_SECCOMP,
 		};
 		stop->kind = event < (int)(sizeof(kinds) / sizeof(kinds[0])) && kinds[event]
 				     ? kinds[event] : OS_OTHER;

@@ -116,6 +116,8 @@ func main() {
 		return
 	}
 	fmt.Println("cgo:", cgoSum)
+	// the CPUs it may use, as it saw them at its start (reticle's pin must not show)
+	fmt.Println("cpus:", runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	fmt.Println("depth:", depth(20000))
 	var wg sync.WaitGroup
 	results := make(chan int, 64)
