@@ -128,6 +128,10 @@ struct rtl_live_count {
 	uint64_t addr;            /* link-time entry */
 	uint64_t calls;           /* its entry counter (fcount, cover), 0 without */
 	uint64_t instrs;          /* its blocks' counts times their instructions (bbcount), 0 without */
+	/* seconds in it so far, summed over threads, its frames still open
+	 * counted up to now (calltime): itself (exclusive) and with its callees
+	 * (inclusive, counted once under recursion); 0 without */
+	double self, total;
 };
 /* Every relocated function now, in *OUT (malloc'd, for free()): how many. */
 RTL_API size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out);

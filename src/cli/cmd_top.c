@@ -17,21 +17,25 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: reticle top [--by calls|instrs] [-n N] [--interval S] [--iterations K]\n"
-	      "                   [-o PROFILE] (PID | -- PROGRAM [ARGS...])\n"
+	fputs("usage: reticle top [--by calls|instrs|time|hits] [-n N] [--interval S]\n"
+	      "                   [--iterations K] [-o PROFILE] (PID | -- PROGRAM [ARGS...])\n"
 	      "\n"
 	      "Shows the functions of a running program that ran most in the last\n"
 	      "interval (calls and instructions per second, from fcount and bbcount\n"
-	      "counters), refreshed every interval, without stopping it. With PID it\n"
-	      "attaches to that process (as 'reticle attach -c fcount,bbcount') and\n"
+	      "counters; with --by time also the time in them, from calltime's timers),\n"
+	      "refreshed every interval, without stopping it. With PID it attaches to\n"
+	      "that process (as 'reticle attach -c fcount,bbcount[,calltime]') and\n"
 	      "leaves it as it was when top ends (Ctrl-C, --iterations, or the process\n"
 	      "ending); with -- PROGRAM it launches it. A PID that a 'reticle probe'\n"
 	      "session measures is watched through that session (its control socket,\n"
 	      "as 'reticle ctl'), with its probes' hits per function. On a terminal the screen is\n"
 	      "redrawn; otherwise each refresh is printed after a line '--- T s'.\n"
 	      "\n"
-	      "      --by calls|instrs|hits  order by calls (default), instructions, or\n"
-	      "                        the probes' hits of a 'reticle probe' session\n"
+	      "      --by calls|instrs|time|hits  order by calls (default), instructions,\n"
+	      "                        time in the function itself (self: the share of one\n"
+	      "                        CPU, summed over threads; total: with its callees,\n"
+	      "                        frames still open counted up to the refresh), or the\n"
+	      "                        probes' hits of a 'reticle probe' session\n"
 	      "  -n, --top N           functions shown (default 20)\n"
 	      "      --interval S      seconds between refreshes (default 1, at least 0.05)\n"
 	      "      --iterations K    end after K refreshes\n"
@@ -46,6 +50,7 @@ struct row {
 	char *name;
 	uint64_t calls, instrs, hits;   /* hits: a probe session's counters in it */
 	uint64_t dcalls, dinstrs, dhits;
+	double self, total, dself, dtotal;   /* seconds (--by time) */
 };
 
 struct top {
@@ -54,7 +59,8 @@ struct top {
 	double interval, elapsed;
 	unsigned iterations, shown;
 	int n;
-	bool by_instrs, by_hits, tty;
+	bool by_instrs, by_hits, by_time, tty;
+	double last;              /* the previous refresh (CLOCK_MONOTONIC s) */
 	rtl_session *s;
 	long session;             /* the pid a 'reticle probe' session measures, or 0 */
 };
@@ -92,6 +98,19 @@ static int by_instrs(const void *a, const void *b)
 	return x->dinstrs != y->dinstrs ? (x->dinstrs < y->dinstrs ? 1 : -1) : (x->dcalls < y->dcalls) - (x->dcalls > y->dcalls);
 }
 
+static int by_time(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	return x->dself != y->dself ? (x->dself < y->dself ? 1 : -1) : by_calls(a, b);
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void free_rows(struct row *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -127,6 +146,8 @@ static size_t own_rows(rtl_session *s, struct row **out)
 		cur[i] = make_row(live[i].pid, live[i].addr, live[i].module, live[i].name);
 		cur[i].calls = live[i].calls;
 		cur[i].instrs = live[i].instrs;
+		cur[i].self = live[i].self;
+		cur[i].total = live[i].total;
 	}
 	free(live);
 	return cur ? n : 0;
@@ -188,19 +209,24 @@ static void show(struct top *t, struct row *cur, size_t n, long pid)
 		cur[i].dcalls = cur[i].calls - (seen ? t->prev[j].calls : 0);
 		cur[i].dinstrs = cur[i].instrs - (seen ? t->prev[j].instrs : 0);
 		cur[i].dhits = cur[i].hits - (seen ? t->prev[j].hits : 0);
+		cur[i].dself = cur[i].self - (seen ? t->prev[j].self : 0);
+		cur[i].dtotal = cur[i].total - (seen ? t->prev[j].total : 0);
 	}
 	free_rows(t->prev, t->nprev);
 	t->elapsed += t->interval;
+	double now = mono_now(), span = t->last && now > t->last ? now - t->last : t->interval;
+	t->last = now;
 	struct row *show = malloc((n ? n : 1) * sizeof(*show));
 	size_t nran = 0;
 	for (size_t i = 0; show && i < n; i++)
-		if (cur[i].dcalls || cur[i].dinstrs || cur[i].dhits)
+		if (cur[i].dcalls || cur[i].dinstrs || cur[i].dhits || cur[i].dself > 0 || cur[i].dtotal > 0)
 			show[nran++] = cur[i];
 	bool hits = t->session && (t->by_hits || !t->by_instrs);   /* a session's probes */
 	for (size_t i = 0; hits && !t->by_hits && i < nran; i++)
 		hits = !show[i].dcalls;   /* by calls when the session counts them */
 	if (show)
-		qsort(show, nran, sizeof(*show), hits ? by_hits : t->by_instrs ? by_instrs : by_calls);
+		qsort(show, nran, sizeof(*show),
+		      hits ? by_hits : t->by_instrs ? by_instrs : t->by_time ? by_time : by_calls);
 	if (t->tty)
 		fputs("\033[H\033[2J", stdout);
 	else
@@ -209,15 +235,21 @@ static void show(struct top *t, struct row *cur, size_t n, long pid)
 	       t->session ? " (its 'reticle probe' session)" : "", nran, t->interval);
 	if (t->session)
 		printf("%8s %14s %14s %14s  %-40s %s\n", "pid", "calls", "instrs", "probe hits", "function", "module");
+	else if (t->by_time)
+		printf("%8s %14s %14s %8s %8s  %-40s %s\n", "pid", "calls", "instrs", "self %", "total %", "function",
+		       "module");
 	else
 		printf("%8s %14s %14s  %-40s %s\n", "pid", "calls", "instrs", "function", "module");
 	for (size_t i = 0; show && i < nran && (int)i < t->n; i++) {
-		char addr[32], hits[24] = "";
+		char addr[32], more[48] = "";
 		snprintf(addr, sizeof(addr), "sub_%llx", (unsigned long long)show[i].addr);
 		if (t->session)
-			snprintf(hits, sizeof(hits), " %14llu", (unsigned long long)show[i].dhits);
+			snprintf(more, sizeof(more), " %14llu", (unsigned long long)show[i].dhits);
+		else if (t->by_time)   /* the share of one CPU over the interval */
+			snprintf(more, sizeof(more), " %8.1f %8.1f", 100 * show[i].dself / span,
+				 100 * show[i].dtotal / span);
 		printf("%8d %14llu %14llu%s  %-40s %s\n", (int)show[i].pid, (unsigned long long)show[i].dcalls,
-		       (unsigned long long)show[i].dinstrs, hits, show[i].name ? show[i].name : addr, show[i].module);
+		       (unsigned long long)show[i].dinstrs, more, show[i].name ? show[i].name : addr, show[i].module);
 	}
 	fflush(stdout);
 	free(show);
@@ -297,12 +329,14 @@ int cmd_top(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+n:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
-			if (strcmp(optarg, "calls") && strcmp(optarg, "instrs") && strcmp(optarg, "hits")) {
-				cli_error("top: --by takes calls, instrs or hits, not '%s'", optarg);
+			if (strcmp(optarg, "calls") && strcmp(optarg, "instrs") && strcmp(optarg, "hits") &&
+			    strcmp(optarg, "time")) {
+				cli_error("top: --by takes calls, instrs, time or hits, not '%s'", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			t.by_instrs = !strcmp(optarg, "instrs");
 			t.by_hits = !strcmp(optarg, "hits");
+			t.by_time = !strcmp(optarg, "time");
 			break;
 		case 'n':
 			t.n = (int)strtol(optarg, &end, 10);
@@ -351,6 +385,11 @@ int cmd_top(int argc, char **argv)
 			cli_error("top: process %ld is measured by a 'reticle probe' session: -o is its to write", pid);
 			return CLI_EXIT_USAGE;
 		}
+		if (t.by_time) {
+			cli_error("top: process %ld is measured by a 'reticle probe' session, which has no time per "
+				  "function: add 'entry:F { @t = time(); }' to it with reticle ctl", pid);
+			return CLI_EXIT_USAGE;
+		}
 		t.session = pid;
 		return watch_session(&t);
 	}
@@ -365,10 +404,12 @@ int cmd_top(int argc, char **argv)
 		}
 		close(fd);
 	}
-	const struct rtl_collector *colls[2] = { rtl_collector_find("fcount"), rtl_collector_find("bbcount") };
+	const struct rtl_collector *colls[3] = { rtl_collector_find("fcount"), rtl_collector_find("bbcount"),
+						 rtl_collector_find("calltime") };
 	char *warm = cli_warm_cache_dir();
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output ? output : tmp, .collectors = colls,
-					 .ncollectors = 2, .warm_cache = warm, .warm_cache_max = cli_cache_max_bytes() };
+					 .ncollectors = t.by_time ? 3 : 2, .warm_cache = warm,
+					 .warm_cache_max = cli_cache_max_bytes() };
 	int status = 0, err = rtl_session_create(&opts, &t.s), rc = 0;
 	free(warm);
 	if (!err)
@@ -380,6 +421,7 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!err)
 		err = launch ? rtl_session_launch(t.s, argv + optind) : rtl_session_attach(t.s, (pid_t)pid, 0);
+	t.last = mono_now();
 	if (err) {
 		if (err == -ESRCH)
 			cli_error("top: no process %ld", pid);

@@ -212,6 +212,7 @@ int attach_setup_image(struct proc *p, pid_t tid)
 		return err;
 	for (size_t i = 0; i < p->nthreads; i++)
 		take_over(p, &p->threads[i]);
+	open_frames_attached(p);   /* the functions the threads are in are timed from now */
 	return 0;
 }
 

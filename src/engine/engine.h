@@ -76,6 +76,11 @@ int timers_contexts(struct proc *p, struct contexts *c);
 const struct context_rec *timers_contexts_of(const struct contexts *c, const struct func_state *fs, size_t *n);
 /* TSC ticks per second, measured over the session so far. */
 double timers_tsc_hz(struct rtl_session *s);
+/* P's timers now, summed over its threads (ended and running), the open
+ * frames counted up to now: seconds of exclusive and inclusive time by
+ * timer number in *EXCL and *INCL (*N of them; malloc'd, the caller frees
+ * both). 0, or -ENOMEM. */
+int timers_live(struct proc *p, double **excl, double **incl, size_t *n);
 /* Maps LEN bytes of reticle's memfd FD at offset 0 into P's thread TID:
  * at ADDR exactly (FIXED), or where the kernel likes (*AT: where). */
 int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len, bool fixed, uint64_t *at);
@@ -202,6 +207,11 @@ void session_unhold(struct rtl_session *s, struct proc *p, struct hold *h, size_
  * copies were made again, or -err. */
 long reinstrument_running(struct proc *p, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
 			  void *ctx);
+
+/* Attaching (every thread of P stopped, moved into copies): the functions
+ * on each thread's stack that have a timer of their own (calltime) get a
+ * frame opened now, as if entered at the attach. */
+void open_frames_attached(struct proc *p);
 
 /* engine/stackwalk.c: copies and stacks in the program's own addresses */
 /* The map of a copy: original instruction FROM[i] starts at TO[i] (both

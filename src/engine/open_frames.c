@@ -215,3 +215,41 @@ long reinstrument_running(struct proc *p, bool (*want)(const char *module, const
 	free(fns);
 	return made;
 }
+
+void open_frames_attached(struct proc *p)
+{
+	if (!p->areas.addr)
+		return;
+	struct unw_mods *unw = unw_mods_new();
+	struct walked *k = malloc(sizeof(*k));
+	uint64_t now = os_tsc();
+	size_t opened = 0;
+	bool full = false;
+	for (size_t i = 0; unw && k && i < p->nthreads; i++) {
+		struct thread *t = &p->threads[i];
+		if (t->area <= 0)
+			continue;
+		uint8_t *a = thread_area_local(&p->areas, (unsigned)t->area);
+		k->n = stack_walk(p, t->tid, unw, k->frames, k->cfas, MAX_FRAMES);
+		for (size_t j = 0; j < k->n; j++) {
+			struct module *m;
+			const rtl_function *f = proc_function_at(p, k->frames[j], &m);
+			const struct func_state *fs = f ? &m->fs[f - rtl_binary_function(m->bin, 0)] : NULL;
+			uint64_t ret;
+			/* timer 0 takes what did not fit: not a function's own */
+			if (!fs || fs->status != FS_DONE || fs->timer <= TA_WORDS || !k->cfas[j] ||
+			    os_mem_read(p->mem, k->cfas[j] - 8, &ret, 8))
+				continue;
+			int rc = thread_area_open_frame(a, k->cfas[j] - 8, ret, fs->timer, now);
+			opened += rc == 0;
+			full |= rc < 0;
+		}
+	}
+	if (full)
+		rtl_warn("pid %d: a thread's stack of timed frames is full: a frame open at the attach is not timed",
+			 (int)p->pid);
+	rtl_debug("pid %d: %zu timer frames opened on functions running at the attach", (int)p->pid, opened);
+	free(k);
+	if (unw)
+		unw_mods_free(unw);
+}

@@ -324,6 +324,8 @@ int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *
 struct live_counts {
 	struct rtl_live_count **out;
 	size_t n, cap;
+	double *excl, *incl;      /* the process's timers now (timers_live) */
+	size_t ntimers;
 };
 
 static bool live_count(struct proc *p, struct module *m, size_t k, void *ctx)
@@ -339,18 +341,25 @@ static bool live_count(struct proc *p, struct module *m, size_t k, void *ctx)
 	if (rtl_grow(lc->out, &lc->cap, lc->n + 1, sizeof(**lc->out)))
 		return false;
 	const rtl_function *f = rtl_binary_function(m->bin, k);
+	size_t t = fs->timer >= TA_WORDS ? (fs->timer - TA_WORDS) / sizeof(struct ta_timer) : 0;
+	bool timed = t && t < lc->ntimers;   /* timer 0 takes what did not fit */
 	(*lc->out)[lc->n++] = (struct rtl_live_count){ p->pid, m->path, f->name, f->addr,
 						       fs->entry_counter ? proc_read_counter(p, fs->entry_counter) : 0,
-						       instrs };
+						       instrs, timed ? lc->excl[t] : 0, timed ? lc->incl[t] : 0 };
 	return true;
 }
 
 size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out)
 {
-	struct live_counts lc = { out, 0, 0 };
+	struct live_counts lc = { out, 0, 0, NULL, NULL, 0 };
 	*out = NULL;
-	for (size_t i = 0; i < s->nprocs && each_relocated(s->procs[i], live_count, &lc); i++)
-		;
+	bool ok = true;
+	for (size_t i = 0; i < s->nprocs && ok; i++) {
+		timers_live(s->procs[i], &lc.excl, &lc.incl, &lc.ntimers);
+		ok = each_relocated(s->procs[i], live_count, &lc);
+		free(lc.excl);
+		free(lc.incl);
+	}
 	return lc.n;
 }
 

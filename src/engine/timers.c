@@ -177,6 +177,40 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 	t->area = -1;
 }
 
+int timers_live(struct proc *p, double **excl, double **incl, size_t *n)
+{
+	*excl = *incl = NULL;
+	*n = p->areas.addr ? (p->ntimers < TA_MAX_TIMERS ? p->ntimers : TA_MAX_TIMERS) : 0;
+	if (!*n)
+		return 0;
+	int64_t *e = calloc(*n, sizeof(*e)), *i = calloc(*n, sizeof(*i));
+	double *de = malloc(*n * sizeof(*de)), *di = malloc(*n * sizeof(*di));
+	if (!e || !i || !de || !di) {
+		free(e), free(i), free(de), free(di);
+		*n = 0;
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < p->ntimes; k++)   /* threads that ended */
+		for (size_t t = 0; t < *n && t < p->times[k].n; t++) {
+			e[t] += (int64_t)p->times[k].t[t].exclusive;
+			i[t] += (int64_t)p->times[k].t[t].inclusive;
+		}
+	uint64_t now = os_tsc();
+	for (size_t k = 0; k < p->nthreads; k++)
+		if (p->threads[k].area > 0)
+			thread_area_live(thread_area_local(&p->areas, (unsigned)p->threads[k].area), now, *n, e, i);
+	double hz = timers_tsc_hz(p->s);
+	for (size_t t = 0; t < *n; t++) {
+		de[t] = (double)e[t] / hz;
+		di[t] = (double)i[t] / hz;
+	}
+	free(e);
+	free(i);
+	*excl = de;
+	*incl = di;
+	return 0;
+}
+
 void timers_pause(struct proc *p, pid_t tid, uint64_t ticks)
 {
 	struct thread *t = proc_thread(p, tid);

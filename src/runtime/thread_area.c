@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -185,6 +186,41 @@ int thread_area_open_frame(uint8_t *a, uint64_t sp, uint64_t ret, uint64_t timer
 	((struct ta_timer *)(a + timer))->active++;
 	*top += sizeof(*f);
 	return 0;
+}
+
+void thread_area_live(const uint8_t *a, uint64_t now, size_t ntimers, int64_t *excl, int64_t *incl)
+{
+	const volatile struct ta_timer *w = (const volatile struct ta_timer *)(a + TA_WORDS);
+	if (ntimers > TA_MAX_TIMERS)
+		ntimers = TA_MAX_TIMERS;
+	for (size_t i = 0; i < ntimers; i++) {
+		excl[i] += (int64_t)w[i].exclusive;
+		incl[i] += (int64_t)w[i].inclusive;
+	}
+	size_t end = frames_end(a), n = (end - TA_FRAMES) / sizeof(struct ta_frame);
+	struct ta_frame *f = n ? malloc(n * sizeof(*f)) : NULL;
+	uint8_t *seen = f ? calloc(ntimers, 1) : NULL;   /* timers with an open frame below */
+	if (!seen) {
+		free(f);
+		return;
+	}
+	memcpy(f, a + TA_FRAMES, n * sizeof(*f));
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].timer < TA_WORDS || f[i].timer >= TA_WORDS + ntimers * sizeof(struct ta_timer))
+			continue;
+		size_t t = (f[i].timer - TA_WORDS) / sizeof(struct ta_timer);
+		int64_t elapsed = (int64_t)(now - f[i].start);
+		/* the frame above it is its open child, unless pushed at the same entry */
+		int64_t child = i + 1 < n && f[i + 1].sp != f[i].sp ? (int64_t)(now - f[i + 1].start) : 0;
+		int64_t own = elapsed - (int64_t)f[i].children - child;
+		excl[t] += own > 0 ? own : 0;
+		/* the time a timer is on the stack counts once: its outermost frame */
+		if (!seen[t] && elapsed > 0)
+			incl[t] += elapsed;
+		seen[t] = 1;
+	}
+	free(seen);
+	free(f);
 }
 
 uint8_t *thread_area_copy(const uint8_t *a, size_t ntimers)

@@ -148,6 +148,10 @@ void thread_area_close_frames(uint8_t *a, uint64_t now);
  * not counted: it was not seen. 1 when such a frame (SP, TIMER) is open
  * already, 0 when opened, -ENOSPC when the stack of frames is full. */
 int thread_area_open_frame(uint8_t *a, uint64_t sp, uint64_t ret, uint64_t timer, uint64_t start);
+/* Adds area A's times of timers 0..NTIMERS-1 in ticks, as they would be
+ * if its open frames closed at NOW, to EXCL and INCL (read while its thread
+ * runs: a snapshot of its frames, so the sums are as good as the moment's). */
+void thread_area_live(const uint8_t *a, uint64_t now, size_t ntimers, int64_t *excl, int64_t *incl);
 /* A copy of area A with what closing its frames and reading its times
  * need (its words, open frames, first NTIMERS timers, used nodes), the
  * rest untouched (the copy is sparse, and A's unused pages are not read:

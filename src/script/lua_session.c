@@ -12,7 +12,7 @@
  *   reticle.session_attach(s, pid [, duration])
  *   reticle.session_run(s)                   -> the first process's exit status
  *   reticle.session_stop(s)
- *   reticle.session_live(s)                  -> { {pid, module, name, addr, calls, instrs}... }
+ *   reticle.session_live(s)                  -> { {pid, module, name, addr, calls, instrs, self, total}... }
  *   reticle.session_live_points(s)           -> { {pid, module, name, kind, op, id, key, value, seconds}... }
  *   reticle.session_reinstrument(s, want(module, name, addr) -> bool) -> copies made
  *   reticle.session_tsc_hz(s)                -> ticks per second
@@ -247,13 +247,15 @@ static int l_session_live(lua_State *L)
 	size_t n = rtl_session_live(check_session(L, 1)->s, &v);
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
-		lua_createtable(L, 0, 6);
+		lua_createtable(L, 0, 8);
 		script_set_int(L, "pid", v[i].pid);
 		script_set_str(L, "module", v[i].module);
 		script_set_str(L, "name", v[i].name);
 		script_set_uint(L, "addr", v[i].addr);
 		script_set_uint(L, "calls", v[i].calls);
 		script_set_uint(L, "instrs", v[i].instrs);
+		script_set_num(L, "self", v[i].self);
+		script_set_num(L, "total", v[i].total);
 		lua_seti(L, -2, (lua_Integer)i + 1);
 	}
 	free(v);
