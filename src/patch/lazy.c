@@ -1182,6 +1182,31 @@ static void repoint_copy(struct window *w, uint64_t at, uint64_t dest)
 	b[0] = 0xe9;
 }
 
+/* Return traps that still lead into an old copy of function K of M (the
+ * int3 sigpc.c leaves where a signal handler returns to, in a process with
+ * original return addresses) lead to the same instruction of its new copy:
+ * a preempted goroutine went on in the old copy, with the old probes. */
+static void reaim_traps(struct proc *p, struct module *m, size_t k)
+{
+	const struct func_state *fs = &m->fs[k];
+	const struct patch_proc *st = p->patch;
+	for (size_t i = 0; i < st->nret_traps; i++) {
+		struct ret_trap *t = &st->ret_traps[i];
+		for (size_t j = 0; j < st->nretired; j++) {
+			const struct retired_points *r = &st->retired[j];
+			if (r->mod != (uint32_t)(m - p->mods) || r->fn != k || t->to < r->entry ||
+			    t->to >= r->entry + r->code_len)
+				continue;
+			size_t x = rtl_lower_bound_u64(r->map_to, r->nmap, t->to);
+			uint64_t to = x < r->nmap && r->map_to[x] == t->to
+					      ? x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, r->map_from[x]) : 0;
+			if (to)
+				t->to = to;
+			break;
+		}
+	}
+}
+
 int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstrumented *out)
 {
 	struct func_state *fs = &m->fs[k];
@@ -1239,6 +1264,8 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstr
 		else   /* no nop to write a jump over: an int3 for good */
 			*(volatile uint8_t *)window_local(w, o->entry) = 0xcc;
 	}
+	if (!err)
+		reaim_traps(p, m, k);
 	return err;
 }
 
