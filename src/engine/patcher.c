@@ -15,7 +15,8 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 	struct sampler *smp = session_sampler(p->s);
 	if (smp)
 		sampler_copy_placed(smp, p->pid, p->exec_gen, fs->entry, fs->code_len,
-				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap);
+				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap,
+				    fs->sp_rows, fs->nsp_rows);
 	unwind_function_relocated(p, m, k);
 	if (session_debugger(p->s))
 		debug_relocated(p, m, k);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
+#include "isa/x86_64/writer.h"
 #include "os/linux/os.h"
 #include "os/linux/perf_ring.h"
 #include "sample/sample.h"
@@ -83,6 +84,13 @@ static uint64_t walk_original(void *user, uint64_t pc, bool exact)
 	return c.from[copy_map_index(&c, pc)];
 }
 
+static uint32_t walk_sp_below(void *user, uint64_t pc)
+{
+	struct module *m;
+	const struct func_state *fs = proc_copy_at(((struct walk_env *)user)->p, pc, &m);
+	return fs ? x86_sp_below(fs->sp_rows, fs->nsp_rows, (uint32_t)(pc - fs->entry)) : 0;
+}
+
 size_t stack_walk(struct proc *p, pid_t tid, struct unw_mods *unw, uint64_t *frames, uint64_t *cfas, size_t max)
 {
 	const char *names[OS_NREGS];
@@ -103,7 +111,7 @@ size_t stack_walk(struct proc *p, pid_t tid, struct unw_mods *unw, uint64_t *fra
 		len = (size_t)(hi - regs[PR_SP]);
 	uint8_t *stack = len ? malloc(len) : NULL;
 	struct walk_env e = { p };
-	struct unw_frame_env env = { walk_module_at, walk_original, &e };
+	struct unw_frame_env env = { walk_module_at, walk_original, &e, walk_sp_below };
 	bool truncated;
 	size_t n = stack && !os_mem_read(p->mem, regs[PR_SP], stack, len)
 		   ? unw_stack(unw, &env, regs, stack, len, frames, cfas, max, &truncated) : 0;

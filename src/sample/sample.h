@@ -63,10 +63,12 @@ struct sampler_stats {
  * it creates. 0, or -err with WHY for the user. */
 int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out, char *why, size_t len);
 /* A copy of the function at original run-time ORIG_ENTRY placed at
- * [COPY, COPY+LEN) in image (PID, GEN); FROM/TO (N) its instruction map,
- * copied. */
+ * [COPY, COPY+LEN) in image (PID, GEN); FROM/TO (N) its instruction map
+ * and ROWS (NROWS) where its snippets move %rsp, copied. */
+struct x86_sp_row;
 void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t copy, uint32_t len,
-			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n);
+			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n,
+			 const struct x86_sp_row *rows, uint32_t nrows);
 /* The tree of image (PID, GEN), once every sample in the ring is read; the
  * image is forgotten. Free with sample_tree_free. */
 int sampler_take(struct sampler *s, pid_t pid, unsigned gen, struct sample_tree *out);
@@ -140,11 +142,17 @@ struct unw_frame_env {
 	 * sampled instruction, not a return address), else 0 */
 	uint64_t (*original)(void *user, uint64_t pc, bool exact);
 	void *user;
+	/* how far below its value at the original instruction a snippet of
+	 * the copy has moved %rsp at PC (a counter that keeps the flags pushes
+	 * them below the red zone), 0 outside snippets; NULL: never */
+	uint32_t (*sp_below)(void *user, uint64_t pc);
 };
 
 /* Unwinds from REGS (perf_ring's order) over STACK (LEN bytes from the
  * stack pointer). FRAMES[0] is the sampled PC, then each caller's call
- * (return address less one), original addresses. With CFAS, CFAS[I] is
+ * (return address less one), original addresses; a sampled PC inside a
+ * snippet that moved %rsp is unwound from %rsp as the original instruction
+ * had it (ENV's sp_below). With CFAS, CFAS[I] is
  * frame I's canonical frame address (its caller's stack pointer after it
  * returns: its return address is at CFAS[I] - 8), 0 where the walk could
  * not step past it. Returns how many (at most MAX); *TRUNCATED when the

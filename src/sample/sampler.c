@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "isa/x86_64/writer.h"
 #include "os/linux/perf_ring.h"
 #include "sample/sample.h"
 #include "util/array.h"
@@ -21,6 +22,8 @@ struct copy_ent {
 	uint64_t start, orig_entry;
 	uint32_t len, n;
 	uint64_t *from, *to;
+	struct x86_sp_row *rows;  /* where snippets move %rsp */
+	uint32_t nrows;
 };
 
 struct image {
@@ -105,6 +108,7 @@ static void copies_free(struct image *img)
 	for (size_t i = 0; i < img->ncopies; i++) {
 		free(img->copies[i].from);
 		free(img->copies[i].to);
+		free(img->copies[i].rows);
 	}
 	free(img->copies);
 	img->copies = NULL;
@@ -246,6 +250,16 @@ static uint64_t original(void *user, uint64_t pc, bool exact)
 	return 0;
 }
 
+static uint32_t sp_below(void *user, uint64_t pc)
+{
+	for (struct image *img = user; img; img = img->parent) {
+		const struct copy_ent *c = copy_in(img, pc);
+		if (c)
+			return x86_sp_below(c->rows, c->nrows, (uint32_t)(pc - c->start));
+	}
+	return 0;
+}
+
 /* ---- the tree ---- */
 
 static uint64_t node_hash(uint32_t parent, uint64_t pc)
@@ -309,7 +323,7 @@ static void on_sample(struct sampler *s, const struct perf_sample *ps)
 	s->st.samples++;
 	s->period_sum += (double)ps->period;
 	s->period_sq += (double)ps->period * (double)ps->period;
-	struct unw_frame_env env = { module_at, original, img };
+	struct unw_frame_env env = { module_at, original, img, sp_below };
 	bool truncated;
 	size_t nf = unw_stack(s->mods, &env, ps->regs, ps->stack, ps->stack_len, s->frames, NULL, MAX_FRAMES,
 			      &truncated);
@@ -436,12 +450,15 @@ int sampler_start(const struct sampler_opts *o, pid_t pid, struct sampler **out,
 }
 
 void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t copy, uint32_t len,
-			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n)
+			 uint64_t orig_entry, const uint64_t *from, const uint64_t *to, uint32_t n,
+			 const struct x86_sp_row *rows, uint32_t nrows)
 {
-	struct copy_ent c = { copy, orig_entry, len, n, malloc(n * sizeof(uint64_t)), malloc(n * sizeof(uint64_t)) };
-	if ((n && (!c.from || !c.to))) {
+	struct copy_ent c = { copy, orig_entry, len, n, malloc(n * sizeof(uint64_t)), malloc(n * sizeof(uint64_t)),
+			      nrows ? rtl_dup_array(rows, nrows, sizeof(*rows)) : NULL, nrows };
+	if ((n && (!c.from || !c.to)) || (nrows && !c.rows)) {
 		free(c.from);
 		free(c.to);
+		free(c.rows);
 		return;
 	}
 	memcpy(c.from, from, n * sizeof(uint64_t));
@@ -452,10 +469,12 @@ void sampler_copy_placed(struct sampler *s, pid_t pid, unsigned gen, uint64_t co
 		img->copies[img->ncopies++] = c;
 		img->sorted = false;
 		c.from = c.to = NULL;
+		c.rows = NULL;
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(c.from);
 	free(c.to);
+	free(c.rows);
 }
 
 /* IMG's copies once nothing needs them: it was taken, and no image still

@@ -336,6 +336,10 @@ size_t unw_stack(struct unw_mods *m, const struct unw_frame_env *env, const uint
 		uint64_t orig = env->original(env->user, at, n == 0);
 		if (orig)
 			at = orig;
+		/* the original instruction's rules know %rsp as it had it (a
+		 * return address is at a call, where no snippet has moved it) */
+		if (!n && orig && env->sp_below)
+			w.r[7] += env->sp_below(env->user, pc);
 		if (cfas)
 			cfas[n] = 0;
 		frames[n++] = at;

@@ -20,6 +20,19 @@ void x86_writer_free(struct x86_writer *w)
 	w->nrows = w->caprows = 0;
 }
 
+uint32_t x86_sp_below(const struct x86_sp_row *rows, size_t n, uint32_t off)
+{
+	size_t lo = 0, hi = n;   /* the first row past OFF */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rows[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? rows[lo - 1].below : 0;
+}
+
 void x86_sp_moved(struct x86_writer *w, uint32_t below)
 {
 	if (rtl_grow(&w->rows, &w->caprows, w->nrows + 1, sizeof(*w->rows))) {

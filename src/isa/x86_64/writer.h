@@ -54,6 +54,10 @@ struct x86_writer {
 	size_t nrows, caprows;
 };
 
+/* How far below its value around the snippet %rsp is at offset OFF of a
+ * copy whose rows are ROWS (N, in offset order): the last row at or before
+ * OFF (a row takes effect after the instruction it follows). */
+uint32_t x86_sp_below(const struct x86_sp_row *rows, size_t n, uint32_t off);
 /* From the current end on, %rsp is BELOW bytes below its value around the
  * snippet being written (0: back to it). */
 void x86_sp_moved(struct x86_writer *w, uint32_t below);
