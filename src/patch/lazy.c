@@ -1190,12 +1190,15 @@ static void reaim_traps(struct proc *p, struct module *m, size_t k)
 {
 	const struct func_state *fs = &m->fs[k];
 	const struct patch_proc *st = p->patch;
-	for (size_t i = 0; i < st->nret_traps; i++) {
+	size_t *mine = malloc((st->nretired ? st->nretired : 1) * sizeof(*mine)), nmine = 0;
+	for (size_t j = 0; mine && j < st->nretired; j++)   /* its old copies: a few */
+		if (st->retired[j].mod == (uint32_t)(m - p->mods) && st->retired[j].fn == k)
+			mine[nmine++] = j;
+	for (size_t i = 0; i < st->nret_traps && nmine; i++) {
 		struct ret_trap *t = &st->ret_traps[i];
-		for (size_t j = 0; j < st->nretired; j++) {
-			const struct retired_points *r = &st->retired[j];
-			if (r->mod != (uint32_t)(m - p->mods) || r->fn != k || t->to < r->entry ||
-			    t->to >= r->entry + r->code_len)
+		for (size_t q = 0; q < nmine; q++) {
+			const struct retired_points *r = &st->retired[mine[q]];
+			if (t->to < r->entry || t->to >= r->entry + r->code_len)
 				continue;
 			size_t x = rtl_lower_bound_u64(r->map_to, r->nmap, t->to);
 			uint64_t to = x < r->nmap && r->map_to[x] == t->to
@@ -1205,6 +1208,7 @@ static void reaim_traps(struct proc *p, struct module *m, size_t k)
 			break;
 		}
 	}
+	free(mine);
 }
 
 int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstrumented *out)
