@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <reticle/binary.h>
 #include "isa/x86_64/relocate.h"
 #include "isa/x86_64/check.h"
 #include "check.h"
@@ -85,6 +86,21 @@ __asm__(".text\n.p2align 4\nlockskip:\n"
 	"1:\tcmpxchg %edx, (%rdi)\n\tsete %al\n\tmovzbl %al, %eax\n\tret\n\tint3\n");
 int lockskip(int *p, int threads);
 
+/* ra_caller(x): callee_ra(x) + 1, where callee_ra keeps the return
+ * address it was called with (a runtime that looks its callers up by it,
+ * Go's or backtrace()'s): in a copy made with original return addresses
+ * it must be the original call's, in ra_caller's own code. */
+static volatile uint64_t seen_ra;
+__attribute__((noinline)) int callee_ra(int x)
+{
+	seen_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return x * 5;
+}
+__attribute__((noinline, optimize("no-optimize-sibling-calls"))) int ra_caller(int x)
+{
+	return callee_ra(x) + 1;
+}
+
 static uint8_t *area;
 static size_t counters_used;
 enum { AREA = 1 << 20, CODE = AREA / 2 };
@@ -112,12 +128,15 @@ static uint64_t new_counter(void *ctx)
 /* Function size from the distance to the next function in this file is not
  * reliable; scan for the end with the symbol table is overkill here, so the
  * test passes a generous size bounded by the decoder (padding decodes). */
+static bool original_returns;
+
 static void *relocate(void *fn, size_t size, struct x86_reloc *r, uint64_t *dest)
 {
 	struct x86_reloc_env env = { .addr = (uint64_t)fn, .size = size, .code = fn,
 				     .read = read_mem, .redirect = same, .new_counter = new_counter,
 				     .is_code = in_text,
-				     .entry_counter = true, .block_counters = true };
+				     .entry_counter = true, .block_counters = true,
+				     .original_returns = original_returns };
 	const char *reason;
 	int err = x86_relocate(&env, *dest, r, &reason);
 	if (err) {
@@ -139,12 +158,32 @@ static size_t fn_size(void *fn)
 	/* the symbol sizes come from the ELF symtab via nm at build time would be
 	 * better; use the next function's address from a sorted list instead */
 	void *fns[] = { (void *)sw, (void *)loop_sum, (void *)fib, (void *)computed, (void *)main,
-			(void *)pick, (void *)lure, (void *)lockskip };
+			(void *)pick, (void *)lure, (void *)lockskip, (void *)callee_ra, (void *)ra_caller };
 	uintptr_t best = (uintptr_t)-1;
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if ((uintptr_t)fns[i] > (uintptr_t)fn && (uintptr_t)fns[i] < best)
 			best = (uintptr_t)fns[i];
 	return best == (uintptr_t)-1 ? 64 : best - (uintptr_t)fn;
+}
+
+/* FN's size from this program's symbol table (its bias: main's address
+ * against main's symbol). */
+static size_t symbol_size(void *fn)
+{
+	rtl_binary *bin;
+	size_t size = 0;
+	if (rtl_binary_open("/proc/self/exe", &bin))
+		return 0;
+	const rtl_function *m = NULL;
+	for (size_t i = 0; i < rtl_binary_function_count(bin) && !m; i++)
+		if (rtl_binary_function(bin, i)->name && !strcmp(rtl_binary_function(bin, i)->name, "main"))
+			m = rtl_binary_function(bin, i);
+	const rtl_function *f = m ? rtl_binary_find_function(bin, (uint64_t)(uintptr_t)fn -
+								  ((uint64_t)(uintptr_t)main - m->addr)) : NULL;
+	if (f)
+		size = f->size;
+	rtl_binary_close(bin);
+	return size;
 }
 
 int main(void)
@@ -243,6 +282,38 @@ int main(void)
 			instrs += ctr(r6.blocks[b].counter) * r6.blocks[b].ninstrs;
 		CHECK_EQ(instrs, 4 * 8);
 		x86_reloc_free(&r6);
+	}
+	/* a call with the original return address pushed ('lea rsp,[rsp-8];
+	 * mov [rsp],lo; mov [rsp+4],hi; jmp'): the callee sees the original
+	 * call's return address, and the copy reports that return point with
+	 * where it goes on in the copy (the engine puts a jump there) */
+	struct x86_reloc r7;
+	original_returns = true;
+	int (*ra2)(int) = relocate((void *)ra_caller, symbol_size((void *)ra_caller), &r7, &dest);
+	original_returns = false;
+	CHECK(ra2 != NULL);
+	if (ra2) {
+		seen_ra = 0;
+		CHECK_EQ(ra_caller(6), 31);
+		uint64_t native_ra = seen_ra;   /* the oracle: the original call's */
+		seen_ra = 0;
+		CHECK_EQ(ra2(6), 31);   /* it returned into ra_caller's original code, which went on */
+		CHECK_EQ(seen_ra, native_ra);
+		CHECK_EQ(r7.nrets, 1);
+		if (r7.nrets == 1) {
+			CHECK_EQ(r7.rets[0].orig, native_ra);
+			CHECK(r7.rets[0].copy > (uint64_t)(uintptr_t)ra2 &&
+			      r7.rets[0].copy < (uint64_t)(uintptr_t)ra2 + r7.w.len);
+		}
+		/* and without original returns the callee sees the copy's */
+		struct x86_reloc r8;
+		int (*ra3)(int) = relocate((void *)ra_caller, symbol_size((void *)ra_caller), &r8, &dest);
+		if (ra3) {
+			CHECK_EQ(ra3(6), 31);
+			CHECK(seen_ra > (uint64_t)(uintptr_t)ra3 && seen_ra < (uint64_t)(uintptr_t)ra3 + r8.w.len);
+			x86_reloc_free(&r8);
+		}
+		x86_reloc_free(&r7);
 	}
 	const char *reason;
 	CHECK(rtl_x86_check_function((const uint8_t *)sw, fn_size((void *)sw), (uint64_t)sw, &reason));
