@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <reticle/probe.h>
 #include <reticle/profile.h>
 
@@ -101,6 +102,8 @@ struct rtl_function_view {
 	size_t ncontexts;
 };
 
+struct rtl_call_event;
+
 struct rtl_collector {
 	const char *name;
 	const char *summary;
@@ -121,6 +124,22 @@ struct rtl_collector {
 	/* Writes what this collector measures of a whole process image (its
 	 * numbered timers), after finish() of its functions. NULL: nothing. */
 	int (*finish_image)(const struct rtl_image_view *v, rtl_profile *p);
+	/* An RTL_PRIM_CALL snippet ran (the thread is stopped meanwhile, in the
+	 * session's thread): every collector's on_call sees every one, and
+	 * takes those whose ids it planned. NULL: none. (API 3) */
+	void (*on_call)(const struct rtl_call_event *ev);
+};
+
+/* What an RTL_PRIM_CALL snippet passes to on_call. */
+struct rtl_call_event {
+	pid_t pid, tid;
+	const char *module;       /* the function's; valid during the call */
+	const char *name;
+	uint64_t addr;            /* link-time address of the point (the entry, or the ret) */
+	uint8_t kind;             /* enum rtl_point_kind: RTL_POINT_ENTRY or RTL_POINT_EXIT */
+	uint32_t id;              /* the snippet's */
+	int64_t args[6];          /* the integer argument registers (rdi, rsi, rdx, rcx, r8, r9) */
+	int64_t retval;           /* rax: at an exit, the return value */
 };
 
 /* Plug-ins: a shared object built against these headers (examples/
@@ -133,7 +152,7 @@ struct rtl_collector {
  * collector's. The plug-in calls the public rtl_ API (rtl_plan_add, the
  * rtl_profile_add_* functions, rtl_profile_add_metric for measures of its
  * own), which the reticle executable exports. */
-#define RTL_COLLECTOR_API 2   /* 2: snippets with ids and predicates */
+#define RTL_COLLECTOR_API 3   /* 2: snippets with ids and predicates; 3: on_call */
 #define RTL_COLLECTOR_ENTRY "rtl_collector_entry"
 typedef const struct rtl_collector *(*rtl_collector_entry_fn)(int api, const char *args);
 

@@ -120,7 +120,10 @@ enum rtl_primitive {
 	 * countdown; when that passes zero the engine ends an interval (the
 	 * bbv collector): at RTL_POINT_BLOCK only, with timers set */
 	RTL_PRIM_COUNTDOWN,
-	/* declared, not yet implemented: */
+	/* the collector's on_call (reticle/collector.h) called with the
+	 * thread's arguments (and return value), at RTL_POINT_ENTRY or
+	 * RTL_POINT_EXIT, with an id: the slow path, a trap into reticle per
+	 * call (behind predicates, only when they hold) */
 	RTL_PRIM_CALL,
 	/* add 1 to the count of the value of an operand (struct rtl_snippet's
 	 * KEY: its operand, size and sign; its cmp and value unused), at

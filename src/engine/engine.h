@@ -213,6 +213,10 @@ long reinstrument_running(struct proc *p, bool (*want)(const char *module, const
  * frame opened now, as if entered at the attach. */
 void open_frames_attached(struct proc *p);
 
+/* engine/calls.c: whether the int3 before PC is an RTL_PRIM_CALL snippet's
+ * of P: then every collector's on_call has seen it (TID goes on at PC). */
+bool call_trap(struct proc *p, pid_t tid, uint64_t pc);
+
 /* engine/stackwalk.c: copies and stacks in the program's own addresses */
 /* The map of a copy: original instruction FROM[i] starts at TO[i] (both
  * sorted), the copy's code [ENTRY, ENTRY + LEN) of function K of M. */

@@ -1437,6 +1437,14 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			resume(p, st->tid, 0);
 			break;
 		}
+		if (p->patch && p->patch->ncall_traps) {
+			uint64_t trapped = os_tsc();
+			if (call_trap(p, st->tid, pc)) {   /* the collectors' time is not the program's */
+				timers_pause(p, st->tid, os_tsc() - trapped);
+				resume(p, st->tid, 0);
+				break;
+			}
+		}
 		if (ptrace_hook(s, p, st->tid, pc)) {
 			if (proc_of(s, st->tid))   /* not let go */
 				resume(p, st->tid, 0);

@@ -613,6 +613,27 @@ static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_fu
 	}
 }
 
+/* R's RTL_PRIM_CALL int3s (function K of M) into P's sorted list. */
+static int record_call_traps(struct proc *p, struct module *m, size_t k, const struct x86_reloc *r)
+{
+	struct patch_proc *st = p->patch;
+	if (!r->ntraps)
+		return 0;
+	if (rtl_grow(&st->call_traps, &st->capcall_traps, st->ncall_traps + r->ntraps, sizeof(*st->call_traps)))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->ntraps; i++) {
+		struct call_trap t = { r->w.base + r->traps[i].off, r->traps[i].addr, r->traps[i].id,
+				       (uint32_t)(m - p->mods), (uint32_t)k, r->traps[i].kind };
+		size_t at = st->ncall_traps;
+		while (at > 0 && st->call_traps[at - 1].at > t.at)
+			at--;
+		memmove(st->call_traps + at + 1, st->call_traps + at, (st->ncall_traps - at) * sizeof(t));
+		st->call_traps[at] = t;
+		st->ncall_traps++;
+	}
+	return 0;
+}
+
 static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc *r)
 {
 	if (rtl_grow(&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
@@ -1112,7 +1133,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		again->ntimers = r.nentry_timers < 16 ? r.nentry_timers : 16;
 		memcpy(again->timers, r.entry_timers, again->ntimers * sizeof(*again->timers));
 	}
-	if (!(err = record_result(p, fs, &r))) {
+	if (!(err = record_result(p, fs, &r)) && !(err = record_call_traps(p, m, idx, &r))) {
 		fs->entry = dest;
 		fs->code_len = (uint32_t)r.w.len;
 		uint64_t entry = f->addr + m->bias;

@@ -76,6 +76,10 @@ struct patch_proc {
 	size_t npatches, cappatches;
 	/* original return addresses with an int3 (no room for a jump back into
 	 * the copy there), sorted by AT: a trap there goes on at TO */
+	/* RTL_PRIM_CALL's int3s in the copies, sorted by AT (run-time): the
+	 * point (original run-time ADDR, KIND), the snippet's ID, the function */
+	struct call_trap { uint64_t at, addr; uint32_t id, mod, fn; uint8_t kind; } *call_traps;
+	size_t ncall_traps, capcall_traps;
 	struct ret_trap { uint64_t at, to; } *ret_traps;
 	size_t nret_traps, capret_traps;
 	/* the point records of copies made again (lazy_reinstrument): what
@@ -169,6 +173,8 @@ struct reinstrumented {
 	uint32_t timers[16];
 	size_t ntimers;
 };
+/* The RTL_PRIM_CALL trap whose int3 is at AT, or NULL. */
+const struct call_trap *patch_call_trap_at(const struct proc *p, uint64_t at);
 /* The copy of a function made before its current one that holds PC, or
  * NULL. */
 const struct retired_points *patch_retired_at(const struct proc *p, uint64_t pc);

@@ -30,6 +30,8 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 	struct patch_proc *b = c->patch;
 	/* deferred entries stay the parent's: a fork happens outside a batch */
 	bool ok = dup_into((void **)&b->retired, &b->capretired, a->retired, a->nretired, sizeof(*a->retired)) &&
+		  dup_into((void **)&b->call_traps, &b->capcall_traps, a->call_traps, a->ncall_traps,
+			   sizeof(*a->call_traps)) &&
 		  dup_into((void **)&b->ret_traps, &b->capret_traps, a->ret_traps, a->nret_traps,
 			   sizeof(*a->ret_traps)) &&
 		  dup_into((void **)&b->patches, &b->cappatches, a->patches, a->npatches, sizeof(*a->patches)) &&
@@ -49,6 +51,7 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 	}
 	if (ok) {
 		b->nretired = a->nretired;
+		b->ncall_traps = a->ncall_traps;
 		b->nret_traps = a->nret_traps;
 		b->npatches = a->npatches;
 		b->nsites = a->nsites;
@@ -70,6 +73,7 @@ void patch_proc_free(struct proc *p)
 		free(st->retired[i].map_to);
 	}
 	free(st->retired);
+	free(st->call_traps);
 	free(st->plt_watch);
 	free(st->entries);
 	free(st);
@@ -86,6 +90,20 @@ void patch_each_retired_point(struct proc *p, size_t mod, size_t fn,
 			for (uint32_t k = 0; k < r->npoints; k++)
 				each(&p->points[r->point0 + k], ctx);
 	}
+}
+
+const struct call_trap *patch_call_trap_at(const struct proc *p, uint64_t at)
+{
+	const struct patch_proc *st = p->patch;
+	size_t lo = 0, hi = st ? st->ncall_traps : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (st->call_traps[mid].at < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return st && lo < st->ncall_traps && st->call_traps[lo].at == at ? &st->call_traps[lo] : NULL;
 }
 
 const struct retired_points *patch_retired_at(const struct proc *p, uint64_t pc)

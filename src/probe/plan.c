@@ -197,7 +197,7 @@ static bool predicate_ok(const struct rtl_predicate *q, enum rtl_point_kind kind
 static int push_own(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const struct rtl_snippet *s)
 {
 	struct probe_plan *out = plan->out;
-	bool counter = (s->op == RTL_PRIM_COUNT || s->op == RTL_PRIM_COUNT_BY) &&
+	bool counter = (s->op == RTL_PRIM_COUNT || s->op == RTL_PRIM_COUNT_BY || s->op == RTL_PRIM_CALL) &&
 		       (kind == RTL_POINT_ENTRY || kind == RTL_POINT_EXIT);
 	bool keyed = s->op == RTL_PRIM_COUNT_BY;
 	if (!s->id || s->id > (s->op == RTL_PRIM_TIMER_START ? RTL_MAX_TIMER_ID : RTL_MAX_SNIPPET_ID) ||
@@ -238,9 +238,10 @@ int rtl_plan_add(rtl_plan *plan, enum rtl_point_kind kind, uint64_t addr, const 
 	    (s->op == RTL_PRIM_BUFFER_APPEND && kind != RTL_POINT_MEMORY) ||
 	    (s->op == RTL_PRIM_COUNTDOWN && kind != RTL_POINT_BLOCK) ||
 	    (s->op == RTL_PRIM_COUNT_BY && !s->id) ||
+	    (s->op == RTL_PRIM_CALL && (!s->id || (kind != RTL_POINT_ENTRY && kind != RTL_POINT_EXIT))) ||
 	    (s->op != RTL_PRIM_COUNT && s->op != RTL_PRIM_TIMER_START && s->op != RTL_PRIM_TIMER_STOP &&
 	     s->op != RTL_PRIM_SLOT_SET && s->op != RTL_PRIM_BUFFER_APPEND && s->op != RTL_PRIM_COUNTDOWN &&
-	     s->op != RTL_PRIM_COUNT_BY))
+	     s->op != RTL_PRIM_COUNT_BY && s->op != RTL_PRIM_CALL))
 		return -RTL_ERR_UNSUPPORTED;
 	switch (kind) {
 	case RTL_POINT_ENTRY:

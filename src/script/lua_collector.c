@@ -4,7 +4,8 @@
  *   reticle.collector_find(name) -> c or nil; reticle.collector_count();
  *   reticle.collector_at(i)      (i from 0)   c.name, c.summary, c.timers, c.plan_key
  *   reticle.collector{ name = N, summary = S, plan = fn(cfg, plan), finish = fn(f, profile),
- *       finish_image = fn(v, profile), timers = B, plan_key = K }  -> a collector in Lua
+ *       finish_image = fn(v, profile), on_call = fn(ev), timers = B, plan_key = K }  -> a collector in Lua
+ *   ev (an RTL_PRIM_CALL snippet ran): pid, tid, module, name, addr, kind, id, args = {6}, retval
  *   reticle.collector_check(c)               -> true, or false and why
  *   reticle.counter_find(counters, kind, addr) -> the counter of f.counters, or nil
  * Plans (in a collector's plan function: cfg and plan are valid during the call)
@@ -205,6 +206,35 @@ static int call_finish_image(size_t i, const struct rtl_image_view *v, rtl_profi
 	return err;
 }
 
+/* on_call: ev = {pid, tid, module, name, addr, kind, id, args = {6}, retval} */
+static void call_on_call(size_t i, const struct rtl_call_event *ev)
+{
+	struct lua_collector *lc = lua_collectors[i];
+	script_lock();
+	lua_State *L = lc->L;
+	int top = lua_gettop(L);
+	if (push_method(lc, "on_call")) {
+		lua_createtable(L, 0, 9);
+		script_set_int(L, "pid", ev->pid);
+		script_set_int(L, "tid", ev->tid);
+		script_set_str(L, "module", ev->module);
+		script_set_str(L, "name", ev->name);
+		script_set_uint(L, "addr", ev->addr);
+		script_set_int(L, "kind", ev->kind);
+		script_set_int(L, "id", ev->id);
+		lua_createtable(L, 6, 0);
+		for (int a = 0; a < 6; a++) {
+			lua_pushinteger(L, ev->args[a]);
+			lua_seti(L, -2, a + 1);
+		}
+		lua_setfield(L, -2, "args");
+		script_set_int(L, "retval", ev->retval);
+		script_call(L, 1, 0);
+	}
+	lua_settop(L, top);
+	script_unlock();
+}
+
 /* The C callbacks of Lua collector I: one set per slot. */
 #define SLOT(i)                                                                                         \
 	static int plan_##i(const struct rtl_function_cfg *c, rtl_plan *p) { return call_plan(i, c, p); } \
@@ -215,14 +245,16 @@ static int call_finish_image(size_t i, const struct rtl_image_view *v, rtl_profi
 	static int finish_image_##i(const struct rtl_image_view *v, rtl_profile *p)                       \
 	{                                                                                                 \
 		return call_finish_image(i, v, p);                                                        \
-	}
+	}                                                                                                 \
+	static void on_call_##i(const struct rtl_call_event *ev) { call_on_call(i, ev); }
 SLOT(0) SLOT(1) SLOT(2) SLOT(3) SLOT(4) SLOT(5) SLOT(6) SLOT(7)
 SLOT(8) SLOT(9) SLOT(10) SLOT(11) SLOT(12) SLOT(13) SLOT(14) SLOT(15)
-#define SLOT_FNS(i) { plan_##i, finish_##i, finish_image_##i }
+#define SLOT_FNS(i) { plan_##i, finish_##i, finish_image_##i, on_call_##i }
 static const struct {
 	int (*plan)(const struct rtl_function_cfg *, rtl_plan *);
 	int (*finish)(const struct rtl_function_view *, rtl_profile *);
 	int (*finish_image)(const struct rtl_image_view *, rtl_profile *);
+	void (*on_call)(const struct rtl_call_event *);
 } slots[MAX_LUA_COLLECTORS] = {
 	SLOT_FNS(0), SLOT_FNS(1), SLOT_FNS(2), SLOT_FNS(3), SLOT_FNS(4), SLOT_FNS(5), SLOT_FNS(6), SLOT_FNS(7),
 	SLOT_FNS(8), SLOT_FNS(9), SLOT_FNS(10), SLOT_FNS(11), SLOT_FNS(12), SLOT_FNS(13), SLOT_FNS(14), SLOT_FNS(15),
@@ -282,6 +314,7 @@ static int l_collector(lua_State *L)
 		.plan = script_opt_bool(L, 1, "plan", false) ? slots[slot].plan : NULL,
 		.finish = script_opt_bool(L, 1, "finish", false) ? slots[slot].finish : NULL,
 		.finish_image = script_opt_bool(L, 1, "finish_image", false) ? slots[slot].finish_image : NULL,
+		.on_call = script_opt_bool(L, 1, "on_call", false) ? slots[slot].on_call : NULL,
 		.timers = script_opt_bool(L, 1, "timers", false), .plan_key = lc->plan_key,
 	};
 	return 1;

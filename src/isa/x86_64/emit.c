@@ -498,6 +498,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	free(r->map_from);
 	free(r->map_to);
 	free(r->sites);
+	free(r->traps);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -125,6 +125,15 @@ struct x86_ret_patch {
 
 enum { X86_MAX_ENTRY_TIMERS = 16 };
 
+/* An RTL_PRIM_CALL snippet: an int3 at OFF in the copy, for the point
+ * KIND at original run-time ADDR, snippet ID. */
+struct x86_call_trap {
+	uint32_t off;
+	uint8_t kind;
+	uint32_t id;
+	uint64_t addr;
+};
+
 struct x86_reloc {
 	struct x86_writer w;    /* the code, to be copied to w.base */
 	struct x86_counter_site *sites;
@@ -158,6 +167,8 @@ struct x86_reloc {
 	 * once (lazy_reinstrument) */
 	uint32_t entry_timers[X86_MAX_ENTRY_TIMERS];
 	uint8_t nentry_timers;
+	struct x86_call_trap *traps;   /* RTL_PRIM_CALL's int3s */
+	size_t ntraps, captraps;
 };
 
 int x86_relocate(const struct x86_reloc_env *env, uint64_t dest, struct x86_reloc *out,

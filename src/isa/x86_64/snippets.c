@@ -112,6 +112,12 @@ int x86_snip_own(struct emitter *e, enum rtl_point_kind kind, uint64_t addr, str
 			err = x86_timer_push_numbered(e->w, pt[k].id, j == 0 && push_closes);
 		} else if (pt[k].op == RTL_PRIM_COUNT_BY) {
 			err = count_by(e, &pt[k], out);
+		} else if (pt[k].op == RTL_PRIM_CALL) {   /* the slow path: reticle calls the collector */
+			if (rtl_grow(&out->traps, &out->captraps, out->ntraps + 1, sizeof(*out->traps)))
+				return -ENOMEM;
+			out->traps[out->ntraps++] = (struct x86_call_trap){ (uint32_t)e->w->len, (uint8_t)kind, pt[k].id,
+									    addr };
+			x86_put_u8(e->w, 0xcc);
 		} else {
 			uint64_t word = env->new_counter(env->ctx);
 			if (!word)
