@@ -231,6 +231,11 @@ bool copy_settle(struct proc *p, struct thread *t, uint64_t *orig, bool *own, bo
 		if (copy_original(p, *restart ? pc - 2 : pc, orig, own))
 			return true;
 		uint8_t insn[2];
+		if (!*restart && p->patch && patch_call_trap_at(p, pc)) {   /* an RTL_PRIM_CALL int3: not stepped into */
+			if (os_set_pc(t->tid, pc + 1))
+				return false;
+			continue;
+		}
 		if (*restart || os_mem_read(p->mem, pc, insn, 2) || (insn[0] == 0x0f && insn[1] == 0x05)) {
 			char where[256];
 			proc_describe_pc(p, pc, where, sizeof(where));
