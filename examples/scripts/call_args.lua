@@ -23,12 +23,12 @@ end
 
 local R = reticle
 local ENTER, LEAVE = 1, 2   -- the snippets' ids
-local passed, arg_sum, ret_sum, rets, lines = 0, 0, 0, 0, 0
+local passed, arg_sum, ret_sum, rets, lines, planned = 0, 0, 0, 0, 0, false
 local c = R.collector{
   name = "call_args",
   plan = function(cfg, plan)
     if cfg.name ~= fn then return end
-    local pred = min and { { operand = R.OPND_ARG, index = 0, cmp = R.CMP_GE, value = min } } or nil
+    planned = true    local pred = min and { { operand = R.OPND_ARG, index = 0, cmp = R.CMP_GE, value = min } } or nil
     R.plan_add(plan, R.POINT_ENTRY, cfg.addr, { op = R.PRIM_CALL, id = ENTER, pred = pred })
     for _, b in ipairs(cfg.blocks) do
       if b["end"] == R.END_RETURN then
@@ -57,6 +57,9 @@ R.session_launch(s, program)
 local status = R.session_run(s)
 R.session_destroy(s)
 os.remove(out)
+if not planned then
+  io.stderr:write(string.format("call_args: no function named %s ran (reticle functions PROGRAM lists them)\n", fn))
+end
 print(string.format("call_args: %d calls of %s passed, their first arguments sum to %d; %d returns, values sum to %d",
   passed, fn, arg_sum, rets, ret_sum))
 os.exit(status)

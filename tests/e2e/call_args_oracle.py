@@ -42,6 +42,10 @@ def main():
                 fail(f"n={n} min={lo}: a call shown as work({i}, {sq}, {k})")
                 break
         print(f"ok: n={n} min={lo}: {got.group(1)} calls passed, {got.group(3)} returns, as the program says")
+    r = subprocess.run([reticle, "script", script, "no_such_function", "--", prog, "10"], capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 3 or "no function named no_such_function ran" not in r.stderr:
+        fail(f"a function that does not exist: exit {r.returncode}, {r.stderr[-500:]!r}")
     r = subprocess.run([reticle, "script", script], capture_output=True, text=True)
     if r.returncode == 0 or "usage" not in r.stderr:
         fail(f"no arguments: exit {r.returncode}, {r.stderr!r}")
