@@ -26,7 +26,8 @@ static void usage(FILE *f)
 	      "       reticle probe [OPTIONS] ('PROGRAM TEXT' | -f FILE) -p PID\n"
 	      "\n"
 	      "Runs a probe program: clauses of points, a predicate and aggregations,\n"
-	      "compiled inline into the functions they name (no trap, no call per hit).\n"
+	      "compiled inline into the functions they name (no trap, no call per hit;\n"
+	      "printf() lines are printed by reticle at each hit, a trap each).\n"
 	      "With -- COMMAND it launches the command; with -p it attaches to a running\n"
 	      "process until --duration ends, Ctrl-C, or the process exits, then leaves\n"
 	      "it as it was. The aggregations are printed at the end. A point that names\n"
@@ -39,6 +40,7 @@ static void usage(FILE *f)
 	      "  entry:malloc /arg0 > 4096/ { @big[func] = count(); }\n"
 	      "  exit:fopen* /retval == 0/ { @failed = count(); }\n"
 	      "  entry:step /(int)mode == 2/ { @calls = count(); }   a global variable\n"
+	      "  entry:open* { printf(\"%s %s\\n\", func, str(arg0)); }\n"
 	      "\n"
 	      "The grammar is in docs/probe.md.\n"
 	      "\n"
@@ -47,7 +49,8 @@ static void usage(FILE *f)
 	      "  -d, --duration S      with -p: stop after S seconds\n"
 	      "  -i, --interval S      also print the aggregations so far every S seconds\n"
 	      "                        (after a line '--- T s'; the final ones after '--- end')\n"
-	      "  -r, --results FILE    print the aggregations to FILE (default: standard output)\n"
+	      "  -r, --results FILE    print the aggregations and printf() lines to FILE\n"
+	      "                        (default: standard output)\n"
 	      "  -o, --output FILE     also keep the profile (its metrics are the aggregations)\n"
 	      "  -h, --help            this help\n", f);
 }
@@ -381,6 +384,7 @@ int cmd_probe(int argc, char **argv)
 		probe_collector_unload();
 		return CLI_EXIT_FAIL;
 	}
+	probe_collector_set_output(out);
 	int rc = measure(launch ? argv + optind : NULL, pid, duration, output, interval, out);
 	if (rc & 0x100) {
 		rc &= 0xff;

@@ -186,8 +186,8 @@ static bool resolve(const struct probe_clause *c, const struct rtl_function_cfg 
 	for (size_t i = 0; i < c->ntests && ok; i++)
 		ok = resolve_test(c, &c->tests[i], cfg->module, cfg->name, &q[i]);
 	for (size_t k = 0; keys && k < c->nacts && ok; k++)
-		if (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE ||
-		    (st.prog.aggs[c->acts[k].agg].kind == PROBE_HIST && !c->acts[k].latency))
+		if (c->acts[k].agg != SIZE_MAX && (st.prog.aggs[c->acts[k].agg].key == PROBE_KEY_VALUE ||
+						  (st.prog.aggs[c->acts[k].agg].kind == PROBE_HIST && !c->acts[k].latency)))
 			ok = resolve_test(c, &c->acts[k].key, cfg->module, cfg->name, &keys[k]);
 	pthread_mutex_unlock(&st.lock);
 	return ok;
@@ -298,6 +298,8 @@ static int plan_timers(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 		const struct probe_clause *c = &st.prog.cl[i];
 		struct rtl_predicate q[RTL_MAX_PREDICATES];
 		for (size_t k = 0; k < c->nacts && !err && !c->removed; k++) {
+			if (c->acts[k].agg == SIZE_MAX)
+				continue;   /* a printf() */
 			enum probe_agg_kind kind = st.prog.aggs[c->acts[k].agg].kind;
 			if ((kind != PROBE_TIME && !(kind == PROBE_HIST && c->acts[k].latency)) ||
 			    !matches(c, false, cfg) || !resolve(c, cfg, q, NULL))
@@ -349,6 +351,16 @@ static int probe_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 			continue;
 		}
 		for (size_t k = 0; k < c->nacts && !err; k++) {
+			if (c->acts[k].agg == SIZE_MAX) {   /* printf(): reticle prints at each hit */
+				struct rtl_snippet s = { .op = RTL_PRIM_CALL, .id = c->acts[k].id, .pred = q,
+							 .npred = c->ntests };
+				if (at_entry)
+					err = rtl_plan_add(plan, RTL_POINT_ENTRY, cfg->addr, &s);
+				for (size_t b = 0; b < cfg->nblocks && at_exit && !err; b++)
+					if (cfg->blocks[b].end == RTL_END_RETURN)
+						err = rtl_plan_add(plan, RTL_POINT_EXIT, cfg->blocks[b].last, &s);
+				continue;
+			}
 			const struct probe_agg *g = &st.prog.aggs[c->acts[k].agg];
 			if (g->kind == PROBE_TIME)
 				continue;
@@ -380,6 +392,115 @@ static const struct probe_action *action_of(uint32_t id)
 			if (st.prog.cl[i].acts[k].id == id)
 				return &st.prog.cl[i].acts[k];
 	return NULL;
+}
+
+/* printf()'s lines go where the aggregations go (reticle probe -r). */
+static FILE *print_out;
+
+void probe_collector_set_output(FILE *out)
+{
+	print_out = out;
+}
+
+/* Operand T's value in EV, read at its size (a cast: sign-extended unless
+ * unsigned). */
+static int64_t fmt_value(const struct probe_test *t, const struct rtl_call_event *ev)
+{
+	int64_t v = t->q.operand == RTL_OPND_RETVAL ? ev->retval : ev->args[t->q.index < 6 ? t->q.index : 0];
+	unsigned bits = t->q.size ? t->q.size * 8u : 64u;
+	if (bits < 64) {
+		uint64_t mask = (1ull << bits) - 1, u = (uint64_t)v & mask;
+		v = t->q.is_unsigned || !(u >> (bits - 1)) ? (int64_t)u : (int64_t)(u | ~mask);
+	}
+	return v;
+}
+
+/* The string at ADDR in process PID (at most LEN - 1 bytes). */
+static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	FILE *f = addr ? fopen(path, "re") : NULL;
+	size_t n = 0;
+	if (f && !fseeko(f, (off_t)addr, SEEK_SET))
+		n = fread(buf, 1, len - 1, f);
+	if (f)
+		fclose(f);
+	if (!n) {
+		snprintf(buf, len, "(unreadable %#llx)", (unsigned long long)addr);
+		return;
+	}
+	buf[n] = 0;
+}
+
+/* One printf() line of action A for the hit EV. */
+static void print_line(const struct probe_action *a, const struct rtl_call_event *ev)
+{
+	char line[4096], spec[32], str[512];
+	size_t n = 0, arg = 0;
+	for (const char *f = a->fmt; *f && n < sizeof(line) - 1; f++) {
+		if (*f != '%' || f[1] == '%') {
+			line[n++] = *f;
+			f += *f == '%';
+			continue;
+		}
+		/* the spec up to its conversion, its length modifier made 'll' */
+		size_t k = 0;
+		spec[k++] = *f++;
+		while (*f && strchr("-+ #0123456789.", *f) && k < sizeof(spec) - 4)
+			spec[k++] = *f++;
+		f += strspn(f, "hljzt");
+		char conv = *f;
+		if (!conv)
+			break;
+		int w = 0;
+		size_t room = sizeof(line) - n;
+		const struct probe_test *t = &a->fargs[arg];
+		uint8_t kind = arg < a->nfargs ? a->fkind[arg] : PROBE_FMT_VALUE;
+		arg++;
+		if (conv == 's') {
+			spec[k++] = 's';
+			spec[k] = 0;
+			if (kind == PROBE_FMT_FUNC) {
+				char *d = ev->name ? rtl_demangle(ev->name) : NULL;
+				snprintf(str, sizeof(str), "%s", d ? d : ev->name ? ev->name : "?");
+				free(d);
+			} else {
+				read_string(ev->pid, (uint64_t)fmt_value(t, ev), str, sizeof(str));
+			}
+			w = snprintf(line + n, room, spec, str);
+		} else {
+			int64_t v = kind == PROBE_FMT_TID ? ev->tid : kind == PROBE_FMT_PID ? ev->pid : fmt_value(t, ev);
+			if (conv == 'c' || conv == 'p') {
+				spec[k++] = conv;
+				spec[k] = 0;
+				w = conv == 'c' ? snprintf(line + n, room, spec, (int)v)
+						: snprintf(line + n, room, spec, (void *)(uintptr_t)v);
+			} else {
+				spec[k++] = 'l';
+				spec[k++] = 'l';
+				spec[k++] = conv;
+				spec[k] = 0;
+				w = snprintf(line + n, room, spec, (long long)v);
+			}
+		}
+		n += w > 0 ? ((size_t)w < room ? (size_t)w : room - 1) : 0;
+	}
+	line[n] = 0;
+	FILE *out = print_out ? print_out : stdout;
+	fputs(line, out);
+	fflush(out);
+}
+
+static const struct probe_action *action_of(uint32_t id);
+
+static void probe_on_call(const struct rtl_call_event *ev)
+{
+	pthread_mutex_lock(&st.lock);
+	const struct probe_action *a = action_of(ev->id);
+	if (a && a->agg == SIZE_MAX)
+		print_line(a, ev);
+	pthread_mutex_unlock(&st.lock);
 }
 
 /* Adds V to the count of key NAME (a function's) or VALUE (NAME NULL). */
@@ -476,6 +597,7 @@ static const struct rtl_collector collector_probe = {
 	.timers = true,
 	.plan_key = st.key,
 	.finish_image = probe_finish_image,
+	.on_call = probe_on_call,
 };
 
 int probe_collector_load(const char *text, char *err, size_t len)

@@ -20,6 +20,8 @@ int probe_collector_check(char *const *modules, size_t n, const char *what, char
 const struct rtl_collector *probe_collector(void);
 /* Prints the aggregations, one per line (once the session has ended). */
 void probe_collector_print(FILE *out);
+/* printf()'s lines go to OUT (default stdout) as the program runs. */
+void probe_collector_set_output(FILE *out);
 /* Prints them as they stand while session S runs (counts so far; times
  * of the frames closed so far). */
 #include <reticle/session.h>

@@ -344,9 +344,129 @@ static int agg_index(struct parser *ps, const char *nm, enum probe_agg_kind kind
 	return 0;
 }
 
-/* @NAME [ '[' func | OPERAND ']' ] = count() | time() */
+/* A string literal ("...", with \n \t \\ \" escapes) into *OUT. */
+static int string_literal(struct parser *ps, char **out)
+{
+	skip_space(ps);
+	if (*ps->p != '"')
+		return fail(ps, "expected a string in double quotes, found %s", found(ps));
+	size_t n = 0, cap = strlen(ps->p) + 1;
+	char *s = malloc(cap);
+	if (!s)
+		return -ENOMEM;
+	for (ps->p++; *ps->p && *ps->p != '"' && *ps->p != '\n'; ps->p++) {
+		char ch = *ps->p;
+		if (ch == '\\') {
+			static const char from[] = "nt\\\"0", to[] = "\n\t\\\"";
+			const char *e = ps->p[1] ? strchr(from, ps->p[1]) : NULL;
+			if (!e || e - from >= 4) {
+				free(s);
+				ps->p++;
+				return fail(ps, "unknown escape in a string (\\n, \\t, \\\\ and \\\" are known)");
+			}
+			ch = to[e - from];
+			ps->p++;
+		}
+		s[n++] = ch;
+	}
+	if (*ps->p != '"') {
+		free(s);
+		return fail(ps, "the string has no closing '\"' on its line");
+	}
+	ps->p++;
+	s[n] = 0;
+	*out = s;
+	return 0;
+}
+
+/* The conversions of printf() format FMT, in CONV (at most MAX): d i u x X
+ * o c p take a number, s a string; flags, width, precision and a length
+ * modifier are allowed. -1 when one is not supported. */
+static int conversions(const char *fmt, char *conv, int max)
+{
+	int n = 0;
+	for (const char *f = fmt; *f; f++) {
+		if (*f != '%')
+			continue;
+		if (*++f == '%')
+			continue;
+		f += strspn(f, "-+ #0");
+		f += strspn(f, "0123456789");
+		if (*f == '.')
+			f += 1 + strspn(f + 1, "0123456789");
+		f += strspn(f, "hljzt");
+		if (!*f || !strchr("diuxXocps", *f) || n == max)
+			return -1;
+		conv[n++] = *f;
+	}
+	return n;
+}
+
+/* printf("FORMAT", ARG, ...): ARG is func, tid, pid, str(OPERAND) or an
+ * OPERAND (arg0 ... arg5, retval, with a cast). */
+static int printf_action(struct parser *ps, struct probe_clause *c)
+{
+	struct probe_action a = { .agg = SIZE_MAX };
+	char conv[PROBE_MAX_FMT_ARGS];
+	int err = expect(ps, "(", "'(' after printf");
+	if (!err)
+		err = string_literal(ps, &a.fmt);
+	int nconv = err ? 0 : conversions(a.fmt, conv, PROBE_MAX_FMT_ARGS);
+	if (!err && nconv < 0)
+		err = fail(ps, "the format has a conversion printf() does not take here (d i u x X o c p s, at most %d)",
+			   PROBE_MAX_FMT_ARGS);
+	while (!err && accept(ps, ",")) {
+		if (a.nfargs == PROBE_MAX_FMT_ARGS) {
+			err = fail(ps, "more than %d printf() arguments", PROBE_MAX_FMT_ARGS);
+			break;
+		}
+		size_t i = a.nfargs++;
+		bool is_onstack, str = accept(ps, "str");
+		if (str)
+			err = expect(ps, "(", "'(' after str");
+		if (!err && !str && accept(ps, "func"))
+			a.fkind[i] = PROBE_FMT_FUNC;
+		else if (!err && !str && accept(ps, "tid"))
+			a.fkind[i] = PROBE_FMT_TID;
+		else if (!err && !str && accept(ps, "pid"))
+			a.fkind[i] = PROBE_FMT_PID;
+		else if (!err && !(err = operand(ps, &a.fargs[i], &is_onstack))) {
+			a.fkind[i] = str ? PROBE_FMT_STR : PROBE_FMT_VALUE;
+			if (is_onstack || a.fargs[i].q.operand == RTL_OPND_GLOBAL)
+				err = fail(ps, "printf() reads func, tid, pid, arg0 ... arg5, retval and str() of them");
+			for (size_t k = 0; k < c->npts && !err && a.fargs[i].q.operand == RTL_OPND_RETVAL; k++)
+				if (!c->pts[k].exit)
+					err = fail(ps, "retval is read in exit: clauses only");
+		}
+		if (!err && str)
+			err = expect(ps, ")", "')' after str's operand");
+		if (!err && (int)i < nconv && (conv[i] == 's') != (a.fkind[i] == PROBE_FMT_STR ||
+							 a.fkind[i] == PROBE_FMT_FUNC))
+			err = fail(ps, "printf() argument %zu does not fit %%%c (%%s takes str() or func)", i + 1, conv[i]);
+	}
+	if (!err && (int)a.nfargs != nconv)
+		err = fail(ps, "the format has %d conversions and printf() %zu arguments", nconv, a.nfargs);
+	if (!err)
+		err = expect(ps, ")", "')' or ','");
+	if (!err && ps->prog->next_id > RTL_MAX_SNIPPET_ID)
+		err = fail(ps, "more than %d counters in one program", RTL_MAX_SNIPPET_ID - RTL_MAX_TIMER_ID);
+	struct probe_action *p = err ? NULL : push(&c->acts, &c->nacts, sizeof(*p));
+	if (!p) {
+		for (size_t i = 0; i < a.nfargs; i++)
+			free(a.fargs[i].symbol);
+		free(a.fmt);
+		return err ? err : -ENOMEM;
+	}
+	a.id = ps->prog->next_id++;
+	*p = a;
+	return 0;
+}
+
+/* @NAME [ '[' func | OPERAND ']' ] = count() | time() | hist(...), or printf(...) */
 static int action(struct parser *ps, struct probe_clause *c)
 {
+	if (accept(ps, "printf"))
+		return printf_action(ps, c);
 	if (!accept(ps, "@"))
 		return fail(ps, "expected an aggregation (@name = count() or @name = time()), found %s", found(ps));
 	char *nm = name(ps);
@@ -411,7 +531,7 @@ static int action(struct parser *ps, struct probe_clause *c)
 			if (c->pts[i].exit)
 				err = fail(ps, "time() goes in an entry: clause (it times from the entry to the return)");
 		for (size_t i = 0; i < c->nacts && !err; i++)
-			if (ps->prog->aggs[c->acts[i].agg].kind == PROBE_TIME)
+			if (c->acts[i].agg != SIZE_MAX && ps->prog->aggs[c->acts[i].agg].kind == PROBE_TIME)
 				err = fail(ps, "one time() per clause");
 	}
 	size_t agg = 0;
@@ -482,7 +602,7 @@ static int clause(struct parser *ps)
 		}
 	}
 	if (!err && !c->nacts)
-		err = fail(ps, "the clause has no aggregation: it would measure nothing");
+		err = fail(ps, "the clause has no aggregation or printf(): it would measure nothing");
 	return err;
 }
 
@@ -494,8 +614,10 @@ static void free_clause(struct probe_clause *c)
 	}
 	for (size_t k = 0; k < c->ntests; k++)
 		free(c->tests[k].symbol);
-	for (size_t k = 0; k < c->nacts; k++)
+	for (size_t k = 0; k < c->nacts; k++) {
 		free(c->acts[k].key.symbol);
+		free(c->acts[k].fmt);
+	}
 	free(c->pts);
 	free(c->tests);
 	free(c->acts);

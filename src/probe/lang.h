@@ -39,11 +39,21 @@ struct probe_agg {
 	enum probe_key key;
 };
 
+/* What a printf() argument is. */
+enum probe_fmt_arg { PROBE_FMT_VALUE, PROBE_FMT_STR, PROBE_FMT_FUNC, PROBE_FMT_TID, PROBE_FMT_PID };
+enum { PROBE_MAX_FMT_ARGS = 8 };
+
 struct probe_action {
-	size_t agg;               /* index in the program's aggregations */
+	size_t agg;               /* index in the program's aggregations; SIZE_MAX: a printf() */
 	uint32_t id;              /* its snippet's id (counter), or its timer's number */
 	struct probe_test key;    /* PROBE_KEY_VALUE, or hist(OPERAND): the operand */
 	bool latency;             /* hist(latency): its timer's number is ID */
+	/* printf(FMT, ARGS...): a line printed by reticle at each hit (the
+	 * slow path, RTL_PRIM_CALL); VALUE and STR arguments' operands in FARGS */
+	char *fmt;
+	struct probe_test fargs[PROBE_MAX_FMT_ARGS];
+	uint8_t fkind[PROBE_MAX_FMT_ARGS];   /* enum probe_fmt_arg */
+	size_t nfargs;
 };
 
 struct probe_clause {

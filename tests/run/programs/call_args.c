@@ -1,10 +1,12 @@
 /* For examples/scripts/call_args.lua (tests/e2e/call_args_oracle.py): calls
  * work(i, i * i, 7) for i in 0..N-1 from two threads (each its half), and
  * prints what it passed and got back: how many calls had i >= MIN, the sum
- * of those i, and the sum of every return value. */
+ * of those i, and the sum of every return value. Then label(S, N) with
+ * two strings (for printf()'s str() in tests/run/probe_printf.py). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static long n, min;
 
@@ -12,6 +14,12 @@ __attribute__((noinline)) long work(long i, long sq, long k)
 {
 	__asm__ volatile("" ::: "memory");
 	return i + sq % 1000 + k;
+}
+
+__attribute__((noinline)) long label(const char *s, long n)
+{
+	__asm__ volatile("" ::: "memory");
+	return (long)strlen(s) * 10 + n;
 }
 
 struct half { long from, to, passed, arg_sum, ret_sum; };
@@ -40,5 +48,6 @@ int main(int argc, char **argv)
 	pthread_join(t, NULL);
 	printf("program: %ld calls passed, first arguments sum %ld; %ld returns, values sum %ld\n",
 	       h[0].passed + h[1].passed, h[0].arg_sum + h[1].arg_sum, n, h[0].ret_sum + h[1].ret_sum);
+	printf("labels: %ld %ld\n", label("first", 1), label("second words", -2));
 	return 3;
 }
