@@ -10,6 +10,7 @@
 #include "engine/debug.h"
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
+#include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "os/linux/perf_ring.h"
 #include "probe/lang.h"
@@ -84,26 +85,10 @@ void debug_free(struct rtl_session *s)
 
 /* ---- where things are ---- */
 
-/* The index of the last entry of the copy's map at or before PC. */
-static size_t map_index(const struct func_state *fs, uint64_t pc)
-{
-	size_t lo = 0, hi = fs->nmap;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (fs->map_to[mid] <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : 0;
-}
-
+/* Where original instruction ORIG starts in FS's copy, 0 if it has none. */
 static uint64_t copy_of(const struct func_state *fs, uint64_t orig)
 {
-	for (size_t i = 0; i < fs->nmap; i++)
-		if (fs->map_from[i] == orig)
-			return fs->map_to[i];
-	return 0;
+	return x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, orig);
 }
 
 static const char *base_name(const char *path)
@@ -122,15 +107,15 @@ uint64_t debug_where(struct rtl_session *s, pid_t pid, uint64_t pc, char *desc, 
 	}
 	uint64_t orig = pc;
 	const char *in = "";
-	struct func_state *fs = proc_copy_at(p, pc, &m);
-	if (fs && fs->nmap) {
-		size_t i = map_index(fs, pc);
-		orig = fs->map_to[i] == pc ? fs->map_from[i] : 0;
+	struct copy_map c;
+	if (copy_map_at(p, pc, &c)) {
+		size_t i = copy_map_index(&c, pc);
+		orig = c.to[i] == pc ? c.from[i] : 0;
 		in = orig ? ", in its copy" : ", in its copy's own code";
 		if (!orig) {   /* snippet code: named by the instruction it serves */
-			const rtl_function *f = rtl_binary_function(m->bin, (size_t)(fs - m->fs));
+			const rtl_function *f = rtl_binary_function(c.m->bin, c.k);
 			snprintf(desc, len, "%s+%#llx (%s%s)", f->name ? f->name : "?",
-				 (unsigned long long)(fs->map_from[i] - (f->addr + m->bias)), base_name(m->path), in);
+				 (unsigned long long)(c.from[i] - (f->addr + c.m->bias)), base_name(c.m->path), in);
 			return 0;
 		}
 	}

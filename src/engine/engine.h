@@ -202,6 +202,11 @@ struct hold {
 size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out);
 void session_unhold(struct rtl_session *s, struct proc *p, struct hold *h, size_t n, uint64_t ticks);
 
+/* Calls EACH(P, M, K, CTX) for every relocated function K of every loaded
+ * module M of P, while it returns true; whether all did (session.c). */
+bool each_relocated(struct proc *p, bool (*each)(struct proc *p, struct module *m, size_t k, void *ctx),
+		    void *ctx);
+
 /* engine/open_frames.c: rtl_session_reinstrument in process P (its
  * threads held while timers start on frames already open): how many
  * copies were made again, or -err. */

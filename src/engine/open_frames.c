@@ -154,25 +154,36 @@ static size_t walk_all(struct proc *p, struct hold *h, size_t nh, struct walked 
 	return n;
 }
 
+struct wanted_list {
+	bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx);
+	void *ctx;
+	struct wanted_fn *fns;
+	size_t n, cap;
+};
+
+static bool add_wanted(struct proc *p, struct module *m, size_t k, void *ctx)
+{
+	(void)p;
+	struct wanted_list *l = ctx;
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	if (!l->want(m->path, f->name, f->addr, l->ctx))
+		return true;
+	if (rtl_grow(&l->fns, &l->cap, l->n + 1, sizeof(*l->fns)))
+		return false;
+	l->fns[l->n++] = (struct wanted_fn){ .m = m, .k = k };
+	return true;
+}
+
 long reinstrument_running(struct proc *p, bool (*want)(const char *module, const char *name, uint64_t addr, void *ctx),
 			  void *ctx)
 {
-	struct wanted_fn *fns = NULL;
-	size_t nfns = 0, capfns = 0;
-	for (size_t j = 0; j < p->nmods; j++) {
-		struct module *m = &p->mods[j];
-		size_t nf = m->unloaded ? 0 : rtl_binary_function_count(m->bin);
-		for (size_t k = 0; k < nf; k++) {
-			const rtl_function *f = rtl_binary_function(m->bin, k);
-			if (m->fs[k].status != FS_DONE || !want(m->path, f->name, f->addr, ctx))
-				continue;
-			if (rtl_grow(&fns, &capfns, nfns + 1, sizeof(*fns))) {
-				free(fns);
-				return -ENOMEM;
-			}
-			fns[nfns++] = (struct wanted_fn){ .m = m, .k = k };
-		}
+	struct wanted_list l = { want, ctx, NULL, 0, 0 };
+	if (!each_relocated(p, add_wanted, &l)) {
+		free(l.fns);
+		return -ENOMEM;
 	}
+	struct wanted_fn *fns = l.fns;
+	size_t nfns = l.n;
 	if (!nfns)
 		return 0;
 	/* timed: every thread held and its stack walked before the copies change */

@@ -163,10 +163,8 @@ struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
 bool session_dynamic(const struct rtl_session *s) { return s->dynamic; }
 
-/* Calls EACH(P, M, K, CTX) for every relocated function K of every loaded
- * module M of P, while it returns true; whether all did. */
-static bool each_relocated(struct proc *p, bool (*each)(struct proc *p, struct module *m, size_t k, void *ctx),
-			   void *ctx)
+bool each_relocated(struct proc *p, bool (*each)(struct proc *p, struct module *m, size_t k, void *ctx),
+		    void *ctx)
 {
 	for (size_t j = 0; j < p->nmods; j++) {
 		struct module *m = &p->mods[j];
@@ -1032,6 +1030,31 @@ static void resume(struct proc *p, pid_t tid, int sig)
 	}
 }
 
+/* Waits for thread TID of P to stop after it was seized or interrupted
+ * (*ST: the stop; OS_OTHER when the wait failed): how it is held. A signal
+ * met there is delivered when it resumes; an event met on the way (a
+ * trap, a clone) is deferred for the loop. */
+static enum hold_how await_stop(struct rtl_session *s, struct proc *p, pid_t tid, struct os_stop *st)
+{
+	st->kind = OS_OTHER;
+	if (os_wait_tid(tid, st) || st->kind == OS_EXITED || st->kind == OS_SIGNALED)
+		return HOLD_GONE;
+	struct thread *t = proc_thread(p, tid);
+	switch (st->kind) {
+	case OS_OTHER:
+		return HOLD_STOPPED;
+	case OS_SIGNAL:
+		if (t)
+			t->pending_sig = st->sig;
+		return HOLD_STOPPED;
+	case OS_GROUP_STOP:
+		return HOLD_GROUP_STOP;
+	default:
+		session_defer_stop(s, st);
+		return HOLD_IN_EVENT;
+	}
+}
+
 size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out)
 {
 	struct hold *h = calloc(p->nthreads ? p->nthreads : 1, sizeof(*h));
@@ -1050,26 +1073,9 @@ size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out)
 		struct os_stop st;
 		if (h[i].how != HOLD_STOPPED)
 			continue;
-		if (os_wait_tid(h[i].tid, &st)) {
-			h[i].how = HOLD_GONE;
-			continue;
-		}
-		struct thread *t = proc_thread(p, h[i].tid);
-		switch (st.kind) {
-		case OS_OTHER:
-			break;
-		case OS_SIGNAL:   /* stopped at its delivery: delivered when it resumes */
-			if (t)
-				t->pending_sig = st.sig;
-			break;
-		case OS_GROUP_STOP:
-			h[i].how = HOLD_GROUP_STOP;
-			break;
-		default:   /* an event met on the way (a trap, clone, exit...): the loop's */
-			session_defer_stop(s, &st);
-			h[i].how = st.kind == OS_EXITED || st.kind == OS_SIGNALED ? HOLD_GONE : HOLD_IN_EVENT;
-			break;
-		}
+		h[i].how = await_stop(s, p, h[i].tid, &st);
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+			session_defer_stop(s, &st);   /* its end is the loop's */
 	}
 	return n;
 }
@@ -1537,22 +1543,17 @@ static void first_stop(struct rtl_session *s, struct proc *p, pid_t tid)
 {
 	struct os_stop st;
 	struct thread *t = proc_thread(p, tid);
-	if (os_wait_tid(tid, &st) || st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+	switch (await_stop(s, p, tid, &st)) {
+	case HOLD_GONE:
 		proc_remove_thread(p, tid);
-		return;
-	}
-	switch (st.kind) {
-	case OS_SIGNAL:
-		t->pending_sig = st.sig;   /* delivered when it resumes */
 		break;
-	case OS_GROUP_STOP:
+	case HOLD_GROUP_STOP:
 		t->group_stopped = true;   /* left in it (os_listen) */
 		break;
-	case OS_OTHER:
+	case HOLD_IN_EVENT:
+		t->held = true;   /* its event the loop's, which resumes it */
 		break;
-	default:   /* an event met on the way (clone, exit...): the loop's */
-		t->held = true;
-		session_defer_stop(s, &st);
+	default:
 		break;
 	}
 }
