@@ -83,8 +83,9 @@ static uint64_t original_of(struct proc *p, uint64_t addr)
 		return addr;
 	if (addr == fs->entry)
 		return rtl_binary_function(m->bin, (size_t)(fs - m->fs))->addr + m->bias;
-	size_t j = rtl_lower_bound_u64(fs->map_to, fs->nmap, addr);
-	return j < fs->nmap && fs->map_to[j] == addr ? fs->map_from[j] : addr;
+	const uint64_t *labels = func_state_labels(fs, addr);
+	size_t j = rtl_lower_bound_u64(labels, fs->nmap, addr);
+	return j < fs->nmap && labels[j] == addr ? fs->map_from[j] : addr;
 }
 
 /* The function a call to run-time TARGET runs: the one TARGET is in, or

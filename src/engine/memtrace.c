@@ -360,6 +360,35 @@ void memtrace_drain(struct proc *p, unsigned area)
 	*left = TA_MT_WORDS;
 }
 
+/* Which of the copies area AREA's thread runs: the traced ones, or their
+ * untraced twins while its window is off (isa/x86_64/memtrace.h). */
+static void set_twins(struct proc *p, struct memtrace *mt, unsigned area)
+{
+	uint8_t *a = thread_area_local(&p->areas, area);
+	*(uint64_t *)(a + TA_MT_OFF) = mt->is_off[area];
+	*(uint64_t *)(a + TA_MT_ON) = !mt->is_off[area];
+}
+
+/* Thread TID, stopped in a copy with a twin at a window's end, goes on
+ * in the one its window asks for: the same offset from the same label
+ * (both start with the same checks and countdown). Its callers switch
+ * where their calls return. */
+static void switch_copy(struct proc *p, struct memtrace *mt, pid_t tid, unsigned area)
+{
+	uint64_t pc;
+	struct module *m;
+	const struct func_state *fs;
+	if (os_get_pc(tid, &pc) || !(fs = proc_copy_at(p, pc, &m)) || !fs->twin_to)
+		return;
+	bool in_twin = pc >= fs->twin_start;
+	if (in_twin == mt->is_off[area])
+		return;
+	const uint64_t *from = in_twin ? fs->twin_to : fs->map_to, *to = in_twin ? fs->map_to : fs->twin_to;
+	size_t i = rtl_lower_bound_u64(from, fs->nmap, pc + 1);
+	if (i && pc - from[i - 1] <= 64)   /* in a label's checks and countdown */
+		os_set_pc(tid, to[i - 1] + (pc - from[i - 1]));
+}
+
 /* Instructions until area AREA's next point starts (SimPoint), its state
  * moved to it; INT64_MAX / 2 when none is left. */
 static uint64_t to_next_point(struct memtrace *mt, unsigned area)
@@ -385,6 +414,7 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
 	*left = (int64_t)(gap ? gap : mt->on);
 	mt->windows += !gap;
+	set_twins(p, mt, area);
 }
 
 /* Traced window K of a SimPoint run ended: a marker after its records. */
@@ -427,13 +457,17 @@ static bool window_end(struct proc *p, unsigned area)
 			mt->windows++;
 		}
 	}
+	set_twins(p, mt, area);
 	return true;
 }
 
 bool memtrace_window_trap(struct proc *p, pid_t tid)
 {
 	struct thread *t = proc_thread(p, tid);
-	return t && t->area >= 0 && window_end(p, (unsigned)t->area);
+	if (!t || t->area < 0 || !window_end(p, (unsigned)t->area))
+		return false;
+	switch_copy(p, p->mt, tid, (unsigned)t->area);
+	return true;
 }
 
 bool memtrace_call_trap(struct proc *p)
@@ -560,6 +594,15 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->windows);
 		if (!err)
 			err = rtl_profile_set_meta(prof, "memtrace_windows", val);
+	}
+	if (mt->on) {   /* copies with an untraced twin (0: RETICLE_MEMTRACE_TWINS=0) */
+		size_t twins = 0;
+		for (size_t i = 0; i < p->nmods; i++)
+			for (size_t k = 0, n = p->mods[i].fs ? rtl_binary_function_count(p->mods[i].bin) : 0; k < n; k++)
+				twins += p->mods[i].fs[k].twin_to != NULL;
+		snprintf(val, sizeof(val), "%zu", twins);
+		if (!err)
+			err = rtl_profile_set_meta(prof, "memtrace_twins", val);
 	}
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->records);
 	if (!err)

@@ -455,6 +455,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 			f->sp_rows = f->nsp_rows ? rtl_dup_array(f->sp_rows, f->nsp_rows, sizeof(*f->sp_rows)) : NULL;
 			if (!f->sp_rows)
 				f->nsp_rows = 0;
+			if (f->twin_to && !(f->twin_to = f->nmap ? rtl_dup_array(f->twin_to, f->nmap, 8) : NULL))
+				f->twin_start = 0;   /* the child's copies go on without a map of their twins */
 			if (!f->nmap)
 				continue;
 			uint64_t *from = rtl_dup_array(f->map_from, f->nmap, 8), *to = rtl_dup_array(f->map_to, f->nmap, 8);

@@ -134,8 +134,14 @@ const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; 
 
 const struct patch_env *session_patch_env(struct rtl_session *s)
 {
-	if (!s->patch_env.ev)
-		s->patch_env = (struct patch_env){ &s->probes, s->dynamic, s->ahead, &s->stats, &engine_patch_events };
+	if (!s->patch_env.ev) {
+		/* RETICLE_MEMTRACE_TWINS=0: sampled tracing without twins, the
+		 * records of untraced windows written and dropped (to compare) */
+		const char *twins = getenv("RETICLE_MEMTRACE_TWINS");
+		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
+						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
+						   s->ahead, &s->stats, &engine_patch_events };
+	}
 	return &s->patch_env;
 }
 

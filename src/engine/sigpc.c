@@ -80,8 +80,9 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 		return;
 	/* map_to is in emission order: ascending; labels are where each
 	 * instruction's code starts (its block's counter code first) */
-	size_t i = rtl_lower_bound_u64(fs->map_to, fs->nmap, pc);
-	if (i < fs->nmap && fs->map_to[i] == pc) {
+	const uint64_t *labels = func_state_labels(fs, pc);
+	size_t i = rtl_lower_bound_u64(labels, fs->nmap, pc);
+	if (i < fs->nmap && labels[i] == pc) {
 		move_to(p, tid, m, fs, i, pc, sig);   /* an instruction boundary */
 		return;
 	}
@@ -92,7 +93,7 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 	 * original return address, the push is undone */
 	static const uint8_t push_head[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8, 0xc7, 0x04, 0x24 };
 	uint8_t before[20];
-	if (pc - 20 >= fs->map_to[i - 1] && !os_mem_read(p->mem, pc - 20, before, sizeof(before)) &&
+	if (pc - 20 >= labels[i - 1] && !os_mem_read(p->mem, pc - 20, before, sizeof(before)) &&
 	    !memcmp(before, push_head, sizeof(push_head)) && before[12] == 0xc7) {
 		if ((!lazy_has_return_trap(p, fs->map_from[i - 1]) && !intact(p, m, fs, i - 1)) ||
 		    os_get_sp(tid, &sp) || os_set_sp(tid, sp + 8))

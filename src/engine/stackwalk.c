@@ -18,7 +18,7 @@ bool copy_map_at(struct proc *p, uint64_t pc, struct copy_map *out)
 	struct module *m;
 	const struct func_state *fs = proc_copy_at(p, pc, &m);
 	if (fs && fs->nmap) {
-		*out = (struct copy_map){ fs->map_from, fs->map_to, fs->nmap, fs->entry, fs->code_len, m,
+		*out = (struct copy_map){ fs->map_from, func_state_labels(fs, pc), fs->nmap, fs->entry, fs->code_len, m,
 					  (size_t)(fs - m->fs) };
 		return true;
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "elf/code_facts.h"
 #include "engine/engine.h"
+#include "isa/x86_64/writer.h"
 #include "engine/symbol.h"
 #include "os/linux/os.h"
 #include "unwind/unwind.h"
@@ -184,22 +185,44 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 			  uint64_t *fault_pc)
 {
 	struct window *w = &p->shm.wins[m->win];
-	struct unw_map *maps = calloc(n, sizeof(*maps));
+	/* two FDEs for a copy with a twin: the twin's rows are its own */
+	struct unw_map *maps = calloc(2 * n, sizeof(*maps));
+	struct x86_sp_row **twin_rows = calloc(n, sizeof(*twin_rows));
 	size_t k = 0;
-	if (!maps)
+	int err = 0;
+	if (!maps || !twin_rows) {
+		free(maps);
+		free(twin_rows);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	}
+	for (size_t i = 0; i < n && !err; i++) {
 		struct func_state *fs = &m->fs[fns[i]];
 		const rtl_function *f = rtl_binary_function(m->bin, fns[i]);
-		if (fs->status == FS_DONE && fs->nmap)
-			maps[k++] = (struct unw_map){ fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias,
-						      f->size, fs->entry, fs->code_len,
-						      fs->sp_rows, fs->nsp_rows };
+		if (fs->status != FS_DONE || !fs->nmap)
+			continue;
+		uint32_t len = fs->twin_to ? (uint32_t)(fs->twin_start - fs->entry) : fs->code_len;
+		maps[k++] = (struct unw_map){ fs->map_from, fs->map_to, fs->nmap, f->addr + m->bias,
+					      f->size, fs->entry, len, fs->sp_rows, fs->nsp_rows };
+		if (!fs->twin_to)
+			continue;
+		size_t r = 0, first = 0;
+		while (first < fs->nsp_rows && fs->sp_rows[first].off < len)
+			first++;
+		if (fs->nsp_rows > first && !(twin_rows[i] = malloc((fs->nsp_rows - first) * sizeof(**twin_rows))))
+			err = -ENOMEM;
+		for (size_t j = first; j < fs->nsp_rows && !err; j++)
+			twin_rows[i][r++] = (struct x86_sp_row){ fs->sp_rows[j].off - len, fs->sp_rows[j].below };
+		maps[k++] = (struct unw_map){ fs->map_from, fs->twin_to, fs->nmap, f->addr + m->bias, f->size,
+					      fs->twin_start, fs->code_len - len, twin_rows[i], r };
 	}
 	uint8_t *blob = NULL;
 	size_t len = 0;
 	uint64_t dest = w->addr + ((w->code_used + 7) & ~(size_t)7);
-	int err = k ? unw_build_many(m->unw, maps, k, dest, &blob, &len, NULL) : 0;
+	if (!err && k)
+		err = unw_build_many(m->unw, maps, k, dest, &blob, &len, NULL);
+	for (size_t i = 0; i < n; i++)
+		free(twin_rows[i]);
+	free(twin_rows);
 	free(maps);
 	if (err || len <= 4) {   /* nothing but a terminator: no FDE to register */
 		free(blob);

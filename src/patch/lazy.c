@@ -672,6 +672,10 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	fs->map_to = r->map_to;
 	fs->nmap = (uint32_t)r->nmap;
 	r->map_from = r->map_to = NULL;
+	free(fs->twin_to);
+	fs->twin_to = r->twin_to;
+	fs->twin_start = r->twin_start;
+	r->twin_to = NULL;
 	free(fs->sp_rows);
 	fs->sp_rows = r->w.rows;
 	fs->nsp_rows = (uint32_t)r->w.nrows;
@@ -1073,6 +1077,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
 		.entry_pad = p->patch->env->dynamic,
+		.twin = p->patch->env->twins,
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);
@@ -1249,6 +1254,8 @@ int lazy_reinstrument(struct proc *p, struct module *m, size_t k, struct reinstr
 	if (rtl_grow(&p->patch->retired, &p->patch->capretired, p->patch->nretired + 1, sizeof(*p->patch->retired)))
 		return -ENOMEM;
 	fs->map_from = fs->map_to = NULL;   /* record_result takes the new copy's */
+	free(fs->twin_to);   /* a copy with a twin is not made again (memtrace): none to keep */
+	fs->twin_to = NULL;
 	fs->sp_rows = NULL;
 	int err = instrument_as(p, m, k, 0, false, NULL, out);
 	if (err) {   /* the old copy goes on */

@@ -62,6 +62,12 @@ enum {
 	/* basic-block vectors (the bbv collector): instructions left in the
 	 * thread's interval, signed; below zero, the interval has ended */
 	TA_BBV_LEFT = TA_MT_LEFT + 8,
+	/* memtrace --sample: nonzero while the thread's tracing is off (a
+	 * traced copy leaves for its untraced twin at its entry and where a
+	 * call returns), and nonzero while it is on (the twin leaves for the
+	 * traced copy); reticle sets both at each window's end */
+	TA_MT_OFF = TA_MT_LEFT + 16,
+	TA_MT_ON = TA_MT_LEFT + 24,
 	TA_MT_RECS = TA_MT_LEFT + 64,
 	TA_MT_WORDS = (1 << 20) / 8,   /* 65,536 records of two words: address, point */
 	TA_SIZE = TA_MT_LEFT + (2 << 20),   /* areas start on a page (and a huge page) */

@@ -181,8 +181,9 @@ void func_state_release(struct func_state *f)
 {
 	free(f->map_from);
 	free(f->map_to);
+	free(f->twin_to);
 	free(f->sp_rows);
-	f->map_from = f->map_to = NULL;
+	f->map_from = f->map_to = f->twin_to = NULL;
 	f->sp_rows = NULL;
 	f->nsp_rows = 0;
 }

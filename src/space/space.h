@@ -60,6 +60,10 @@ struct func_state {
 	uint32_t point0, npoints; /* slice of proc->points */
 	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
 	uint32_t nmap;
+	/* the untraced twin after the copy (isa/x86_64/memtrace.h), or NULL:
+	 * where it starts and its address of each map_from */
+	uint64_t twin_start;
+	uint64_t *twin_to;
 	/* where the copy's snippets move %rsp (their offsets in the copy), for
 	 * its unwind information */
 	struct x86_sp_row *sp_rows;
@@ -80,6 +84,13 @@ struct func_state {
 	 * that call: never relocated ahead of it) */
 	bool outside, edge;
 };
+
+/* The copy addresses of FS's map_from among which run-time PC, in its
+ * copy, lies: the twin's from the twin's start on. */
+static inline const uint64_t *func_state_labels(const struct func_state *fs, uint64_t pc)
+{
+	return fs->twin_to && pc >= fs->twin_start ? fs->twin_to : fs->map_to;
+}
 
 struct block_rec {
 	uint64_t addr;            /* run-time */

@@ -8,6 +8,7 @@
 #include "isa/x86_64/emit.h"
 #include "isa/x86_64/memtrace.h"
 #include "isa/x86_64/timers.h"
+#include "runtime/thread_area.h"
 #include "util/array.h"
 
 static int add_fixup(struct emitter *e, size_t off, uint32_t insn)
@@ -54,7 +55,7 @@ static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *o
 	/* a call that ends the function (to a function that does not return)
 	 * has nothing to resume in the copy: its return address is only read,
 	 * by an unwinder naming the frame */
-	if (i + 1 < e->a->n) {
+	if (i + 1 < e->a->n && !e->pass) {   /* the traced copy's: its twin check leads to the twin */
 		if (rtl_grow(&out->rets, &out->caprets, out->nrets + 1, sizeof(*out->rets)))
 			return -ENOMEM;
 		out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
@@ -184,9 +185,10 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 		if (err)
 			return err;
 		struct x86_call_site cs = { in->addr, in->target, e->a->block_of[i] };
-		if (rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
+		if (!e->pass && rtl_grow(&out->calls, &out->capcalls, out->ncalls + 1, sizeof(*out->calls)))
 			return -ENOMEM;
-		out->calls[out->ncalls++] = cs;
+		if (!e->pass)
+			out->calls[out->ncalls++] = cs;
 		const struct x86_reloc_env *env = e->a->env;
 		if (returns_through_original(e, i) &&
 		    (env->original_returns || (env->keeps_caller && env->keeps_caller(env->ctx, in->target))))
@@ -232,6 +234,11 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			return err;
 	}
 	const struct goto_src *g = e->a->ngotos ? x86_cfg_goto_at(e->a, i) : NULL;
+	if (g && e->pass && !e->switch_at[g->target]) {   /* no check there: the traced copy's label */
+		size_t off = x86_lea_rip(w, g->reg);
+		x86_patch_u32(w, off, (uint32_t)x86_rel32(w, x86_writer_pc(w), out->map_to[g->target]));
+		return w->failed ? -ENOMEM : 0;
+	}
 	if (g)   /* the label's copy, in the register the jump reads */
 		return add_fixup(e, x86_lea_rip(w, g->reg), g->target);
 	bool rep_count = (in->rep_plain || in->rep_cond) &&
@@ -284,8 +291,11 @@ static int emit_tables(struct emitter *e)
 		jt->new_base = x86_writer_pc(w);
 		for (size_t k = 0; k < jt->n; k++) {
 			long idx = cfg_index_at(a, jt->targets[k]);
-			uint64_t target = idx >= 0 ? e->label[idx]
-					 : a->env->redirect(a->env->ctx, jt->targets[k]);
+			/* the twin's entry for a target without a check: the traced
+			 * copy's label (a table base kept in a register across the
+			 * switch to the traced copy must not lead back untraced) */
+			uint64_t target = idx < 0 ? a->env->redirect(a->env->ctx, jt->targets[k])
+					  : e->pass && !e->switch_at[idx] ? e->out->map_to[idx] : e->label[idx];
 			uint64_t orig = idx >= 0 ? 0 : jt->targets[k];
 			if (jt->abs64)
 				x86_put_abs64(w, target, orig);
@@ -356,6 +366,129 @@ static int make_plan(const struct x86_analysis *a, struct probe_plan *plan)
 	return err;
 }
 
+enum { X86_TWIN_CHECK_ENTRY = UINT32_MAX };
+
+/* Whether PLAN only records memory accesses and counts down: a copy
+ * without the records does the rest the same (memtrace.h's twins). */
+static bool twin_plan(const struct probe_plan *plan)
+{
+	for (size_t k = 0; k < plan->n; k++) {
+		const struct plan_point *pt = &plan->pts[k];
+		bool record = pt->kind == RTL_POINT_MEMORY && pt->op == RTL_PRIM_BUFFER_APPEND;
+		bool countdown = pt->kind == RTL_POINT_BLOCK && pt->op == RTL_PRIM_COUNTDOWN;
+		if ((!record && !countdown) || pt->id || pt->npred)
+			return false;
+	}
+	return true;
+}
+
+/* Where a thread may go from one copy to the other (E->switch_at): where
+ * a call returns (a caller switches there), and where an indirect jump
+ * lands (a jump-table base or label kept in a register across a switch
+ * leads to the other copy's labels: a check there sends the thread back),
+ * each where the flags are dead. */
+static int switch_points(struct emitter *e)
+{
+	const struct x86_analysis *a = e->a;
+	if (!(e->switch_at = calloc(a->n, sizeof(*e->switch_at))))
+		return -ENOMEM;
+	for (size_t i = 1; i < a->n; i++)
+		e->switch_at[i] = a->insns[i - 1].kind == X86_CALL || a->insns[i - 1].kind == X86_ICALL;
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t k = 0; k < a->tables[t].n; k++) {
+			long idx = cfg_index_at(a, a->tables[t].targets[k]);
+			if (idx >= 0)
+				e->switch_at[idx] = true;
+		}
+	for (size_t g = 0; g < a->ngotos; g++)
+		e->switch_at[a->gotos[g].target] = true;
+	for (size_t i = 0; i < a->n; i++)
+		e->switch_at[i] = e->switch_at[i] && !x86_cfg_flags_live_at(a, a->insns[i].addr);
+	return 0;
+}
+
+/* A twin check before instruction I (or the entry's): the traced copy's
+ * leaves when tracing is off, the twin's when it is on. */
+static int twin_check(struct emitter *e, uint32_t i)
+{
+	if (rtl_grow(&e->checks, &e->capchecks, e->nchecks + 1, sizeof(*e->checks)))
+		return -ENOMEM;
+	size_t off = x86_twin_check(e->w, e->pass ? TA_MT_ON : TA_MT_OFF);
+	e->checks[e->nchecks++] = (struct twin_fix){ off, i, e->pass };
+	return e->w->failed ? -ENOMEM : 0;
+}
+
+static int emit_body(struct emitter *e, struct x86_reloc *out);
+
+/* After the traced copy (its map made): the untraced twin, its map, and
+ * every check pointed at the same place of the other copy (past its own
+ * check; the entry's at the twin's first instruction). */
+static int emit_twin(struct emitter *e, struct x86_reloc *out)
+{
+	e->pass = 1;
+	out->twin_start = x86_writer_pc(e->w);
+	int err = emit_body(e, out);
+	if (err)
+		return err;
+	if (!(out->twin_to = malloc(out->nmap * sizeof(uint64_t))))
+		return -ENOMEM;
+	memcpy(out->twin_to, e->label, out->nmap * sizeof(uint64_t));
+	for (size_t k = 0; k < e->nchecks; k++) {
+		const struct twin_fix *c = &e->checks[k];
+		uint64_t to = c->insn == X86_TWIN_CHECK_ENTRY ? out->twin_to[0]
+			      : (c->pass ? out->map_to : out->twin_to)[c->insn] + X86_TWIN_CHECK;
+		x86_patch_u32(e->w, c->off, (uint32_t)x86_rel32(e->w, e->w->base + c->off + 4, to));
+	}
+	return e->w->failed ? -RTL_ERR_NO_SPACE : 0;
+}
+
+/* The function's instructions with their snippets, the jump out after
+ * the last, branches within resolved, and jump tables: the traced copy,
+ * or its twin (E->pass 1) with its own labels and tables. */
+static int emit_body(struct emitter *e, struct x86_reloc *out)
+{
+	struct x86_analysis *a = e->a;
+	const struct x86_reloc_env *env = a->env;
+	uint64_t dest = e->w->base;
+	int err;
+	e->nfix = 0;
+	e->ntd = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		/* a block the compiler aligned after padding (a loop head) stays
+		 * aligned in the copy: misaligned hot loops cost more than the nops */
+		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
+		    a->insns[i - 1].is_nop)
+			x86_align_nops(e->w, 16);
+		e->label[i] = x86_writer_pc(e->w);
+		/* where the call before returns (the return address, or the
+		 * return point of an original return): the signal again */
+		const struct x86_insn *prev = i ? &a->insns[i - 1] : NULL;
+		if (prev && (prev->kind == X86_CALL || prev->kind == X86_ICALL) &&
+		    probe_plan_has_op(&e->plan, RTL_POINT_CALL_AFTER, prev->addr, RTL_PRIM_SLOT_SET) &&
+		    (err = x86_signal_set(e->w, out->w.base, env->signal_id)))
+			return err;
+		if (e->twin && e->switch_at[i] && (err = twin_check(e, (uint32_t)i)))
+			return err;
+		if (a->leader[i] && (err = x86_snip_block_counter(e, a->block_of[i], out)))
+			return err;
+		if ((err = emit_insn(e, i, out)))
+			return err;
+	}
+	const struct x86_insn *last = &a->insns[a->n - 1];
+	if (last->kind == X86_OTHER || last->kind == X86_JCC || last->kind == X86_LOOP ||
+	    last->kind == X86_CALL || last->kind == X86_ICALL) {
+		uint64_t next = env->addr + env->size, to = env->redirect(env->ctx, next);
+		if ((err = add_ext(out, x86_jmp(e->w, to), next, to)))
+			return err;
+	}
+	for (size_t k = 0; k < e->nfix; k++) {
+		uint64_t field_end = dest + e->fix[k].off + 4;
+		x86_patch_u32(e->w, e->fix[k].off,
+			      (uint32_t)x86_rel32(e->w, field_end, e->label[e->fix[k].insn]));
+	}
+	return emit_tables(e);
+}
+
 static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = a->env;
@@ -377,6 +510,9 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	for (size_t k = 0; k < e.plan.n && !e.traces_memory; k++)
 		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
+	e.twin = env->twin && e.traces_memory && twin_plan(&e.plan);
+	if (e.twin && (err = switch_points(&e)))
+		goto out;
 	if (env->entry_pad) {
 		static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };   /* nop dword [rax+rax] */
 		x86_put(&out->w, nop5, sizeof(nop5));
@@ -401,38 +537,10 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	}
 	if ((err = x86_snip_own(&e, RTL_POINT_ENTRY, env->addr, out)))
 		goto out;
-	for (size_t i = 0; i < a->n; i++) {
-		/* a block the compiler aligned after padding (a loop head) stays
-		 * aligned in the copy: misaligned hot loops cost more than the nops */
-		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
-		    a->insns[i - 1].is_nop)
-			x86_align_nops(&out->w, 16);
-		e.label[i] = x86_writer_pc(&out->w);
-		/* where the call before returns (the return address, or the
-		 * return point of an original return): the signal again */
-		const struct x86_insn *prev = i ? &a->insns[i - 1] : NULL;
-		if (prev && (prev->kind == X86_CALL || prev->kind == X86_ICALL) &&
-		    probe_plan_has_op(&e.plan, RTL_POINT_CALL_AFTER, prev->addr, RTL_PRIM_SLOT_SET) &&
-		    (err = x86_signal_set(&out->w, out->w.base, env->signal_id)))
-			goto out;
-		if (a->leader[i] && (err = x86_snip_block_counter(&e, a->block_of[i], out)))
-			goto out;
-		if ((err = emit_insn(&e, i, out)))
-			goto out;
-	}
-	const struct x86_insn *last = &a->insns[a->n - 1];
-	if (last->kind == X86_OTHER || last->kind == X86_JCC || last->kind == X86_LOOP ||
-	    last->kind == X86_CALL || last->kind == X86_ICALL) {
-		uint64_t next = env->addr + env->size, to = env->redirect(env->ctx, next);
-		if ((err = add_ext(out, x86_jmp(&out->w, to), next, to)))
-			goto out;
-	}
-	for (size_t k = 0; k < e.nfix; k++) {
-		uint64_t field_end = dest + e.fix[k].off + 4;
-		x86_patch_u32(&out->w, e.fix[k].off,
-			      (uint32_t)x86_rel32(&out->w, field_end, e.label[e.fix[k].insn]));
-	}
-	if ((err = emit_tables(&e)))
+	if (e.twin && !x86_cfg_flags_live_at(a, env->addr) &&
+	    (err = twin_check(&e, X86_TWIN_CHECK_ENTRY)))
+		goto out;
+	if ((err = emit_body(&e, out)))
 		goto out;
 	for (size_t k = 0; k < out->nrets; k++)
 		out->rets[k].copy = e.label[out->rets[k].copy];
@@ -447,10 +555,14 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		out->map_to[i] = e.label[i];
 	}
 	out->nmap = a->n;
+	if (e.twin && (err = emit_twin(&e, out)))
+		goto out;
 	err = out->w.failed ? -RTL_ERR_NO_SPACE : 0;
 out:
 	free(e.label);
 	free(e.fix);
+	free(e.checks);
+	free(e.switch_at);
 	free(e.table_disp);
 	free(e.table_disp_of);
 	free(e.table_disp_end);
@@ -497,6 +609,7 @@ void x86_reloc_free(struct x86_reloc *r)
 	free(r->rets);
 	free(r->map_from);
 	free(r->map_to);
+	free(r->twin_to);
 	free(r->sites);
 	free(r->traps);
 	memset(r, 0, sizeof(*r));

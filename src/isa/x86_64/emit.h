@@ -28,6 +28,15 @@ struct emitter {
 	struct probe_plan plan;
 	bool traces_memory;  /* the plan has RTL_POINT_MEMORY points */
 	bool numbered_timers;   /* the entry pushes numbered timers' frames */
+	/* the traced copy and its untraced twin (pass 1: no records, no
+	 * registrations twice), and their checks' rel32 fields */
+	bool twin;
+	unsigned pass;
+	/* instructions whose label starts with a twin check: where calls
+	 * return and where indirect jumps land, when the flags are dead */
+	bool *switch_at;
+	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
+	size_t nchecks, capchecks;
 };
 
 /* snippets.c: what the plan puts at each point (comments at the definitions) */

@@ -95,6 +95,15 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
 	return w->failed ? -ENOMEM : 0;
 }
 
+size_t x86_twin_check(struct x86_writer *w, uint32_t slot)
+{
+	const uint8_t cmp[] = { 0x65, 0x48, 0x83, 0x3c, 0x25, D32(slot), 0x00, 0x0f, 0x85 };
+	x86_put(w, cmp, sizeof(cmp));
+	size_t at = w->len;
+	x86_put_u32(w, 0);
+	return at;
+}
+
 /* The snippet's first and last two instructions, and the store that
  * commits a record (then jrcxz, jmp, int3): how a PC inside one is told
  * from the program's code around it (%gs operands at these offsets are

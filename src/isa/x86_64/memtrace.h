@@ -17,6 +17,17 @@
  * rdfsbase (FSGSBASE): -RTL_ERR_UNSUPPORTED without it. */
 int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32_t id, bool fsgsbase);
 
+/* Traced copies and their untraced twins (memtrace --sample): a copy
+ * that records and its twin that does not are emitted together, and a
+ * thread goes from one to the other at the function's entry and where a
+ * call returns (flags are dead at both), when the word SLOT of its area
+ * (TA_MT_OFF in the traced copy, TA_MT_ON in the twin) is not zero.
+ * Writes 'cmp qword gs:[SLOT],0; jne rel32' (X86_TWIN_CHECK bytes) and
+ * returns the offset of its rel32, which the caller points at the same
+ * place of the other copy. */
+enum { X86_TWIN_CHECK = 16 };
+size_t x86_twin_check(struct x86_writer *w, uint32_t slot);
+
 /* A snippet as a signal finds it: the offsets of its start, of the end of
  * the store that commits its record, and of its end. The handler's own
  * snippets use the same two words of the area, so a thread stopped inside

@@ -65,6 +65,9 @@ struct x86_reloc_env {
 	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a);
 	void (*mem_untraced)(void *ctx, uint64_t insn);
 	bool fsgsbase;          /* rdfsbase works: %fs operands are traced */
+	/* A copy whose plan only records memory accesses and counts down
+	 * (memtrace --sample) gets an untraced twin (memtrace.h) */
+	bool twin;
 	/* the copy starts with a 5-byte nop, which a jump to the copy made
 	 * to replace it overwrites (lazy_reinstrument) */
 	bool entry_pad;
@@ -155,6 +158,14 @@ struct x86_reloc {
 	/* original instruction address -> relocated address, sorted by from */
 	uint64_t *map_from, *map_to;
 	size_t nmap;
+	/* the untraced twin (env.twin), after the traced copy in the same
+	 * code: where it starts, and its address of each instruction of
+	 * map_from (NULL: no twin). A place of one copy and the same offset
+	 * from the same instruction's label in the other are the same point
+	 * where the thread can go on (labels start with the same twin check
+	 * and countdown in both) */
+	uint64_t twin_start;
+	uint64_t *twin_to;
 	size_t njump_tables;
 	/* records memory accesses: its point numbers are the run's, so the
 	 * copy is not saved for another run */

@@ -207,7 +207,7 @@ int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, s
 {
 	const struct x86_reloc_env *env = e->a->env;
 	const struct x86_insn *in = &e->a->insns[i];
-	if (!e->traces_memory || !env->mem_point ||
+	if (!e->traces_memory || e->pass || !env->mem_point ||
 	    !probe_plan_has_op(&e->plan, RTL_POINT_MEMORY, e->a->insns[e->a->block_first[e->a->block_of[i]]].addr,
 			       RTL_PRIM_BUFFER_APPEND))
 		return 0;
