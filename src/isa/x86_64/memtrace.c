@@ -95,6 +95,32 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
 	return w->failed ? -ENOMEM : 0;
 }
 
+int x86_memtrace_countdown(struct x86_writer *w, uint32_t n)
+{
+	static const uint8_t save[] = {
+		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov gs:[SAVE0],rax */
+		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov gs:[SAVE1],rcx */
+		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_BBV_LEFT),   /* mov rcx,gs:[LEFT] */
+		0x48, 0x8d, 0x89,                                 /* lea rcx,[rcx-N] */
+	};
+	static const uint8_t test[] = {
+		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_BBV_LEFT),   /* mov gs:[LEFT],rcx: the commit */
+		0x65, 0x48, 0x0f, 0xbe, 0x0c, 0x25, D32(TA_BBV_LEFT + 7),   /* movsx rcx,byte gs:[LEFT+7] */
+		0x48, 0x8d, 0x49, 0x01,                           /* lea rcx,[rcx+1]: 0 when it was negative */
+		0xe3, 0x02,                                       /* jrcxz ended */
+		0xeb, 0x01,                                       /* jmp on */
+		0xcc,                                             /* ended: int3 (reticle ends the interval) */
+		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* on: mov rcx,gs:[SAVE1] */
+		0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov rax,gs:[SAVE0] */
+	};
+	if (n > INT32_MAX)
+		return -RTL_ERR_UNSUPPORTED;
+	x86_put(w, save, sizeof(save));
+	x86_put_u32(w, (uint32_t)-(int32_t)n);
+	x86_put(w, test, sizeof(test));
+	return w->failed ? -ENOMEM : 0;
+}
+
 size_t x86_twin_check(struct x86_writer *w, uint32_t slot)
 {
 	const uint8_t cmp[] = { 0x65, 0x48, 0x83, 0x3c, 0x25, D32(slot), 0x00, 0x0f, 0x85 };
@@ -114,6 +140,8 @@ static const uint8_t head[] = {
 static const uint8_t commit[] = {
 	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_LEFT), 0xe3, 0x02, 0xeb, 0x01, 0xcc,
 };
+/* the countdown's commit (x86_memtrace_countdown) */
+static const uint8_t commit_left[] = { 0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_BBV_LEFT) };
 static const uint8_t tail[] = {
 	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1), 0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),
 };
@@ -138,7 +166,10 @@ bool x86_memtrace_locate(const uint8_t *code, size_t len, size_t at, struct x86_
 	if (s < 0 || (size_t)s > at)
 		return false;
 	long c = find(code, (size_t)s + sizeof(head), len, commit, sizeof(commit), false);
-	long e = c < 0 ? -1 : find(code, (size_t)c + sizeof(commit), len, tail, sizeof(tail), false);
+	long c2 = find(code, (size_t)s + sizeof(head), len, commit_left, sizeof(commit_left), false);
+	if (c2 >= 0 && (c < 0 || c2 < c))
+		c = c2;   /* a countdown's: its store is as long as a record's */
+	long e = c < 0 ? -1 : find(code, (size_t)c + sizeof(commit_left), len, tail, sizeof(tail), false);
 	if (e < 0 || (size_t)e + sizeof(tail) - (size_t)s > X86_MEMTRACE_MAX || at >= (size_t)e + sizeof(tail))
 		return false;
 	*out = (struct x86_memtrace_span){ (size_t)s, (size_t)c + 9, (size_t)e + sizeof(tail) };

@@ -17,6 +17,13 @@
  * rdfsbase (FSGSBASE): -RTL_ERR_UNSUPPORTED without it. */
 int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32_t id, bool fsgsbase);
 
+/* memtrace's interval countdown (x86_countdown's) where the flags are
+ * live: without pushfq/popfq (slow), with rcx borrowed as a record does
+ * (the same saves and restores, so that a signal finds it as it finds a
+ * record's snippet): 'lea rcx,[LEFT-N]', stored, and its sign byte
+ * (movsx, lea +1, jrcxz) says whether it fell below zero: then an int3. */
+int x86_memtrace_countdown(struct x86_writer *w, uint32_t n);
+
 /* Traced copies and their untraced twins (memtrace --sample): a copy
  * that records and its twin that does not are emitted together, and a
  * thread goes from one to the other at the function's entry and where a

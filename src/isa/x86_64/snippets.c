@@ -259,7 +259,10 @@ int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 			return -RTL_ERR_NO_SPACE;
 		err = x86_snip_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
 	}
+	/* memtrace's, where the flags are live, borrows rcx instead of
+	 * pushing them (a signal finds it as it finds a record) */
 	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
-		err = x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
+		err = e->traces_memory && e->a->live_in[b] ? x86_memtrace_countdown(e->w, blk->ninstrs)
+							     : x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
 	return err;
 }
