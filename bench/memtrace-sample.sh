@@ -66,8 +66,10 @@ meta() { sqlite3 "$1" "select value from meta where key = '$2'"; }
 ratio() { meta "$1" "memtrace_cache_$2_l1d" | awk -F': ' '{split($2, w, " "); printf "%.6f", (w[3] + w[6]) / (w[2] + w[5])}'; }
 
 echo "medians of $rounds alternating rounds: wall seconds, and ratio to native; interval $interval"
+more=""
+[ "$accuracy" = 1 ] && more=", worst L1D miss-ratio error: simpoint / periodic"
 printf "%-8s %8s %16s %16s %16s  %s\n" workload native "periodic 1M:9M" "simpoint 1 cfg" "simpoint 26" \
-	"points, accesses traced (simpoint)${accuracy:+, worst L1D miss-ratio error: simpoint / periodic}"
+	"points, accesses traced (simpoint)$more"
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
 	"$RETICLE" run -c bbv --interval "$interval" --bbv-out "$tmp/p.bb" -o "$tmp/bbv.db" -- "${!cmd}" \
