@@ -385,8 +385,9 @@ static bool twin_plan(const struct probe_plan *plan)
 /* Where a thread may go from one copy to the other (E->switch_at): where
  * a call returns (a caller switches there), and where an indirect jump
  * lands (a jump-table base or label kept in a register across a switch
- * leads to the other copy's labels: a check there sends the thread back),
- * each where the flags are dead. */
+ * leads to the other copy's labels: a check there sends the thread back;
+ * the program's own tables of labels lead to the traced copy's), each
+ * where the flags are dead. */
 static int switch_points(struct emitter *e)
 {
 	const struct x86_analysis *a = e->a;
@@ -402,6 +403,15 @@ static int switch_points(struct emitter *e)
 		}
 	for (size_t g = 0; g < a->ngotos; g++)
 		e->switch_at[a->gotos[g].target] = true;
+	/* labels the program's data holds (computed gotos through a table of
+	 * label addresses, as lua's and CPython's dispatch): those words point
+	 * at the traced copy, whose check there sends an untraced thread on
+	 * in the twin */
+	for (size_t k = 0; k < a->env->ninterior; k++) {
+		long idx = cfg_index_at(a, a->env->interior[k]);
+		if (idx >= 0)
+			e->switch_at[idx] = true;
+	}
 	for (size_t i = 0; i < a->n; i++)
 		e->switch_at[i] = e->switch_at[i] && !x86_cfg_flags_live_at(a, a->insns[i].addr);
 	return 0;
@@ -454,6 +464,10 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 	e->nfix = 0;
 	e->ntd = 0;
 	for (size_t i = 0; i < a->n; i++) {
+		/* from the block before, which counted this one: over its checks
+		 * and countdown */
+		size_t over = e->merge_counts && a->leader[i] && i > 0 && x86_falls_into_next(a, a->block_of[i] - 1)
+			      ? x86_jump8(e->w, 0xeb) : 0;
 		/* a block the compiler aligned after padding (a loop head) stays
 		 * aligned in the copy: misaligned hot loops cost more than the nops */
 		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
@@ -471,6 +485,8 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 			return err;
 		if (a->leader[i] && (err = x86_snip_block_counter(e, a->block_of[i], out)))
 			return err;
+		if (over)
+			x86_land8(e->w, over);
 		if ((err = emit_insn(e, i, out)))
 			return err;
 	}
@@ -510,7 +526,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	for (size_t k = 0; k < e.plan.n && !e.traces_memory; k++)
 		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
-	e.twin = env->twin && e.traces_memory && twin_plan(&e.plan);
+	e.merge_counts = e.traces_memory && twin_plan(&e.plan);
+	e.twin = env->twin && e.merge_counts;
 	if (e.twin && (err = switch_points(&e)))
 		goto out;
 	if (env->entry_pad) {

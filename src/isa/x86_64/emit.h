@@ -35,6 +35,11 @@ struct emitter {
 	/* instructions whose label starts with a twin check: where calls
 	 * return and where indirect jumps land, when the flags are dead */
 	bool *switch_at;
+	/* memtrace's countdowns (a plan of records and countdowns only): a
+	 * block's counts those of the blocks it falls into, whose own the
+	 * fall-through jumps over (one word's read-modify-write per block
+	 * chains every block on it) */
+	bool merge_counts;
 	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
 	size_t nchecks, capchecks;
 };
@@ -56,5 +61,7 @@ int x86_snip_call_probes(struct emitter *e, size_t i, const uint8_t *bytes, stru
 int x86_snip_exit_probes(struct emitter *e, size_t i, struct x86_reloc *out);
 int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out);
 int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out);
+/* Whether block B ends without a branch or call, into block B + 1. */
+bool x86_falls_into_next(const struct x86_analysis *a, size_t b);
 
 #endif

@@ -243,6 +243,14 @@ int x86_snip_site(struct x86_reloc *out, size_t at, bool keep_flags)
 	return 0;
 }
 
+bool x86_falls_into_next(const struct x86_analysis *a, size_t b)
+{
+	if (b + 1 >= a->nblocks)
+		return false;
+	const struct x86_insn *last = &a->insns[a->block_first[b + 1] - 1];
+	return last->kind == X86_OTHER;
+}
+
 int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = e->a->env;
@@ -259,10 +267,14 @@ int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 			return -RTL_ERR_NO_SPACE;
 		err = x86_snip_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
 	}
-	/* memtrace's, where the flags are live, borrows rcx instead of
-	 * pushing them (a signal finds it as it finds a record) */
+	/* memtrace's counts the blocks this one falls into too (emit.h:
+	 * merge_counts), and where the flags are live it borrows rcx instead
+	 * of pushing them (a signal finds it as it finds a record) */
+	uint32_t n = blk->ninstrs;
+	for (size_t k = b; e->merge_counts && x86_falls_into_next(e->a, k); k++)
+		n += (uint32_t)((k + 2 < e->a->nblocks ? e->a->block_first[k + 2] : e->a->n) - e->a->block_first[k + 1]);
 	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
-		err = e->traces_memory && e->a->live_in[b] ? x86_memtrace_countdown(e->w, blk->ninstrs)
-							     : x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
+		err = e->traces_memory && e->a->live_in[b] ? x86_memtrace_countdown(e->w, n)
+							     : x86_countdown(e->w, n, e->a->live_in[b] != 0);
 	return err;
 }
