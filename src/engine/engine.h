@@ -360,7 +360,7 @@ void memtrace_untraced(struct proc *p, uint64_t insn);
  * buffer full (then drained). */
 bool memtrace_trap(struct proc *p, pid_t tid);
 /* The same during reticle's own call in the target (the null area's). */
-bool memtrace_call_trap(struct proc *p);
+bool memtrace_call_trap(struct proc *p, uint64_t pc);
 /* --sample periodic:ON:OFF: thread area AREA starts a traced window; the
  * countdown's int3 in thread TID ends a window (false: not one). */
 void memtrace_thread_start(struct proc *p, unsigned area);

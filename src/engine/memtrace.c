@@ -62,7 +62,7 @@ struct memtrace {
 	rtl_access buf[4096];
 	size_t nbuf;
 	/* --sample periodic:ON:OFF: instructions traced, then not, per thread
-	 * (its countdown, TA_BBV_LEFT); an area's records are dropped while
+	 * (its clock, TA_MT_CLOCK); an area's records are dropped while
 	 * it is off */
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
@@ -385,7 +385,7 @@ static void switch_copy(struct proc *p, struct memtrace *mt, pid_t tid, unsigned
 		return;
 	const uint64_t *from = in_twin ? fs->twin_to : fs->map_to, *to = in_twin ? fs->map_to : fs->twin_to;
 	size_t i = rtl_lower_bound_u64(from, fs->nmap, pc + 1);
-	if (i && pc - from[i - 1] <= 64)   /* in a label's checks and countdown */
+	if (i && pc - from[i - 1] <= X86_TWIN_CHECK + X86_MEMTRACE_MAX)   /* in a label's checks and clock */
 		os_set_pc(tid, to[i - 1] + (pc - from[i - 1]));
 }
 
@@ -407,12 +407,11 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	struct memtrace *mt = state(p);
 	if (!mt)
 		return;
-	int64_t *left = (int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT);
 	mt->next[area] = 0;
 	mt->at[area] = 0;
 	uint64_t gap = mt->npoints ? to_next_point(mt, area) : 0;
 	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
-	*left = (int64_t)(gap ? gap : mt->on);
+	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)(gap ? gap : mt->on));
 	mt->windows += !gap;
 	set_twins(p, mt, area);
 }
@@ -430,7 +429,8 @@ static bool window_end(struct proc *p, unsigned area)
 	struct memtrace *mt = p->mt;
 	if (!mt || !mt->on || !p->areas.addr || area >= TA_COUNT)
 		return false;
-	int64_t *left = (int64_t *)(thread_area_local(&p->areas, area) + TA_BBV_LEFT);
+	/* the clock's words (TA_MT_CLOCK) summed, and set again below */
+	int64_t clock = thread_area_clock(thread_area_local(&p->areas, area)), *left = &clock;
 	if (*left >= 0)
 		return false;
 	while (*left < 0) {
@@ -457,22 +457,33 @@ static bool window_end(struct proc *p, unsigned area)
 			mt->windows++;
 		}
 	}
+	thread_area_clock_set(thread_area_local(&p->areas, area), clock);
 	set_twins(p, mt, area);
 	return true;
+}
+
+/* Whether the int3 before PC is one of the copies' (a clock's: the
+ * clock is checked only here and there, so it may be below zero when
+ * another int3 traps, a function's first call) */
+static bool in_copy(struct proc *p, uint64_t pc)
+{
+	struct module *m;
+	return proc_copy_at(p, pc - 1, &m) != NULL;
 }
 
 bool memtrace_window_trap(struct proc *p, pid_t tid)
 {
 	struct thread *t = proc_thread(p, tid);
-	if (!t || t->area < 0 || !window_end(p, (unsigned)t->area))
+	uint64_t pc;
+	if (!t || t->area < 0 || os_get_pc(tid, &pc) || !in_copy(p, pc) || !window_end(p, (unsigned)t->area))
 		return false;
 	switch_copy(p, p->mt, tid, (unsigned)t->area);
 	return true;
 }
 
-bool memtrace_call_trap(struct proc *p)
+bool memtrace_call_trap(struct proc *p, uint64_t pc)
 {
-	if (window_end(p, 0))
+	if (in_copy(p, pc) && window_end(p, 0))
 		return true;
 	if (!p->mt || !p->areas.addr || *(const uint64_t *)(thread_area_local(&p->areas, 0) + TA_MT_LEFT))
 		return false;

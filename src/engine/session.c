@@ -140,7 +140,7 @@ const struct patch_env *session_patch_env(struct rtl_session *s)
 		const char *twins = getenv("RETICLE_MEMTRACE_TWINS");
 		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
 						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
-						   s->ahead, &s->stats, &engine_patch_events };
+						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events };
 	}
 	return &s->patch_env;
 }

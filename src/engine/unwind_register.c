@@ -163,7 +163,7 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		if (pc == back + 1)
 			break;
 		/* a full trace buffer, an interval's end: in the null area */
-		if ((p->mt && memtrace_call_trap(p)) || (p->bbv && bbv_call_trap(p)))
+		if ((p->mt && memtrace_call_trap(p, pc)) || (p->bbv && bbv_call_trap(p)))
 			continue;
 		if (!engine_breakpoint(p, tid, pc)) {
 			*fault_pc = pc - 1;

@@ -1078,6 +1078,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
 		.entry_pad = p->patch->env->dynamic,
 		.twin = p->patch->env->twins,
+		.windows = p->patch->env->windows,
 	};
 	if (restore) {
 		err = x86_restore(d.copy, d.copy_len, &env, dest, m->bias, &r);

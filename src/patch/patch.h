@@ -54,6 +54,7 @@ struct patch_env {
 	const struct probe_set *probes;   /* the collectors' plans */
 	bool dynamic;                     /* copies may be made again (a 5-byte nop heads each) */
 	bool twins;                       /* memory-tracing copies get untraced twins (memtrace --sample) */
+	bool windows;                     /* memtrace --sample: its copies count their windows down */
 	struct ahead *ahead;              /* copies made ahead on a helper thread, or NULL */
 	struct rtl_session_stats *stats;  /* counted here: functions, traps, seconds, restored copies */
 	const struct patch_events *ev;

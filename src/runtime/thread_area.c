@@ -62,6 +62,23 @@ _Static_assert(RTL_SIGNAL_OFFSET == TA_USER_SIGNAL && RTL_SIGNAL_MARK_OFFSET == 
 _Static_assert(TA_FRAMES + ((TA_FRAMES_LIMIT - TA_FRAMES) / TA_FRAME_SIZE + 1) * TA_FRAME_SIZE <= TA_MT_SAVE1,
 	       "the last frame and the user signal overlap");
 
+int64_t thread_area_clock(const uint8_t *a)
+{
+	const int64_t *w = (const int64_t *)(a + TA_MT_CLOCK);
+	uint64_t sum = 0;
+	for (int k = 0; k < TA_MT_CLOCKS; k++)
+		sum += (uint64_t)w[k];   /* wraps as the snippets' adds do */
+	return (int64_t)sum;
+}
+
+void thread_area_clock_set(uint8_t *a, int64_t left)
+{
+	int64_t *w = (int64_t *)(a + TA_MT_CLOCK);
+	w[0] = left;
+	for (int k = 1; k < TA_MT_CLOCKS; k++)
+		w[k] = 0;
+}
+
 /* The header of area K for its run-time address: an empty stack over the
  * sentinel; the null area's limit lets no frame in. */
 static void area_init(struct thread_region *r, unsigned k)
@@ -74,6 +91,7 @@ static void area_init(struct thread_region *r, unsigned k)
 	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_LIMIT : base + TA_FRAMES - 1;
 	((uint64_t *)a)[TA_MT_LEFT / 8] = TA_MT_WORDS;
 	((int64_t *)a)[TA_BBV_LEFT / 8] = INT64_MAX;   /* no interval ends unless a collector sets one */
+	thread_area_clock_set(a, INT64_MAX);
 }
 
 void thread_region_place(struct thread_region *r, uint64_t addr)
@@ -268,6 +286,7 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	memcpy(to, from, used);
 	((uint64_t *)to)[TA_MT_LEFT / 8] = TA_MT_WORDS;   /* the parent's records stay its own */
 	((int64_t *)to)[TA_BBV_LEFT / 8] = INT64_MAX;
+	thread_area_clock_set(to, INT64_MAX);
 	/* the child's time starts now; its frames go on, their counts do not */
 	for (struct ta_frame *f = (struct ta_frame *)(to + TA_FRAMES); (uint8_t *)f < to + used; f++) {
 		f->start = now;

@@ -68,6 +68,11 @@ enum {
 	 * traced copy); reticle sets both at each window's end */
 	TA_MT_OFF = TA_MT_LEFT + 16,
 	TA_MT_ON = TA_MT_LEFT + 24,
+	/* memtrace's window clock: instructions left, the sum of four words
+	 * (blocks count down one each, so that they do not all wait on one
+	 * word's last store; isa/x86_64/memtrace.h) */
+	TA_MT_CLOCK = TA_MT_LEFT + 32,
+	TA_MT_CLOCKS = 4,
 	TA_MT_RECS = TA_MT_LEFT + 64,
 	TA_MT_WORDS = (1 << 20) / 8,   /* 65,536 records of two words: address, point */
 	TA_SIZE = TA_MT_LEFT + (2 << 20),   /* areas start on a page (and a huge page) */
@@ -89,6 +94,7 @@ struct ta_frame {
 _Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
 _Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_MT_LEFT, "nodes fill their part");
 _Static_assert(TA_MT_RECS + TA_MT_WORDS * 8 <= TA_SIZE, "the trace buffer fits");
+_Static_assert(TA_MT_CLOCK + TA_MT_CLOCKS * 8 <= TA_MT_RECS, "the clock's words fit");
 
 /* A node of the calling-context tree. */
 struct ta_node {
@@ -176,5 +182,10 @@ void thread_area_shift_frames(uint8_t *a, uint64_t ticks);
 const struct ta_node *thread_area_nodes(const uint8_t *a, size_t *n);
 int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
 		       struct thread_region *d);
+
+/* memtrace's window clock of area A (its local mapping): the
+ * instructions left, and setting them (TA_MT_CLOCK). */
+int64_t thread_area_clock(const uint8_t *a);
+void thread_area_clock_set(uint8_t *a, int64_t left);
 
 #endif

@@ -417,6 +417,38 @@ static int switch_points(struct emitter *e)
 	return 0;
 }
 
+/* The blocks where memtrace's window clock is checked: the entry, where
+ * branches go back and where indirect jumps land (every cycle of the
+ * function passes one; a cycle through calls passes an entry). */
+static int clock_checks(struct emitter *e)
+{
+	const struct x86_analysis *a = e->a;
+	if (!(e->clock_check = calloc(a->nblocks, sizeof(*e->clock_check))))
+		return -ENOMEM;
+	e->clock_check[0] = true;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		long t = (in->kind == X86_JCC || in->kind == X86_JMP || in->kind == X86_LOOP) && in->target <= in->addr
+			 ? cfg_index_at(a, in->target) : -1;
+		if (t >= 0)
+			e->clock_check[a->block_of[t]] = true;
+	}
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t k = 0; k < a->tables[t].n; k++) {
+			long idx = cfg_index_at(a, a->tables[t].targets[k]);
+			if (idx >= 0)
+				e->clock_check[a->block_of[idx]] = true;
+		}
+	for (size_t g = 0; g < a->ngotos; g++)
+		e->clock_check[a->block_of[a->gotos[g].target]] = true;
+	for (size_t k = 0; k < a->env->ninterior; k++) {
+		long idx = cfg_index_at(a, a->env->interior[k]);
+		if (idx >= 0)
+			e->clock_check[a->block_of[idx]] = true;
+	}
+	return 0;
+}
+
 /* A twin check before instruction I (or the entry's): the traced copy's
  * leaves when tracing is off, the twin's when it is on. */
 static int twin_check(struct emitter *e, uint32_t i)
@@ -467,7 +499,7 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 		/* from the block before, which counted this one: over its checks
 		 * and countdown */
 		size_t over = e->merge_counts && a->leader[i] && i > 0 && x86_falls_into_next(a, a->block_of[i] - 1)
-			      ? x86_jump8(e->w, 0xeb) : 0;
+			      ? x86_jump32(e->w, 0xeb) : 0;   /* checks and clock: up to 200 bytes */
 		/* a block the compiler aligned after padding (a loop head) stays
 		 * aligned in the copy: misaligned hot loops cost more than the nops */
 		if (a->leader[i] && i > 0 && a->insns[i].addr % 16 == 0 &&
@@ -486,7 +518,7 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 		if (a->leader[i] && (err = x86_snip_block_counter(e, a->block_of[i], out)))
 			return err;
 		if (over)
-			x86_land8(e->w, over);
+			x86_land32(e->w, over);
 		if ((err = emit_insn(e, i, out)))
 			return err;
 	}
@@ -528,6 +560,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
 	e.merge_counts = e.traces_memory && twin_plan(&e.plan);
 	e.twin = env->twin && e.merge_counts;
+	if (e.merge_counts && (err = clock_checks(&e)))
+		goto out;
 	if (e.twin && (err = switch_points(&e)))
 		goto out;
 	if (env->entry_pad) {
@@ -580,6 +614,7 @@ out:
 	free(e.fix);
 	free(e.checks);
 	free(e.switch_at);
+	free(e.clock_check);
 	free(e.table_disp);
 	free(e.table_disp_of);
 	free(e.table_disp_end);

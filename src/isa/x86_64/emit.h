@@ -40,6 +40,7 @@ struct emitter {
 	 * fall-through jumps over (one word's read-modify-write per block
 	 * chains every block on it) */
 	bool merge_counts;
+	bool *clock_check;   /* per block: memtrace's clock is checked there */
 	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
 	size_t nchecks, capchecks;
 };

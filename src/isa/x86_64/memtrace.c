@@ -95,29 +95,66 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
 	return w->failed ? -ENOMEM : 0;
 }
 
-int x86_memtrace_countdown(struct x86_writer *w, uint32_t n)
+static void gs_rcx(struct x86_writer *w, uint8_t op, uint32_t disp)   /* op rcx <-> gs:[disp] */
+{
+	const uint8_t b[] = { 0x65, 0x48, op, 0x0c, 0x25, D32(disp) };
+	x86_put(w, b, sizeof(b));
+}
+
+int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool check, bool keep_flags)
 {
 	static const uint8_t save[] = {
 		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov gs:[SAVE0],rax */
 		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov gs:[SAVE1],rcx */
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_BBV_LEFT),   /* mov rcx,gs:[LEFT] */
-		0x48, 0x8d, 0x89,                                 /* lea rcx,[rcx-N] */
 	};
-	static const uint8_t test[] = {
-		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_BBV_LEFT),   /* mov gs:[LEFT],rcx: the commit */
-		0x65, 0x48, 0x0f, 0xbe, 0x0c, 0x25, D32(TA_BBV_LEFT + 7),   /* movsx rcx,byte gs:[LEFT+7] */
-		0x48, 0x8d, 0x49, 0x01,                           /* lea rcx,[rcx+1]: 0 when it was negative */
-		0xe3, 0x02,                                       /* jrcxz ended */
-		0xeb, 0x01,                                       /* jmp on */
-		0xcc,                                             /* ended: int3 (reticle ends the interval) */
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* on: mov rcx,gs:[SAVE1] */
+	static const uint8_t restore[] = {
+		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov rcx,gs:[SAVE1] */
 		0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov rax,gs:[SAVE0] */
 	};
+	static const uint8_t sign[] = {
+		0x65, 0x48, 0x0f, 0xbe, 0x0c, 0x25, D32(TA_BBV_LEFT + 7),   /* movsx rcx,byte gs:[LEFT+7] */
+		0x48, 0x8d, 0x49, 0x01,                           /* lea rcx,[rcx+1]: 0 when it was negative */
+		0xe3, 0x02, 0xeb, 0x01, 0xcc,                     /* jrcxz ended; jmp on; ended: int3; on: */
+	};
+	static const uint8_t add_rax[] = { 0x48, 0x8d, 0x0c, 0x01 };   /* lea rcx,[rcx+rax] */
+	uint32_t at = TA_MT_CLOCK + 8 * (word % TA_MT_CLOCKS);
 	if (n > INT32_MAX)
 		return -RTL_ERR_UNSUPPORTED;
+	if (!keep_flags) {
+		const uint8_t sub[] = { 0x65, 0x48, 0x81, 0x2c, 0x25, D32(at) };   /* sub qword gs:[at],imm32 */
+		x86_put(w, sub, sizeof(sub));
+		x86_put_u32(w, n);
+		if (!check)
+			return w->failed ? -ENOMEM : 0;
+		x86_put(w, save, sizeof(save));
+		gs_rcx(w, 0x8b, TA_MT_CLOCK);                     /* mov rcx,gs:[W0] */
+		for (int k = 1; k < TA_MT_CLOCKS; k++) {          /* add rcx,gs:[Wk] */
+			const uint8_t add[] = { 0x65, 0x48, 0x03, 0x0c, 0x25, D32(TA_MT_CLOCK + 8 * k) };
+			x86_put(w, add, sizeof(add));
+		}
+		gs_rcx(w, 0x89, TA_BBV_LEFT);                     /* mov gs:[LEFT],rcx: the commit */
+		static const uint8_t ended[] = { 0x79, 0x01, 0xcc };   /* jns on; int3; on: */
+		x86_put(w, ended, sizeof(ended));
+		x86_put(w, restore, sizeof(restore));
+		return w->failed ? -ENOMEM : 0;
+	}
 	x86_put(w, save, sizeof(save));
+	gs_rcx(w, 0x8b, at);                                      /* mov rcx,gs:[at] */
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x89 };        /* lea rcx,[rcx-N] */
+	x86_put(w, lea, sizeof(lea));
 	x86_put_u32(w, (uint32_t)-(int32_t)n);
-	x86_put(w, test, sizeof(test));
+	gs_rcx(w, 0x89, at);                                      /* mov gs:[at],rcx: the commit */
+	if (check) {
+		gs_rcx(w, 0x8b, TA_MT_CLOCK);
+		for (int k = 1; k < TA_MT_CLOCKS; k++) {          /* mov rax,gs:[Wk]; lea rcx,[rcx+rax] */
+			const uint8_t mov[] = { 0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_CLOCK + 8 * k) };
+			x86_put(w, mov, sizeof(mov));
+			x86_put(w, add_rax, sizeof(add_rax));
+		}
+		gs_rcx(w, 0x89, TA_BBV_LEFT);                     /* the sum, for its sign byte */
+		x86_put(w, sign, sizeof(sign));
+	}
+	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
 }
 
@@ -140,8 +177,21 @@ static const uint8_t head[] = {
 static const uint8_t commit[] = {
 	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_LEFT), 0xe3, 0x02, 0xeb, 0x01, 0xcc,
 };
-/* the countdown's commit (x86_memtrace_countdown) */
-static const uint8_t commit_left[] = { 0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_BBV_LEFT) };
+/* the clock's commits (x86_memtrace_clock): a store of rcx to one of its
+ * words or to the sum's */
+static long find_clock_commit(const uint8_t *code, size_t from, size_t to)
+{
+	static const uint8_t store[] = { 0x65, 0x48, 0x89, 0x0c, 0x25 };
+	for (size_t i = from; i + sizeof(store) + 4 <= to; i++) {
+		if (memcmp(code + i, store, sizeof(store)))
+			continue;
+		uint32_t d;
+		memcpy(&d, code + i + sizeof(store), 4);
+		if (d == TA_BBV_LEFT || (d >= TA_MT_CLOCK && d < TA_MT_CLOCK + 8 * TA_MT_CLOCKS && d % 8 == 0))
+			return (long)i;
+	}
+	return -1;
+}
 static const uint8_t tail[] = {
 	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1), 0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),
 };
@@ -166,10 +216,10 @@ bool x86_memtrace_locate(const uint8_t *code, size_t len, size_t at, struct x86_
 	if (s < 0 || (size_t)s > at)
 		return false;
 	long c = find(code, (size_t)s + sizeof(head), len, commit, sizeof(commit), false);
-	long c2 = find(code, (size_t)s + sizeof(head), len, commit_left, sizeof(commit_left), false);
+	long c2 = find_clock_commit(code, (size_t)s + sizeof(head), len);
 	if (c2 >= 0 && (c < 0 || c2 < c))
-		c = c2;   /* a countdown's: its store is as long as a record's */
-	long e = c < 0 ? -1 : find(code, (size_t)c + sizeof(commit_left), len, tail, sizeof(tail), false);
+		c = c2;   /* a clock's: its store is as long as a record's */
+	long e = c < 0 ? -1 : find(code, (size_t)c + 9, len, tail, sizeof(tail), false);
 	if (e < 0 || (size_t)e + sizeof(tail) - (size_t)s > X86_MEMTRACE_MAX || at >= (size_t)e + sizeof(tail))
 		return false;
 	*out = (struct x86_memtrace_span){ (size_t)s, (size_t)c + 9, (size_t)e + sizeof(tail) };

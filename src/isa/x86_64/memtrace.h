@@ -17,12 +17,15 @@
  * rdfsbase (FSGSBASE): -RTL_ERR_UNSUPPORTED without it. */
 int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32_t id, bool fsgsbase);
 
-/* memtrace's interval countdown (x86_countdown's) where the flags are
- * live: without pushfq/popfq (slow), with rcx borrowed as a record does
- * (the same saves and restores, so that a signal finds it as it finds a
- * record's snippet): 'lea rcx,[LEFT-N]', stored, and its sign byte
- * (movsx, lea +1, jrcxz) says whether it fell below zero: then an int3. */
-int x86_memtrace_countdown(struct x86_writer *w, uint32_t n);
+/* memtrace's window clock (TA_MT_CLOCK: four words whose sum is the
+ * instructions left): a block takes its N instructions off word WORD;
+ * with CHECK (entries, loop heads, where indirect jumps land: every cycle
+ * passes one) it then sums the four words and runs an int3 when the sum
+ * is below zero (reticle ends the window). KEEP_FLAGS: the flags are
+ * live, rcx and rax are borrowed as a record borrows them (the same saves
+ * and restores, and stores a signal finds as it finds a record's commit)
+ * and the sign is read from the stored sum's top byte. */
+int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool check, bool keep_flags);
 
 /* Traced copies and their untraced twins (memtrace --sample): a copy
  * that records and its twin that does not are emitted together, and a
@@ -43,7 +46,7 @@ size_t x86_twin_check(struct x86_writer *w, uint32_t slot);
 struct x86_memtrace_span {
 	size_t start, commit, end;
 };
-enum { X86_MEMTRACE_MAX = 128 };   /* a snippet's bytes at most */
+enum { X86_MEMTRACE_MAX = 160 };   /* a snippet's bytes at most */
 /* Whether offset AT of CODE (LEN bytes, copied code around AT) lies in a
  * snippet, and where. */
 bool x86_memtrace_locate(const uint8_t *code, size_t len, size_t at, struct x86_memtrace_span *out);

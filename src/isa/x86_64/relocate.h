@@ -68,6 +68,9 @@ struct x86_reloc_env {
 	/* A copy whose plan only records memory accesses and counts down
 	 * (memtrace --sample) gets an untraced twin (memtrace.h) */
 	bool twin;
+	/* memtrace's windows are counted (--sample): without, a plan's
+	 * countdowns of records-only copies are left out */
+	bool windows;
 	/* the copy starts with a 5-byte nop, which a jump to the copy made
 	 * to replace it overwrites (lazy_reinstrument) */
 	bool entry_pad;

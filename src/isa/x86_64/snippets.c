@@ -267,14 +267,17 @@ int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 			return -RTL_ERR_NO_SPACE;
 		err = x86_snip_counter(e->w, blk->counter, e->a->live_in[b] != 0, env->atomic, out);
 	}
-	/* memtrace's counts the blocks this one falls into too (emit.h:
-	 * merge_counts), and where the flags are live it borrows rcx instead
-	 * of pushing them (a signal finds it as it finds a record) */
+	if (err || !probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
+		return err;
+	if (!e->merge_counts)
+		return x86_countdown(e->w, blk->ninstrs, e->a->live_in[b] != 0);
+	/* memtrace's window clock, only where windows are counted: this block
+	 * counts the blocks it falls into too (emit.h: merge_counts) */
+	if (!e->a->env->windows)
+		return 0;
 	uint32_t n = blk->ninstrs;
-	for (size_t k = b; e->merge_counts && x86_falls_into_next(e->a, k); k++)
+	for (size_t k = b; x86_falls_into_next(e->a, k); k++)
 		n += (uint32_t)((k + 2 < e->a->nblocks ? e->a->block_first[k + 2] : e->a->n) - e->a->block_first[k + 1]);
-	if (!err && probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, blk->addr, RTL_PRIM_COUNTDOWN))
-		err = e->traces_memory && e->a->live_in[b] ? x86_memtrace_countdown(e->w, n)
-							     : x86_countdown(e->w, n, e->a->live_in[b] != 0);
+	return x86_memtrace_clock(e->w, n, (unsigned)b, e->clock_check[b], e->a->live_in[b] != 0);
 	return err;
 }
