@@ -74,7 +74,9 @@ def main():
                     if len(wa) != 6 or len(wb) != 6 or any(wa[j] != wb[j] for j in exact) or any(
                             abs(int(wa[j]) - int(wb[j])) > max(5, 0.02 * int(wb[j])) for j in (1, 2, 4, 5)):
                         fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
-                elif key != "memtrace_twins" and a != b:
+                # (which functions got copies, and so the accesses numbered, may
+                # differ with timing: not a result)
+                elif key not in ("memtrace_twins", "memtrace_points_untraced") and a != b:
                     fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
             if x1 != x0:
                 diff = [(a, b) for a, b in zip(x1, x0) if a != b][:5]
