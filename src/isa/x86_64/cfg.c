@@ -407,6 +407,64 @@ static bool live_at_indirect(const struct x86_analysis *a, const uint16_t *rd, c
 	return ind;
 }
 
+/* (A register the ABI lets a callee clobber may still be live across the
+ * call, and at an exit: GCC's interprocedural register allocation keeps
+ * values in registers a callee in the same unit is known to leave alone.) */
+enum { ALL_LIVE = 0xffff };
+
+int x86_cfg_live_regs(const struct x86_analysis *a, uint16_t **out)
+{
+	const struct x86_reloc_env *env = a->env;
+	size_t nind;
+	uint32_t *ind_at;
+	int err = indirect_targets(a, &ind_at, &nind);
+	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
+	uint16_t *live = calloc(a->n, sizeof(*live));
+	if (err || !rd || !kill || !live) {
+		free(live);
+		live = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		x86_regs_rw(env->code + (in->addr - env->addr), in->len, &rd[i], &kill[i]);
+	}
+	for (bool changed = true; changed;) {
+		changed = false;
+		uint16_t ind = 0;
+		for (size_t k = 0; k < nind; k++)
+			ind |= live[ind_at[k]];
+		for (size_t i = a->n; i-- > 0;) {
+			const struct x86_insn *in = &a->insns[i];
+			uint16_t next = i + 1 < a->n ? live[i + 1] : ALL_LIVE;
+			long t = (in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) ?
+				 cfg_index_at(a, in->target) : -1;
+			uint16_t target = t >= 0 ? live[t] : ALL_LIVE, o;
+			switch (in->kind) {
+			case X86_JMP: o = target; break;
+			case X86_JCC: case X86_LOOP: o = next | target; break;
+			case X86_CALL: case X86_ICALL: o = ARG_REGS | next; break;
+			case X86_RET: o = ALL_LIVE; break;
+			case X86_IJMP: o = ind | ALL_LIVE; break;
+			case X86_STOP: o = 0; break;
+			default: o = next; break;
+			}
+			uint16_t v = (uint16_t)(rd[i] | (o & ~kill[i]));
+			if (v != live[i]) {
+				live[i] = v;
+				changed = true;
+			}
+		}
+	}
+out:
+	free(ind_at);
+	free(rd);
+	free(kill);
+	*out = live;
+	return err;
+}
+
 /* Labels loaded into a register for a computed goto (lea rip in PIC code,
  * mov of an immediate in non-PIC code): the copy loads the label's copy
  * instead, when nothing else reads that register's value (an offset added

@@ -70,5 +70,11 @@ void x86_cfg_free(struct x86_analysis *a);
 const struct goto_src *x86_cfg_goto_at(const struct x86_analysis *a, size_t i);
 /* Whether the flags are live at run-time ADDR of the function. */
 bool x86_cfg_flags_live_at(const struct x86_analysis *a, uint64_t addr);
+/* The general-purpose registers live at the start of each instruction
+ * (bit N: register N), as backward liveness over the function finds them,
+ * every register taken as live at its exits and kept across calls (IPA
+ * register allocation relies on callees it knows): *OUT malloc'd, one per
+ * instruction. Returns 0 or -ENOMEM. */
+int x86_cfg_live_regs(const struct x86_analysis *a, uint16_t **out);
 
 #endif

@@ -417,17 +417,22 @@ static int switch_points(struct emitter *e)
 	return 0;
 }
 
-/* The blocks where memtrace's window clock is checked: the entry, where
- * branches go back and where indirect jumps land (every cycle of the
- * function passes one; a cycle through calls passes an entry). */
+/* The blocks where memtrace's window clock is checked: where branches go
+ * back and where indirect jumps land (every cycle within the function
+ * passes one), and the entry unless the function is a leaf (a cycle
+ * through calls passes the entry of a function that calls). */
 static int clock_checks(struct emitter *e)
 {
 	const struct x86_analysis *a = e->a;
 	if (!(e->clock_check = calloc(a->nblocks, sizeof(*e->clock_check))))
 		return -ENOMEM;
-	e->clock_check[0] = true;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
+		/* the entry of a function that calls or leaves by a jump (a
+		 * cycle through calls passes one); a leaf's is not needed */
+		if (in->kind == X86_CALL || in->kind == X86_ICALL || (in->kind == X86_IJMP && a->table_of[i] < 0) ||
+		    ((in->kind == X86_JMP || in->kind == X86_JCC) && cfg_index_at(a, in->target) < 0))
+			e->clock_check[0] = true;
 		long t = (in->kind == X86_JCC || in->kind == X86_JMP || in->kind == X86_LOOP) && in->target <= in->addr
 			 ? cfg_index_at(a, in->target) : -1;
 		if (t >= 0)
@@ -446,7 +451,7 @@ static int clock_checks(struct emitter *e)
 		if (idx >= 0)
 			e->clock_check[a->block_of[idx]] = true;
 	}
-	return 0;
+	return x86_cfg_live_regs(a, &e->live_regs);   /* a dead register sums the clock there */
 }
 
 /* A twin check before instruction I (or the entry's): the traced copy's
@@ -615,6 +620,7 @@ out:
 	free(e.checks);
 	free(e.switch_at);
 	free(e.clock_check);
+	free(e.live_regs);
 	free(e.table_disp);
 	free(e.table_disp_of);
 	free(e.table_disp_end);

@@ -41,6 +41,7 @@ struct emitter {
 	 * chains every block on it) */
 	bool merge_counts;
 	bool *clock_check;   /* per block: memtrace's clock is checked there */
+	uint16_t *live_regs; /* per instruction, when the clock is checked: x86_cfg_live_regs */
 	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
 	size_t nchecks, capchecks;
 };

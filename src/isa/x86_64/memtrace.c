@@ -158,6 +158,24 @@ int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool che
 	return w->failed ? -ENOMEM : 0;
 }
 
+int x86_memtrace_clock_free(struct x86_writer *w, uint32_t n, unsigned word, int free)
+{
+	uint32_t at = TA_MT_CLOCK + 8 * (word % TA_MT_CLOCKS);
+	if (n > INT32_MAX || free < 0 || free > 15 || free == 4)
+		return -RTL_ERR_UNSUPPORTED;
+	const uint8_t sub[] = { 0x65, 0x48, 0x81, 0x2c, 0x25, D32(at) };   /* sub qword gs:[at],imm32 */
+	x86_put(w, sub, sizeof(sub));
+	x86_put_u32(w, n);
+	uint8_t rex = (uint8_t)(0x48 | (free >= 8 ? 4 : 0)), modrm = (uint8_t)((free & 7) << 3 | 4);
+	for (int k = 0; k < TA_MT_CLOCKS; k++) {   /* mov FREE,gs:[W0]; add FREE,gs:[Wk] */
+		const uint8_t op[] = { 0x65, rex, k ? 0x03 : 0x8b, modrm, 0x25, D32(TA_MT_CLOCK + 8 * k) };
+		x86_put(w, op, sizeof(op));
+	}
+	static const uint8_t ended[] = { 0x79, 0x01, 0xcc };   /* jns on; int3; on: */
+	x86_put(w, ended, sizeof(ended));
+	return w->failed ? -ENOMEM : 0;
+}
+
 size_t x86_twin_check(struct x86_writer *w, uint32_t slot)
 {
 	const uint8_t cmp[] = { 0x65, 0x48, 0x83, 0x3c, 0x25, D32(slot), 0x00, 0x0f, 0x85 };

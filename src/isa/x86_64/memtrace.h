@@ -26,6 +26,9 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
  * and restores, and stores a signal finds as it finds a record's commit)
  * and the sign is read from the stored sum's top byte. */
 int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool check, bool keep_flags);
+/* The same checked where the flags and register FREE (not rsp) are dead:
+ * the sum in it, no register borrowed. */
+int x86_memtrace_clock_free(struct x86_writer *w, uint32_t n, unsigned word, int free);
 
 /* Traced copies and their untraced twins (memtrace --sample): a copy
  * that records and its twin that does not are emitted together, and a

@@ -278,6 +278,10 @@ int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 	uint32_t n = blk->ninstrs;
 	for (size_t k = b; x86_falls_into_next(e->a, k); k++)
 		n += (uint32_t)((k + 2 < e->a->nblocks ? e->a->block_first[k + 2] : e->a->n) - e->a->block_first[k + 1]);
+	/* checked where the flags are dead and a register is free: the sum in it */
+	uint16_t dead = e->clock_check[b] && !e->a->live_in[b] ? (uint16_t)~e->live_regs[e->a->block_first[b]] & ~0x10 : 0;
+	if (dead)
+		return x86_memtrace_clock_free(e->w, n, (unsigned)b, __builtin_ctz(dead));
 	return x86_memtrace_clock(e->w, n, (unsigned)b, e->clock_check[b], e->a->live_in[b] != 0);
 	return err;
 }
