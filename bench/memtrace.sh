@@ -19,15 +19,7 @@ tmp=$(mktemp -d /tmp/reticle-memtrace-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export RETICLE_CACHE_DIR="$tmp/cache"
 
-one=(--cache cachegrind,l1i=32k:8:64,l1d=32k:8:64,ll=8m:16:64)
-bank=()
-for kb in 8 16 32 64; do
-	for ways in 2 4 8; do
-		bank+=(--cache "l1d=${kb}k:${ways}:64")
-		[ "$kb" -le 16 ] && bank+=(--cache "l1d=${kb}k:${ways}:64,l2=1m:16:64")
-	done
-done
-bank+=(--cache "l1d=32k:8:64,l2=256k:8:64" --cache "l1d=48k:12:64,l2=2m:16:64")   # 26 in all
+source "$here/memtrace-caches.sh"   # one, bank
 
 TIMEFORMAT='%3R'
 timed() {   # timed CMD...: wall seconds
