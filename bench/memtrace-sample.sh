@@ -88,15 +88,16 @@ for w in $WORKLOADS; do
 		full_acc=$(meta "$tmp/full.db" memtrace_accesses)
 		acc="$acc of $full_acc ($(echo "100 * $acc / $full_acc" | bc -l | xargs printf '%.1f')%)"
 		worst_sp=0 worst_p=0
-		for c in $(seq 0 25); do
+		for c in $(seq 0 $((${#bank[@]} / 2 - 1))); do
 			f=$(ratio "$tmp/full.db" "$c")
 			e=$(meta "$tmp/sp26.db" "memtrace_estimate_${c}_l1d" | awk '{print $3}')
+			[ -n "$e" ] || { echo "no estimate for configuration $c" >&2; exit 1; }
 			worst_sp=$(echo "$f $e $worst_sp" | awk '{d = ($2 - $1) / $1; d = d < 0 ? -d : d; print (d > $3 ? d : $3)}')
 		done
-		# the periodic run's L1D is cachegrind's, 32k:8:64: the bank's 15th
+		# the periodic run's L1D is cachegrind's, 32k:8:64: the bank's 17th
 		pp=$(ratio "$tmp/periodic.db" 0)
-		f14=$(ratio "$tmp/full.db" 14)
-		worst_p=$(echo "$f14 $pp" | awk '{d = ($2 - $1) / $1; print (d < 0 ? -d : d)}')
+		f16=$(ratio "$tmp/full.db" 16)
+		worst_p=$(echo "$f16 $pp" | awk '{d = ($2 - $1) / $1; print (d < 0 ? -d : d)}')
 		extra=$(printf ', %.1f%% / %.1f%%' "$(echo "100 * $worst_sp" | bc -l)" "$(echo "100 * $worst_p" | bc -l)")
 	fi
 	printf "%-8s %8.2f %16s %16s %16s  %s, %s%s\n" "$w" "$n" "${cells[0]}" "${cells[1]}" "${cells[2]}" \
