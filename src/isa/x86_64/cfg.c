@@ -334,10 +334,7 @@ enum { ARG_REGS = 0x3c6,        /* rdi rsi rdx rcx r8 r9 */
        CALLEE_SAVED = 0xf028,   /* rbx rbp r12-r15 */
        EXIT_LIVE = 0xf3ff };    /* at a return or a jump out: all but r10, r11 */
 
-/* Instruction indices where an indirect jump inside the function may land
- * (jump-table entries, computed-goto targets from data words and from label
- * loads): *OUT (malloc'd), *N of them. Returns 0 or -ENOMEM. */
-static int indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n)
+int x86_cfg_indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n)
 {
 	const struct x86_reloc_env *env = a->env;
 	size_t cap = a->ngotos + env->ninterior;
@@ -417,7 +414,7 @@ int x86_cfg_live_regs(const struct x86_analysis *a, uint16_t **out)
 	const struct x86_reloc_env *env = a->env;
 	size_t nind;
 	uint32_t *ind_at;
-	int err = indirect_targets(a, &ind_at, &nind);
+	int err = x86_cfg_indirect_targets(a, &ind_at, &nind);
 	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
 	uint16_t *live = calloc(a->n, sizeof(*live));
 	if (err || !rd || !kill || !live) {
@@ -510,7 +507,7 @@ static int find_gotos(struct x86_analysis *a)
 	 * go (every candidate's label counts as such a place) */
 	size_t nind;
 	uint32_t *ind_at;
-	err = indirect_targets(a, &ind_at, &nind);
+	err = x86_cfg_indirect_targets(a, &ind_at, &nind);
 	uint16_t *rd = malloc(a->n * sizeof(*rd)), *kill = malloc(a->n * sizeof(*kill));
 	bool *live = malloc(a->n * sizeof(*live));
 	if (err || !rd || !kill || !live) {
@@ -615,7 +612,7 @@ static int compute_liveness(struct x86_analysis *a)
 	uint32_t *ind_at;
 
 	a->live_in = calloc(a->nblocks, 1);
-	if (indirect_targets(a, &ind_at, &nind) || !a->live_in) {
+	if (x86_cfg_indirect_targets(a, &ind_at, &nind) || !a->live_in) {
 		free(ind_at);
 		return -ENOMEM;
 	}

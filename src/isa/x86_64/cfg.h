@@ -76,5 +76,9 @@ bool x86_cfg_flags_live_at(const struct x86_analysis *a, uint64_t addr);
  * register allocation relies on callees it knows): *OUT malloc'd, one per
  * instruction. Returns 0 or -ENOMEM. */
 int x86_cfg_live_regs(const struct x86_analysis *a, uint16_t **out);
+/* Instruction indices where an indirect jump inside the function may land
+ * (jump-table entries, computed-goto targets from data words and from label
+ * loads): *OUT (malloc'd), *N of them. Returns 0 or -ENOMEM. */
+int x86_cfg_indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n);
 
 #endif

@@ -395,23 +395,17 @@ static int switch_points(struct emitter *e)
 		return -ENOMEM;
 	for (size_t i = 1; i < a->n; i++)
 		e->switch_at[i] = a->insns[i - 1].kind == X86_CALL || a->insns[i - 1].kind == X86_ICALL;
-	for (size_t t = 0; t < a->ntables; t++)
-		for (size_t k = 0; k < a->tables[t].n; k++) {
-			long idx = cfg_index_at(a, a->tables[t].targets[k]);
-			if (idx >= 0)
-				e->switch_at[idx] = true;
-		}
-	for (size_t g = 0; g < a->ngotos; g++)
-		e->switch_at[a->gotos[g].target] = true;
-	/* labels the program's data holds (computed gotos through a table of
-	 * label addresses, as lua's and CPython's dispatch): those words point
-	 * at the traced copy, whose check there sends an untraced thread on
-	 * in the twin */
-	for (size_t k = 0; k < a->env->ninterior; k++) {
-		long idx = cfg_index_at(a, a->env->interior[k]);
-		if (idx >= 0)
-			e->switch_at[idx] = true;
-	}
+	/* (labels the program's data holds, computed gotos through a table
+	 * of label addresses as lua's and CPython's dispatch, are among them:
+	 * those words point at the traced copy, whose check there sends an
+	 * untraced thread on in the twin) */
+	uint32_t *ind;
+	size_t nind;
+	if (x86_cfg_indirect_targets(a, &ind, &nind))
+		return -ENOMEM;
+	for (size_t k = 0; k < nind; k++)
+		e->switch_at[ind[k]] = true;
+	free(ind);
 	for (size_t i = 0; i < a->n; i++)
 		e->switch_at[i] = e->switch_at[i] && !x86_cfg_flags_live_at(a, a->insns[i].addr);
 	return 0;
@@ -438,19 +432,13 @@ static int clock_checks(struct emitter *e)
 		if (t >= 0)
 			e->clock_check[a->block_of[t]] = true;
 	}
-	for (size_t t = 0; t < a->ntables; t++)
-		for (size_t k = 0; k < a->tables[t].n; k++) {
-			long idx = cfg_index_at(a, a->tables[t].targets[k]);
-			if (idx >= 0)
-				e->clock_check[a->block_of[idx]] = true;
-		}
-	for (size_t g = 0; g < a->ngotos; g++)
-		e->clock_check[a->block_of[a->gotos[g].target]] = true;
-	for (size_t k = 0; k < a->env->ninterior; k++) {
-		long idx = cfg_index_at(a, a->env->interior[k]);
-		if (idx >= 0)
-			e->clock_check[a->block_of[idx]] = true;
-	}
+	uint32_t *ind;
+	size_t nind;
+	if (x86_cfg_indirect_targets(a, &ind, &nind))
+		return -ENOMEM;
+	for (size_t k = 0; k < nind; k++)
+		e->clock_check[a->block_of[ind[k]]] = true;
+	free(ind);
 	return x86_cfg_live_regs(a, &e->live_regs);   /* a dead register sums the clock there */
 }
 
