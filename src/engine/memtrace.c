@@ -371,7 +371,7 @@ static void set_twins(struct proc *p, struct memtrace *mt, unsigned area)
 
 /* Thread TID, stopped in a copy with a twin at a window's end, goes on
  * in the one its window asks for: the same offset from the same label
- * (both start with the same checks and countdown). Its callers switch
+ * (both start with the same checks and clock). Its callers switch
  * where their calls return. */
 static void switch_copy(struct proc *p, struct memtrace *mt, pid_t tid, unsigned area)
 {
