@@ -73,7 +73,7 @@ static void usage(FILE *f)
 	      "                       cachesim FILE' reads it); other processes' in FILE.PID\n"
 	      "      --sample periodic:ON:OFF  memtrace collector: trace ON instructions of\n"
 	      "                       each thread out of every ON+OFF (the rest runs in\n"
-	      "                       untraced twins of the copies, at counting speed)\n"
+	      "                       untraced twins of the copies)\n"
 	      "      --sample simpoint:SIMPOINTS,WEIGHTS  memtrace collector: trace only the\n"
 	      "                       intervals 'reticle simpoint --simpoints --weights' chose\n"
 	      "                       (with --interval N, their size) and write each cache's\n"
