@@ -66,13 +66,6 @@ struct memtrace {
 	 * it is off */
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
-	/* SimPoint: the caches warmed before each point's window by tracing
-	 * the WARM instructions before it (simulated, not counted in the
-	 * estimate); per area, whether it warms now, and the warm-up that
-	 * follows its untraced gap */
-	uint64_t warm;
-	bool warming[TA_COUNT];
-	uint64_t warm_left[TA_COUNT];
 	/* --sample simpoint: intervals of N instructions (POINT, sorted) traced,
 	 * each estimate weighted by its WEIGHT; per area, the next point and
 	 * the interval it is at */
@@ -111,7 +104,7 @@ static struct memtrace *state(struct proc *p)
 	session_memtrace_sample(p->s, &mt->on, &mt->off);
 	session_memtrace_points(p->s, &mt->point, &mt->weight, &mt->npoints, &mt->interval);
 	if (mt->npoints)
-		mt->on = mt->warm = mt->interval;   /* a traced window is one interval, warmed by one */
+		mt->on = mt->interval;   /* a traced window is one interval */
 	size_t n;
 	const rtl_cache_config *cfgs = session_caches(p->s, &n);
 	if ((mt->trace_path = session_memtrace_path(p->s, p->pid))) {
@@ -243,11 +236,8 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
 	return pt2 ? 4 : 2;
 }
 
-enum { WARMED = SIZE_MAX };   /* a marker's K: a window's warm-up ended */
-
 /* The end of traced window K (a SimPoint point): the bank's counts since
- * the previous end, weighted, into the estimate; or (K == WARMED) the
- * end of a warm-up, whose counts stay out of it. */
+ * the previous end, weighted, into the estimate. */
 static void window_counts(struct memtrace *mt, size_t k)
 {
 	int ncfg = rtl_cachesim_count(mt->bank);
@@ -257,7 +247,7 @@ static void window_counts(struct memtrace *mt, size_t k)
 		mt->est = calloc(cells ? cells : 1, sizeof(*mt->est));
 		mt->ncells = mt->prev && mt->est ? cells : 0;
 	}
-	for (size_t i = 0; i < mt->ncells && (k < mt->npoints || k == WARMED); i++) {
+	for (size_t i = 0; i < mt->ncells && k < mt->npoints; i++) {
 		rtl_cache_stats st;
 		if (rtl_cachesim_stats(mt->bank, (int)(i / RTL_LEVELS), (int)(i % RTL_LEVELS), &st))
 			continue;
@@ -268,10 +258,8 @@ static void window_counts(struct memtrace *mt, size_t k)
 			pacc += mt->prev[i].access[kd];
 			pmiss += mt->prev[i].miss[kd];
 		}
-		if (k != WARMED) {
-			mt->est[i][0] += mt->weight[k] * (double)(acc - pacc);
-			mt->est[i][1] += mt->weight[k] * (double)(miss - pmiss);
-		}
+		mt->est[i][0] += mt->weight[k] * (double)(acc - pacc);
+		mt->est[i][1] += mt->weight[k] * (double)(miss - pmiss);
 		mt->prev[i] = st;
 	}
 }
@@ -412,28 +400,6 @@ static uint64_t to_next_point(struct memtrace *mt, unsigned area)
 	return gap * mt->interval;
 }
 
-/* What area AREA does in the GAP instructions before its next traced
- * window (0: none, it starts now): untraced, then warming the caches for
- * the last WARM of them (SimPoint). Returns the instructions until its
- * state changes next. */
-static uint64_t schedule_gap(struct memtrace *mt, unsigned area, uint64_t gap)
-{
-	uint64_t warm = mt->npoints && gap < mt->warm ? gap : mt->npoints ? mt->warm : 0;
-	mt->warming[area] = false;
-	mt->warm_left[area] = 0;
-	mt->is_off[area] = gap > warm;
-	if (gap > warm) {
-		mt->warm_left[area] = warm;
-		return gap - warm;
-	}
-	if (warm) {
-		mt->warming[area] = true;
-		return warm;
-	}
-	mt->windows++;
-	return mt->on;
-}
-
 void memtrace_thread_start(struct proc *p, unsigned area)
 {
 	if (!session_memtrace_sampled(p->s) || !p->areas.addr || area >= TA_COUNT)
@@ -444,8 +410,9 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	mt->next[area] = 0;
 	mt->at[area] = 0;
 	uint64_t gap = mt->npoints ? to_next_point(mt, area) : 0;
-	/* a thread starts with a traced window, or waits (and warms) for its first point */
-	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)schedule_gap(mt, area, gap));
+	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
+	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)(gap ? gap : mt->on));
+	mt->windows += !gap;
 	set_twins(p, mt, area);
 }
 
@@ -467,20 +434,11 @@ static bool window_end(struct proc *p, unsigned area)
 	if (*left >= 0)
 		return false;
 	while (*left < 0) {
-		/* a traced window or a warm-up ends: its records go to the bank;
-		 * an untraced one: what it recorded is dropped */
+		/* a traced window ends: its records go to the bank; an untraced
+		 * one: what it recorded is dropped */
 		memtrace_drain(p, area);
-		if (mt->is_off[area] && mt->warm_left[area]) {   /* on to the warm-up */
+		if (mt->is_off[area]) {
 			mt->is_off[area] = false;
-			mt->warming[area] = true;
-			*left += (int64_t)mt->warm_left[area];
-			mt->warm_left[area] = 0;
-			continue;
-		}
-		if (mt->is_off[area] || mt->warming[area]) {   /* the window starts */
-			if (mt->warming[area])
-				enqueue(mt, (struct batch){ NULL, WARMED });
-			mt->is_off[area] = mt->warming[area] = false;
 			*left += (int64_t)mt->on;
 			mt->windows++;
 			continue;
@@ -491,7 +449,13 @@ static bool window_end(struct proc *p, unsigned area)
 			mt->at[area]++;
 			gap = to_next_point(mt, area);
 		}
-		*left += (int64_t)schedule_gap(mt, area, gap);
+		if (gap) {
+			mt->is_off[area] = true;
+			*left += (int64_t)gap;
+		} else {   /* the next point follows at once */
+			*left += (int64_t)mt->on;
+			mt->windows++;
+		}
 	}
 	thread_area_clock_set(thread_area_local(&p->areas, area), clock);
 	set_twins(p, mt, area);
