@@ -491,7 +491,8 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 	for (size_t i = 0; i < a->n; i++) {
 		/* from the block before, which counted this one: over its checks
 		 * and countdown */
-		size_t over = e->merge_counts && a->leader[i] && i > 0 && x86_falls_into_next(a, a->block_of[i] - 1)
+		size_t over = e->merge_counts && env->windows && a->leader[i] && i > 0 &&
+			      x86_falls_into_next(a, a->block_of[i] - 1)
 			      ? x86_jump32(e->w, 0xeb) : 0;   /* checks and clock: up to 200 bytes */
 		/* a block the compiler aligned after padding (a loop head) stays
 		 * aligned in the copy: misaligned hot loops cost more than the nops */

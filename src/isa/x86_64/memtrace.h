@@ -32,9 +32,10 @@ int x86_memtrace_clock_free(struct x86_writer *w, uint32_t n, unsigned word, int
 
 /* Traced copies and their untraced twins (memtrace --sample): a copy
  * that records and its twin that does not are emitted together, and a
- * thread goes from one to the other at the function's entry and where a
- * call returns (flags are dead at both), when the word SLOT of its area
- * (TA_MT_OFF in the traced copy, TA_MT_ON in the twin) is not zero.
+ * thread goes from one to the other at the function's entry, where a
+ * call returns and where an indirect jump lands (where the flags are
+ * dead), when the word SLOT of its area (TA_MT_OFF in the traced copy,
+ * TA_MT_ON in the twin) is not zero.
  * Writes 'cmp qword gs:[SLOT],0; jne rel32' (X86_TWIN_CHECK bytes) and
  * returns the offset of its rel32, which the caller points at the same
  * place of the other copy. */

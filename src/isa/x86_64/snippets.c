@@ -283,5 +283,4 @@ int x86_snip_block_counter(struct emitter *e, size_t b, struct x86_reloc *out)
 	if (dead)
 		return x86_memtrace_clock_free(e->w, n, (unsigned)b, __builtin_ctz(dead));
 	return x86_memtrace_clock(e->w, n, (unsigned)b, e->clock_check[b], e->a->live_in[b] != 0);
-	return err;
 }
