@@ -554,7 +554,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		e.traces_memory = e.plan.pts[k].kind == RTL_POINT_MEMORY;
 	e.merge_counts = e.traces_memory && twin_plan(&e.plan);
 	e.twin = env->twin && e.merge_counts;
-	if (e.merge_counts && (err = clock_checks(&e)))
+	if (e.merge_counts && env->windows && (err = clock_checks(&e)))   /* (liveness only for a clock) */
 		goto out;
 	if (e.twin && (err = switch_points(&e)))
 		goto out;

@@ -10,6 +10,17 @@
 
 #define D32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
 
+/* A snippet's first and last two instructions, the same in records and
+ * clocks: rax and rcx wait in the area while it borrows them. */
+static const uint8_t head[] = {
+	0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov gs:[SAVE0],rax */
+	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov gs:[SAVE1],rcx */
+};
+static const uint8_t tail[] = {
+	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov rcx,gs:[SAVE1] */
+	0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov rax,gs:[SAVE0] */
+};
+
 /* lea rax,[base + index*scale + disp] for an operand without rip. */
 static int lea_rax(struct x86_writer *w, const struct x86_mem *m)
 {
@@ -45,10 +56,6 @@ static int lea_rax(struct x86_writer *w, const struct x86_mem *m)
 
 int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32_t id, bool fsgsbase)
 {
-	static const uint8_t save[] = {
-		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov gs:[SAVE0],rax */
-		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov gs:[SAVE1],rcx */
-	};
 	static const uint8_t add_fs[] = {
 		0xf3, 0x48, 0x0f, 0xae, 0xc1,                     /* rdfsbase rcx */
 		0x48, 0x8d, 0x04, 0x08,                           /* lea rax,[rax+rcx] */
@@ -70,12 +77,10 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
 		0xe3, 0x02,                                       /* jrcxz full */
 		0xeb, 0x01,                                       /* jmp on */
 		0xcc,                                             /* full: int3 (reticle drains) */
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* on: mov rcx,gs:[SAVE1] */
-		0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov rax,gs:[SAVE0] */
-	};
+	};                                                        /* on: the tail */
 	if (id > INT32_MAX || (a->fs && !fsgsbase))
 		return -RTL_ERR_UNSUPPORTED;
-	x86_put(w, save, sizeof(save));
+	x86_put(w, head, sizeof(head));
 	if (a->mem.base == 16) {
 		x86_put_u8(w, 0x48);
 		x86_put_u8(w, 0xb8);   /* mov rax,imm64 */
@@ -92,6 +97,7 @@ int x86_memtrace_record(struct x86_writer *w, const struct x86_access *a, uint32
 	if (a->rep)
 		x86_put(w, count, sizeof(count));
 	x86_put(w, advance, sizeof(advance));
+	x86_put(w, tail, sizeof(tail));
 	return w->failed ? -ENOMEM : 0;
 }
 
@@ -103,14 +109,6 @@ static void gs_rcx(struct x86_writer *w, uint8_t op, uint32_t disp)   /* op rcx 
 
 int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool check, bool keep_flags)
 {
-	static const uint8_t save[] = {
-		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov gs:[SAVE0],rax */
-		0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov gs:[SAVE1],rcx */
-	};
-	static const uint8_t restore[] = {
-		0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1),   /* mov rcx,gs:[SAVE1] */
-		0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),   /* mov rax,gs:[SAVE0] */
-	};
 	static const uint8_t sign[] = {
 		0x65, 0x48, 0x0f, 0xbe, 0x0c, 0x25, D32(TA_BBV_LEFT + 7),   /* movsx rcx,byte gs:[LEFT+7] */
 		0x48, 0x8d, 0x49, 0x01,                           /* lea rcx,[rcx+1]: 0 when it was negative */
@@ -126,7 +124,7 @@ int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool che
 		x86_put_u32(w, n);
 		if (!check)
 			return w->failed ? -ENOMEM : 0;
-		x86_put(w, save, sizeof(save));
+		x86_put(w, head, sizeof(head));
 		gs_rcx(w, 0x8b, TA_MT_CLOCK);                     /* mov rcx,gs:[W0] */
 		for (int k = 1; k < TA_MT_CLOCKS; k++) {          /* add rcx,gs:[Wk] */
 			const uint8_t add[] = { 0x65, 0x48, 0x03, 0x0c, 0x25, D32(TA_MT_CLOCK + 8 * k) };
@@ -135,10 +133,10 @@ int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool che
 		gs_rcx(w, 0x89, TA_BBV_LEFT);                     /* mov gs:[LEFT],rcx: the commit */
 		static const uint8_t ended[] = { 0x79, 0x01, 0xcc };   /* jns on; int3; on: */
 		x86_put(w, ended, sizeof(ended));
-		x86_put(w, restore, sizeof(restore));
+		x86_put(w, tail, sizeof(tail));
 		return w->failed ? -ENOMEM : 0;
 	}
-	x86_put(w, save, sizeof(save));
+	x86_put(w, head, sizeof(head));
 	gs_rcx(w, 0x8b, at);                                      /* mov rcx,gs:[at] */
 	static const uint8_t lea[] = { 0x48, 0x8d, 0x89 };        /* lea rcx,[rcx-N] */
 	x86_put(w, lea, sizeof(lea));
@@ -154,18 +152,17 @@ int x86_memtrace_clock(struct x86_writer *w, uint32_t n, unsigned word, bool che
 		gs_rcx(w, 0x89, TA_BBV_LEFT);                     /* the sum, for its sign byte */
 		x86_put(w, sign, sizeof(sign));
 	}
-	x86_put(w, restore, sizeof(restore));
+	x86_put(w, tail, sizeof(tail));
 	return w->failed ? -ENOMEM : 0;
 }
 
 int x86_memtrace_clock_free(struct x86_writer *w, uint32_t n, unsigned word, int free)
 {
-	uint32_t at = TA_MT_CLOCK + 8 * (word % TA_MT_CLOCKS);
-	if (n > INT32_MAX || free < 0 || free > 15 || free == 4)
+	if (free < 0 || free > 15 || free == 4)
 		return -RTL_ERR_UNSUPPORTED;
-	const uint8_t sub[] = { 0x65, 0x48, 0x81, 0x2c, 0x25, D32(at) };   /* sub qword gs:[at],imm32 */
-	x86_put(w, sub, sizeof(sub));
-	x86_put_u32(w, n);
+	int err = x86_memtrace_clock(w, n, word, false, false);   /* the word's update */
+	if (err)
+		return err;
 	uint8_t rex = (uint8_t)(0x48 | (free >= 8 ? 4 : 0)), modrm = (uint8_t)((free & 7) << 3 | 4);
 	for (int k = 0; k < TA_MT_CLOCKS; k++) {   /* mov FREE,gs:[W0]; add FREE,gs:[Wk] */
 		const uint8_t op[] = { 0x65, rex, k ? 0x03 : 0x8b, modrm, 0x25, D32(TA_MT_CLOCK + 8 * k) };
@@ -185,13 +182,9 @@ size_t x86_twin_check(struct x86_writer *w, uint32_t slot)
 	return at;
 }
 
-/* The snippet's first and last two instructions, and the store that
- * commits a record (then jrcxz, jmp, int3): how a PC inside one is told
- * from the program's code around it (%gs operands at these offsets are
- * reticle's alone). */
-static const uint8_t head[] = {
-	0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_MT_SAVE0), 0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_SAVE1),
-};
+/* The store that commits a record (then jrcxz, jmp, int3): with head and
+ * tail, how a PC inside a snippet is told from the program's code around
+ * it (%gs operands at these offsets are reticle's alone). */
 static const uint8_t commit[] = {
 	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_MT_LEFT), 0xe3, 0x02, 0xeb, 0x01, 0xcc,
 };
@@ -210,9 +203,6 @@ static long find_clock_commit(const uint8_t *code, size_t from, size_t to)
 	}
 	return -1;
 }
-static const uint8_t tail[] = {
-	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_MT_SAVE1), 0x65, 0x48, 0x8b, 0x04, 0x25, D32(TA_MT_SAVE0),
-};
 
 static long find(const uint8_t *code, size_t from, size_t to, const uint8_t *pat, size_t len, bool last)
 {
