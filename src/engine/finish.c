@@ -261,6 +261,25 @@ static int keys_of(struct proc *p, struct module *m, struct scratch *sc, size_t 
 	return 0;
 }
 
+/* Blocks left without a counter where probes are swept (cover alone:
+ * x86_cfg_implied_blocks) ran when one of the blocks they lead to ran.
+ * Those are dominated by them, so a pass from the last block back settles
+ * most; passes repeat while one changes (counts only go from 0 to 1). */
+static void implied_runs(const struct block_rec *br, struct rtl_block_view *bv, uint32_t n)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t b = n; b-- > 0;)
+			for (int k = 0; k < 2 && br[b].via[0] && !bv[b].count; k++) {
+				uint32_t s = br[b].via[k];
+				if (s && s <= n && bv[s - 1].count) {
+					bv[b].count = 1;
+					changed = true;
+				}
+			}
+	}
+}
+
 static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profile *prof,
 			   struct scratch *sc)
 {
@@ -279,6 +298,7 @@ static int finish_function(struct proc *p, struct module *m, size_t k, rtl_profi
 		if (p->sweeping && sc->bv[b].count)
 			sc->bv[b].count = 1;   /* ran: removed probes stopped counting */
 	}
+	implied_runs(p->blocks + fs->block0, sc->bv, fs->nblocks);
 	size_t nctr = counter_views(p, m, k, sc, sc->ctr);
 	for (uint32_t c = 0; c < fs->ncalls; c++) {
 		const struct call_rec *cr = &p->calls[fs->call0 + c];

@@ -253,6 +253,11 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	} while (!addr && (factor /= 2) >= 1);
 	if (addr && factor < 4)
 		rtl_debug("%s: a code cache of %zu bytes only (%u times its text)", m->path, code_cap, factor);
+	/* RETICLE_DEBUG_CODE_CACHE=BYTES: smaller windows, so that tests meet
+	 * a full code cache (functions left as they are) without the JVM */
+	const char *small = getenv("RETICLE_DEBUG_CODE_CACHE");
+	if (addr && small && atol(small) > 0 && (size_t)atol(small) < code_cap)
+		code_cap = align_up((size_t)atol(small), PAGE);
 	if (!addr) {
 		rtl_debug("no room for %zu bytes near [%#llx, %#llx)", code_cap + ctr_cap,
 			  (unsigned long long)m->lo, (unsigned long long)m->hi);

@@ -668,6 +668,8 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->warm_dir = NULL;
 	}
 	probe_set_init(&s->probes, s->colls, s->ncolls);
+	if (s->sweeps)
+		probe_set_sweeps(&s->probes);
 	s->t0 = os_now_ns();
 	s->tsc0 = os_tsc();
 	*out = s;

@@ -471,6 +471,54 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 /* Whether a return point of R lies inside the 5 bytes a jump at F's entry
  * would take: the entry then stays an int3 that leads to the copy (a
  * return trap), costing a trap per call that does not come from a copy. */
+/* A function left as it is (its copy failed: a full code cache) may
+ * branch into the bytes of another's entry jump (ld.so's mempcpy goes on
+ * at memcpy+3, which its own copy leads to the copy of): there, those bytes
+ * are the original's again and the entry an int3 that leads to the copy,
+ * as an entry_shadowed one does. TARGETS: the function's branches out. */
+static const struct func_state *head_entered(struct proc *p, uint64_t target, struct module **m,
+					    const rtl_function **f)
+{
+	*f = proc_function_at(p, target, m);
+	uint64_t entry = *f ? (*f)->addr + (*m)->bias : 0;
+	if (!*f || target <= entry || target >= entry + PATCH_LEN || find_ret_trap(p, entry))
+		return NULL;
+	const struct func_state *g = &(*m)->fs[*f - rtl_binary_function((*m)->bin, 0)];
+	return g->status == FS_DONE ? g : NULL;
+}
+
+/* Whether one of TARGETS lies in the bytes of a function's entry jump: the
+ * copy of the function that branches there must be made (a code cache
+ * keeps room for such copies: window_alloc_code_reserved). */
+static bool enters_a_head(struct proc *p, const uint64_t *targets, size_t n)
+{
+	struct module *m;
+	const rtl_function *f;
+	for (size_t i = 0; i < n; i++)
+		if (head_entered(p, targets[i], &m, &f))
+			return true;
+	return false;
+}
+
+static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct module *m;
+		const rtl_function *f;
+		const struct func_state *g = head_entered(p, targets[i], &m, &f);
+		uint64_t entry = g ? f->addr + m->bias : 0;
+		uint8_t orig[PATCH_LEN];
+		if (!g || rtl_binary_read(m->bin, f->addr, orig, PATCH_LEN))
+			continue;
+		for (size_t k = 0; k < p->patch->nentries; k++)   /* its jump not written yet */
+			if (p->patch->entries[k].at == entry)
+				p->patch->entries[k--] = p->patch->entries[--p->patch->nentries];
+		if (!lazy_return_trap(p, entry, g->entry) && !proc_patch_write(p, entry + 1, orig + 1, PATCH_LEN - 1))
+			rtl_warn("%s: %s: every call traps from now on: a function left as it is (code cache full) "
+				 "branches inside its entry jump", m->path, f->name ? f->name : "?");
+	}
+}
+
 static bool entry_shadowed(const struct x86_reloc *r, uint64_t entry)
 {
 	for (size_t i = 0; i < r->nrets; i++)
@@ -653,7 +701,8 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 	fs->nblocks = (uint32_t)r->nblocks;
 	for (size_t b = 0; b < r->nblocks; b++)
 		p->blocks[p->nblocks++] = (struct block_rec){ r->blocks[b].addr, r->blocks[b].ninstrs,
-							      r->blocks[b].counter, r->blocks[b].rep_counter };
+							      r->blocks[b].counter, r->blocks[b].rep_counter,
+							      { r->blocks[b].via[0], r->blocks[b].via[1] } };
 	fs->call0 = (uint32_t)p->ncalls;
 	fs->ncalls = (uint32_t)r->ncalls;
 	for (size_t c = 0; c < r->ncalls; c++)
@@ -997,10 +1046,15 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	e.interior = d->interior;
 	e.ninterior = d->ninterior;
 	w->ctr_used = ctr_mark;   /* the same counters */
+	uint64_t *foreign = NULL;
+	if (!d->err && e.whole_lines)
+		e.foreign = foreign = x86_foreign_entries(m->bin, m->bias, rtl_binary_function(m->bin, idx), e.insns,
+							  e.ninsns, &e.nforeign, &e.foreign_known);
 	if (d->err || x86_emit(d->an, &e, r->w.base, &fresh, &reason))
 		why = reason ? reason : "no fresh copy";
 	else
 		why = x86_reloc_differs(r, &fresh, buf, sizeof(buf));
+	free(foreign);
 	w->ctr_used = used;
 	if (!d->err)
 		x86_reloc_free(&fresh);
@@ -1043,13 +1097,13 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	}
 	bool restore = d.copy != NULL;
 	int err = d.err;
+	uint64_t targets[MAX_TARGETS];
+	size_t ntargets = 0;
 
 	fs->reason = d.reason;
 	if (err)
 		goto out;
 	fs->status = FS_BUSY;   /* a branch target's own pre-pass must not come back here */
-	uint64_t targets[MAX_TARGETS];
-	size_t ntargets = 0;
 	if (restore && x86_persisted_targets(d.copy, d.copy_len, m->bias, targets, MAX_TARGETS, &ntargets)) {
 		restore = false;
 		analyze_code(p, m, idx, &d);
@@ -1062,7 +1116,10 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	if (depth < 8)
 		instrument_branch_targets(p, targets, ntargets, f, m, depth);
 	size_t ctr_mark = w->ctr_used;
-	uint64_t dest = w->addr + ((w->code_used + 15) & ~(size_t)15);
+	/* a copy whose increments are laid out by cache line starts on one
+	 * (ahead-made copies are emitted so too, prepare.c) */
+	size_t align = p->patch->env->probes->whole_lines ? 64 : 16;
+	uint64_t dest = w->addr + ((w->code_used + align - 1) & ~(align - 1));
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d.code,
 		.interior = d.interior, .ninterior = d.ninterior,
@@ -1077,6 +1134,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
 		.entry_pad = p->patch->env->dynamic,
+		.whole_lines = p->patch->env->probes->whole_lines,
 		.twin = p->patch->env->twins,
 		.windows = p->patch->env->windows,
 	};
@@ -1107,15 +1165,21 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 			env.ninsns = d.ninsns;
 		}
 	}
+	uint64_t *foreign = NULL;
+	if (!restore && env.whole_lines)
+		env.foreign = foreign = x86_foreign_entries(m->bin, m->bias, f, env.insns, env.ninsns, &env.nforeign,
+							    &env.foreign_known);
 	if (!restore)
 		err = x86_emit(d.an, &env, dest, &r, &fs->reason);
+	free(foreign);
 	if (err) {
 		rtl_debug("%s: relocation failed (%d) at %#llx: code %zu/%zu counters %zu/%zu", f->name, err,
 			  (unsigned long long)dest, w->code_used, w->code_cap, w->ctr_used, w->ctr_cap);
 		w->ctr_used = ctr_mark;
 		goto out;
 	}
-	if (window_alloc_code(w, r.w.len, 16) != dest) {
+	if (window_alloc_code(w, r.w.len, align) != dest &&
+	    (!enters_a_head(p, targets, ntargets) || window_alloc_code_reserved(w, r.w.len, align) != dest)) {
 		fs->reason = "code cache full";
 		err = -RTL_ERR_NO_SPACE;
 		w->ctr_used = ctr_mark;
@@ -1156,6 +1220,8 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		dcache_keep(m, idx, d.code, d.insns, d.ninsns);
 	x86_reloc_free(&r);
 out:
+	if (err)
+		keep_heads_whole(p, targets, ntargets);
 	if (err)
 		p->patch->env->stats->functions_skipped++;
 	else

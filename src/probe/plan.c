@@ -76,7 +76,15 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 		s->timers |= cs[i]->timers;
 		s->memory |= plans_memory(cs[i]);
 	}
+	s->whole_lines = false;
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
+}
+
+void probe_set_sweeps(struct probe_set *s)
+{
+	uint64_t h = strtoull(s->key, NULL, 16);
+	s->whole_lines = true;
+	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, "sweeps", 7));
 }
 
 int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op)

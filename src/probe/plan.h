@@ -37,9 +37,13 @@ struct probe_set {
 	char key[17];
 	bool timers;              /* a collector plans timers */
 	bool memory;              /* a collector traces memory (RTL_POINT_MEMORY) */
+	bool whole_lines;         /* increments are swept (x86_reloc_env.whole_lines) */
 };
 
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);
+/* The set's increments are swept once fired (cover alone): they are laid
+ * out for it, and its saved copies are kept apart. */
+void probe_set_sweeps(struct probe_set *s);
 
 /* Plans the function RCFG (run-time addresses, as the relocator sees it;
  * link-time ones are BIAS lower) of MODULE named NAME for every collector

@@ -73,13 +73,23 @@ int shm_clone(const struct shm *s, struct shm *d)
 	return 0;
 }
 
-uint64_t window_alloc_code(struct window *w, size_t len, size_t align)
+static uint64_t alloc_code(struct window *w, size_t len, size_t align, size_t cap)
 {
 	size_t at = (w->code_used + align - 1) & ~(align - 1);
-	if (at + len > w->code_cap)
+	if (at + len > cap)
 		return 0;
 	w->code_used = at + len;
 	return w->addr + at;
+}
+
+uint64_t window_alloc_code(struct window *w, size_t len, size_t align)
+{
+	return alloc_code(w, len, align, w->code_cap - w->code_cap / 16);
+}
+
+uint64_t window_alloc_code_reserved(struct window *w, size_t len, size_t align)
+{
+	return alloc_code(w, len, align, w->code_cap);
 }
 
 void window_reserve_arcs(struct window *w)

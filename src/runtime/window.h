@@ -55,6 +55,10 @@ uint64_t window_arcs(const struct window *w);
 
 /* Bump allocation in a window: return the run-time address, 0 when full. */
 uint64_t window_alloc_code(struct window *w, size_t len, size_t align);
+/* The same from the last sixteenth of the code area too, which the first
+ * leaves for copies that must be made (lazy.c: a function that jumps into
+ * the bytes of another's entry jump cannot run as it is). */
+uint64_t window_alloc_code_reserved(struct window *w, size_t len, size_t align);
 uint64_t window_alloc_counter(struct window *w);
 /* reticle's pointer for a run-time address inside window W. */
 static inline void *window_local(const struct window *w, uint64_t addr)

@@ -97,6 +97,8 @@ struct block_rec {
 	uint32_t ninstrs;
 	uint64_t counter;         /* run-time counter address, 0 if none */
 	uint64_t rep_counter;     /* iterations of its rep instructions, 0 if none */
+	uint32_t via[2];          /* no counter: the blocks (index + 1 in its function) one of
+				   * which ran exactly when it did (x86_block's) */
 };
 
 struct point_rec {

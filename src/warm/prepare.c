@@ -105,12 +105,20 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 		.is_readonly = made_is_readonly, .keeps_caller = made_keeps_caller,
 		.new_counter = made_counter, .plan = made_plan, .ctx = &made,
 		.insns = insns, .ninsns = ninsns,
+		.whole_lines = probes->whole_lines,
 		.signal_id = probe_signal_id(bin, (size_t)(f - rtl_binary_function(bin, 0))),
 	};
 	struct x86_reloc r;
 	const char *reason;
-	if (x86_relocate(&env, dest, &r, &reason))
+	uint64_t *foreign = NULL;
+	if (probes->whole_lines)
+		env.foreign = foreign = x86_foreign_entries(bin, bias, f, insns, ninsns, &env.nforeign, &env.foreign_known);
+	err = x86_relocate(&env, dest, &r, &reason);
+	free(foreign);
+	if (err) {
+		err = -1;
 		goto out;
+	}
 	uint64_t targets[256];
 	size_t ntargets = x86_external_targets(insns, ninsns, f->addr + bias, f->size, targets, 256);
 	struct x86_persist_info info = { .fn = f->addr + bias, .bias = bias, .mod_lo = lo, .mod_hi = hi,

@@ -80,5 +80,9 @@ int x86_cfg_live_regs(const struct x86_analysis *a, uint16_t **out);
  * (jump-table entries, computed-goto targets from data words and from label
  * loads): *OUT (malloc'd), *N of them. Returns 0 or -ENOMEM. */
 int x86_cfg_indirect_targets(const struct x86_analysis *a, uint32_t **out, size_t *n);
+/* Per block, the blocks (index + 1; 0: none) whose run implies its own
+ * (implied.c), both 0 when none does: VIA has a row per block. Returns 0 or
+ * -ENOMEM. */
+int x86_cfg_implied_blocks(const struct x86_analysis *a, uint32_t (*via)[2]);
 
 #endif

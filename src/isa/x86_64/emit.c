@@ -558,6 +558,10 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	if (e.twin && (err = switch_points(&e)))
 		goto out;
+	/* swept probes: blocks whose successors tell whether they ran get none */
+	if (env->whole_lines && !e.traces_memory &&
+	    (!(e.via = malloc(a->nblocks * sizeof(*e.via))) || (err = x86_cfg_implied_blocks(a, e.via))))
+		goto out;
 	if (env->entry_pad) {
 		static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };   /* nop dword [rax+rax] */
 		x86_put(&out->w, nop5, sizeof(nop5));
@@ -577,7 +581,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		if (!out->entry_counter)
 			goto out;
 		/* flags are dead at entry */
-		if ((err = x86_snip_counter(&out->w, out->entry_counter, false, env->atomic, out)))
+		if ((err = x86_snip_counter(&out->w, out->entry_counter, false, env, out)))
 			goto out;
 	}
 	if ((err = x86_snip_own(&e, RTL_POINT_ENTRY, env->addr, out)))
@@ -610,6 +614,7 @@ out:
 	free(e.switch_at);
 	free(e.clock_check);
 	free(e.live_regs);
+	free(e.via);
 	free(e.table_disp);
 	free(e.table_disp_of);
 	free(e.table_disp_end);

@@ -42,12 +42,13 @@ struct emitter {
 	bool merge_counts;
 	bool *clock_check;   /* per block: memtrace's clock is checked there */
 	uint16_t *live_regs; /* per instruction, when the clock is checked: x86_cfg_live_regs */
+	uint32_t (*via)[2];  /* per block, where probes are swept: x86_cfg_implied_blocks */
 	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
 	size_t nchecks, capchecks;
 };
 
 /* snippets.c: what the plan puts at each point (comments at the definitions) */
-int x86_snip_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, bool atomic,
+int x86_snip_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, const struct x86_reloc_env *env,
 		     struct x86_reloc *out);
 /* A counter increment at buffer offset AT, switched to atomic if the process gets threads. */
 int x86_snip_site(struct x86_reloc *out, size_t at, bool keep_flags);

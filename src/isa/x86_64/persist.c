@@ -42,7 +42,7 @@ struct rec_fix {
 
 struct rec_ext { uint32_t off, orig; };   /* rel32 at OFF, to link-time ORIG */
 enum { SITE_KEEP_FLAGS = 1u << 31 };      /* a rec_site: offset | SITE_KEEP_FLAGS */
-struct rec_block { uint32_t first; int32_t counter; };   /* FIRST: instruction index */
+struct rec_block { uint32_t first; int32_t counter; uint32_t via[2]; };   /* FIRST: instruction index */
 struct rec_rep { uint32_t block; int32_t counter; };
 struct rec_call { uint32_t site, block, target; };       /* SITE: offset; TARGET: link-time */
 struct rec_ret { uint32_t from, to; };   /* offset in the function, offset in the copy */
@@ -168,7 +168,8 @@ static bool parse(const void *blob, size_t len, struct rec *r)
 	for (uint32_t i = 0; i < h->nblocks; i++)
 		if (r->blocks[i].first >= h->nmap || (i ? r->blocks[i].first <= r->blocks[i - 1].first
 							: r->blocks[i].first != 0) ||
-		    !counter_ok(r->blocks[i].counter, h->ncounters))
+		    !counter_ok(r->blocks[i].counter, h->ncounters) || r->blocks[i].via[0] > h->nblocks ||
+		    r->blocks[i].via[1] > h->nblocks)
 			return false;
 	for (uint32_t i = 0; i < h->nreps; i++)
 		if (r->reps[i].block >= h->nblocks || r->reps[i].counter < 0 ||
@@ -298,6 +299,7 @@ static int pack_blocks(const struct x86_reloc *r, const struct x86_persist_info 
 		    counter_index(in, blk->counter, &rb->counter))
 			return -RTL_ERR_UNSUPPORTED;
 		rb->first = (uint32_t)insn;
+		memcpy(rb->via, blk->via, sizeof(rb->via));
 		if (end && end - insn != blk->ninstrs)
 			return -RTL_ERR_UNSUPPORTED;
 		if (b && rb->first - rc->blocks[b - 1].first != r->blocks[b - 1].ninstrs)
@@ -532,6 +534,7 @@ int x86_restore(const void *blob, size_t len, const struct x86_reloc_env *env, u
 		out->blocks[i].addr = out->map_from[b->first];
 		out->blocks[i].ninstrs = end - b->first;
 		out->blocks[i].counter = b->counter < 0 ? 0 : ctr[b->counter];
+		memcpy(out->blocks[i].via, b->via, sizeof(b->via));
 	}
 	for (uint32_t i = 0; i < h->nreps; i++)
 		out->blocks[rc.reps[i].block].rep_counter = ctr[rc.reps[i].counter];
@@ -576,7 +579,7 @@ const char *x86_reloc_differs(const struct x86_reloc *a, const struct x86_reloc 
 		DIFF("blocks");
 	for (size_t i = 0; i < a->nblocks; i++)
 		if (a->blocks[i].addr != b->blocks[i].addr || a->blocks[i].ninstrs != b->blocks[i].ninstrs ||
-		    a->blocks[i].counter != b->blocks[i].counter ||
+		    a->blocks[i].counter != b->blocks[i].counter || memcmp(a->blocks[i].via, b->blocks[i].via, sizeof(a->blocks[i].via)) ||
 		    a->blocks[i].rep_counter != b->blocks[i].rep_counter)
 			DIFF("block %zu", i);
 	if (a->ncalls != b->ncalls)

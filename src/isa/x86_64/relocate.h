@@ -74,6 +74,14 @@ struct x86_reloc_env {
 	/* the copy starts with a 5-byte nop, which a jump to the copy made
 	 * to replace it overwrites (lazy_reinstrument) */
 	bool entry_pad;
+	/* counter increments are swept once fired (cover alone): the 9-byte
+	 * ones are placed so that their first 8 bytes share a cache line */
+	bool whole_lines;
+	/* where code outside enters the function (x86_foreign_entries): its
+	 * blocks there are probed; FOREIGN_KNOWN false: none may be left out */
+	const uint64_t *foreign;
+	size_t nforeign;
+	bool foreign_known;
 	/* The function's identity for its signal slot (RTL_PRIM_SLOT_SET:
 	 * probe_signal_id), 0 to store the copy's address instead. */
 	uint32_t signal_id;
@@ -90,6 +98,10 @@ struct x86_block {
 	/* Iterations of its plain rep instructions (valgrind counts every one as
 	 * an instruction executed), 0 if it has none. */
 	uint64_t rep_counter;
+	/* Without a counter of its own where probes are swept (whole_lines):
+	 * the blocks (index + 1 in the function; 0: none) one of which ran
+	 * exactly when it did (x86_cfg_implied_blocks) */
+	uint32_t via[2];
 };
 
 struct x86_call_site {
@@ -206,6 +218,11 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
 			size_t *n);
 /* Direct branch and call targets among INSNS that lie outside the
  * function [ADDR, ADDR+SIZE). Returns how many were stored (at most MAX). */
+/* Run-time addresses inside F (not its entry) where functions F jumps into
+ * jump back (foreign.c): malloc'd, *N of them; *KNOWN false when some such
+ * function could not be read (too many, too large). */
+uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_function *f,
+			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known);
 size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
 			    uint64_t *out, size_t max);
 /* Relocated address of original ADDR (an instruction start), or 0: in R,
