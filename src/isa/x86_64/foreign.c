@@ -45,11 +45,14 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 	uint64_t lo = f->addr + bias, hi = lo + f->size, *v = NULL;
 	*n = 0;
 	*known = true;
-	for (size_t i = 0; i < ninsns && *known; i++) {
-		const struct x86_insn *in = &insns[i];
-		if (!jumps(in) || in->kind == X86_CALL || (in->target >= lo && in->target < hi))
+	for (size_t i = 0; i <= ninsns && *known; i++) {
+		/* its jumps out, and what its last instruction falls into */
+		const struct x86_insn *in = i < ninsns ? &insns[i] : NULL;
+		bool falls = !in && ninsns && insns[ninsns - 1].kind != X86_JMP && insns[ninsns - 1].kind != X86_IJMP &&
+			     insns[ninsns - 1].kind != X86_RET && insns[ninsns - 1].kind != X86_STOP;
+		if (in ? !jumps(in) || in->kind == X86_CALL || (in->target >= lo && in->target < hi) : !falls)
 			continue;
-		const rtl_function *c = rtl_binary_find_function(bin, in->target - bias);
+		const rtl_function *c = rtl_binary_find_function(bin, (in ? in->target : hi) - bias);
 		bool dup = false;
 		for (size_t k = 0; k < nseen && !dup; k++)
 			dup = seen[k] == c;

@@ -169,7 +169,11 @@ int x86_cfg_implied_blocks(const struct x86_analysis *a, uint32_t (*via)[2])
 	memset(via, 0, nb * sizeof(*via));
 	/* code outside enters the middle unseen (jumps back from functions
 	 * that could not be read): none */
-	if (!a->env->foreign_known) {
+	bool table_out = false;   /* a jump table leads out (to a .cold part) */
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t e = 0; e < a->tables[t].n; e++)
+			table_out |= !cfg_inside(a, a->tables[t].targets[e]);
+	if (!a->env->foreign_known || table_out) {
 		err = 0;
 		goto out;
 	}
