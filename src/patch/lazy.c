@@ -471,11 +471,8 @@ static void patch_returns(struct proc *p, struct module *m, const rtl_function *
 /* Whether a return point of R lies inside the 5 bytes a jump at F's entry
  * would take: the entry then stays an int3 that leads to the copy (a
  * return trap), costing a trap per call that does not come from a copy. */
-/* A function left as it is (its copy failed: a full code cache) may
- * branch into the bytes of another's entry jump (ld.so's mempcpy goes on
- * at memcpy+3, which its own copy leads to the copy of): there, those bytes
- * are the original's again and the entry an int3 that leads to the copy,
- * as an entry_shadowed one does. TARGETS: the function's branches out. */
+/* The state of the relocated function G (*M, *F) when TARGET lies inside
+ * the bytes of G's entry jump, else NULL. */
 static const struct func_state *head_entered(struct proc *p, uint64_t target, struct module **m,
 					    const rtl_function **f)
 {
@@ -500,6 +497,12 @@ static bool enters_a_head(struct proc *p, const uint64_t *targets, size_t n)
 	return false;
 }
 
+/* A function left as it is (its copy failed: a full code cache, even its
+ * reserve) may branch into the bytes of another's entry jump (ld.so's
+ * mempcpy goes on at memcpy+3, which its own copy leads to the copy of):
+ * there, those bytes are the original's again and the entry an int3 that
+ * leads to the copy, as an entry_shadowed one does. TARGETS: the
+ * function's branches out. */
 static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -1018,6 +1021,18 @@ void lazy_decoded_free(struct lazy_decoded *d)
 /* RETICLE_VERIFY_COPIES=1: every saved copy placed is compared with a
  * fresh emission (a test of the fixups, which a missed one would make
  * point into the previous run's address space). */
+/* Where code outside enters F (x86_foreign_entries), into ENV when its
+ * probes are swept (cover alone: implied blocks). Returns what to free. */
+static uint64_t *foreign_entries_of(struct x86_reloc_env *env, const struct module *m, const rtl_function *f)
+{
+	if (!env->whole_lines)
+		return NULL;
+	uint64_t *v = x86_foreign_entries(m->bin, m->bias, f, env->insns, env->ninsns, &env->nforeign,
+					  &env->foreign_known);
+	env->foreign = v;
+	return v;
+}
+
 static bool verify_copies(void)
 {
 	static int on = -1;
@@ -1046,10 +1061,7 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	e.interior = d->interior;
 	e.ninterior = d->ninterior;
 	w->ctr_used = ctr_mark;   /* the same counters */
-	uint64_t *foreign = NULL;
-	if (!d->err && e.whole_lines)
-		e.foreign = foreign = x86_foreign_entries(m->bin, m->bias, rtl_binary_function(m->bin, idx), e.insns,
-							  e.ninsns, &e.nforeign, &e.foreign_known);
+	uint64_t *foreign = d->err ? NULL : foreign_entries_of(&e, m, rtl_binary_function(m->bin, idx));
 	if (d->err || x86_emit(d->an, &e, r->w.base, &fresh, &reason))
 		why = reason ? reason : "no fresh copy";
 	else
@@ -1165,10 +1177,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 			env.ninsns = d.ninsns;
 		}
 	}
-	uint64_t *foreign = NULL;
-	if (!restore && env.whole_lines)
-		env.foreign = foreign = x86_foreign_entries(m->bin, m->bias, f, env.insns, env.ninsns, &env.nforeign,
-							    &env.foreign_known);
+	uint64_t *foreign = restore ? NULL : foreign_entries_of(&env, m, f);
 	if (!restore)
 		err = x86_emit(d.an, &env, dest, &r, &fs->reason);
 	free(foreign);

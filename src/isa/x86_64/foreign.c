@@ -57,10 +57,11 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 		for (size_t k = 0; k < nseen && !dup; k++)
 			dup = seen[k] == c;
 		if (!c || c == f || dup)
-			continue;   /* the PLT, or another module: not back into F */
+			continue;   /* outside the binary's functions (the PLT's own jumps are indirect) */
 		*known = nseen < MAX_FUNCS && c->size && c->size <= MAX_SIZE &&
 			 entries_from(bin, bias, c, lo, hi, &v, n);
-		seen[nseen++] = c;
+		if (*known)
+			seen[nseen++] = c;
 	}
 	return v;
 }

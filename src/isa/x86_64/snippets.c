@@ -260,11 +260,12 @@ bool x86_falls_into_next(const struct x86_analysis *a, size_t b)
 }
 
 /* Whether block B's counter is left out: its run follows from its
- * successors' (e->via), which are counted (or so left out) themselves. */
+ * successors' (e->via), whose own runs are known (counted, or left out the
+ * same way). */
 static bool implied(const struct emitter *e, size_t b)
 {
 	const struct x86_analysis *a = e->a;
-	if (!e->via || !e->via[b][0] || !probe_plan_has_op(&e->plan, RTL_POINT_BLOCK, a->insns[a->block_first[b]].addr, RTL_PRIM_COUNT))
+	if (!e->via || !e->via[b][0] || !probe_plan_has(&e->plan, RTL_POINT_BLOCK, a->insns[a->block_first[b]].addr))
 		return false;
 	for (int k = 0; k < 2; k++)
 		if (e->via[b][k] &&
