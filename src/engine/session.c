@@ -759,6 +759,7 @@ static int __attribute__((format(printf, 4, 5))) meta_f(rtl_profile *prof, int e
 
 static void commit_profile(struct rtl_session *s)
 {
+	ahead_stop(s->ahead);   /* no process is left to call what it would copy */
 	span_check_started(&s->span);
 	if (!s->profile)
 		return;

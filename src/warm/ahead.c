@@ -139,20 +139,28 @@ struct ahead *ahead_new(const struct os_cpus *cpus, const struct probe_set *prob
 	return pd;
 }
 
-bool ahead_free(struct ahead *pd)
+void ahead_stop(struct ahead *pd)
 {
 	if (!pd)
-		return true;
+		return;
 	pthread_mutex_lock(&pd->lock);
 	pd->stop = true;
 	pthread_cond_signal(&pd->wake);
 	pthread_mutex_unlock(&pd->lock);
 	/* an idle-priority thread may wait long for a CPU on a busy machine:
 	 * normal priority to finish the copy it is making (not allowed
-	 * to every user), and at worst it is left to finish alone, with its
-	 * memory and the binaries it reads (the caller's) never freed */
+	 * to every user) */
 	struct sched_param normal = { 0 };
 	pthread_setschedparam(pd->thread, SCHED_OTHER, &normal);
+}
+
+bool ahead_free(struct ahead *pd)
+{
+	if (!pd)
+		return true;
+	/* at worst the helper is left to finish alone, with its memory and the
+	 * binaries it reads (the caller's) never freed */
+	ahead_stop(pd);
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_nsec += 200 * 1000000L;

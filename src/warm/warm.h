@@ -51,6 +51,9 @@ struct ahead *ahead_new(const struct os_cpus *cpus, const struct probe_set *prob
 /* Stops the helper; false when it could not be waited for: then it still
  * reads the binaries it was given, which must not be closed. */
 bool ahead_free(struct ahead *pd);
+/* Tells the helper to stop after the copy it is making (no first call
+ * will come for more): its last copy overlaps the profile's writing. */
+void ahead_stop(struct ahead *pd);
 /* Function K of BIN is likely to be called soon (a copy calls it). */
 void ahead_want(struct ahead *pd, const rtl_binary *bin, size_t k);
 /* All of BIN's functions, in address order, when there is nothing else to do. */
