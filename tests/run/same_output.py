@@ -22,6 +22,13 @@ import sampling
 import verify_copies
 
 
+
+def head_and_tail(err):
+    """A failed run's stderr: its start (a runtime's error message comes
+    before its traceback) and its end (reticle's own lines)."""
+    text = err.decode(errors="replace")
+    return text if len(text) <= 3000 else text[:1000] + "\n[...]\n" + text[-2000:]
+
 def run(cmd, stdin_path, env=None, timeout=600):
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
@@ -98,11 +105,11 @@ def main():
         r = run([reticle, "run", "--stats", "-c", cs, "-o", db, "--"] + prog, stdin_path, env, timeout)
         if r.stdout != native.stdout:
             print(f"FAIL [{tag}]: stdout differs ({len(r.stdout)} vs {len(native.stdout)} bytes)")
-            print(r.stderr.decode(errors="replace")[-2000:])
+            print(head_and_tail(r.stderr))
             ok = False
         if r.returncode != shell_status(native.returncode):
             print(f"FAIL [{tag}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
-            print(r.stderr.decode(errors="replace")[-2000:])
+            print(head_and_tail(r.stderr))
             ok = False
         why = verify_copies.problem(r.stderr.decode(errors="replace"), warm)
         if not why and b"not registered" in r.stderr:   # backtraces and exceptions would fail
