@@ -424,25 +424,7 @@ static void foreign_entries(struct proc *p, struct module *m, const rtl_function
 		if (!c || known || cm != m || c == f || t == c->addr + m->bias || !c->size || c->size > (1u << 20))
 			continue;
 		seen[nseen++] = c;
-		uint8_t *code = malloc(c->size);
-		struct x86_insn *insns = NULL;
-		size_t ninsns = 0;
-		if (code && !rtl_binary_read(m->bin, c->addr, code, c->size))
-			x86_decode_function(code, c->size, c->addr + m->bias, &insns, &ninsns);
-		uint64_t targets[1024];
-		size_t nt = insns ? x86_external_targets(insns, ninsns, c->addr + m->bias, c->size, targets, 1024) : 0;
-		for (size_t k = 0; k < nt; k++) {
-			uint64_t at = targets[k];
-			if (at <= f->addr + m->bias || at >= f->addr + m->bias + f->size)
-				continue;
-			uint64_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
-			if (!nv)
-				break;
-			*v = nv;
-			(*v)[(*n)++] = at;
-		}
-		free(insns);
-		free(code);
+		x86_branches_into(m->bin, m->bias, c, f->addr + m->bias, f->addr + m->bias + f->size, v, n);
 	}
 }
 

@@ -587,20 +587,42 @@ static int find_blocks(struct x86_analysis *a, const char **reason)
 /* Backward dataflow over blocks for the six status flags. At calls, returns,
  * and jumps out of the function the flags are dead (the ABI does not pass
  * flags); an indirect jump may reach any table or computed-goto target. */
+void x86_cfg_block_succs(const struct x86_analysis *a, size_t b, bool call_edges, uint32_t s[2], bool *leaves)
+{
+	size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
+	const struct x86_insn *in = &a->insns[end - 1];
+	size_t n = 0;
+	s[0] = s[1] = X86_NO_BLOCK;
+	*leaves = in->kind == X86_RET || in->kind == X86_IJMP || in->kind == X86_STOP ||
+		  in->kind == X86_UNSUPPORTED;
+	if (in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
+	    (call_edges && in->kind == X86_CALL)) {
+		long t = cfg_index_at(a, in->target);
+		if (t >= 0)
+			s[n++] = a->block_of[t];
+		else if (in->kind != X86_CALL)   /* a tail call, a .cold part */
+			*leaves = true;
+	}
+	if (in->kind == X86_OTHER || in->kind == X86_JCC || in->kind == X86_LOOP || in->kind == X86_CALL ||
+	    in->kind == X86_ICALL) {
+		if (b + 1 < a->nblocks)
+			s[n++] = (uint32_t)(b + 1);
+		else
+			*leaves = true;   /* falls out of the function */
+	}
+}
+
 static void block_succ_live(const struct x86_analysis *a, size_t b, uint8_t indirect, uint8_t *out)
 {
-	size_t last = (b + 1 < a->nblocks ? a->block_first[b + 1] : a->n) - 1;
-	const struct x86_insn *in = &a->insns[last];
+	uint32_t s[2];
+	bool leaves;
 	uint8_t live = 0;
-	bool falls = in->kind == X86_OTHER || in->kind == X86_JCC || in->kind == X86_LOOP ||
-		     in->kind == X86_CALL || in->kind == X86_ICALL;
-
-	if (falls && b + 1 < a->nblocks)
-		live |= a->live_in[b + 1];
-	if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP) &&
-	    cfg_inside(a, in->target))
-		live |= a->live_in[a->block_of[cfg_index_at(a, in->target)]];
-	if (in->kind == X86_IJMP)
+	x86_cfg_block_succs(a, b, false, s, &leaves);
+	for (int k = 0; k < 2; k++)
+		if (s[k] != X86_NO_BLOCK)
+			live |= a->live_in[s[k]];
+	size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
+	if (a->insns[end - 1].kind == X86_IJMP)
 		live |= indirect;
 	*out = live;
 }

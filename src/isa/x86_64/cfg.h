@@ -62,6 +62,14 @@ static inline long cfg_index_at(const struct x86_analysis *a, uint64_t addr)
 	return k < off && a->at[k] && a->env->code[k] == 0xf0 ? (long)a->at[k] - 1 : -1;
 }
 
+#define X86_NO_BLOCK UINT32_MAX
+
+/* Block B's successors inside the function (X86_NO_BLOCK for none): the
+ * target of its last instruction's direct jump or branch (and of a call,
+ * with CALL_EDGES), and the next block where it falls or returns there.
+ * *LEAVES: it may leave the function or stop there (a return, an indirect
+ * jump, a jump out, falling off the end). */
+void x86_cfg_block_succs(const struct x86_analysis *a, size_t b, bool call_edges, uint32_t s[2], bool *leaves);
 /* Decodes A->env's function (unless its instructions came decoded) and
  * finds its jump tables, computed gotos, blocks and flag liveness. */
 int x86_cfg_analyze(struct x86_analysis *a, const char **reason);

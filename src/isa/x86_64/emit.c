@@ -559,7 +559,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	if (e.twin && (err = switch_points(&e)))
 		goto out;
 	/* swept probes: blocks whose successors tell whether they ran get none */
-	if (env->whole_lines && !e.traces_memory &&
+	if (env->whole_lines &&
 	    (!(e.via = malloc(a->nblocks * sizeof(*e.via))) || (err = x86_cfg_implied_blocks(a, e.via))))
 		goto out;
 	if (env->entry_pad) {

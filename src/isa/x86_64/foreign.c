@@ -13,22 +13,24 @@ static bool jumps(const struct x86_insn *in)
 	return in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP || in->kind == X86_CALL;
 }
 
-/* Adds to *V the targets inside [LO, HI) of C's branches (C at run-time BIAS). */
-static bool entries_from(const rtl_binary *bin, uint64_t bias, const rtl_function *c, uint64_t lo, uint64_t hi,
-			 uint64_t **v, size_t *n)
+bool x86_branches_into(const rtl_binary *bin, uint64_t bias, const rtl_function *c, uint64_t lo, uint64_t hi,
+		       uint64_t **v, size_t *n)
 {
 	uint8_t *code = malloc(c->size);
 	struct x86_insn *insns = NULL;
 	size_t ninsns = 0;
-	bool ok = code && !rtl_binary_read(bin, c->addr, code, c->size) &&
-		  !x86_decode_function(code, c->size, c->addr + bias, &insns, &ninsns);
-	for (size_t i = 0; ok && i < ninsns; i++) {
+	bool ok = code && !rtl_binary_read(bin, c->addr, code, c->size);
+	/* what decodes before bytes that do not still counts */
+	ok = ok && !x86_decode_function(code, c->size, c->addr + bias, &insns, &ninsns);
+	for (size_t i = 0; i < ninsns; i++) {
 		uint64_t t = insns[i].target;
 		if (!jumps(&insns[i]) || t <= lo || t >= hi)
 			continue;
 		uint64_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
-		if (!(ok = nv != NULL))
+		if (!nv) {
+			ok = false;
 			break;
+		}
 		*v = nv;
 		(*v)[(*n)++] = t;
 	}
@@ -59,7 +61,7 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 		if (!c || c == f || dup)
 			continue;   /* outside the binary's functions (the PLT's own jumps are indirect) */
 		*known = nseen < MAX_FUNCS && c->size && c->size <= MAX_SIZE &&
-			 entries_from(bin, bias, c, lo, hi, &v, n);
+			 x86_branches_into(bin, bias, c, lo, hi, &v, n);
 		if (*known)
 			seen[nseen++] = c;
 	}

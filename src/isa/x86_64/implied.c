@@ -19,7 +19,7 @@
 #include <string.h>
 #include "isa/x86_64/cfg.h"
 
-enum { UNDEF = UINT32_MAX };
+#define UNDEF X86_NO_BLOCK   /* no block, no dominator yet */
 
 struct doms {
 	size_t nb;                /* blocks; the root above them is block NB */
@@ -31,30 +31,6 @@ struct doms {
 	uint32_t *po;             /* block -> its place in ORDER */
 	uint32_t *idom;
 };
-
-static void block_succs(const struct x86_analysis *a, size_t b, uint32_t s[2], bool *leaves)
-{
-	size_t end = b + 1 < a->nblocks ? a->block_first[b + 1] : a->n;
-	const struct x86_insn *in = &a->insns[end - 1];
-	size_t n = 0;
-	s[0] = s[1] = UNDEF;
-	*leaves = in->kind == X86_RET || in->kind == X86_IJMP || in->kind == X86_STOP ||
-		  in->kind == X86_UNSUPPORTED;
-	if (in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP || in->kind == X86_CALL) {
-		long t = cfg_index_at(a, in->target);
-		if (t >= 0)
-			s[n++] = a->block_of[t];
-		else if (in->kind != X86_CALL)   /* a tail call, a .cold part */
-			*leaves = true;
-	}
-	if (in->kind == X86_OTHER || in->kind == X86_JCC || in->kind == X86_LOOP || in->kind == X86_CALL ||
-	    in->kind == X86_ICALL) {
-		if (b + 1 < a->nblocks)
-			s[n++] = (uint32_t)(b + 1);
-		else
-			*leaves = true;   /* falls out of the function */
-	}
-}
 
 /* syscall, sysenter, int N: the process may end there (exit_group) */
 static bool system_call(const struct x86_analysis *a, const struct x86_insn *in)
@@ -193,7 +169,7 @@ int x86_cfg_implied_blocks(const struct x86_analysis *a, uint32_t (*via)[2])
 			d.root[a->block_of[i]] = foreign[a->block_of[i]] = true;
 	}
 	for (size_t b = 0; b < nb; b++) {
-		block_succs(a, b, d.succ[b], &d.leaves[b]);
+		x86_cfg_block_succs(a, b, true, d.succ[b], &d.leaves[b]);
 		for (int k = 0; k < 2; k++)
 			if (d.succ[b][k] != UNDEF)
 				d.pred0[d.succ[b][k] + 2]++;

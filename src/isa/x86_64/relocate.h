@@ -218,6 +218,12 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
 			size_t *n);
 /* Direct branch and call targets among INSNS that lie outside the
  * function [ADDR, ADDR+SIZE). Returns how many were stored (at most MAX). */
+/* Appends to *V (*N) the targets strictly inside (LO, HI) of C's direct
+ * branches (C of BIN at run-time BIAS, decoded from the file, up to bytes
+ * that do not decode): false when not all of C was read and decoded, or
+ * memory ran out. */
+bool x86_branches_into(const rtl_binary *bin, uint64_t bias, const rtl_function *c, uint64_t lo, uint64_t hi,
+		       uint64_t **v, size_t *n);
 /* Run-time addresses inside F (not its entry) where functions F jumps into
  * jump back (foreign.c): malloc'd, *N of them; *KNOWN false when some such
  * function could not be read (too many, too large). */
