@@ -182,10 +182,14 @@ int engine_breakpoint(struct proc *p, pid_t tid, uint64_t pc);
 void dl_arm_r_brk(struct proc *p);
 
 /* engine/sweep.c: probes removed once they have fired (cover alone) */
-/* Removes the increments of P whose counters have left 0. */
-void sweep_proc(struct proc *p);
+/* Removes the increments of P whose counters have left 0, and gives up
+ * hot copies; whether it stopped short (to go on at the next call). */
+bool sweep_proc(struct proc *p);
 /* A fork CHILD of PARENT gets the increments removed in its windows back. */
 void sweep_fork(struct proc *parent, struct proc *child);
+/* Fork child C's frames in the original code of functions its parent gave
+ * up go back to their copies (before patch_fork_unrevert). */
+void sweep_fork_frames(struct proc *c);
 /* Whether a sweep is due at NOW (ns; *LAST: the previous one's time). */
 bool sweep_due(uint64_t *last, uint64_t now);
 

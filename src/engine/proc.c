@@ -479,6 +479,8 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	for (size_t i = 0; i < p->shm.nwins; i++)
 		if (proc_map_window(p, child, &p->shm.wins[i], true))
 			goto fail;
+	sweep_fork_frames(p);
+	patch_fork_unrevert(p);
 	return p;
 fail:
 	proc_free(p);

@@ -108,6 +108,8 @@ struct rtl_session {
 	void *tick_ctx;
 	uint64_t tick_ns, last_tick;
 	uint64_t swept;           /* increments removed, over every image */
+	uint64_t given_up;        /* copies given up for the original code (sweep.c) */
+	bool sweep_more;          /* a sweep was cut short */
 	bool main_ended;          /* the first process has ended (its status is known) */
 	uint64_t main_end_ns;     /* when */
 	bool releasing;           /* letting go of what the program left running (release_all) */
@@ -298,14 +300,17 @@ static int session_parse_span(struct rtl_session *s, const struct rtl_session_op
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 bool session_sweeps(const struct rtl_session *s) { return s->sweeps; }
 
-/* Every 20 ms of the loop: the fired probes of every process go; and the
- * caller's tick when due. */
+/* Every 20 ms of the loop: the fired probes of every process go (a sweep
+ * cut short goes on at the loop's next turn); and the caller's tick when
+ * due. */
 static void sweep_all(struct rtl_session *s, uint64_t *last)
 {
 	uint64_t now = os_now_ns();
-	if (s->sweeps && sweep_due(last, now))
+	if (s->sweeps && (s->sweep_more || sweep_due(last, now))) {
+		s->sweep_more = false;
 		for (size_t i = 0; i < s->nprocs; i++)
-			sweep_proc(s->procs[i]);
+			s->sweep_more |= sweep_proc(s->procs[i]);
+	}
 	if (span_def_has_time(&s->span))
 		span_tick(s->procs, s->nprocs, now - s->t0);
 	if (s->tick_fn && now - s->last_tick >= s->tick_ns) {
@@ -767,6 +772,8 @@ static void commit_profile(struct rtl_session *s)
 		  : session_write_meta(s, s->profile, s->main_pid, s->main_command, s->main_status);
 	if (!err && s->sweeps)
 		err = meta_f(s->profile, 0, "cover_probes_removed", "%llu", (unsigned long long)s->swept);
+	if (!err && s->sweeps)
+		err = meta_f(s->profile, 0, "cover_copies_given_up", "%llu", (unsigned long long)s->given_up);
 	if (!err && s->attached && !s->main_ended)   /* none to tell: it runs on */
 		err = rtl_profile_set_meta(s->profile, "exit_status", "none (running on, detached)");
 	if (!err)
@@ -1126,6 +1133,7 @@ static void await_new_task(struct rtl_session *s, pid_t tid, struct os_stop *st)
 static void finish_proc(struct rtl_session *s, struct proc *p)
 {
 	s->swept += p->sweep_removed;
+	s->given_up += p->copies_given_up;
 	rtl_profile *prof = session_profile(s);
 	int err = prof ? proc_write_profile(p, prof, os_now_ns() - s->t0) : 0;
 	rtl_debug("pid %d: written into the profile", (int)p->pid);

@@ -17,14 +17,29 @@
  *
  * The increments are found in the copy's bytes, by the four forms the code
  * writer emits (writer.c) and their rip-relative counter, one of the
- * function's own: the same for fresh, restored and made-ahead copies. */
+ * function's own: the same for fresh, restored and made-ahead copies.
+ *
+ * What is left then is the copy itself: its nops, its layout, the jump
+ * through its entry. A copy found hot at its sweep (a counter of
+ * HOT_RUNS or more) is given up for the original code (patch/revert.c:
+ * one-shot int3s on its blocks still unfired), and the threads running
+ * in it are moved there: each pc at an instruction of such a copy, and
+ * each return address into one after a call, becomes the original
+ * instruction's address. RETICLE_COVER_ORIGINAL=0 keeps every copy. */
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
+#include "isa/x86_64/relocate.h"
+#include "os/linux/os.h"
+#include "patch/patch.h"
+#include "sample/sample.h"
 #include "util/array.h"
 #include "util/log.h"
 
-enum { SWEEP_NS = 20000000 };
+/* HOT_RUNS: the runs of one block in the (at most) 20 ms between a copy's
+ * first run and its sweep that make it worth a trap per block it has not
+ * run yet (about 30 us each on this VM: a copy costs 0.1-1 ns a block). */
+enum { SWEEP_NS = 20000000, BUDGET_NS = 1000000, HOT_RUNS = 4096, MAX_FRAMES = 512 };
 
 /* The forms of writer.c's counter increments: their leading bytes, where
  * their rip-relative displacement is and where that instruction ends, and
@@ -44,9 +59,10 @@ static const struct form {
 	{ { 0xf0, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 };
 
-/* Adds the increments of FS's copy to P's pending list. */
-static void find_sites(struct proc *p, struct module *m, struct func_state *fs)
+/* Adds the increments of function K of M's copy to P's pending list. */
+static void find_sites(struct proc *p, struct module *m, size_t k)
 {
+	struct func_state *fs = &m->fs[k];
 	struct window *w = m->win >= 0 ? &p->shm.wins[m->win] : NULL;
 	size_t n = 0;
 	uint64_t *ctr = malloc((fs->nblocks + 1) * sizeof(*ctr));
@@ -61,50 +77,195 @@ static void find_sites(struct proc *p, struct module *m, struct func_state *fs)
 			ctr[n++] = p->blocks[fs->block0 + b].counter;
 	if (rtl_radix_sort_u64(ctr, n, sizeof(*ctr), 0))
 		n = 0;   /* no memory: its increments stay */
+	/* every form holds 'add qword [rip+X]' (48 83 05) or 'mov rax, [rip+X]'
+	 * (48 8b 05): only where memchr finds their 05 are the forms tried
+	 * (a byte-by-byte scan of python3.11's 2,300 copies held the event
+	 * loop 20 ms, and the program waited at its traps) */
 	const uint8_t *code = window_local(w, fs->entry);
-	for (size_t i = 0; n && i + 9 <= fs->code_len;) {
+	for (size_t i = 0, q = 2; n && q < fs->code_len;) {
+		const uint8_t *five = memchr(code + q, 0x05, fs->code_len - q);
+		if (!five)
+			break;
+		q = (size_t)(five - code);
 		const struct form *hit = NULL;
 		uint64_t target = 0;
-		for (size_t k = 0; k < sizeof(forms) / sizeof(*forms) && !hit; k++) {
+		for (size_t k = 0; code[q - 2] == 0x48 && (code[q - 1] == 0x83 || code[q - 1] == 0x8b) &&
+				   k < sizeof(forms) / sizeof(*forms) && !hit;
+		     k++) {
 			const struct form *f = &forms[k];
-			if (i + f->len > fs->code_len || memcmp(code + i, f->head, f->nhead))
+			size_t start = q + 1 - f->disp;
+			if (q + 1 < f->disp || start < i || start + f->len > fs->code_len ||
+			    memcmp(code + start, f->head, f->nhead))
 				continue;
 			int32_t disp;
-			memcpy(&disp, code + i + f->disp, 4);
-			target = fs->entry + i + f->end + (int64_t)disp;
+			memcpy(&disp, code + start + f->disp, 4);
+			target = fs->entry + start + f->end + (int64_t)disp;
 			size_t at = rtl_lower_bound_u64(ctr, n, target);
-			if (at < n && ctr[at] == target)
+			if (at < n && ctr[at] == target) {
 				hit = f;
+				i = start;
+			}
 		}
 		if (!hit) {
-			i++;
+			q++;
 			continue;
 		}
 		uint64_t at = fs->entry + i;
 		/* the nop's 8 bytes, or the jump's 2, within one cache line */
 		uint8_t skip = hit->len == 9 && (at & 63) <= 56 ? 0 : (at & 63) != 63 ? (uint8_t)(hit->len - 2) : 0xff;
 		if (skip != 0xff && !rtl_grow(&p->sweep, &p->capsweep, p->nsweep + 1, sizeof(*p->sweep)))
-			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, skip };
+			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, (uint32_t)(m - p->mods), (uint32_t)k, skip };
 		i += hit->len;
+		q = i + 2;
 	}
 	free(ctr);
 }
 
-void sweep_proc(struct proc *p)
+struct fn_ref {
+	struct module *m;
+	size_t k;
+};
+
+/* Whether the original instruction before the one at ORIG of M (FROM: the
+ * N original instructions of its function) is a call: a return address is
+ * moved only after one. */
+static bool after_call(const struct module *m, const uint64_t *from, size_t n, uint64_t orig)
 {
-	for (size_t i = 0; i < p->nmods; i++) {
+	size_t i = rtl_lower_bound_u64(from, n, orig);
+	if (i == 0 || i >= n || from[i] != orig || orig - from[i - 1] > 15)
+		return false;
+	uint8_t insn[15];
+	size_t len = (size_t)(orig - from[i - 1]), at = 0;
+	if (rtl_binary_read(m->bin, from[i - 1] - m->bias, insn, len))
+		return false;
+	while (at < len && (insn[at] == 0x66 || insn[at] == 0x67 || insn[at] == 0x2e || insn[at] == 0x3e ||
+			    insn[at] == 0xf2 || (insn[at] & 0xf0) == 0x40))
+		at++;
+	return at < len && (insn[at] == 0xe8 || (insn[at] == 0xff && at + 1 < len && (insn[at + 1] >> 3 & 7) == 2));
+}
+
+/* The original instruction of AT in a copy given up, or 0. */
+static uint64_t given_up_original(struct proc *p, uint64_t at, struct copy_map *c)
+{
+	uint64_t orig;
+	bool own;
+	return copy_map_at(p, at, c) && c->m->fs[c->k].reverted && c->entry == c->m->fs[c->k].entry &&
+			       copy_original(p, at, &orig, &own)
+		       ? orig
+		       : 0;
+}
+
+/* Held thread H's pc and the return addresses of its stack that are in
+ * copies given up move to the original code. */
+static void move_out(struct proc *p, const struct hold *h, struct unw_mods *unw, uint64_t *frames, uint64_t *cfas)
+{
+	struct thread *t = proc_thread(p, h->tid);
+	struct copy_map c;
+	uint64_t orig, to;
+	bool own, restart;
+	if (!t || h->how == HOLD_GONE)
+		return;
+	if (h->how == HOLD_STOPPED && !os_sigtrap_pending(t->tid) && copy_settle(p, t, &orig, &own, &restart) &&
+	    orig) {
+		uint64_t pc;
+		if (!os_get_pc(t->tid, &pc) && (to = given_up_original(p, restart ? pc - 2 : pc, &c)) &&
+		    !os_set_pc(t->tid, to + (restart ? 2 : 0)))
+			rtl_debug("tid %d: from %#llx to the original code at %#llx", (int)t->tid,
+				  (unsigned long long)pc, (unsigned long long)to);
+	}
+	size_t n = stack_walk(p, t->tid, unw, frames, cfas, MAX_FRAMES);
+	for (size_t j = 1; j < n; j++) {
+		uint64_t slot = cfas[j - 1] - 8, ret;
+		if (!cfas[j - 1] || os_mem_read(p->mem, slot, &ret, 8) || !(to = given_up_original(p, ret, &c)) ||
+		    !after_call(c.m, c.from, c.n, to))
+			continue;
+		if (!os_mem_write(p->mem, slot, &to, 8))
+			rtl_debug("tid %d: return address %#llx at %#llx to the original code: %#llx", (int)t->tid,
+				  (unsigned long long)ret, (unsigned long long)slot, (unsigned long long)to);
+	}
+}
+
+/* FNS go back to their original code, P's threads held meanwhile. */
+static void give_up(struct proc *p, const struct fn_ref *fns, size_t n)
+{
+	struct hold *h = NULL;
+	uint64_t t0 = os_tsc();
+	size_t nh = session_hold(p->s, p, &h), done = 0;
+	for (size_t i = 0; i < n; i++)
+		done += !patch_revert(p, fns[i].m, fns[i].k);
+	struct unw_mods *unw = done ? unw_mods_new() : NULL;
+	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL;
+	for (size_t i = 0; frames && i < nh; i++)
+		move_out(p, &h[i], unw, frames, frames + MAX_FRAMES);
+	free(frames);
+	if (unw)
+		unw_mods_free(unw);
+	p->copies_given_up += done;
+	rtl_debug("pid %d: %zu of %zu hot copies given up for the original code", (int)p->pid, done, n);
+	session_unhold(p->s, p, h, nh, os_tsc() - t0);
+}
+
+static bool listed(const struct fn_ref *l, size_t n, const struct module *m, size_t k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].m == m && l[i].k == k)
+			return true;
+	return false;
+}
+
+static bool giving_up(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("RETICLE_COVER_ORIGINAL");
+		on = !e || atoi(e) != 0;
+	}
+	return on;
+}
+
+/* The window of S's module, when it holds S and its counter. */
+static struct window *site_window(struct proc *p, const struct sweep_site *s)
+{
+	const struct module *m = &p->mods[s->mod];
+	if (m->unloaded || m->win < 0)
+		return NULL;
+	struct window *w = &p->shm.wins[m->win];
+	uint64_t end = w->addr + w->code_cap + w->ctr_cap;
+	if (s->at >= w->addr && s->at + 8 <= end && s->counter >= w->addr && s->counter + 8 <= end)
+		return w;
+	return proc_window_at(p, s->at, 2) == proc_window_at(p, s->counter, 8) ? proc_window_at(p, s->at, 2) : NULL;
+}
+
+bool sweep_proc(struct proc *p)
+{
+	/* in slices of BUDGET_NS for finding increments and as much for
+	 * removing them: the program's traps wait while it runs (the first
+	 * sweep of python3.11's 2,300 copies took 10-15 ms) */
+	uint64_t t0 = os_now_ns();
+	size_t work = 0;
+	bool more = false, found_all;
+	struct fn_ref *hot = NULL;
+	size_t nhot = 0, caphot = 0;
+	for (size_t i = 0; i < p->nmods && !more; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; m->win >= 0 && !m->unloaded && k < n; k++)
+		for (size_t k = 0; m->win >= 0 && !m->unloaded && k < n && !more; k++)
 			if (m->fs[k].status == FS_DONE && !m->fs[k].swept) {
 				m->fs[k].swept = true;
-				find_sites(p, m, &m->fs[k]);
+				find_sites(p, m, k);
+				more = ++work % 64 == 0 && os_now_ns() - t0 > BUDGET_NS;
 			}
 	}
-	for (size_t i = 0; i < p->nsweep;) {
+	found_all = !more;
+	more = false;
+	t0 = os_now_ns();
+	size_t i = p->sweep_next < p->nsweep ? p->sweep_next : 0;
+	for (; i < p->nsweep && !more;) {
+		more = ++work % 1024 == 0 && os_now_ns() - t0 > BUDGET_NS;
 		struct sweep_site *s = &p->sweep[i];
-		struct window *w = proc_window_at(p, s->at, 2);
-		if (!w || !proc_read_counter(p, s->counter)) {
+		struct window *w = site_window(p, s);
+		uint64_t runs = w ? *(volatile uint64_t *)window_local(w, s->counter) : 0;
+		if (!runs) {
 			i += w != NULL;
 			if (!w)
 				*s = p->sweep[--p->nsweep];   /* its module is gone */
@@ -124,8 +285,43 @@ void sweep_proc(struct proc *p)
 		if (!rtl_grow(&p->swept_sites, &p->capswept, p->nswept + 1, sizeof(*p->swept_sites)))
 			p->swept_sites[p->nswept++] = (struct swept_site){ s->at, old };
 		p->sweep_removed++;
+		/* its runs since the last sweep, when it read 0 */
+		if (runs >= HOT_RUNS && giving_up() && patch_may_revert(p, &p->mods[s->mod], s->fn) &&
+		    !listed(hot, nhot, &p->mods[s->mod], s->fn) && !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
+			hot[nhot++] = (struct fn_ref){ &p->mods[s->mod], s->fn };
 		*s = p->sweep[--p->nsweep];
 	}
+	p->sweep_next = more ? i : 0;
+	if (nhot)
+		give_up(p, hot, nhot);
+	free(hot);
+	return more || !found_all;
+}
+
+void sweep_fork_frames(struct proc *c)
+{
+	/* its frames that run the original code of functions given up in the
+	 * parent go back to their copies, whose increments count again (the
+	 * fork's caller: its blocks after the call ran in the parent) */
+	struct unw_mods *unw = c->nthreads ? unw_mods_new() : NULL;
+	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL, *cfas = frames + MAX_FRAMES;
+	size_t n = frames ? stack_walk(c, c->threads[0].tid, unw, frames, cfas, MAX_FRAMES) : 0;
+	for (size_t j = 1; j < n; j++) {
+		uint64_t slot = cfas[j - 1] - 8, ret, to;
+		struct module *m;
+		const rtl_function *f;
+		if (!cfas[j - 1] || os_mem_read(c->mem, slot, &ret, 8) || !(f = proc_function_at(c, ret, &m)))
+			continue;
+		const struct func_state *fs = &m->fs[f - rtl_binary_function(m->bin, 0)];
+		if (fs->status == FS_DONE && fs->reverted &&
+		    (to = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, ret)) &&
+		    after_call(m, fs->map_from, fs->nmap, ret) && !os_mem_write(c->mem, slot, &to, 8))
+			rtl_debug("pid %d: return address %#llx at %#llx back into its copy: %#llx", (int)c->pid,
+				  (unsigned long long)ret, (unsigned long long)slot, (unsigned long long)to);
+	}
+	free(frames);
+	if (unw)
+		unw_mods_free(unw);
 }
 
 void sweep_fork(struct proc *parent, struct proc *child)

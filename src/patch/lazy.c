@@ -1381,6 +1381,8 @@ enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 		p->patch->env->stats->traps++;
 		return os_set_pc(tid, rt->to) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	}
+	if (p->patch->nprobe_traps && patch_is_probe_trap(p, addr))
+		return patch_probe_trap(p, tid, addr);
 	struct func_state *fs = proc_entry_at(p, addr, &m, &f);
 
 	if (!fs)
@@ -1437,7 +1439,7 @@ enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 
 bool lazy_is_entry_trap(struct proc *p, uint64_t addr)
 {
-	if (p->patch->nret_traps && find_ret_trap(p, addr))
+	if ((p->patch->nret_traps && find_ret_trap(p, addr)) || patch_is_probe_trap(p, addr))
 		return true;
 	struct func_state *fs = proc_entry_at(p, addr, NULL, NULL);
 	if (!fs)

@@ -84,6 +84,11 @@ struct patch_proc {
 	size_t ncall_traps, capcall_traps;
 	struct ret_trap { uint64_t at, to; } *ret_traps;
 	size_t nret_traps, capret_traps;
+	/* cover's one-shot int3s in the original code of functions whose
+	 * copies were given up (revert.c), sorted by AT: the block's COUNTER,
+	 * the byte under the int3, whether a thread met it */
+	struct probe_trap { uint64_t at, counter; uint32_t mod; uint8_t orig; bool fired; } *probe_traps;
+	size_t nprobe_traps, capprobe_traps;
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
 	struct retired_points {
@@ -199,6 +204,22 @@ void patch_go_multithreaded(struct proc *p);
  * in a copy (kept for the process's life). */
 int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to);
 bool lazy_has_return_trap(const struct proc *p, uint64_t at);
+
+/* revert.c (cover alone): whether function K of M may go back to its
+ * original code, and that done: its unfired blocks get one-shot int3s,
+ * the data words into its copy and its entry their original values (with
+ * threads running); the copy stays for frames in it. Tried once. */
+bool patch_may_revert(const struct proc *p, const struct module *m, size_t k);
+int patch_revert(struct proc *p, struct module *m, size_t k);
+/* A probe trap at AT met by TID: its counter set, its byte back. */
+enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at);
+bool patch_is_probe_trap(const struct proc *p, uint64_t at);
+/* A fork child C (stopped) runs its functions' copies again: its counters
+ * start at 0. */
+void patch_fork_unrevert(struct proc *c);
+/* The probe traps not met get their bytes back (the process is let go);
+ * how many could not. */
+size_t patch_release_probe_traps(struct proc *p);
 
 /* module_unwind.c: M's unwind information (.eh_frame, its LSDAs), loaded
  * when first needed; NULL when M has none worth registering (C code). */

@@ -37,7 +37,9 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		  dup_into((void **)&b->patches, &b->cappatches, a->patches, a->npatches, sizeof(*a->patches)) &&
 		  dup_into((void **)&b->sites, &b->capsites, a->sites, a->nsites, sizeof(*a->sites)) &&
 		  dup_into((void **)&b->plt_watch, &b->capplt_watch, a->plt_watch, a->nplt_watch,
-			   sizeof(*a->plt_watch));
+			   sizeof(*a->plt_watch)) &&
+		  dup_into((void **)&b->probe_traps, &b->capprobe_traps, a->probe_traps, a->nprobe_traps,
+			   sizeof(*a->probe_traps));
 	for (size_t i = 0; ok && i < a->nretired; i++) {   /* each its own maps */
 		struct retired_points *r = &b->retired[i];
 		r->map_from = rtl_dup_array(r->map_from, r->nmap, sizeof(uint64_t));
@@ -56,6 +58,7 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		b->npatches = a->npatches;
 		b->nsites = a->nsites;
 		b->nplt_watch = a->nplt_watch;
+		b->nprobe_traps = a->nprobe_traps;
 	}
 	return ok;
 }
@@ -75,6 +78,7 @@ void patch_proc_free(struct proc *p)
 	free(st->retired);
 	free(st->call_traps);
 	free(st->plt_watch);
+	free(st->probe_traps);
 	free(st->entries);
 	free(st);
 	p->patch = NULL;

@@ -79,6 +79,8 @@ struct func_state {
 	uint32_t timer;
 	uint64_t timer_desc;
 	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
+	bool revert_tried;        /* cover: its copy considered for giving up (patch/revert.c) */
+	bool reverted;            /* and given up: its entry is the original's again */
 	/* the run's context (engine/span.h): outside its scope (never armed),
 	 * or a function whose first call is an edge of its span (armed until
 	 * that call: never relocated ahead of it) */
@@ -256,11 +258,13 @@ struct proc {
 	 * nop), those swept (with the 8 bytes they had, which a fork child
 	 * gets back), how many */
 	bool sweeping;
-	struct sweep_site { uint64_t at, counter; uint8_t skip; } *sweep;
+	struct sweep_site { uint64_t at, counter; uint32_t mod, fn; uint8_t skip; } *sweep;
 	size_t nsweep, capsweep;
+	size_t sweep_next;        /* where a sweep cut short goes on */
 	struct swept_site { uint64_t at; uint64_t old; } *swept_sites;
 	size_t nswept, capswept;
 	uint64_t sweep_removed;
+	uint64_t copies_given_up;   /* for the original code (sweep.c) */
 	/* unwind blobs registered with the target's libgcc (unwind.c) */
 	uint64_t *unw_objects;
 	size_t nunw_objects, capunw_objects;

@@ -12,7 +12,8 @@ probes were removed (meta cover_probes_removed above 0, none kept); in
 each process image (the parent and its fork child, whose copies of the
 parent's removed probes must count again) the source lines that ran, as
 the lcov export gives them, are the same set in both runs; every count of
-the swept run is 0 or 1."""
+the swept run is 0 or 1; hot copies were given up for the original code
+(meta cover_copies_given_up above 0, unless RETICLE_COVER_ORIGINAL=0)."""
 import json, os, shutil, subprocess, sys
 
 fails = 0
@@ -69,6 +70,9 @@ def main():
         removed = int(m_s.get("cover_probes_removed", 0))
         if removed <= 0 or "cover_probes_removed" in m_k:
             fail(f"{temp}: {removed} probes removed, kept run's meta {m_k.get('cover_probes_removed')}")
+        given_up = int(m_s.get("cover_copies_given_up", 0))
+        if given_up <= 0 and os.environ.get("RETICLE_COVER_ORIGINAL") != "0":
+            fail(f"{temp}: no copy given up for the original code")
         if [p["kind"] for p in procs_s] != [p["kind"] for p in procs_k] or len(procs_s) < 2:
             fail(f"{temp}: images {procs_s} against {procs_k}")
             continue
@@ -82,7 +86,7 @@ def main():
                 fail(f"{temp} image {ps['id']}: counts {sorted(counts)[:8]} in the swept run")
             else:
                 print(f"ok: {temp} image {ps['id']} ({ps['kind']}): {len(ran_s)} lines ran, as with probes kept")
-        print(f"ok: {temp}: {removed} probes removed")
+        print(f"ok: {temp}: {removed} probes removed, {given_up} copies given up")
     print(f"{fails} failure(s)")
     sys.exit(1 if fails else 0)
 

@@ -2,8 +2,11 @@
  * enough for several sweeps, with code that first runs late (after blocks
  * of it have been swept elsewhere), a thread, and a fork child that runs
  * blocks its parent's sweeps removed before the fork and blocks of its
- * own. Its output does not depend on timing. tests/run/cover_sweep.py and
- * cover_gcov.py check it. */
+ * own. Hot functions whose copies are given up for the original code
+ * (patch/revert.c) then run blocks of theirs for the first time: spin()'s
+ * late branch in the very call whose loop made it hot (its thread moved
+ * out of the copy), phased()'s when the phase changes. Its output does not
+ * depend on timing. tests/run/cover_sweep.py and cover_gcov.py check it. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
+static volatile int phase;
 
 static double now(void)
 {
@@ -47,13 +51,25 @@ __attribute__((noinline)) static unsigned long never(unsigned long x)
 	return x * x;   /* not called */
 }
 
+__attribute__((noinline)) static unsigned long phased(unsigned long x)
+{
+	if (phase == 0)
+		return x + 1;
+	if (x % 2)
+		return x * 3;   /* first run once phased() has been hot */
+	return x - 1;
+}
+
 static void spin(double seconds, unsigned long (*fn)(unsigned long))
 {
-	double end = now() + seconds;
+	double start = now(), end = start + seconds;
 	unsigned long i = 0;
-	while (now() < end)
+	while (now() < end) {
 		for (int k = 0; k < 1000; k++)
 			sink += fn(i++);
+		if (now() > start + seconds * 0.75)
+			sink ^= 1;   /* first run late in the call */
+	}
 }
 
 static void *worker(void *arg)
@@ -68,6 +84,9 @@ int main(int argc, char **argv)
 	(void)argv;
 	pthread_t t;
 	spin(0.1, early);               /* swept meanwhile */
+	spin(0.06, phased);
+	phase = 1;
+	spin(0.04, phased);
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_join(t, NULL);
 	spin(0.06, late);               /* first run after sweeps */

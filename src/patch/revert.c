@@ -1,0 +1,228 @@
+/* Copies given up for the original code (cover alone). Once a function's
+ * copy has run hot and its fired increments are swept, what is left of
+ * the copy (its nops, its relocated layout, a jump through the entry) is
+ * the only cost of the run there. Such a function goes back to its own
+ * code: every block whose counter is still 0 gets an int3 in the original
+ * text (a one-shot breakpoint: the first thread that meets it sets the
+ * counter to 1 and puts the byte back), the data words that pointed into
+ * the copy (computed-goto tables) get their original values, and the
+ * entry's jump its original bytes. The copy stays mapped: a frame that
+ * runs there finishes there, its unfired increments still counting.
+ *
+ * Writes are ordered for threads running: the int3s first (no original
+ * code runs yet), then the data words, then the entry (an int3 over the
+ * jump's opcode, the four bytes, the first byte), so no thread reaches
+ * the original code before its unfired blocks trap. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <reticle/error.h>
+#include "elf/code_facts.h"
+#include "isa/x86_64/relocate.h"
+#include "os/linux/os.h"
+#include "patch/patch.h"
+#include "util/array.h"
+#include "util/log.h"
+
+enum { ENTRY_LEN = 5 };
+
+static int by_at(const void *a, const void *b)
+{
+	uint64_t x = ((const struct probe_trap *)a)->at, y = ((const struct probe_trap *)b)->at;
+	return (x > y) - (x < y);
+}
+
+/* The live probe trap at AT, or NULL. */
+static struct probe_trap *trap_at(const struct proc *p, uint64_t at)
+{
+	const struct patch_proc *st = p->patch;
+	size_t lo = 0, hi = st->nprobe_traps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->probe_traps[mid].at < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < st->nprobe_traps && st->probe_traps[lo].at == at; lo++)
+		if (!p->mods[st->probe_traps[lo].mod].unloaded)
+			return &st->probe_traps[lo];
+	return NULL;
+}
+
+bool patch_may_revert(const struct proc *p, const struct module *m, size_t k)
+{
+	const struct func_state *fs = &m->fs[k];
+	const struct patch_env *env = p->patch->env;
+	return fs->status == FS_DONE && !fs->revert_tried && !fs->twin_start && fs->nmap && !p->original_returns &&
+	       !p->attached && !env->dynamic && !env->twins && !m->unloaded && !rtl_binary_has_textrel(m->bin) &&
+	       rtl_binary_function(m->bin, k)->size >= ENTRY_LEN;
+}
+
+/* Puts the data words that pointed into F's copy (rewrite_code_pointers)
+ * back (TO_COPY false) or points them at the copy again. */
+static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_copy)
+{
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	const struct func_state *fs = &m->fs[k];
+	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC || m->return_tables)
+		return;
+	size_t lo, hi;
+	fn_code_pointer_slice(m->bin, f, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
+		uint64_t orig = cp->target + m->bias, copy = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, orig);
+		uint64_t now, want = to_copy ? copy : orig;
+		if (copy && !os_mem_read(p->mem, cp->where + m->bias, &now, 8) && now == (to_copy ? orig : copy))
+			proc_patch_write(p, cp->where + m->bias, &want, 8);
+	}
+}
+
+/* Calls and jumps of other copies that lead straight to FS's copy (they
+ * were pointed there when both had copies) go on to the original ENTRY:
+ * the copy's first instruction, its entry counter's increment already
+ * swept into 'nopw 0x1000000(%rax,%rax,1)', becomes 'jmp ENTRY' (its
+ * first 8 bytes in one store: the copy starts a cache line). A thread
+ * that fetched the nop runs the copy as before. A fork child gets the
+ * increment back (sweep_fork). */
+static void leave_copy_entry(struct proc *p, const struct func_state *fs, uint64_t entry)
+{
+	static const uint8_t nop[8] = { 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00 };
+	struct window *w = proc_window_at(p, fs->entry, 9);
+	int64_t rel = (int64_t)entry - (int64_t)(fs->entry + ENTRY_LEN);
+	if (!w || fs->entry % 64 > 56 || rel != (int32_t)rel)
+		return;
+	uint8_t *site = window_local(w, fs->entry), now[8];
+	memcpy(now, site, 8);
+	if (memcmp(now, nop, 8))
+		return;
+	now[0] = 0xe9;
+	memcpy(now + 1, &(int32_t){ (int32_t)rel }, 4);
+	uint64_t v;
+	memcpy(&v, now, 8);
+	__atomic_store_n((uint64_t *)(void *)site, v, __ATOMIC_RELEASE);
+}
+
+int patch_revert(struct proc *p, struct module *m, size_t k)
+{
+	struct patch_proc *st = p->patch;
+	struct func_state *fs = &m->fs[k];
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	uint64_t entry = f->addr + m->bias;
+	if (!patch_may_revert(p, m, k))
+		return -RTL_ERR_UNSUPPORTED;
+	fs->revert_tried = true;   /* once: a refused one stays a copy */
+	if (fs->entry_counter && !proc_read_counter(p, fs->entry_counter))
+		return -RTL_ERR_UNSUPPORTED;   /* entered only from inside: its entry would need a trap too */
+	uint8_t *file = malloc(f->size), *now = malloc(f->size);
+	int err = -ENOMEM;
+	if (!file || !now)
+		goto out;
+	/* the text must be the file's but for the entry's jump: another
+	 * function's entry inside it, a return trap, would be overwritten */
+	err = -RTL_ERR_UNSUPPORTED;
+	if (rtl_binary_read(m->bin, f->addr, file, f->size) || os_mem_read(p->mem, entry, now, f->size) ||
+	    now[0] != 0xe9 || memcmp(file + ENTRY_LEN, now + ENTRY_LEN, f->size - ENTRY_LEN))
+		goto out;
+	int32_t rel;
+	memcpy(&rel, now + 1, 4);
+	if (entry + ENTRY_LEN + (int64_t)rel != fs->entry)
+		goto out;
+	err = -ENOMEM;
+	if (rtl_grow(&st->probe_traps, &st->capprobe_traps, st->nprobe_traps + fs->nblocks, sizeof(*st->probe_traps)))
+		goto out;
+	uint8_t head[ENTRY_LEN];
+	memcpy(head, file, ENTRY_LEN);
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (!br->counter || br->addr <= entry || br->addr >= entry + f->size || proc_read_counter(p, br->counter))
+			continue;
+		st->probe_traps[st->nprobe_traps++] = (struct probe_trap){
+			br->addr, br->counter, (uint32_t)(m - p->mods), file[br->addr - entry], false };
+		if (br->addr < entry + ENTRY_LEN)
+			head[br->addr - entry] = 0xcc;   /* written with the entry */
+		else if ((err = proc_patch_write(p, br->addr, &(uint8_t){ 0xcc }, 1)))
+			goto undo;
+	}
+	repoint_data(p, m, k, false);
+	/* the entry: a thread meeting the int3 goes on in the copy (FS_DONE) */
+	if ((err = proc_patch_write(p, entry, &(uint8_t){ 0xcc }, 1)) ||
+	    (err = proc_patch_write(p, entry + 1, head + 1, ENTRY_LEN - 1)) ||
+	    (err = proc_patch_write(p, entry, head, 1)))
+		goto undo;
+	qsort(st->probe_traps, st->nprobe_traps, sizeof(*st->probe_traps), by_at);
+	fs->reverted = true;
+	leave_copy_entry(p, fs, entry);
+	err = 0;
+	goto out;
+undo:   /* the int3s written stay traps (they fire once); the copy serves on */
+	qsort(st->probe_traps, st->nprobe_traps, sizeof(*st->probe_traps), by_at);
+out:
+	free(file);
+	free(now);
+	return err;
+}
+
+bool patch_is_probe_trap(const struct proc *p, uint64_t at)
+{
+	return p->patch->nprobe_traps && trap_at(p, at);
+}
+
+enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at)
+{
+	struct probe_trap *t = p->patch->nprobe_traps ? trap_at(p, at) : NULL;
+	if (!t)
+		return PATCH_TRAP_NOT_MINE;
+	if (!t->fired) {   /* another thread may have met it: it is put back once */
+		struct window *w = proc_window_at(p, t->counter, 8);
+		if (w && !*(volatile uint64_t *)window_local(w, t->counter))
+			*(volatile uint64_t *)window_local(w, t->counter) = 1;
+		proc_patch_write(p, at, &t->orig, 1);
+		t->fired = true;
+		p->patch->env->stats->traps++;
+	}
+	return os_set_pc(tid, at) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
+}
+
+void patch_fork_unrevert(struct proc *c)
+{
+	/* the child's counters start at 0: its functions count in their
+	 * copies again (the probe traps left in its text fire there too) */
+	for (size_t i = 0; i < c->nmods; i++) {
+		struct module *m = &c->mods[i];
+		size_t n = m->fs ? rtl_binary_function_count(m->bin) : 0;
+		for (size_t k = 0; !m->unloaded && k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			if (fs->status != FS_DONE || !fs->reverted || !fs->nmap)
+				continue;
+			uint64_t entry = rtl_binary_function(m->bin, k)->addr + m->bias;
+			uint8_t jmp[ENTRY_LEN] = { 0xe9 };
+			int32_t rel = (int32_t)(fs->entry - (entry + ENTRY_LEN));
+			memcpy(jmp + 1, &rel, 4);
+			repoint_data(c, m, k, true);
+			proc_patch_write(c, entry, jmp, ENTRY_LEN);   /* the child is stopped */
+			fs->reverted = fs->revert_tried = false;
+		}
+	}
+	for (size_t i = 0; i < c->patch->nprobe_traps; i++)
+		if (c->patch->probe_traps[i].fired) {   /* its byte is back: no trap any more */
+			c->patch->probe_traps[i] = c->patch->probe_traps[--c->patch->nprobe_traps];
+			i--;
+		}
+	qsort(c->patch->probe_traps, c->patch->nprobe_traps, sizeof(*c->patch->probe_traps), by_at);
+}
+
+size_t patch_release_probe_traps(struct proc *p)
+{
+	size_t failed = 0;
+	for (size_t i = 0; i < p->patch->nprobe_traps; i++) {
+		struct probe_trap *t = &p->patch->probe_traps[i];
+		uint8_t now;
+		if (t->fired || p->mods[t->mod].unloaded)
+			continue;
+		if (!os_mem_read(p->mem, t->at, &now, 1) && now == 0xcc && os_mem_write(p->mem, t->at, &t->orig, 1))
+			failed++;
+		t->fired = true;
+	}
+	return failed;
+}
