@@ -304,8 +304,8 @@ void sweep_fork_frames(struct proc *c)
 	 * parent go back to their copies, whose increments count again (the
 	 * fork's caller: its blocks after the call ran in the parent) */
 	struct unw_mods *unw = c->nthreads ? unw_mods_new() : NULL;
-	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL, *cfas = frames + MAX_FRAMES;
-	size_t n = frames ? stack_walk(c, c->threads[0].tid, unw, frames, cfas, MAX_FRAMES) : 0;
+	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL, *cfas = NULL;
+	size_t n = frames ? stack_walk(c, c->threads[0].tid, unw, frames, cfas = frames + MAX_FRAMES, MAX_FRAMES) : 0;
 	for (size_t j = 1; j < n; j++) {
 		uint64_t slot = cfas[j - 1] - 8, ret, to;
 		struct module *m;

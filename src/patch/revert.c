@@ -14,6 +14,7 @@
  * jump's opcode, the four bytes, the first byte), so no thread reaches
  * the original code before its unfired blocks trap. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -36,14 +37,8 @@ static int by_at(const void *a, const void *b)
 static struct probe_trap *trap_at(const struct proc *p, uint64_t at)
 {
 	const struct patch_proc *st = p->patch;
-	size_t lo = 0, hi = st->nprobe_traps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->probe_traps[mid].at < at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rtl_lower_bound_u64_in(st->probe_traps, st->nprobe_traps, sizeof(*st->probe_traps),
+					   offsetof(struct probe_trap, at), at);
 	for (; lo < st->nprobe_traps && st->probe_traps[lo].at == at; lo++)
 		if (!p->mods[st->probe_traps[lo].mod].unloaded)
 			return &st->probe_traps[lo];

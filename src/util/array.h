@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
 
@@ -48,6 +49,23 @@ static inline size_t rtl_lower_bound_u64(const uint64_t *v, size_t n, uint64_t k
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The same over N records of SIZE bytes at V, sorted by the uint64_t at
+ * offset KEY in each. */
+static inline size_t rtl_lower_bound_u64_in(const void *v, size_t n, size_t size, size_t key, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at;
+		memcpy(&at, (const char *)v + mid * size + key, sizeof(at));
+		if (at < x)
 			lo = mid + 1;
 		else
 			hi = mid;
