@@ -1434,6 +1434,14 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 				s->early[s->nearly++] = (struct early_stop){ st->tid, *st };
 			}
 		}
+		/* A thread born as its process exits (Go starts threads to the
+		 * end) may never have its clone event reported: the cloning
+		 * thread dies first. Held at its exit, it would keep the
+		 * process, and reticle's wait, from ever ending (run.go.static
+		 * hung so). It goes on now; a clone event that does come finds
+		 * this stop and resumes it once more, harmlessly. */
+		if (st->kind == OS_EVENT_EXIT)
+			os_resume(st->tid, 0);
 		return;
 	}
 	if (s->detaching && (st->kind == OS_OTHER || st->kind == OS_GROUP_STOP)) {
