@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/span.h"
 #include "runtime/arc_table.h"
+#include "sample/sample.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -84,6 +85,8 @@ void proc_free(struct proc *p)
 	free(p->unw_objects);
 	free(p->resume_words);
 	free(p->sweep);
+	if (p->sweep_unw)
+		unw_mods_free(p->sweep_unw);
 	free(p->swept_sites);
 	if (p->mem >= 0)
 		close(p->mem);

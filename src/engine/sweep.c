@@ -38,8 +38,10 @@
 
 /* HOT_RUNS: the runs of one block in the (at most) 20 ms between a copy's
  * first run and its sweep that make it worth a trap per block it has not
- * run yet (about 30 us each on this VM: a copy costs 0.1-1 ns a block). */
-enum { SWEEP_NS = 20000000, BUDGET_NS = 1000000, HOT_RUNS = 4096, MAX_FRAMES = 512 };
+ * run yet (about 30 us each on this VM: a copy costs 0.1-1 ns a block);
+ * HOT_CALLS: the calls between two sweeps that do (a call through the
+ * original entry's jump and a relocated body cost a few ns more). */
+enum { SWEEP_NS = 20000000, BUDGET_NS = 1000000, HOT_RUNS = 4096, HOT_CALLS = 1024, MAX_FRAMES = 512 };
 
 /* The forms of writer.c's counter increments: their leading bytes, where
  * their rip-relative displacement is and where that instruction ends, and
@@ -59,6 +61,16 @@ static const struct form {
 	{ { 0xf0, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 };
 
+static bool giving_up(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("RETICLE_COVER_ORIGINAL");
+		on = !e || atoi(e) != 0;
+	}
+	return on;
+}
+
 /* Adds the increments of function K of M's copy to P's pending list. */
 static void find_sites(struct proc *p, struct module *m, size_t k)
 {
@@ -70,7 +82,10 @@ static void find_sites(struct proc *p, struct module *m, size_t k)
 		free(ctr);
 		return;
 	}
-	if (fs->entry_counter)
+	/* (the entry's increment keeps counting when copies are given up:
+	 * calls between sweeps tell a copy that became hot after its blocks
+	 * were swept; an increment per call is what fcount costs) */
+	if (fs->entry_counter && !giving_up())
 		ctr[n++] = fs->entry_counter;
 	for (uint32_t b = 0; b < fs->nblocks; b++)
 		if (p->blocks[fs->block0 + b].counter)
@@ -185,23 +200,26 @@ static void move_out(struct proc *p, const struct hold *h, struct unw_mods *unw,
 	}
 }
 
-/* FNS go back to their original code, P's threads held meanwhile. */
+/* FNS go back to their original code (written with the threads running),
+ * then P's threads are held while they move out of the copies (the
+ * unwinder's files kept from one hold to the next: loading them made a
+ * hold of sqlite3 last up to 7 ms). */
 static void give_up(struct proc *p, const struct fn_ref *fns, size_t n)
 {
-	struct hold *h = NULL;
-	uint64_t t0 = os_tsc();
-	size_t nh = session_hold(p->s, p, &h), done = 0;
+	size_t done = 0;
 	for (size_t i = 0; i < n; i++)
 		done += !patch_revert(p, fns[i].m, fns[i].k);
-	struct unw_mods *unw = done ? unw_mods_new() : NULL;
-	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL;
-	for (size_t i = 0; frames && i < nh; i++)
-		move_out(p, &h[i], unw, frames, frames + MAX_FRAMES);
-	free(frames);
-	if (unw)
-		unw_mods_free(unw);
 	p->copies_given_up += done;
 	rtl_debug("pid %d: %zu of %zu hot copies given up for the original code", (int)p->pid, done, n);
+	if (!done || (!p->sweep_unw && !(p->sweep_unw = unw_mods_new())))
+		return;
+	struct hold *h = NULL;
+	uint64_t t0 = os_tsc();
+	size_t nh = session_hold(p->s, p, &h);
+	uint64_t *frames = malloc(2 * MAX_FRAMES * sizeof(*frames));
+	for (size_t i = 0; frames && i < nh; i++)
+		move_out(p, &h[i], p->sweep_unw, frames, frames + MAX_FRAMES);
+	free(frames);
 	session_unhold(p->s, p, h, nh, os_tsc() - t0);
 }
 
@@ -213,15 +231,6 @@ static bool listed(const struct fn_ref *l, size_t n, const struct module *m, siz
 	return false;
 }
 
-static bool giving_up(void)
-{
-	static int on = -1;
-	if (on < 0) {
-		const char *e = getenv("RETICLE_COVER_ORIGINAL");
-		on = !e || atoi(e) != 0;
-	}
-	return on;
-}
 
 /* The window of S's module, when it holds S and its counter. */
 static struct window *site_window(struct proc *p, const struct sweep_site *s)
@@ -292,6 +301,21 @@ bool sweep_proc(struct proc *p)
 		*s = p->sweep[--p->nsweep];
 	}
 	p->sweep_next = more ? i : 0;
+	/* copies that became hot after their blocks were swept: by calls */
+	for (size_t mi = 0; giving_up() && !more && mi < p->nmods; mi++) {
+		struct module *m = &p->mods[mi];
+		size_t n = rtl_binary_function_count(m->bin);
+		for (size_t k = 0; m->win >= 0 && !m->unloaded && k < n; k++) {
+			struct func_state *fs = &m->fs[k];
+			if (fs->status != FS_DONE || !fs->swept || fs->revert_tried || !fs->entry_counter)
+				continue;
+			uint64_t calls = proc_read_counter(p, fs->entry_counter), since = calls - fs->calls_seen;
+			fs->calls_seen = calls;
+			if (since >= HOT_CALLS && patch_may_revert(p, m, k) && !listed(hot, nhot, m, k) &&
+			    !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
+				hot[nhot++] = (struct fn_ref){ m, k };
+		}
+	}
 	if (nhot)
 		give_up(p, hot, nhot);
 	free(hot);
@@ -336,8 +360,10 @@ void sweep_fork(struct proc *parent, struct proc *child)
 	for (size_t i = 0; i < child->nmods; i++) {
 		struct module *m = &child->mods[i];
 		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
 			m->fs[k].swept = false;
+			m->fs[k].calls_seen = 0;
+		}
 	}
 	child->nsweep = child->nswept = 0;
 	child->sweeping = parent->sweeping;

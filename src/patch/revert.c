@@ -75,22 +75,28 @@ static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_cop
 
 /* Calls and jumps of other copies that lead straight to FS's copy (they
  * were pointed there when both had copies) go on to the original ENTRY:
- * the copy's first instruction, its entry counter's increment already
- * swept into 'nopw 0x1000000(%rax,%rax,1)', becomes 'jmp ENTRY' (its
- * first 8 bytes in one store: the copy starts a cache line). A thread
- * that fetched the nop runs the copy as before. A fork child gets the
- * increment back (sweep_fork). */
-static void leave_copy_entry(struct proc *p, const struct func_state *fs, uint64_t entry)
+ * the copy's first instruction, its entry counter's increment (still
+ * counting, or swept into 'nopw 0x1000000(%rax,%rax,1)'), becomes 'jmp
+ * ENTRY' (its first 8 bytes in one store: the copy starts a cache line).
+ * A thread that fetched the old bytes runs the copy as before. A fork
+ * child gets them back (patch_fork_unrevert). */
+static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t entry)
 {
 	static const uint8_t nop[8] = { 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00 };
+	static const uint8_t add[3] = { 0x48, 0x83, 0x05 };   /* after a ds or lock prefix */
 	struct window *w = proc_window_at(p, fs->entry, 9);
 	int64_t rel = (int64_t)entry - (int64_t)(fs->entry + ENTRY_LEN);
 	if (!w || fs->entry % 64 > 56 || rel != (int32_t)rel)
 		return;
-	uint8_t *site = window_local(w, fs->entry), now[8];
-	memcpy(now, site, 8);
-	if (memcmp(now, nop, 8))
+	uint8_t *site = window_local(w, fs->entry), now[9];
+	memcpy(now, site, 9);
+	int32_t disp;
+	memcpy(&disp, now + 4, 4);
+	bool counting = (now[0] == 0x3e || now[0] == 0xf0) && !memcmp(now + 1, add, 3) && now[8] == 1 &&
+			fs->entry + 9 + (int64_t)disp == fs->entry_counter;
+	if (memcmp(now, nop, 8) && !counting)
 		return;
+	memcpy(&fs->left_head, now, 8);
 	now[0] = 0xe9;
 	memcpy(now + 1, &(int32_t){ (int32_t)rel }, 4);
 	uint64_t v;
@@ -195,6 +201,10 @@ void patch_fork_unrevert(struct proc *c)
 			int32_t rel = (int32_t)(fs->entry - (entry + ENTRY_LEN));
 			memcpy(jmp + 1, &rel, 4);
 			repoint_data(c, m, k, true);
+			struct window *w = fs->left_head ? proc_window_at(c, fs->entry, 8) : NULL;
+			if (w)   /* the copy's head that became a jump out of it */
+				memcpy(window_local(w, fs->entry), &fs->left_head, 8);
+			fs->left_head = 0;
 			proc_patch_write(c, entry, jmp, ENTRY_LEN);   /* the child is stopped */
 			fs->reverted = fs->revert_tried = false;
 		}

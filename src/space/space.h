@@ -81,6 +81,8 @@ struct func_state {
 	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
 	bool revert_tried;        /* cover: its copy considered for giving up (patch/revert.c) */
 	bool reverted;            /* and given up: its entry is the original's again */
+	uint64_t left_head;       /* the copy's first 8 bytes before they became a jump out of it */
+	uint64_t calls_seen;      /* its entry counter at the last sweep (cover: kept counting) */
 	/* the run's context (engine/span.h): outside its scope (never armed),
 	 * or a function whose first call is an edge of its span (armed until
 	 * that call: never relocated ahead of it) */
@@ -265,6 +267,7 @@ struct proc {
 	size_t nswept, capswept;
 	uint64_t sweep_removed;
 	uint64_t copies_given_up;   /* for the original code (sweep.c) */
+	struct unw_mods *sweep_unw; /* the unwinder's files, kept for the walks of those give-ups */
 	/* unwind blobs registered with the target's libgcc (unwind.c) */
 	uint64_t *unw_objects;
 	size_t nunw_objects, capunw_objects;
