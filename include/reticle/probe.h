@@ -165,6 +165,10 @@ struct rtl_predicate {
 	bool log2;
 	uint64_t where;       /* RTL_OPND_GLOBAL, RTL_OPND_ONSTACK */
 	int64_t value;
+	/* The tests of a snippet's predicates form alternatives: the tests up
+	 * to one with OR_AFTER set must all hold, or those of the next
+	 * alternative (a || b && c is a, then b and c). Not for a key. */
+	bool or_after;
 };
 
 /* Snippet ids go to 65535; a numbered timer's number to 255 (the timers
@@ -175,7 +179,7 @@ enum { RTL_MAX_PREDICATES = 8, RTL_MAX_SNIPPET_ID = 65535, RTL_MAX_TIMER_ID = 25
  * point get one counter (or timer). A snippet with an ID of its own
  * (1..RTL_MAX_SNIPPET_ID) gets its own counter, reported with its ID
  * (rtl_counter_view), and may carry predicates, which must all hold for it
- * to run; such snippets are RTL_PRIM_COUNT at RTL_POINT_ENTRY or
+ * to run (or all of one alternative: rtl_predicate's or_after); such snippets are RTL_PRIM_COUNT at RTL_POINT_ENTRY or
  * RTL_POINT_EXIT, or RTL_PRIM_TIMER_START at RTL_POINT_ENTRY, where the ID
  * is a numbered timer's number: functions that start one timer share it
  * (its inclusive time is the time any of them is on the stack; a

@@ -585,11 +585,13 @@ static int clause(struct parser *ps)
 				for (size_t i = 0; i < c->npts && !err; i++)
 					if (!c->pts[i].exit)
 						err = fail(ps, "retval is read in exit: clauses only");
-		} while (!err && accept(ps, "&&"));
-		if (!err && accept(ps, "||"))
-			err = fail(ps, "'||' is not supported: write two clauses");
+			if (!err && accept(ps, "||"))
+				c->tests[c->ntests - 1].q.or_after = true;
+			else if (!err && !accept(ps, "&&"))
+				break;
+		} while (!err);
 		if (!err)
-			err = expect(ps, "/", "'&&' or the '/' that ends the predicate");
+			err = expect(ps, "/", "'&&', '||' or the '/' that ends the predicate");
 	}
 	if (!err)
 		err = expect(ps, "{", "'{'");

@@ -60,6 +60,10 @@ entry:send_msg /flag/ { @flag = count(); }
 exit:pick /retval == 0/ { @pick0 = count(); }
 exit:pick { @pick_ret[retval] = count(); }
 entry:pick { @key[(int8)arg0] = count(); }
+# alternatives: counts the program's add up to
+entry:bar /arg0 > 1000 || arg0 < 0/ { @bar_out = count(); }
+entry:send_msg /onstack(foo) || !onstack(foo) && flag == 0 || !onstack(foo) && flag/ { @send_any = count(); }
+entry:send_msg /flag && !onstack(foo) || mode == 2 && onstack(foo)/ { @send_mixed = count(); }
 """
 
 
@@ -114,9 +118,13 @@ def check_target(reticle, work, target, env):
             truth[name] = int(value)
     got = aggregations(open(os.path.join(work, "agg.txt")).read())
     for name in ("send", "send_in_foo", "send_not_foo", "bar_big", "bar_neg", "big_unsigned", "mode2", "flag",
-                 "pick0"):
+                 "pick0", "send_mixed"):
         if got.get(name) != truth.get(name):
             fail(f"@{name}: {got.get(name)}, the program counted {truth.get(name)}")
+    for name, want in (("bar_out", truth.get("bar_big", 0) + truth.get("bar_neg", 0)),
+                       ("send_any", truth.get("send"))):
+        if got.get(name) != want:
+            fail(f"@{name}: {got.get(name)}, the program's counts make {want}")
     want = {k[len("pick_ret["):-1]: v for k, v in truth.items() if k.startswith("pick_ret[")}
     if got.get("pick_ret") != want:
         fail(f"@pick_ret: {got.get('pick_ret')}, the program counted {want}")

@@ -242,12 +242,32 @@ int x86_guard_begin(struct x86_writer *w, const struct rtl_predicate *q, size_t 
 		return 0;
 	static const uint8_t restore[] = { 0x48, 0x8b, 0x44, 0x24, 0xc0 };   /* mov rax,[rsp-64] */
 	x86_put(w, save, sizeof(save));
+	/* alternatives (or_after): a failed test goes on to the next one's
+	 * first test, the last one's out; one whose tests all held jumps to
+	 * the snippet */
+	size_t next[X86_GUARD_MAX], nnext = 0, body[X86_GUARD_MAX], nbody = 0;
 	for (size_t i = 0; i < n; i++) {
-		int err = test(w, &q[i], &g->skips[g->n]);
+		bool last = i + 1 == n || q[i].or_after;
+		size_t at;
+		int err = test(w, &q[i], &at);
 		if (err)
 			return err;
-		g->n++;
+		if (i + 1 < n && q[i].or_after)
+			next[nnext++] = at;   /* landed at the next alternative */
+		else
+			g->skips[g->n++] = at;
+		if (last && i + 1 < n) {
+			body[nbody++] = x86_jump32(w, 0xeb);   /* jmp: this alternative held */
+			for (size_t k = 0; k < nnext; k++)
+				x86_land32(w, next[k]);
+			/* the tests of the alternative it held in go to the next one */
+			for (size_t k = 0; k < g->n; k++)
+				x86_land32(w, g->skips[k]);
+			nnext = g->n = 0;
+		}
 	}
+	for (size_t k = 0; k < nbody; k++)
+		x86_land32(w, body[k]);
 	x86_put(w, restore, sizeof(restore));   /* the snippet sees the registers as they were */
 	return w->failed ? -ENOMEM : 0;
 }

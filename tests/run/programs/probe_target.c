@@ -24,7 +24,7 @@ static __thread jmp_buf escape;
 
 /* the truths */
 static atomic_long t_send, t_send_in_foo, t_send_not_foo, t_bar_big, t_bar_neg, t_mode2, t_flag,
-	t_pick0, t_pick_ret[7], t_key[256], t_hist[66], t_big_unsigned;
+	t_pick0, t_pick_ret[7], t_key[256], t_hist[66], t_big_unsigned, t_mixed;
 
 static int bucket(long v)   /* reticle's power-of-two key */
 {
@@ -56,6 +56,8 @@ static void count_send(long n)
 		t_mode2++;
 	if (flag)
 		t_flag++;
+	if ((flag && !foo_depth) || (mode == 2 && foo_depth))   /* a predicate with alternatives */
+		t_mixed++;
 	t_hist[bucket(n) + 1]++;
 }
 
@@ -134,6 +136,7 @@ static void report(const char *who)
 	printf("%s mode2 %ld\n", who, t_mode2);
 	printf("%s flag %ld\n", who, t_flag);
 	printf("%s pick0 %ld\n", who, t_pick0);
+	printf("%s send_mixed %ld\n", who, t_mixed);
 	for (int r = 0; r < 7; r++)
 		printf("%s pick_ret[%d] %ld\n", who, r, t_pick_ret[r]);
 	for (int k = 0; k < 256; k++)
