@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A foreign test suite under reticle: CPython's own regression tests
 (Debian's libpython3.11-testsuite) give the same results natively and under
-`reticle run` with each collector. The native run is the oracle: the same
+`reticle run` with fcount, bbcount and cover. The native run is the oracle: the same
 modules must pass, fail or be skipped, and the run's verdict must match.
 
 usage: cpython_regrtest.py RETICLE WORKDIR PYTHON MODULE..."""
@@ -43,7 +43,7 @@ if len(native) != len(MODULES) or verdict is None:
     print(text[-3000:])
     sys.exit(1)
 ok = True
-for cs in ("fcount", "bbcount"):
+for cs in ("fcount", "bbcount", "cover"):
     prof = os.path.join(work, cs)
     shutil.rmtree(prof, ignore_errors=True)
     os.makedirs(prof)
