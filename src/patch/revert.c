@@ -104,6 +104,33 @@ static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t ent
 	__atomic_store_n((uint64_t *)(void *)site, v, __ATOMIC_RELEASE);
 }
 
+/* Whether function K of M's original code leaves it only for other
+ * functions' entries. Its copy's branches into another function's middle
+ * (a .cold part, a shared tail) went to that function's copy; the original
+ * code would land in the other's original body, whose blocks its copy
+ * counts (and in its first 5 bytes, the entry's jump: python3's test_pickle
+ * crashed so, a parent jumping to the epilogue 3 bytes into its .cold
+ * part). */
+static bool leaves_by_entries(struct proc *p, struct module *m, size_t k)
+{
+	enum { MAX = 1024 };
+	struct lazy_decoded d;
+	lazy_decode(p, m, k, &d);
+	uint64_t *out = !d.err && d.an ? malloc(MAX * sizeof(*out)) : NULL;
+	bool more = true, ok = out != NULL;
+	const rtl_function *f = rtl_binary_function(m->bin, k);
+	size_t n = ok ? x86_cfg_targets_outside(d.an, f->addr + m->bias, f->size, out, MAX, &more) : 0;
+	ok &= !more;
+	for (size_t i = 0; ok && i < n; i++) {
+		struct module *tm;
+		const rtl_function *g = proc_function_at(p, out[i], &tm);
+		ok = g && g->addr + tm->bias == out[i];
+	}
+	free(out);
+	lazy_decoded_free(&d);
+	return ok;
+}
+
 int patch_revert(struct proc *p, struct module *m, size_t k)
 {
 	struct patch_proc *st = p->patch;
@@ -129,6 +156,18 @@ int patch_revert(struct proc *p, struct module *m, size_t k)
 	memcpy(&rel, now + 1, 4);
 	if (entry + ENTRY_LEN + (int64_t)rel != fs->entry)
 		goto out;
+	if (!leaves_by_entries(p, m, k))
+		goto out;
+	/* a block may start inside an instruction (glibc's malloc jumps over
+	 * a lock prefix: 'je 1f; lock; 1: cmpxchg'): an int3 there would make
+	 * it another instruction (python3's test_pickle crashed, a pipe lost
+	 * data), so a function with such a block not run yet stays a copy */
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (br->counter && br->addr > entry && br->addr < entry + f->size &&
+		    !x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, br->addr) && !proc_read_counter(p, br->counter))
+			goto out;
+	}
 	err = -ENOMEM;
 	if (rtl_grow(&st->probe_traps, &st->capprobe_traps, st->nprobe_traps + fs->nblocks, sizeof(*st->probe_traps)))
 		goto out;

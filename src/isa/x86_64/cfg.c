@@ -744,6 +744,23 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
 	return err;
 }
 
+size_t x86_cfg_targets_outside(const struct x86_analysis *a, uint64_t addr, uint64_t size, uint64_t *out,
+			       size_t max, bool *more)
+{
+	size_t k = x86_external_targets(a->insns, a->n, addr, size, out, max);
+	*more = k == max;
+	for (size_t t = 0; t < a->ntables; t++)
+		for (size_t i = 0; i < a->tables[t].n; i++)
+			if (a->tables[t].targets[i] < addr || a->tables[t].targets[i] >= addr + size) {
+				if (k == max) {
+					*more = true;
+					return k;
+				}
+				out[k++] = a->tables[t].targets[i];
+			}
+	return k;
+}
+
 size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
 			    uint64_t *out, size_t max)
 {

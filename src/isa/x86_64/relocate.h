@@ -231,6 +231,11 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known);
 size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
 			    uint64_t *out, size_t max);
+/* Where A's function, at run-time [ADDR, ADDR+SIZE), may go outside itself
+ * by a direct branch or call or a jump-table entry: how many were stored
+ * (at most MAX); *MORE when there were more. (A's env need not be alive.) */
+size_t x86_cfg_targets_outside(const struct x86_analysis *a, uint64_t addr, uint64_t size, uint64_t *out,
+			       size_t max, bool *more);
 /* Relocated address of original ADDR (an instruction start), or 0: in R,
  * or in a map kept from one (FROM sorted, N entries). */
 uint64_t x86_map_lookup(const uint64_t *from, const uint64_t *to, size_t n, uint64_t addr);
