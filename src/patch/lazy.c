@@ -626,25 +626,6 @@ static uint64_t ctx_counter(void *c)
 	return window_alloc_counter(ctx->w);
 }
 
-/* Points every data word that held an interior address of F at the copy.
- * Only words known from relocations are rewritten: in a non-PIE executable
- * code pointers are guessed from data values, and a guess may be an integer
- * (there, the relocator copies the tables it sees used instead). */
-static void rewrite_code_pointers(struct proc *p, struct module *m, const rtl_function *f,
-				  const struct x86_reloc *r)
-{
-	/* (OCaml's frame tables hold return addresses, compared as they are) */
-	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC || m->return_tables)
-		return;
-	size_t lo, hi;
-	fn_code_pointer_slice(m->bin, f, &lo, &hi);
-	for (size_t i = lo; i < hi; i++) {
-		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
-		uint64_t to = x86_reloc_lookup(r, cp->target + m->bias);
-		if (to)
-			proc_patch_write(p, cp->where + m->bias, &to, 8);
-	}
-}
 
 /* R's RTL_PRIM_CALL int3s (function K of M) into P's sorted list. */
 static int record_call_traps(struct proc *p, struct module *m, size_t k, const struct x86_reloc *r)
@@ -1186,7 +1167,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	note_branches(p, m, &r);
 	if (!again) {
 		patch_returns(p, m, f, &r);
-		rewrite_code_pointers(p, m, f, &r);
+		patch_code_pointers(p, m, f, r.map_from, r.map_to, r.nmap, POINTERS_TO_NEW_COPY);
 	} else if (p->original_returns) {   /* every call of the copy returns through them */
 		patch_returns_as(p, m, f, &r, true);
 	}

@@ -205,6 +205,15 @@ void patch_go_multithreaded(struct proc *p);
 int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to);
 bool lazy_has_return_trap(const struct proc *p, uint64_t at);
 
+/* Every data word known (from relocations) to hold an interior address of
+ * F of M points at F's copy (FROM/TO: its map, N entries): a NEW_COPY's
+ * words are written as they are; the others only where they hold the
+ * address they go from (the original's, or the copy's). Not in a non-PIE
+ * executable, whose code pointers are guessed from data values. */
+enum code_pointers_to { POINTERS_TO_NEW_COPY, POINTERS_TO_COPY, POINTERS_TO_ORIGINAL };
+void patch_code_pointers(struct proc *p, struct module *m, const rtl_function *f, const uint64_t *from,
+			 const uint64_t *to, size_t n, enum code_pointers_to where);
+
 /* revert.c (cover alone): whether function K of M may go back to its
  * original code, and that done: its unfired blocks get one-shot int3s,
  * the data words into its copy and its entry their original values (with

@@ -54,23 +54,31 @@ bool patch_may_revert(const struct proc *p, const struct module *m, size_t k)
 	       rtl_binary_function(m->bin, k)->size >= ENTRY_LEN;
 }
 
-/* Puts the data words that pointed into F's copy (rewrite_code_pointers)
- * back (TO_COPY false) or points them at the copy again. */
-static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_copy)
+void patch_code_pointers(struct proc *p, struct module *m, const rtl_function *f, const uint64_t *from,
+			 const uint64_t *to, size_t n, enum code_pointers_to where)
 {
-	const rtl_function *f = rtl_binary_function(m->bin, k);
-	const struct func_state *fs = &m->fs[k];
+	/* (OCaml's frame tables hold return addresses, compared as they are) */
 	if (rtl_binary_kind(m->bin) == RTL_BIN_EXEC || m->return_tables)
 		return;
 	size_t lo, hi;
 	fn_code_pointer_slice(m->bin, f, &lo, &hi);
 	for (size_t i = lo; i < hi; i++) {
 		const rtl_code_pointer *cp = rtl_binary_code_pointer(m->bin, i);
-		uint64_t orig = cp->target + m->bias, copy = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, orig);
-		uint64_t now, want = to_copy ? copy : orig;
-		if (copy && !os_mem_read(p->mem, cp->where + m->bias, &now, 8) && now == (to_copy ? orig : copy))
+		uint64_t orig = cp->target + m->bias, copy = x86_map_lookup(from, to, n, orig), now;
+		uint64_t want = where == POINTERS_TO_ORIGINAL ? orig : copy;
+		if (copy && (where == POINTERS_TO_NEW_COPY ||
+			     (!os_mem_read(p->mem, cp->where + m->bias, &now, 8) && now == (want == orig ? copy : orig))))
 			proc_patch_write(p, cp->where + m->bias, &want, 8);
 	}
+}
+
+/* Puts the data words that pointed into F's copy back (TO_COPY false) or
+ * points them at the copy again. */
+static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_copy)
+{
+	const struct func_state *fs = &m->fs[k];
+	patch_code_pointers(p, m, rtl_binary_function(m->bin, k), fs->map_from, fs->map_to, fs->nmap,
+			    to_copy ? POINTERS_TO_COPY : POINTERS_TO_ORIGINAL);
 }
 
 /* Calls and jumps of other copies that lead straight to FS's copy (they
