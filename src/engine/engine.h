@@ -204,6 +204,10 @@ struct hold {
 	uint8_t how;              /* enum hold_how */
 };
 size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out);
+/* Whether P's threads can be held now: not while a vfork child runs in
+ * its memory (the parent waits in the kernel, where no interrupt stops
+ * it: a hold would wait for it for ever). */
+bool session_can_hold(const struct proc *p);
 void session_unhold(struct rtl_session *s, struct proc *p, struct hold *h, size_t n, uint64_t ticks);
 
 /* Calls EACH(P, M, K, CTX) for every relocated function K of every loaded

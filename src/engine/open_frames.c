@@ -191,7 +191,7 @@ long reinstrument_running(struct proc *p, bool (*want)(const char *module, const
 	struct walked *ws = NULL;
 	size_t nh = 0, nws = 0;
 	uint64_t t0 = os_tsc();
-	if (p->areas.addr) {
+	if (p->areas.addr && session_can_hold(p)) {   /* else frames open at the next entry */
 		nh = session_hold(p->s, p, &h);
 		nws = walk_all(p, h, nh, &ws);
 	}

@@ -1071,6 +1071,14 @@ static enum hold_how await_stop(struct rtl_session *s, struct proc *p, pid_t tid
 	}
 }
 
+bool session_can_hold(const struct proc *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (os_tgid(p->threads[i].tid) != p->pid)
+			return false;
+	return true;
+}
+
 size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out)
 {
 	struct hold *h = calloc(p->nthreads ? p->nthreads : 1, sizeof(*h));

@@ -213,13 +213,10 @@ static void give_up(struct proc *p, const struct fn_ref *fns, size_t n)
 	rtl_debug("pid %d: %zu of %zu hot copies given up for the original code", (int)p->pid, done, n);
 	if (!done || (!p->sweep_unw && !(p->sweep_unw = unw_mods_new())))
 		return;
-	/* A vfork child runs in P's memory while its parent waits in the
-	 * kernel, where no interrupt stops it: a hold would wait for it for
-	 * ever (CPython's subprocess vforks). The copies stay given up; their
-	 * threads move at a later give-up, or finish there. */
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (os_tgid(p->threads[i].tid) != p->pid)
-			return;
+	/* not during a vfork (CPython's subprocess vforks): the copies stay
+	 * given up, their threads move at a later give-up or finish there */
+	if (!session_can_hold(p))
+		return;
 	struct hold *h = NULL;
 	uint64_t t0 = os_tsc();
 	size_t nh = session_hold(p->s, p, &h);
