@@ -149,14 +149,14 @@ static bool after_call(const struct module *m, const uint64_t *from, size_t n, u
 	size_t i = rtl_lower_bound_u64(from, n, orig);
 	if (i == 0 || i >= n || from[i] != orig || orig - from[i - 1] > 15)
 		return false;
-	uint8_t insn[15];
-	size_t len = (size_t)(orig - from[i - 1]), at = 0;
-	if (rtl_binary_read(m->bin, from[i - 1] - m->bias, insn, len))
-		return false;
-	while (at < len && (insn[at] == 0x66 || insn[at] == 0x67 || insn[at] == 0x2e || insn[at] == 0x3e ||
-			    insn[at] == 0xf2 || (insn[at] & 0xf0) == 0x40))
-		at++;
-	return at < len && (insn[at] == 0xe8 || (insn[at] == 0xff && at + 1 < len && (insn[at + 1] >> 3 & 7) == 2));
+	uint8_t code[15];
+	size_t len = (size_t)(orig - from[i - 1]), ninsns = 0;
+	struct x86_insn *in = NULL;
+	bool call = !rtl_binary_read(m->bin, from[i - 1] - m->bias, code, len) &&
+		    !x86_decode_function(code, len, from[i - 1], &in, &ninsns) && ninsns == 1 &&
+		    (in[0].kind == X86_CALL || in[0].kind == X86_ICALL);
+	free(in);
+	return call;
 }
 
 /* The original instruction of AT in a copy given up, or 0. */
