@@ -326,11 +326,26 @@ bool sweep_proc(struct proc *p)
 	return more || !found_all;
 }
 
+/* Whether a copy of P's was given up. */
+static bool gave_up_any(const struct proc *p)
+{
+	for (size_t i = 0; i < p->nmods; i++) {
+		size_t n = p->mods[i].fs ? rtl_binary_function_count(p->mods[i].bin) : 0;
+		for (size_t k = 0; k < n; k++)
+			if (p->mods[i].fs[k].reverted)
+				return true;
+	}
+	return false;
+}
+
 void sweep_fork_frames(struct proc *c)
 {
 	/* its frames that run the original code of functions given up in the
 	 * parent go back to their copies, whose increments count again (the
-	 * fork's caller: its blocks after the call ran in the parent) */
+	 * fork's caller: its blocks after the call ran in the parent); no
+	 * stack walk at the forks of a session that gave up nothing */
+	if (!c->sweeping || !gave_up_any(c))
+		return;
 	struct unw_mods *unw = c->nthreads ? unw_mods_new() : NULL;
 	uint64_t *frames = unw ? malloc(2 * MAX_FRAMES * sizeof(*frames)) : NULL, *cfas = NULL;
 	size_t n = frames ? stack_walk(c, c->threads[0].tid, unw, frames, cfas = frames + MAX_FRAMES, MAX_FRAMES) : 0;
