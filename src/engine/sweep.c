@@ -20,8 +20,9 @@
  * function's own: the same for fresh, restored and made-ahead copies.
  *
  * What is left then is the copy itself: its nops, its layout, the jump
- * through its entry. A copy found hot at its sweep (a counter of
- * HOT_RUNS or more) is given up for the original code (patch/revert.c:
+ * through its entry. A copy found hot (a counter of HOT_RUNS or more at
+ * its sweep, or HOT_CALLS calls since the last sweep: its entry's
+ * increment keeps counting) is given up for the original code (patch/revert.c:
  * one-shot int3s on its blocks still unfired), and the threads running
  * in it are moved there: each pc at an instruction of such a copy, and
  * each return address into one after a call, becomes the original
