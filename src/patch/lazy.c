@@ -947,7 +947,7 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 	d->err = x86_analyze(&env, &d->an, &d->reason);
 }
 
-void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
+static void decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d, bool analyzed)
 {
 	const rtl_function *f = rtl_binary_function(m->bin, k);
 	*d = (struct lazy_decoded){ .code = malloc(f->size ? f->size : 1) };
@@ -960,6 +960,10 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		d->reason = "cannot read its bytes";
 		return;
 	}
+	if (analyzed) {
+		analyze_code(p, m, k, d);
+		return;
+	}
 	/* a copy saved by an earlier run, or made ahead, needs no decoding */
 	if ((d->copy = ccache_find(m, f, d->code, &d->copy_len)))
 		return;
@@ -969,6 +973,16 @@ void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded
 		d->copy = d->made = blob;
 	else
 		analyze_code(p, m, k, d);
+}
+
+void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
+{
+	decode(p, m, k, d, false);
+}
+
+void lazy_analyze(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d)
+{
+	decode(p, m, k, d, true);
 }
 
 void lazy_decoded_free(struct lazy_decoded *d)

@@ -157,6 +157,8 @@ struct lazy_decoded {
 	const char *reason;       /* why, then */
 };
 void lazy_decode(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d);
+/* The same, always decoded and analysed (D->an), never a saved copy. */
+void lazy_analyze(struct proc *p, struct module *m, size_t k, struct lazy_decoded *d);
 void lazy_decoded_free(struct lazy_decoded *d);
 /* Relocates armed function K of M before its first call (its callees keep
  * their traps), from PRE when decoded already (NULL: decodes it); on

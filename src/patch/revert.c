@@ -123,7 +123,7 @@ static bool leaves_by_entries(struct proc *p, struct module *m, size_t k)
 {
 	enum { MAX = 1024 };
 	struct lazy_decoded d;
-	lazy_decode(p, m, k, &d);
+	lazy_analyze(p, m, k, &d);   /* a restored copy's decoding has no CFG */
 	uint64_t *out = !d.err && d.an ? malloc(MAX * sizeof(*out)) : NULL;
 	bool more = true, ok = out != NULL;
 	const rtl_function *f = rtl_binary_function(m->bin, k);
