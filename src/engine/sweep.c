@@ -208,10 +208,12 @@ static void move_out(struct proc *p, const struct hold *h, struct unw_mods *unw,
 static void give_up(struct proc *p, const struct fn_ref *fns, size_t n)
 {
 	size_t done = 0;
-	for (size_t i = 0; i < n; i++)
-		done += !patch_revert(p, fns[i].m, fns[i].k);
+	for (size_t i = 0; i < n; i++) {
+		int back = patch_revert(p, fns[i].m, fns[i].k);   /* with the functions it jumps into */
+		done += back > 0 ? (size_t)back : 0;
+	}
 	p->copies_given_up += done;
-	rtl_debug("pid %d: %zu of %zu hot copies given up for the original code", (int)p->pid, done, n);
+	rtl_debug("pid %d: %zu copies given up for the original code (%zu found hot)", (int)p->pid, done, n);
 	if (!done || (!p->sweep_unw && !(p->sweep_unw = unw_mods_new())))
 		return;
 	/* not during a vfork (CPython's subprocess vforks): the copies stay

@@ -85,9 +85,10 @@ struct patch_proc {
 	struct ret_trap { uint64_t at, to; } *ret_traps;
 	size_t nret_traps, capret_traps;
 	/* cover's one-shot int3s in the original code of functions whose
-	 * copies were given up (revert.c), sorted by AT: the block's COUNTER,
+	 * copies were given up (revert.c), sorted by AT: the block's COUNTER
+	 * (at an entry, maybe a second: the entry's and its first block's),
 	 * the byte under the int3, whether a thread met it */
-	struct probe_trap { uint64_t at, counter; uint32_t mod; uint8_t orig; bool fired; } *probe_traps;
+	struct probe_trap { uint64_t at, counter, counter2; uint32_t mod; uint8_t orig; bool fired; } *probe_traps;
 	size_t nprobe_traps, capprobe_traps;
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
@@ -217,9 +218,11 @@ void patch_code_pointers(struct proc *p, struct module *m, const rtl_function *f
 			 const uint64_t *to, size_t n, enum code_pointers_to where);
 
 /* revert.c (cover alone): whether function K of M may go back to its
- * original code, and that done: its unfired blocks get one-shot int3s,
- * the data words into its copy and its entry their original values (with
- * threads running); the copy stays for frames in it. Tried once. */
+ * original code, and that done, with the functions its original code
+ * jumps into the middle of: their unfired blocks get one-shot int3s, the
+ * data words into their copies and their entries their original values
+ * (with threads running); the copies stay for frames in them. Tried once.
+ * How many functions went back, or an error. */
 bool patch_may_revert(const struct proc *p, const struct module *m, size_t k);
 int patch_revert(struct proc *p, struct module *m, size_t k);
 /* A probe trap at AT met by TID: its counter set, its byte back. */

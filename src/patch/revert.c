@@ -112,102 +112,241 @@ static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t ent
 	__atomic_store_n((uint64_t *)(void *)site, v, __ATOMIC_RELEASE);
 }
 
-/* Whether function K of M's original code leaves it only for other
- * functions' entries. Its copy's branches into another function's middle
- * (a .cold part, a shared tail) went to that function's copy; the original
- * code would land in the other's original body, whose blocks its copy
- * counts (and in its first 5 bytes, the entry's jump: python3's test_pickle
- * crashed so, a parent jumping to the epilogue 3 bytes into its .cold
- * part). */
-static bool leaves_by_entries(struct proc *p, struct module *m, size_t k)
+/* A function given up, with the functions its original code jumps into
+ * the middle of: a .cold part entered at its branches and jumping back
+ * into its parent's body, a tail shared by two functions. Such a jump in
+ * the original code would land in the other's original body, which its
+ * copy counts, and in its first 5 bytes, the entry's jump (python3's
+ * test_pickle crashed so, a parent jumping to the epilogue 3 bytes into
+ * its .cold part): the others go back to their original code with it, in
+ * an order where no entry's jump is still there when a member already
+ * back can reach it. */
+enum { GROUP_MAX = 8 };
+struct member {
+	struct module *m;
+	size_t k;
+	uint64_t entry;           /* the original's */
+	uint32_t first;           /* the members whose entries go back before this one's (bits) */
+	uint32_t into;            /* the members whose middle it jumps into (bits) */
+};
+struct group {
+	struct member mem[GROUP_MAX];
+	size_t n;
+};
+
+static int member_of(const struct group *g, const struct module *m, size_t k)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->mem[i].m == m && g->mem[i].k == k)
+			return (int)i;
+	return -1;
+}
+
+/* Adds to G the functions member I's original code jumps into the middle
+ * of, other than those back in their original code already; false when
+ * one cannot go back with it. */
+static bool add_partners(struct proc *p, struct group *g, size_t i)
 {
 	enum { MAX = 1024 };
+	struct member *me = &g->mem[i];
 	struct lazy_decoded d;
-	lazy_analyze(p, m, k, &d);   /* a restored copy's decoding has no CFG */
+	lazy_analyze(p, me->m, me->k, &d);   /* a restored copy's decoding has no CFG */
 	uint64_t *out = !d.err && d.an ? malloc(MAX * sizeof(*out)) : NULL;
 	bool more = true, ok = out != NULL;
-	const rtl_function *f = rtl_binary_function(m->bin, k);
-	size_t n = ok ? x86_cfg_targets_outside(d.an, f->addr + m->bias, f->size, out, MAX, &more) : 0;
+	const rtl_function *f = rtl_binary_function(me->m->bin, me->k);
+	size_t n = ok ? x86_cfg_targets_outside(d.an, me->entry, f->size, out, MAX, &more) : 0;
 	ok &= !more;
-	for (size_t i = 0; ok && i < n; i++) {
+	for (size_t t = 0; ok && t < n; t++) {
 		struct module *tm;
-		const rtl_function *g = proc_function_at(p, out[i], &tm);
-		ok = g && g->addr + tm->bias == out[i];
+		const rtl_function *h = proc_function_at(p, out[t], &tm);
+		if (!h) {
+			ok = false;
+			break;
+		}
+		size_t hk = (size_t)(h - rtl_binary_function(tm->bin, 0));
+		uint64_t he = h->addr + tm->bias;
+		if (out[t] == he || tm->fs[hk].reverted)
+			continue;   /* an entry (its jump leads to the copy), or original code already */
+		int j = member_of(g, tm, hk);
+		if (j < 0) {
+			if (g->n == GROUP_MAX || !patch_may_revert(p, tm, hk)) {
+				ok = false;
+				break;
+			}
+			j = (int)g->n++;
+			g->mem[j] = (struct member){ .m = tm, .k = hk, .entry = he };
+		}
+		me->into |= 1u << j;
+		if (out[t] < he + ENTRY_LEN)
+			me->first |= 1u << j;
 	}
 	free(out);
 	lazy_decoded_free(&d);
 	return ok;
 }
 
+/* Whether a block of member M starts in its entry's jump: a jump to it
+ * from a member back already would meet the jump's bytes. */
+static bool head_is_target(const struct proc *p, const struct member *me)
+{
+	const struct func_state *fs = &me->m->fs[me->k];
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		uint64_t a = p->blocks[fs->block0 + b].addr;
+		if (a > me->entry && a < me->entry + ENTRY_LEN)
+			return true;
+	}
+	return false;
+}
+
+/* G's members in the order their entries go back (ORDER), false if there
+ * is none. */
+static bool entry_order(const struct proc *p, struct group *g, size_t *order)
+{
+	for (size_t i = 0; i < g->n; i++)
+		for (size_t j = 0; j < g->n; j++)
+			if ((g->mem[i].into >> j & 1) && head_is_target(p, &g->mem[j]))
+				g->mem[i].first |= 1u << j;
+	uint32_t done = 0;
+	for (size_t n = 0; n < g->n; n++) {
+		size_t i = 0;
+		while (i < g->n && ((done >> i & 1) || (g->mem[i].first & ~done & ~(1u << i))))
+			i++;
+		if (i == g->n)
+			return false;   /* each waits for another */
+		order[n] = i;
+		done |= 1u << i;
+	}
+	return true;
+}
+
+/* Whether member ME may go back: its text is the file's but for the
+ * entry's jump to its copy (another function's entry inside it, a return
+ * trap, would be overwritten), and no block not run yet starts inside an
+ * instruction (glibc's malloc jumps over a lock prefix: 'je 1f; lock; 1:
+ * cmpxchg'): an int3 there would make it another instruction (python3's
+ * test_pickle crashed, a pipe lost data). FILE gets its bytes. */
+static bool may_go_back(struct proc *p, const struct member *me, uint8_t *file, uint8_t *now)
+{
+	const struct func_state *fs = &me->m->fs[me->k];
+	const rtl_function *f = rtl_binary_function(me->m->bin, me->k);
+	int32_t rel;
+	if (rtl_binary_read(me->m->bin, f->addr, file, f->size) || os_mem_read(p->mem, me->entry, now, f->size) ||
+	    now[0] != 0xe9 || memcmp(file + ENTRY_LEN, now + ENTRY_LEN, f->size - ENTRY_LEN))
+		return false;
+	memcpy(&rel, now + 1, 4);
+	if (me->entry + ENTRY_LEN + (int64_t)rel != fs->entry)
+		return false;
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (br->counter && br->addr > me->entry && br->addr < me->entry + f->size &&
+		    !x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, br->addr) && !proc_read_counter(p, br->counter))
+			return false;
+	}
+	return true;
+}
+
+static void add_trap(struct patch_proc *st, uint64_t at, uint64_t counter, uint64_t counter2, uint32_t mod,
+		     uint8_t orig)
+{
+	st->probe_traps[st->nprobe_traps++] = (struct probe_trap){ at, counter, counter2, mod, orig, false };
+}
+
+/* Member ME's one-shot int3s: in its body now, in HEAD (its first bytes,
+ * written with the entry) for those there. Its entry gets one where its
+ * entry counter or its first block's has not counted yet (a .cold part
+ * is never called). */
+static int arm_traps(struct proc *p, const struct member *me, const uint8_t *file, uint8_t *head)
+{
+	struct patch_proc *st = p->patch;
+	const struct func_state *fs = &me->m->fs[me->k];
+	const rtl_function *f = rtl_binary_function(me->m->bin, me->k);
+	uint32_t mod = (uint32_t)(me->m - p->mods);
+	uint64_t at_entry[2] = { 0, 0 };
+	if (fs->entry_counter && !proc_read_counter(p, fs->entry_counter))
+		at_entry[0] = fs->entry_counter;
+	memcpy(head, file, ENTRY_LEN);
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		const struct block_rec *br = &p->blocks[fs->block0 + b];
+		if (!br->counter || br->addr < me->entry || br->addr >= me->entry + f->size ||
+		    proc_read_counter(p, br->counter))
+			continue;
+		if (br->addr == me->entry) {
+			at_entry[1] = br->counter;
+			continue;
+		}
+		add_trap(st, br->addr, br->counter, 0, mod, file[br->addr - me->entry]);
+		if (br->addr < me->entry + ENTRY_LEN)
+			head[br->addr - me->entry] = 0xcc;
+		else if (proc_patch_write(p, br->addr, &(uint8_t){ 0xcc }, 1))
+			return -EIO;
+	}
+	if (at_entry[0] || at_entry[1]) {
+		add_trap(st, me->entry, at_entry[0] ? at_entry[0] : at_entry[1], at_entry[0] ? at_entry[1] : 0, mod,
+			 file[0]);
+		head[0] = 0xcc;
+	}
+	return 0;
+}
+
+/* Member ME's data words and entry back (its traps are armed): a thread
+ * meeting the entry's int3 meanwhile goes on in the copy (FS_DONE). */
+static int restore_entry(struct proc *p, const struct member *me, const uint8_t *head)
+{
+	struct func_state *fs = &me->m->fs[me->k];
+	int err;
+	repoint_data(p, me->m, me->k, false);
+	if ((err = proc_patch_write(p, me->entry, &(uint8_t){ 0xcc }, 1)) ||
+	    (err = proc_patch_write(p, me->entry + 1, head + 1, ENTRY_LEN - 1)) ||
+	    (err = proc_patch_write(p, me->entry, head, 1)))
+		return err;
+	fs->reverted = fs->revert_tried = true;
+	leave_copy_entry(p, fs, me->entry);
+	return 0;
+}
+
 int patch_revert(struct proc *p, struct module *m, size_t k)
 {
 	struct patch_proc *st = p->patch;
 	struct func_state *fs = &m->fs[k];
-	const rtl_function *f = rtl_binary_function(m->bin, k);
-	uint64_t entry = f->addr + m->bias;
 	if (!patch_may_revert(p, m, k))
 		return -RTL_ERR_UNSUPPORTED;
 	fs->revert_tried = true;   /* once: a refused one stays a copy */
-	if (fs->entry_counter && !proc_read_counter(p, fs->entry_counter))
-		return -RTL_ERR_UNSUPPORTED;   /* entered only from inside: its entry would need a trap too */
-	uint8_t *file = malloc(f->size), *now = malloc(f->size);
+	struct group g = { .n = 1 };
+	g.mem[0] = (struct member){ .m = m, .k = k, .entry = rtl_binary_function(m->bin, k)->addr + m->bias };
+	for (size_t i = 0; i < g.n; i++)
+		if (!add_partners(p, &g, i))
+			return -RTL_ERR_UNSUPPORTED;
+	size_t order[GROUP_MAX], size = 0, ntraps = 0;
+	if (!entry_order(p, &g, order))
+		return -RTL_ERR_UNSUPPORTED;
+	for (size_t i = 0; i < g.n; i++) {
+		size_t sz = rtl_binary_function(g.mem[i].m->bin, g.mem[i].k)->size;
+		size = sz > size ? sz : size;
+		ntraps += g.mem[i].m->fs[g.mem[i].k].nblocks + 1;
+	}
+	uint8_t *file = malloc(g.n * size), *now = malloc(size), (*head)[ENTRY_LEN] = malloc(g.n * ENTRY_LEN);
 	int err = -ENOMEM;
-	if (!file || !now)
+	if (!file || !now || !head || rtl_grow(&st->probe_traps, &st->capprobe_traps, st->nprobe_traps + ntraps,
+					       sizeof(*st->probe_traps)))
 		goto out;
-	/* the text must be the file's but for the entry's jump: another
-	 * function's entry inside it, a return trap, would be overwritten */
 	err = -RTL_ERR_UNSUPPORTED;
-	if (rtl_binary_read(m->bin, f->addr, file, f->size) || os_mem_read(p->mem, entry, now, f->size) ||
-	    now[0] != 0xe9 || memcmp(file + ENTRY_LEN, now + ENTRY_LEN, f->size - ENTRY_LEN))
-		goto out;
-	int32_t rel;
-	memcpy(&rel, now + 1, 4);
-	if (entry + ENTRY_LEN + (int64_t)rel != fs->entry)
-		goto out;
-	if (!leaves_by_entries(p, m, k))
-		goto out;
-	/* a block may start inside an instruction (glibc's malloc jumps over
-	 * a lock prefix: 'je 1f; lock; 1: cmpxchg'): an int3 there would make
-	 * it another instruction (python3's test_pickle crashed, a pipe lost
-	 * data), so a function with such a block not run yet stays a copy */
-	for (uint32_t b = 0; b < fs->nblocks; b++) {
-		const struct block_rec *br = &p->blocks[fs->block0 + b];
-		if (br->counter && br->addr > entry && br->addr < entry + f->size &&
-		    !x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, br->addr) && !proc_read_counter(p, br->counter))
+	for (size_t i = 0; i < g.n; i++)
+		if (!may_go_back(p, &g.mem[i], file + i * size, now))
 			goto out;
-	}
-	err = -ENOMEM;
-	if (rtl_grow(&st->probe_traps, &st->capprobe_traps, st->nprobe_traps + fs->nblocks, sizeof(*st->probe_traps)))
-		goto out;
-	uint8_t head[ENTRY_LEN];
-	memcpy(head, file, ENTRY_LEN);
-	for (uint32_t b = 0; b < fs->nblocks; b++) {
-		const struct block_rec *br = &p->blocks[fs->block0 + b];
-		if (!br->counter || br->addr <= entry || br->addr >= entry + f->size || proc_read_counter(p, br->counter))
-			continue;
-		st->probe_traps[st->nprobe_traps++] = (struct probe_trap){
-			br->addr, br->counter, (uint32_t)(m - p->mods), file[br->addr - entry], false };
-		if (br->addr < entry + ENTRY_LEN)
-			head[br->addr - entry] = 0xcc;   /* written with the entry */
-		else if ((err = proc_patch_write(p, br->addr, &(uint8_t){ 0xcc }, 1)))
+	/* no original code of theirs runs before every trap is in */
+	for (size_t i = 0; i < g.n; i++)
+		if ((err = arm_traps(p, &g.mem[i], file + i * size, head[i])))
 			goto undo;
-	}
-	repoint_data(p, m, k, false);
-	/* the entry: a thread meeting the int3 goes on in the copy (FS_DONE) */
-	if ((err = proc_patch_write(p, entry, &(uint8_t){ 0xcc }, 1)) ||
-	    (err = proc_patch_write(p, entry + 1, head + 1, ENTRY_LEN - 1)) ||
-	    (err = proc_patch_write(p, entry, head, 1)))
-		goto undo;
-	qsort(st->probe_traps, st->nprobe_traps, sizeof(*st->probe_traps), by_at);
-	fs->reverted = true;
-	leave_copy_entry(p, fs, entry);
-	err = 0;
-	goto out;
-undo:   /* the int3s written stay traps (they fire once); the copy serves on */
+	for (size_t i = 0; i < g.n; i++)
+		if ((err = restore_entry(p, &g.mem[order[i]], head[order[i]])))
+			goto undo;
+	err = (int)g.n;
+undo:   /* the int3s written stay traps (they fire once); the copies serve on */
 	qsort(st->probe_traps, st->nprobe_traps, sizeof(*st->probe_traps), by_at);
 out:
 	free(file);
 	free(now);
+	free(head);
 	return err;
 }
 
@@ -222,9 +361,12 @@ enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at)
 	if (!t)
 		return PATCH_TRAP_NOT_MINE;
 	if (!t->fired) {   /* another thread may have met it: it is put back once */
-		struct window *w = proc_window_at(p, t->counter, 8);
-		if (w && !*(volatile uint64_t *)window_local(w, t->counter))
-			*(volatile uint64_t *)window_local(w, t->counter) = 1;
+		for (int i = 0; i < 2; i++) {
+			uint64_t c = i ? t->counter2 : t->counter;
+			struct window *w = c ? proc_window_at(p, c, 8) : NULL;
+			if (w && !*(volatile uint64_t *)window_local(w, c))
+				*(volatile uint64_t *)window_local(w, c) = 1;
+		}
 		proc_patch_write(p, at, &t->orig, 1);
 		t->fired = true;
 		p->patch->env->stats->traps++;

@@ -15,7 +15,7 @@ the lcov export gives them, are the same set in both runs; every count of
 the swept run is 0 or 1; hot copies were given up for the original code
 (meta cover_copies_given_up above 0, unless RETICLE_COVER_ORIGINAL=0), in
 the warm run at least half as many as in the cold one."""
-import json, os, shutil, subprocess, sys
+import json, os, shutil, sqlite3, subprocess, sys
 
 fails = 0
 
@@ -41,6 +41,15 @@ def lines(reticle, db, image):
             if int(c):
                 ran.add((sf, int(n)))
     return ran, counts
+
+
+def blocks(db, image, path):
+    """(function, block address) -> ran, of PATH's blocks in process IMAGE."""
+    with sqlite3.connect(db) as c:
+        rows = c.execute("select f.name, f.addr, b.addr, b.count > 0 from blocks b join functions f "
+                         "on f.id = b.function join modules m on m.id = f.module "
+                         "where m.process = ? and m.path = ?", (image, path)).fetchall()
+    return {(n, f, b): bool(r) for n, f, b, r in rows}
 
 
 def meta(reticle, db):
@@ -93,6 +102,13 @@ def main():
                 fail(f"{temp} image {ps['id']}: counts {sorted(counts)[:8]} in the swept run")
             else:
                 print(f"ok: {temp} image {ps['id']} ({ps['kind']}): {len(ran_s)} lines ran, as with probes kept")
+            # per block too: a line can have blocks in two functions (split.cold's)
+            b_s = blocks(dbs["swept"], ps["id"], os.path.realpath(prog[0]))
+            b_k = blocks(dbs["kept"], pk["id"], os.path.realpath(prog[0]))
+            diff = sorted(k for k in b_s.keys() | b_k.keys() if b_s.get(k) != b_k.get(k))
+            if diff or not b_s:
+                fail(f"{temp} image {ps['id']}: {len(b_s)} blocks; ran differently: "
+                     f"{[(k, b_s.get(k), b_k.get(k)) for k in diff[:8]]}")
         print(f"ok: {temp}: {removed} probes removed, {given_up} copies given up")
     print(f"{fails} failure(s)")
     sys.exit(1 if fails else 0)

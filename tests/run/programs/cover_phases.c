@@ -5,7 +5,8 @@
  * own. Hot functions whose copies are given up for the original code
  * (patch/revert.c) then run blocks of theirs for the first time: spin()'s
  * late branch in the very call whose loop made it hot (its thread moved
- * out of the copy), phased()'s when the phase changes. Its output does not
+ * out of the copy), phased()'s when the phase changes, split()'s .cold
+ * part, given up with it. Its output does not
  * depend on timing. tests/run/cover_sweep.py and cover_gcov.py check it. */
 #include <pthread.h>
 #include <stdio.h>
@@ -60,6 +61,26 @@ __attribute__((noinline)) static unsigned long phased(unsigned long x)
 	return x - 1;
 }
 
+__attribute__((cold, noinline)) static unsigned long rare(unsigned long x)
+{
+	return x * 7 + sink;
+}
+
+/* Its calls of rare() are in split.cold, which split() jumps into at two
+ * places (one in its middle) and which jumps back into split()'s middle:
+ * the two are given up together, and split.cold's blocks first run in
+ * the original code once phase 2 comes. */
+__attribute__((noinline)) static unsigned long split(unsigned long x)
+{
+	unsigned long r = x + 3;
+	if (phase == 2)
+		r = rare(x) + (x & 0xff);
+	r = r * 2 + (x >> 3);
+	if (x % 64 == 9 && phase == 2)
+		r ^= rare(r) << 1;
+	return r ^ (r >> 7);
+}
+
 static void spin(double seconds, unsigned long (*fn)(unsigned long))
 {
 	double start = now(), end = start + seconds;
@@ -87,6 +108,9 @@ int main(int argc, char **argv)
 	spin(0.06, phased);
 	phase = 1;
 	spin(0.04, phased);
+	spin(0.06, split);
+	phase = 2;
+	spin(0.03, split);
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_join(t, NULL);
 	spin(0.06, late);               /* first run after sweeps */
