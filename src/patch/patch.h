@@ -90,6 +90,7 @@ struct patch_proc {
 	 * the byte under the int3, whether a thread met it */
 	struct probe_trap { uint64_t at, counter, counter2; uint32_t mod; uint8_t orig; bool fired; } *probe_traps;
 	size_t nprobe_traps, capprobe_traps;
+	bool probe_traps_unsorted;   /* traps added since (sorted at the next look) */
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
 	struct retired_points {
@@ -227,7 +228,7 @@ bool patch_may_revert(const struct proc *p, const struct module *m, size_t k);
 int patch_revert(struct proc *p, struct module *m, size_t k);
 /* A probe trap at AT met by TID: its counter set, its byte back. */
 enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at);
-bool patch_is_probe_trap(const struct proc *p, uint64_t at);
+bool patch_is_probe_trap(struct proc *p, uint64_t at);
 /* A fork child C (stopped) runs its functions' copies again: its counters
  * start at 0. */
 void patch_fork_unrevert(struct proc *c);

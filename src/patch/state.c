@@ -59,6 +59,7 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		b->nsites = a->nsites;
 		b->nplt_watch = a->nplt_watch;
 		b->nprobe_traps = a->nprobe_traps;
+		b->probe_traps_unsorted = a->probe_traps_unsorted;
 	}
 	return ok;
 }
