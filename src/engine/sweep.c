@@ -20,9 +20,11 @@
  * function's own: the same for fresh, restored and made-ahead copies.
  *
  * What is left then is the copy itself: its nops, its layout, the jump
- * through its entry. A copy found hot (a counter of HOT_RUNS or more at
- * its sweep, or HOT_CALLS calls since the last sweep: its entry's
- * increment keeps counting) is given up for the original code (patch/revert.c:
+ * through its entry. A copy found hot twice in a row (a counter of
+ * HOT_RUNS or more at its sweep, counting on to the next, and as many
+ * runs again there; or HOT_CALLS calls since the last sweep, at two
+ * sweeps: its entry's increment keeps counting) is given up for the
+ * original code (patch/revert.c:
  * one-shot int3s on its blocks still unfired), and the threads running
  * in it are moved there: each pc at an instruction of such a copy, and
  * each return address into one after a call, becomes the original
@@ -130,7 +132,7 @@ static void find_sites(struct proc *p, struct module *m, size_t k)
 		/* the nop's 8 bytes, or the jump's 2, within one cache line */
 		uint8_t skip = hit->len == 9 && (at & 63) <= 56 ? 0 : (at & 63) != 63 ? (uint8_t)(hit->len - 2) : 0xff;
 		if (skip != 0xff && !rtl_grow(&p->sweep, &p->capsweep, p->nsweep + 1, sizeof(*p->sweep)))
-			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, (uint32_t)(m - p->mods), (uint32_t)k, skip };
+			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, 0, (uint32_t)(m - p->mods), (uint32_t)k, skip };
 		i += hit->len;
 		q = i + 2;
 	}
@@ -287,6 +289,18 @@ bool sweep_proc(struct proc *p)
 				*s = p->sweep[--p->nsweep];   /* its module is gone */
 			continue;
 		}
+		/* hot at its first look: it counts on to the next, and the copy
+		 * is given up if it was hot again (python3.11's start-up ran
+		 * hundreds of functions hot for a few ms: giving them up, their
+		 * traps and holds made a 10 ms run last 40) */
+		bool is_hot;
+		if (giving_up() && !s->seen && runs >= HOT_RUNS &&
+		    patch_may_revert(p, &p->mods[s->mod], s->fn)) {
+			s->seen = runs;
+			i++;
+			continue;
+		}
+		is_hot = s->seen ? runs - s->seen >= HOT_RUNS : runs >= HOT_RUNS;
 		uint8_t *site = window_local(w, s->at);
 		uint64_t old;
 		memcpy(&old, site, 8);
@@ -302,7 +316,7 @@ bool sweep_proc(struct proc *p)
 			p->swept_sites[p->nswept++] = (struct swept_site){ s->at, old };
 		p->sweep_removed++;
 		/* its runs since the last sweep, when it read 0 */
-		if (runs >= HOT_RUNS && giving_up() && patch_may_revert(p, &p->mods[s->mod], s->fn) &&
+		if (is_hot && giving_up() && patch_may_revert(p, &p->mods[s->mod], s->fn) &&
 		    !listed(hot, nhot, &p->mods[s->mod], s->fn) && !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
 			hot[nhot++] = (struct fn_ref){ &p->mods[s->mod], s->fn };
 		*s = p->sweep[--p->nsweep];
@@ -318,7 +332,9 @@ bool sweep_proc(struct proc *p)
 				continue;
 			uint64_t calls = proc_read_counter(p, fs->entry_counter), since = calls - fs->calls_seen;
 			fs->calls_seen = calls;
-			if (since >= HOT_CALLS && patch_may_revert(p, m, k) && !listed(hot, nhot, m, k) &&
+			bool was = fs->calls_hot;
+			fs->calls_hot = since >= HOT_CALLS;
+			if (since >= HOT_CALLS && was && patch_may_revert(p, m, k) && !listed(hot, nhot, m, k) &&
 			    !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
 				hot[nhot++] = (struct fn_ref){ m, k };
 		}

@@ -83,6 +83,7 @@ struct func_state {
 	bool reverted;            /* and given up: its entry is the original's again */
 	uint64_t left_head;       /* the copy's first 8 bytes before they became a jump out of it */
 	uint64_t calls_seen;      /* its entry counter at the last sweep (cover: kept counting) */
+	bool calls_hot;           /* and called often enough between the last two */
 	/* the run's context (engine/span.h): outside its scope (never armed),
 	 * or a function whose first call is an edge of its span (armed until
 	 * that call: never relocated ahead of it) */
@@ -260,7 +261,7 @@ struct proc {
 	 * nop), those swept (with the 8 bytes they had, which a fork child
 	 * gets back), how many */
 	bool sweeping;
-	struct sweep_site { uint64_t at, counter; uint32_t mod, fn; uint8_t skip; } *sweep;
+	struct sweep_site { uint64_t at, counter, seen; uint32_t mod, fn; uint8_t skip; } *sweep;
 	size_t nsweep, capsweep;
 	size_t sweep_next;        /* where a sweep cut short goes on */
 	struct swept_site { uint64_t at; uint64_t old; } *swept_sites;
