@@ -1553,6 +1553,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		break;
 	case OS_EVENT_EXIT:
 		/* the last look at the process's memory */
+		if (p->nthreads <= 1)
+			p->exiting = true;   /* nothing to sweep for any more */
 		lazy_bind_plt(p);
 		timers_thread_exit(p, st->tid);
 		resume(p, st->tid, 0);

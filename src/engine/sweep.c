@@ -259,6 +259,8 @@ bool sweep_proc(struct proc *p)
 	/* in slices of BUDGET_NS for finding increments and as much for
 	 * removing them: the program's traps wait while it runs (the first
 	 * sweep of python3.11's 2,300 copies took 10-15 ms) */
+	if (p->exiting)
+		return false;
 	uint64_t t0 = os_now_ns();
 	size_t work = 0;
 	bool more = false, found_all;

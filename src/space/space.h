@@ -189,6 +189,7 @@ struct proc {
 	size_t nmods;
 	struct thread *threads;
 	size_t nthreads;
+	bool exiting;             /* its last thread is leaving (no sweeps: they would not pay) */
 	struct block_rec *blocks;
 	size_t nblocks, capblocks;
 	struct call_rec *calls;
