@@ -362,7 +362,7 @@ char *session_bbv_path(const struct rtl_session *s, pid_t pid);
  * A of the instruction at run-time INSN, for its records (0: none); an
  * instruction whose accesses cannot be traced. */
 struct x86_access;
-uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a);
+uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a, uint32_t after, int64_t delta);
 void memtrace_untraced(struct proc *p, uint64_t insn);
 /* Thread TID stopped at an int3: whether it is a trace snippet's, its
  * buffer full (then drained). */

@@ -31,6 +31,10 @@ struct mem_point {
 	uint32_t size;
 	uint8_t kind;             /* RTL_ACC_LOAD, STORE or MODIFY */
 	bool rep;                 /* a rep string's: its record holds the count */
+	bool chained;             /* no record: NEXT of another's, at DELTA from the chain's head */
+	bool absolute;            /* chained, at DELTA itself (an address fixed in the code) */
+	uint32_t next;            /* the access chained after it, 0 for none */
+	int64_t delta;
 };
 
 enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
@@ -153,15 +157,21 @@ static uint32_t add_point(struct memtrace *mt, const struct mem_point *pt)
 	return (uint32_t)(n + 1);
 }
 
-uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a)
+uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a, uint32_t after, int64_t delta)
 {
 	struct memtrace *mt = state(p);
-	if (!mt)
+	if (!mt || (after && after > atomic_load(&mt->npts)))
 		return 0;
 	struct mem_point pt = { insn, a->size,
 				a->kind == X86_ACC_STORE ? RTL_ACC_STORE
-				: a->kind == X86_ACC_MODIFY ? RTL_ACC_MODIFY : RTL_ACC_LOAD, a->rep };
-	return add_point(mt, &pt);
+				: a->kind == X86_ACC_MODIFY ? RTL_ACC_MODIFY : RTL_ACC_LOAD, a->rep, after != 0,
+				after && x86_access_static(a), 0,
+				after && x86_access_static(a) ? (int64_t)x86_access_static_addr(a) : delta };
+	uint32_t id = add_point(mt, &pt);
+	/* (no record of AFTER's chain runs yet: its copy is being made) */
+	if (id && after)
+		point(mt, after)->next = id;
+	return id;
 }
 
 void memtrace_untraced(struct proc *p, uint64_t insn)
@@ -219,6 +229,11 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
 	const struct mem_point *pt = point(mt, id);
 	if (!pt->rep) {
 		add(mt, id, pt, addr);
+		/* the accesses chained to it, in the program's order */
+		for (uint32_t c = pt->next; c && c <= npts; c = point(mt, c)->next) {
+			const struct mem_point *q = point(mt, c);
+			add(mt, c, q, q->absolute ? (uint64_t)q->delta : addr + (uint64_t)q->delta);
+		}
 		return 2;
 	}
 	const struct mem_point *pt2 = NULL;
@@ -632,6 +647,24 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 	snprintf(val, sizeof(val), "%zu %zu", npts, mt->nuntraced);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "memtrace_points_untraced", val);
+	/* MetaSim's Table 7: the memory instructions of the copies made, and
+	 * those left with a record (the others' accesses chained) */
+	size_t insns = 0, recorded = 0;
+	bool has = false;   /* the instruction has a record (its accesses' points are in a row) */
+	for (size_t i = 1; i <= npts; i++) {
+		const struct mem_point *pt = point(mt, i);
+		if (i == 1 || point(mt, i - 1)->insn != pt->insn) {
+			insns++;
+			recorded += has;
+			has = false;
+		}
+		has |= !pt->chained;
+	}
+	recorded += has;
+	snprintf(val, sizeof(val), "%zu of %zu memory instructions (%.1f%%)", recorded, insns,
+		 insns ? 100.0 * (double)recorded / (double)insns : 0.0);
+	if (!err)
+		err = rtl_profile_set_meta(prof, "memtrace_instrumented", val);
 	if (mt->bad)
 		rtl_warn("pid %d: %llu memory records named no access", (int)p->pid, (unsigned long long)mt->bad);
 	return err;

@@ -140,9 +140,13 @@ const struct patch_env *session_patch_env(struct rtl_session *s)
 		/* RETICLE_MEMTRACE_TWINS=0: sampled tracing without twins, the
 		 * records of untraced windows written and dropped (to compare) */
 		const char *twins = getenv("RETICLE_MEMTRACE_TWINS");
+		/* RETICLE_MEMTRACE_CHAIN=0: every access its own record (the
+		 * static analysis off, to compare) */
+		const char *chain = getenv("RETICLE_MEMTRACE_CHAIN");
 		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
 						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
-						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events };
+						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events,
+						   !(chain && !strcmp(chain, "0")) };
 	}
 	return &s->patch_env;
 }

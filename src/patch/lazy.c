@@ -161,11 +161,12 @@ static int ctx_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_pl
 	return probe_plan_build(ctx->p->patch->env->probes, cfg, ctx->m->path, ctx->f->name, ctx->m->bias, out);
 }
 
-static uint32_t ctx_mem_point(void *c, uint64_t insn, unsigned k, const struct x86_access *a)
+static uint32_t ctx_mem_point(void *c, uint64_t insn, unsigned k, const struct x86_access *a, uint32_t after,
+			      int64_t delta)
 {
 	(void)k;
 	struct proc *p = ((struct reloc_ctx *)c)->p;
-	return p->patch->env->ev->memory_point(p, insn, a);
+	return p->patch->env->ev->memory_point(p, insn, a, after, delta);
 }
 
 static void ctx_mem_untraced(void *c, uint64_t insn)
@@ -1122,6 +1123,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
+		.mem_chain = p->patch->env->mem_chain,
 		.entry_pad = p->patch->env->dynamic,
 		.whole_lines = p->patch->env->probes->whole_lines,
 		.twin = p->patch->env->twins,

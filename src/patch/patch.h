@@ -37,9 +37,10 @@ struct patch_events {
 	 * relocates it alone: warm start's batches due run first. */
 	void (*first_call)(struct proc *p, struct module *m, uint64_t addr);
 	/* The number of data access A of the instruction at run-time INSN,
-	 * for memory tracing's records (0: none); an instruction whose
-	 * accesses cannot be traced. */
-	uint32_t (*memory_point)(struct proc *p, uint64_t insn, const struct x86_access *a);
+	 * for memory tracing's records (0: none), chained AFTER another
+	 * (relocate.h); an instruction whose accesses cannot be traced. */
+	uint32_t (*memory_point)(struct proc *p, uint64_t insn, const struct x86_access *a, uint32_t after,
+				 int64_t delta);
 	void (*memory_untraced)(struct proc *p, uint64_t insn);
 	/* FS's copy has a timer whose counter DESC holds its number. */
 	void (*timer_placed)(struct proc *p, struct func_state *fs, uint64_t desc);
@@ -58,6 +59,7 @@ struct patch_env {
 	struct ahead *ahead;              /* copies made ahead on a helper thread, or NULL */
 	struct rtl_session_stats *stats;  /* counted here: functions, traps, seconds, restored copies */
 	const struct patch_events *ev;
+	bool mem_chain;                   /* memtrace: accesses chained within blocks (MetaSim's analysis) */
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,

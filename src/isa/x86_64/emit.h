@@ -45,6 +45,17 @@ struct emitter {
 	uint32_t (*via)[2];  /* per block, where probes are swept: x86_cfg_implied_blocks */
 	struct twin_fix { size_t off; uint32_t insn; unsigned pass; } *checks;
 	size_t nchecks, capchecks;
+	/* memtrace's chain (MetaSim's static analysis): the recorded access
+	 * that heads it, in block BLOCK, through registers BASE and INDEX
+	 * unchanged since; the instruction of its last access; the number
+	 * of that access */
+	struct mem_chain {
+		bool on;
+		uint32_t block;
+		size_t last;
+		struct x86_mem head;
+		uint32_t prev;
+	} chain;
 };
 
 /* snippets.c: what the plan puts at each point (comments at the definitions) */

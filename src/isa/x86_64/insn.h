@@ -95,6 +95,16 @@ struct x86_access {
  * their count is known after), gathers, 32-bit addresses, %gs operands,
  * xsave and kin, a pop into memory at rsp. */
 int x86_data_accesses(const uint8_t *code, size_t len, uint64_t addr, struct x86_access *out, int max);
+/* Whether A's address is fixed in the code (rip-relative, or absolute
+ * without registers), and that address. */
+static inline bool x86_access_static(const struct x86_access *a)
+{
+	return !a->fs && a->mem.index < 0 && (a->mem.base == 16 || a->mem.base < 0);
+}
+static inline uint64_t x86_access_static_addr(const struct x86_access *a)
+{
+	return a->mem.base == 16 ? a->abs : (uint64_t)a->mem.disp;
+}
 
 /* Decodes one instruction of at most LEN bytes at run-time address ADDR.
  * Returns 0 or -RTL_ERR_DECODE. */

@@ -60,10 +60,17 @@ struct x86_reloc_env {
 	bool original_returns;
 	/* Memory tracing (RTL_POINT_MEMORY): the number of the K-th data
 	 * access A of the instruction at run-time INSN, for its records (0:
-	 * no room, the access goes untraced); and an instruction whose
-	 * accesses cannot be traced (x86_data_accesses: -1). */
-	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a);
+	 * no room, the access goes untraced); AFTER, when not 0, the access
+	 * the emitter chains it to (it has no record: its address is DELTA
+	 * from the address of the record that heads the chain, MetaSim's
+	 * chaining); and an instruction whose accesses cannot be traced
+	 * (x86_data_accesses: -1). */
+	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a, uint32_t after,
+			      int64_t delta);
 	void (*mem_untraced)(void *ctx, uint64_t insn);
+	/* accesses through the same registers within a block are chained
+	 * (x86_snip_memory_records) */
+	bool mem_chain;
 	bool fsgsbase;          /* rdfsbase works: %fs operands are traced */
 	/* A copy whose plan only records memory accesses and counts down
 	 * (memtrace --sample) gets an untraced twin (memtrace.h) */

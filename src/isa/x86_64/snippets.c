@@ -202,7 +202,56 @@ int x86_snip_exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
 	return 0;
 }
 
-/* A record of each data access of instruction I, where its block is traced. */
+/* The registers an address of M is computed from (bits). */
+static uint16_t address_regs(const struct x86_mem *m)
+{
+	return (uint16_t)((m->base >= 0 && m->base < 16 ? 1u << m->base : 0) | (m->index >= 0 ? 1u << m->index : 0));
+}
+
+/* Whether an access can head a chain or join one: not a rep string's
+ * or through %fs; through a register, or at an address fixed in the code
+ * (rip-relative or absolute: x86_access_static), which joins any chain. */
+static bool chainable(const struct x86_access *a)
+{
+	return !a->fs && !a->rep && ((a->mem.base >= 0 && a->mem.base < 16) || x86_access_static(a));
+}
+
+/* Whether the instruction at BYTES leaves the block's straight line
+ * otherwise than by its end: a call, a system call, a trap. */
+static bool leaves_line(const struct x86_insn *in, const uint8_t *bytes)
+{
+	const uint8_t *op = bytes + in->prefix_len;
+	if (in->kind != X86_OTHER)
+		return true;
+	return (op[0] == 0x0f && (op[1] == 0x05 || op[1] == 0x34 || op[1] == 0x0b)) || op[0] == 0xcd ||
+	       op[0] == 0xcc || op[0] == 0xf4;
+}
+
+/* Whether chain C still holds at instruction I: same block, and the
+ * instructions since its last access left its registers and the straight
+ * line alone. */
+static bool chain_holds(const struct emitter *e, const struct mem_chain *c, size_t i)
+{
+	const struct x86_analysis *a = e->a;
+	if (!c->on || a->block_of[i] != c->block || i <= c->last)
+		return false;
+	for (size_t j = c->last + 1; j < i; j++) {
+		const struct x86_insn *in = &a->insns[j];
+		const uint8_t *b = a->env->code + (in->addr - a->env->addr);
+		if (leaves_line(in, b) || (x86_regs_written(b, in->len) & address_regs(&c->head)))
+			return false;
+	}
+	return true;
+}
+
+/* A record of each data access of instruction I, where its block is
+ * traced. MetaSim's chaining: an access through the same base and index
+ * registers as the recorded access before it in the block, with nothing
+ * in between that changes them, leaves the straight line or accesses
+ * memory otherwise, has no record of its own: the consumer makes it from
+ * that record's address and the difference of their displacements, in
+ * the same place of the stream (engine/memtrace.c). A signal handler that
+ * runs in between sees its accesses after them. */
 int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = e->a->env;
@@ -211,19 +260,43 @@ int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, s
 	    !probe_plan_has_op(&e->plan, RTL_POINT_MEMORY, e->a->insns[e->a->block_first[e->a->block_of[i]]].addr,
 			       RTL_PRIM_BUFFER_APPEND))
 		return 0;
+	struct mem_chain *c = &e->chain;
+	c->on = env->mem_chain && chain_holds(e, c, i);
 	struct x86_access acc[4];
 	int n = x86_data_accesses(bytes, in->len, in->addr, acc, 4);
-	if (n < 0 && env->mem_untraced)
-		env->mem_untraced(env->ctx, in->addr);
+	if (n < 0) {
+		if (env->mem_untraced)
+			env->mem_untraced(env->ctx, in->addr);
+		c->on = false;
+	}
 	for (int k = 0; k < n; k++) {
-		uint32_t id = env->mem_point(env->ctx, in->addr, (unsigned)k, &acc[k]);
+		bool join = c->on && chainable(&acc[k]) &&
+			    (x86_access_static(&acc[k]) ||
+			     (acc[k].mem.base == c->head.base && acc[k].mem.index == c->head.index &&
+			      (acc[k].mem.index < 0 || acc[k].mem.scale == c->head.scale)));
+		uint32_t id = env->mem_point(env->ctx, in->addr, (unsigned)k, &acc[k], join ? c->prev : 0,
+					     join ? acc[k].mem.disp - c->head.disp : 0);
+		if (id && join) {
+			c->prev = id;
+			out->traces_memory = true;
+			continue;
+		}
 		int err = id ? x86_memtrace_record(e->w, &acc[k], id, env->fsgsbase) : 0;
 		if (err == -RTL_ERR_UNSUPPORTED && env->mem_untraced)
 			env->mem_untraced(env->ctx, in->addr);
 		else if (err)
 			return err;
 		out->traces_memory = true;
+		/* a new head, or none */
+		c->on = env->mem_chain && id && !err && chainable(&acc[k]);
+		c->head = acc[k].mem;
+		c->prev = id;
+		c->block = e->a->block_of[i];
 	}
+	c->last = i;
+	/* its own accesses read the registers before it writes them */
+	if (c->on && (leaves_line(in, bytes) || (x86_regs_written(bytes, in->len) & address_regs(&c->head))))
+		c->on = false;
 	return 0;
 }
 
