@@ -228,6 +228,45 @@ bool x86_mov_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm)
 	return true;
 }
 
+bool x86_reg_step(const uint8_t *code, size_t len, int reg, int64_t *delta)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(code, len, &in, ops))
+		return false;
+	bool self = ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && gpr(ops[0].reg.value) == reg &&
+		    ops[0].size == 64;
+	switch (in.mnemonic) {
+	case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_SUB:
+		if (!self || ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return false;
+		*delta = in.mnemonic == ZYDIS_MNEMONIC_ADD ? ops[1].imm.value.s : -ops[1].imm.value.s;
+		return true;
+	case ZYDIS_MNEMONIC_INC:
+	case ZYDIS_MNEMONIC_DEC:
+		*delta = in.mnemonic == ZYDIS_MNEMONIC_INC ? 1 : -1;
+		return self;
+	case ZYDIS_MNEMONIC_LEA:
+		if (!self || gpr(ops[1].mem.base) != reg || ops[1].mem.index != ZYDIS_REGISTER_NONE ||
+		    in.address_width != 64)
+			return false;
+		*delta = ops[1].mem.disp.value;
+		return true;
+	case ZYDIS_MNEMONIC_PUSH:
+	case ZYDIS_MNEMONIC_POP:
+		/* (not pop rsp: it loads rsp) */
+		if (reg != 4 || in.operand_width != 64 ||
+		    (in.mnemonic == ZYDIS_MNEMONIC_POP && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		     gpr(ops[0].reg.value) == 4))
+			return false;
+		*delta = in.mnemonic == ZYDIS_MNEMONIC_PUSH ? -8 : 8;
+		return true;
+	default:
+		return false;
+	}
+}
+
 int x86_jmp_register(const uint8_t *code, size_t len)
 {
 	ZydisDecodedInstruction in;

@@ -54,6 +54,7 @@ struct emitter {
 		uint32_t block;
 		size_t last;
 		struct x86_mem head;
+		int64_t shift;       /* the base register's moves since the head */
 		uint32_t prev;
 	} chain;
 };

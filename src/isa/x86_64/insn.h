@@ -120,6 +120,11 @@ void x86_regs_rw(const uint8_t *code, size_t len, uint16_t *read, uint16_t *kill
 /* Whether the instruction at CODE is 'mov rREG, IMM' (32 or 64 bits;
  * *IMM as the register receives it). */
 bool x86_mov_imm(const uint8_t *code, size_t len, int *reg, uint64_t *imm);
+/* Whether the instruction at CODE moves 64-bit register REG by a
+ * constant, *DELTA (add or sub of an immediate, inc, dec, 'lea REG,
+ * [REG+disp]', and for rsp push and pop); other registers it writes are
+ * the caller's to check. */
+bool x86_reg_step(const uint8_t *code, size_t len, int reg, int64_t *delta);
 /* N when the instruction at CODE is 'jmp rN' (a register, not memory), else -1. */
 int x86_jmp_register(const uint8_t *code, size_t len);
 /* Whether the instruction at CODE is 'cmp rREG, IMM' with a 32- or 64-bit

@@ -227,18 +227,34 @@ static bool leaves_line(const struct x86_insn *in, const uint8_t *bytes)
 	       op[0] == 0xcc || op[0] == 0xf4;
 }
 
+/* Whether chain C holds after instruction IN (at BYTES): it stays on the
+ * straight line and leaves the chain's registers alone, or moves its base
+ * register by a constant (a pointer stepped, rsp by a push or a pop),
+ * which C->SHIFT follows (symbolically, as MetaSim's analysis does). */
+static bool chain_after(struct mem_chain *c, const struct x86_insn *in, const uint8_t *bytes)
+{
+	uint16_t regs = address_regs(&c->head), written = x86_regs_written(bytes, in->len) & regs;
+	int64_t d;
+	if (leaves_line(in, bytes))
+		return false;
+	if (!written)
+		return true;
+	if (written != 1u << c->head.base || !x86_reg_step(bytes, in->len, c->head.base, &d))
+		return false;
+	c->shift += d;
+	return true;
+}
+
 /* Whether chain C still holds at instruction I: same block, and the
- * instructions since its last access left its registers and the straight
- * line alone. */
-static bool chain_holds(const struct emitter *e, const struct mem_chain *c, size_t i)
+ * instructions since its last access kept it (chain_after). */
+static bool chain_holds(const struct emitter *e, struct mem_chain *c, size_t i)
 {
 	const struct x86_analysis *a = e->a;
 	if (!c->on || a->block_of[i] != c->block || i <= c->last)
 		return false;
 	for (size_t j = c->last + 1; j < i; j++) {
 		const struct x86_insn *in = &a->insns[j];
-		const uint8_t *b = a->env->code + (in->addr - a->env->addr);
-		if (leaves_line(in, b) || (x86_regs_written(b, in->len) & address_regs(&c->head)))
+		if (!chain_after(c, in, a->env->code + (in->addr - a->env->addr)))
 			return false;
 	}
 	return true;
@@ -275,7 +291,7 @@ int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, s
 			     (acc[k].mem.base == c->head.base && acc[k].mem.index == c->head.index &&
 			      (acc[k].mem.index < 0 || acc[k].mem.scale == c->head.scale)));
 		uint32_t id = env->mem_point(env->ctx, in->addr, (unsigned)k, &acc[k], join ? c->prev : 0,
-					     join ? acc[k].mem.disp - c->head.disp : 0);
+					     join ? c->shift + acc[k].mem.disp - c->head.disp : 0);
 		if (id && join) {
 			c->prev = id;
 			out->traces_memory = true;
@@ -290,12 +306,13 @@ int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, s
 		/* a new head, or none */
 		c->on = env->mem_chain && id && !err && chainable(&acc[k]);
 		c->head = acc[k].mem;
+		c->shift = 0;
 		c->prev = id;
 		c->block = e->a->block_of[i];
 	}
 	c->last = i;
 	/* its own accesses read the registers before it writes them */
-	if (c->on && (leaves_line(in, bytes) || (x86_regs_written(bytes, in->len) & address_regs(&c->head))))
+	if (c->on && !chain_after(c, in, bytes))
 		c->on = false;
 	return 0;
 }
