@@ -29,9 +29,15 @@ struct cs_stream {
 };
 
 /* A set of line numbers (open addressing, key = line + 1). */
+/* The lines ever seen (compulsory misses): a bit per line in a word per
+ * 64 lines, the words by a hash of their group; the last group's word is
+ * kept at hand (misses come in runs on nearby lines). */
 struct cs_lineset {
-	uint64_t *keys;
+	uint64_t *keys;           /* group + 1, 0 for a free slot */
+	uint64_t *bits;
 	size_t cap, n;
+	uint64_t last_key;
+	uint64_t *last_bits;
 };
 
 /* iaddr -> (accesses, misses), for attribution. */

@@ -16,10 +16,13 @@ static inline size_t hash64(uint64_t x, size_t mask)
 static int lineset_grow(struct cs_lineset *s)
 {
 	size_t ncap = s->cap ? s->cap * 2 : 1024;
-	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint64_t *nk = calloc(ncap, sizeof(*nk)), *nb = calloc(ncap, sizeof(*nb));
 
-	if (!nk)
+	if (!nk || !nb) {
+		free(nk);
+		free(nb);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < s->cap; i++) {
 		if (!s->keys[i])
 			continue;
@@ -27,35 +30,47 @@ static int lineset_grow(struct cs_lineset *s)
 		while (nk[j])
 			j = (j + 1) & (ncap - 1);
 		nk[j] = s->keys[i];
+		nb[j] = s->bits[i];
 	}
 	free(s->keys);
+	free(s->bits);
 	s->keys = nk;
+	s->bits = nb;
 	s->cap = ncap;
+	s->last_key = 0;
 	return 0;
 }
 
 int cs_lineset_add(struct cs_lineset *s, uint64_t line)
 {
-	uint64_t key = line + 1;
+	uint64_t key = (line >> 6) + 1, bit = 1ull << (line & 63);
+	uint64_t *w = s->last_bits;
 
-	if (2 * (s->n + 1) > s->cap && lineset_grow(s) < 0)
-		return -ENOMEM;
-	size_t j = hash64(key, s->cap - 1);
-	while (s->keys[j]) {
-		if (s->keys[j] == key)
-			return 0;
-		j = (j + 1) & (s->cap - 1);
+	if (key != s->last_key) {
+		if (2 * (s->n + 1) > s->cap && lineset_grow(s) < 0)
+			return -ENOMEM;
+		size_t j = hash64(key, s->cap - 1);
+		while (s->keys[j] && s->keys[j] != key)
+			j = (j + 1) & (s->cap - 1);
+		if (!s->keys[j]) {
+			s->keys[j] = key;
+			s->n++;
+		}
+		w = &s->bits[j];
+		s->last_key = key;
+		s->last_bits = w;
 	}
-	s->keys[j] = key;
-	s->n++;
+	if (*w & bit)
+		return 0;
+	*w |= bit;
 	return 1;
 }
 
 void cs_lineset_free(struct cs_lineset *s)
 {
 	free(s->keys);
-	s->keys = NULL;
-	s->cap = s->n = 0;
+	free(s->bits);
+	*s = (struct cs_lineset){ 0 };
 }
 
 static int attr_grow(struct cs_attr *a)
