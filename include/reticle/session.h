@@ -171,6 +171,10 @@ RTL_API double rtl_session_tsc_hz(rtl_session *s);
  * least) while the program runs; the run takes SIGALRM for its own then. */
 RTL_API int rtl_session_on_tick(rtl_session *s, double seconds, void (*fn)(rtl_session *s, void *ctx),
 				void *ctx);
+/* The tick also comes as soon as FD (a listening socket, a pipe: the
+ * session takes its SIGIO) has something to read, not at the next
+ * SECONDS: a request from another terminal is served at once. */
+RTL_API int rtl_session_tick_on_fd(rtl_session *s, int fd);
 
 /* The first process's pid, once launched (0 before). */
 RTL_API pid_t rtl_session_pid(const rtl_session *s);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "collectors/probe.h"
@@ -60,16 +61,30 @@ int ctl_listen(long pid, char *path, size_t len)
 	return fd;
 }
 
-/* Reads a request from FD (up to 64 KiB, until the client's end), 1 s at
- * most. */
-/* What FD sends until it closes, at most MAX bytes, each read waited for
- * up to WAIT_MS (malloc'd, NUL-ended), or NULL. */
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What FD sends until it closes, at most MAX bytes, waited for WAIT_MS in
+ * all (-1: no limit; malloc'd, NUL-ended), or NULL. A signal (the session's
+ * tick, its SIGIO) does not cut the wait short: the session serves a
+ * request as soon as it connects, before its text may have come. */
 static char *read_all(int fd, size_t max, int wait_ms)
 {
 	size_t n = 0, cap = 4096;
 	char *buf = malloc(cap);
 	struct pollfd pf = { fd, POLLIN, 0 };
-	while (buf && poll(&pf, 1, wait_ms) == 1) {
+	long end = now_ms() + wait_ms;
+	for (;;) {
+		long left = end - now_ms();
+		int r = poll(&pf, 1, wait_ms < 0 ? -1 : left > 0 ? (int)left : 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (!buf || r != 1)
+			break;
 		if (n + 1 >= cap) {
 			char *b = cap < max ? realloc(buf, cap *= 2) : NULL;
 			if (!b) {
@@ -88,6 +103,8 @@ static char *read_all(int fd, size_t max, int wait_ms)
 	return buf;
 }
 
+/* Reads a request from FD (up to 64 KiB, until the client's end), 1 s at
+ * most. */
 static char *read_request(int fd)
 {
 	return read_all(fd, 64 << 10, 1000);
@@ -163,7 +180,8 @@ static void answer(int fd, rtl_session *s, long pid, char *req)
 	}
 	fclose(f);
 	for (size_t done = 0; done < outlen;) {
-		ssize_t w = write(fd, out + done, outlen - done);
+		/* a client gone away is no reason for the session to die */
+		ssize_t w = send(fd, out + done, outlen - done, MSG_NOSIGNAL);
 		if (w <= 0)
 			break;
 		done += (size_t)w;

@@ -68,8 +68,9 @@ struct ticker {
 	char path[256];
 };
 
-/* Every TICK_MS: the control socket (its listening starts at the first
- * tick, when the process is there), and the aggregations every interval. */
+/* Every TICK_MS, and as a request comes: the control socket (its
+ * listening starts at the first tick, when the process is there), and the
+ * aggregations every interval. */
 static double now_s(void)
 {
 	struct timespec ts;
@@ -87,6 +88,9 @@ static void tick(rtl_session *s, void *ctx)
 		if (pid > 0) {
 			t->pid = pid;
 			t->ctl = ctl_listen(pid, t->path, sizeof(t->path));
+			/* a request is served as it comes, not at the next tick */
+			if (t->ctl >= 0 && rtl_session_tick_on_fd(s, t->ctl))
+				fprintf(stderr, "reticle: warning: probe: 'reticle ctl' requests wait for the next tick\n");
 			if (t->ctl < 0) {
 				fprintf(stderr, "reticle: warning: probe: no control socket for 'reticle ctl' (%s)\n",
 					strerror(-t->ctl));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -304,6 +305,9 @@ static int session_parse_span(struct rtl_session *s, const struct rtl_session_op
 bool session_instruments(const struct rtl_session *s) { return s->instruments; }
 bool session_sweeps(const struct rtl_session *s) { return s->sweeps; }
 
+/* rtl_session_tick_on_fd's descriptor became readable: the tick is due */
+static volatile sig_atomic_t tick_fd_ready;
+
 /* Every 20 ms of the loop: the fired probes of every process go (a sweep
  * cut short goes on at the loop's next turn); and the caller's tick when
  * due. */
@@ -317,7 +321,8 @@ static void sweep_all(struct rtl_session *s, uint64_t *last)
 	}
 	if (span_def_has_time(&s->span))
 		span_tick(s->procs, s->nprocs, now - s->t0);
-	if (s->tick_fn && now - s->last_tick >= s->tick_ns) {
+	if (s->tick_fn && (now - s->last_tick >= s->tick_ns || tick_fd_ready)) {
+		tick_fd_ready = 0;
 		s->last_tick = now;
 		s->tick_fn(s, s->tick_ctx);
 	}
@@ -499,6 +504,25 @@ size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
 static void wake(int sig)
 {
 	(void)sig;
+}
+
+static void fd_ready(int sig)
+{
+	(void)sig;
+	tick_fd_ready = 1;
+}
+
+int rtl_session_tick_on_fd(rtl_session *s, int fd)
+{
+	(void)s;
+	/* no SA_RESTART: the loop's wait wakes */
+	struct sigaction sa = { .sa_handler = fd_ready };
+	sigemptyset(&sa.sa_mask);
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || sigaction(SIGIO, &sa, NULL) || fcntl(fd, F_SETOWN, getpid()) ||
+	    fcntl(fd, F_SETFL, flags | O_ASYNC))
+		return -errno;
+	return 0;
 }
 
 /* A SIGALRM every 50 ms wakes the loop's wait (run_traced: to see its
