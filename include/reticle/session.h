@@ -88,6 +88,10 @@ struct rtl_session_opts {
 	const char *const *modules;
 	const char *const *functions;
 	const char *from, *to;
+	/* The memtrace collector gives every access a record of its own
+	 * (its static analysis off: accesses chained within blocks share
+	 * the record before them; the stream is the same). */
+	bool memtrace_no_chain;
 };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);

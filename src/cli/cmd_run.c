@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
 	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
-	      "                   [--modules LIST] [--functions LIST] [--from EDGE] [--to EDGE]\n"
+	      "                   [--no-chain] [--modules LIST] [--functions LIST]\n"
+	      "                   [--from EDGE] [--to EDGE]\n"
 	      "                   [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
 	      "                   [-- PROGRAM [ARGS...]]\n"
@@ -71,6 +72,10 @@ static void usage(FILE *f)
 	      "                       Dinero din trace (r, w, m for a modify; hex address\n"
 	      "                       and size) instead of simulating caches ('reticle\n"
 	      "                       cachesim FILE' reads it); other processes' in FILE.PID\n"
+	      "      --no-chain       memtrace collector: a record for every access (the\n"
+	      "                       static analysis off: accesses whose address follows\n"
+	      "                       from the record before them in their block share it;\n"
+	      "                       the stream and the results are the same)\n"
 	      "      --sample periodic:ON:OFF  memtrace collector: trace ON instructions of\n"
 	      "                       each thread out of every ON+OFF (the rest runs in\n"
 	      "                       untraced twins of the copies)\n"
@@ -234,6 +239,7 @@ struct run_args {
 	uint64_t interval;        /* the bbv collector's */
 	const char *bbv_out;
 	const char *trace;        /* memtrace --trace */
+	bool no_chain;            /* memtrace --no-chain */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
 	/* the run's context: scope (NULL-ended globs) and span */
@@ -406,6 +412,7 @@ int cmd_run(int argc, char **argv)
 		{ "bbv-out", required_argument, NULL, 'B' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ "sample", required_argument, NULL, 'S' },
+		{ "no-chain", no_argument, NULL, 'W' },
 		{ "debug-on-fault", no_argument, NULL, 'Q' },
 		{ "modules", required_argument, NULL, 'M' },
 		{ "functions", required_argument, NULL, 'N' },
@@ -482,6 +489,7 @@ int cmd_run(int argc, char **argv)
 		case 'A': a.from = optarg; break;
 		case 'Z': a.to = optarg; break;
 		case 'T': a.trace = optarg; break;
+		case 'W': a.no_chain = true; break;
 		case 'S': {
 			unsigned long long on, off;
 			int used = 0;
@@ -584,8 +592,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			  "intervals' size of the vectors the points come from)");
 		return CLI_EXIT_USAGE;
 	}
-	if ((a->ncaches || a->trace || a->sample_on || a->simpoint) && !tracing) {
-		cli_error("run: --cache, --trace and --sample set the memtrace collector: add it (-c memtrace)");
+	if ((a->ncaches || a->trace || a->sample_on || a->simpoint || a->no_chain) && !tracing) {
+		cli_error("run: --cache, --trace, --sample and --no-chain set the memtrace collector: add it (-c memtrace)");
 		return CLI_EXIT_USAGE;
 	}
 	if (a->sample_on && vectors) {
@@ -650,7 +658,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .memtrace_points = points, .memtrace_weights = weights, .memtrace_npoints = npoints,
 					 .memtrace_interval = a->simpoint ? a->interval : 0,
 					 .modules = a->nmodules ? a->modules : NULL,
-					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to };
+					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
+					 .memtrace_no_chain = a->no_chain };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -84,6 +84,7 @@ struct rtl_session {
 	/* the shim collector: its observer once launched, and its period */
 	bool shimming;
 	bool dynamic;             /* copies made again while it runs (dynamic_probes) */
+	bool mem_chain;           /* memtrace's static analysis (not memtrace_no_chain) */
 	unsigned shim_period;
 	struct shim *shim;
 	/* the memtrace collector's cache configurations */
@@ -141,13 +142,10 @@ const struct patch_env *session_patch_env(struct rtl_session *s)
 		/* RETICLE_MEMTRACE_TWINS=0: sampled tracing without twins, the
 		 * records of untraced windows written and dropped (to compare) */
 		const char *twins = getenv("RETICLE_MEMTRACE_TWINS");
-		/* RETICLE_MEMTRACE_CHAIN=0: every access its own record (the
-		 * static analysis off, to compare) */
-		const char *chain = getenv("RETICLE_MEMTRACE_CHAIN");
 		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
 						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
 						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events,
-						   !(chain && !strcmp(chain, "0")) };
+						   s->mem_chain };
 	}
 	return &s->patch_env;
 }
@@ -669,6 +667,11 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_trace) + sizeof(opts->memtrace_trace) &&
 	    opts->memtrace_trace)
 		s->trace_path = strdup(opts->memtrace_trace);
+	/* RETICLE_MEMTRACE_CHAIN=0 as well (to compare) */
+	const char *chain = getenv("RETICLE_MEMTRACE_CHAIN");
+	s->mem_chain = !(opts->sz >= offsetof(struct rtl_session_opts, memtrace_no_chain) +
+					 sizeof(opts->memtrace_no_chain) && opts->memtrace_no_chain) &&
+		       !(chain && !strcmp(chain, "0"));
 	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_off) + sizeof(opts->memtrace_off) &&
 	    opts->memtrace_on && opts->memtrace_off && !s->bbv_interval) {
 		s->sample_on = opts->memtrace_on;

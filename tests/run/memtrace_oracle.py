@@ -23,7 +23,7 @@ the din trace holds the profile's accesses by kind and `reticle cachesim`
 reads it whole. With --sample periodic:50000:150000 the output is the
 native one and about a quarter of the accesses are simulated.
 The static analysis (accesses chained within blocks, MetaSim's) changes no
-result: with RETICLE_MEMTRACE_CHAIN=0 every access of the program is its
+result: with --no-chain every access of the program is its
 own record and the accesses per instruction are the same, while the
 default run's meta says fewer instructions have records; and bzip2's
 stream (under setarch -R, as a din trace) is the same line by line, kind,
@@ -41,10 +41,10 @@ def instrumented(meta):
 
 
 def static_analysis(reticle, work, prog, path, mine, meta, fails):
-    env0 = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache0"), RETICLE_MEMTRACE_CHAIN="0")
+    env0 = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache0"))
     db0 = os.path.join(work, "m0.db")
-    subprocess.run([reticle, "run", "-c", "memtrace", "-o", db0, "--"] + prog, capture_output=True, env=env0,
-                   timeout=600)
+    subprocess.run([reticle, "run", "-c", "memtrace", "--no-chain", "-o", db0, "--"] + prog, capture_output=True,
+                   env=env0, timeout=600)
     con = sqlite3.connect(db0)
     theirs = collections.Counter()
     for site, name, value in con.execute(
@@ -70,10 +70,10 @@ def static_analysis(reticle, work, prog, path, mine, meta, fails):
     traces = []
     for chain in ("1", "0"):
         t = os.path.join(work, f"bz{chain}.din")
-        e = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache" + chain), RETICLE_MEMTRACE_CHAIN=chain)
+        e = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache" + chain))
         r = subprocess.run(["setarch", "-R", reticle, "run", "-c", "memtrace", "--trace", t, "-o",
-                            os.path.join(work, f"bz{chain}.db"), "--", bz, "-c", src], capture_output=True,
-                           env=e, timeout=600)
+                            os.path.join(work, f"bz{chain}.db")] + ([] if chain == "1" else ["--no-chain"]) +
+                           ["--", bz, "-c", src], capture_output=True, env=e, timeout=600)
         traces.append(open(t).read().splitlines() if r.returncode == 0 and os.path.exists(t) else [])
         if os.path.exists(t):
             os.unlink(t)
@@ -94,8 +94,7 @@ def main():
         sys.exit(77)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    # (the variable set in every run: the environment's size moves libc's counts)
-    env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), RETICLE_MEMTRACE_CHAIN="1")
+    env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
     fails = []
     native = subprocess.run(prog, capture_output=True, text=True, timeout=300)
     db = os.path.join(work, "m.db")
