@@ -2,9 +2,9 @@
  * clone, fork, vfork and exec, and naming the profiles. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1121,8 +1121,8 @@ size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out)
 		h[i].tid = p->threads[i].tid;
 		if (session_stop_deferred(s, h[i].tid))
 			h[i].how = HOLD_IN_EVENT;   /* stopped already, its event the loop's */
-		else if (os_interrupt(h[i].tid))
-			h[i].how = HOLD_GONE;
+		else if (p->threads[i].exited || os_interrupt(h[i].tid))
+			h[i].how = HOLD_GONE;   /* (a zombie main thread: a wait for it waited for ever) */
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct os_stop st;
@@ -1582,14 +1582,18 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_EXITED: case OS_SIGNALED:
 		on_process_exit(s, p, st);
 		break;
-	case OS_EVENT_EXIT:
+	case OS_EVENT_EXIT: {
 		/* the last look at the process's memory */
+		struct thread *t = proc_thread(p, st->tid);
+		if (t)
+			t->exited = true;
 		if (p->nthreads <= 1)
 			p->exiting = true;   /* nothing to sweep for any more */
 		lazy_bind_plt(p);
 		timers_thread_exit(p, st->tid);
 		resume(p, st->tid, 0);
 		break;
+	}
 	default:
 		resume(p, st->tid, 0);
 		break;
@@ -1882,7 +1886,7 @@ static bool all_held(const struct rtl_session *s)
 {
 	for (size_t i = 0; i < s->nprocs; i++)
 		for (size_t k = 0; k < s->procs[i]->nthreads; k++)
-			if (!s->procs[i]->threads[k].held)
+			if (!s->procs[i]->threads[k].held && !s->procs[i]->threads[k].exited)
 				return false;
 	return true;
 }

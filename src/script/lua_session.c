@@ -7,7 +7,7 @@
  *       bbv_path = P, memtrace_trace = P, memtrace_on = N, memtrace_off = N,
  *       memtrace_points = {N...}, memtrace_weights = {W...}, memtrace_interval = N,
  *       dynamic_probes = B, modules = {GLOB...}, functions = {GLOB...},
- *       from = EDGE, to = EDGE }              -> a session (names or collector objects)
+ *       from = EDGE, to = EDGE, memtrace_no_chain = B }   -> a session (names or collector objects)
  *   reticle.session_launch(s, {path, args...})
  *   reticle.session_attach(s, pid [, duration])
  *   reticle.session_run(s)                   -> the first process's exit status
@@ -17,6 +17,7 @@
  *   reticle.session_reinstrument(s, want(module, name, addr) -> bool) -> copies made
  *   reticle.session_tsc_hz(s)                -> ticks per second
  *   reticle.session_on_tick(s, seconds, fn(s))
+ *   reticle.session_tick_on_fd(s, fd)
  *   reticle.session_pid(s), reticle.session_profile_count(s),
  *   reticle.session_profile_path(s, i)       -> (i from 0, as in C)
  *   reticle.session_stats(s)                 -> the fields of struct rtl_session_stats
@@ -109,6 +110,7 @@ static int l_session_create(lua_State *L)
 	o.memtrace_off = (uint64_t)script_opt_int(L, 1, "memtrace_off", 0);
 	o.memtrace_interval = (uint64_t)script_opt_int(L, 1, "memtrace_interval", 0);
 	o.dynamic_probes = script_opt_bool(L, 1, "dynamic_probes", false);
+	o.memtrace_no_chain = script_opt_bool(L, 1, "memtrace_no_chain", false);
 	o.from = script_opt_str(L, 1, "from", NULL);
 	o.to = script_opt_str(L, 1, "to", NULL);
 	size_t n;
@@ -352,6 +354,15 @@ static int l_session_on_tick(lua_State *L)
 	return 0;
 }
 
+static int l_session_tick_on_fd(lua_State *L)
+{
+	struct lua_session *ls = check_session(L, 1);
+	int err = rtl_session_tick_on_fd(ls->s, (int)luaL_checkinteger(L, 2));
+	if (err)
+		return script_fail(L, "session_tick_on_fd", err);
+	return 0;
+}
+
 static int l_session_pid(lua_State *L)
 {
 	lua_pushinteger(L, rtl_session_pid(check_session(L, 1)->s));
@@ -398,7 +409,7 @@ void script_open_session(lua_State *L)
 		{ "launch", l_session_launch }, { "attach", l_session_attach }, { "run", l_session_run },
 		{ "stop", l_session_stop }, { "live", l_session_live }, { "live_points", l_session_live_points },
 		{ "reinstrument", l_session_reinstrument }, { "tsc_hz", l_session_tsc_hz },
-		{ "on_tick", l_session_on_tick }, { "pid", l_session_pid },
+		{ "on_tick", l_session_on_tick }, { "tick_on_fd", l_session_tick_on_fd }, { "pid", l_session_pid },
 		{ "profile_count", l_session_profile_count }, { "profile_path", l_session_profile_path },
 		{ "stats", l_session_stats }, { "destroy", l_session_destroy }, { NULL, NULL },
 	};
@@ -408,7 +419,8 @@ void script_open_session(lua_State *L)
 		{ "session_run", l_session_run }, { "session_stop", l_session_stop },
 		{ "session_live", l_session_live }, { "session_live_points", l_session_live_points },
 		{ "session_reinstrument", l_session_reinstrument }, { "session_tsc_hz", l_session_tsc_hz },
-		{ "session_on_tick", l_session_on_tick }, { "session_pid", l_session_pid },
+		{ "session_on_tick", l_session_on_tick }, { "session_tick_on_fd", l_session_tick_on_fd },
+		{ "session_pid", l_session_pid },
 		{ "session_profile_count", l_session_profile_count },
 		{ "session_profile_path", l_session_profile_path }, { "session_stats", l_session_stats },
 		{ NULL, NULL },

@@ -162,6 +162,9 @@ struct thread {
 	/* detaching: stopped for good (its interrupt seen), and whether that
 	 * stop was a group-stop (job control), which it stays in */
 	bool held, group_stopped;
+	/* past its exit event: it stops no more (a main thread that exits
+	 * before the others stays a zombie, whose wait ends with the last) */
+	bool exited;
 	uint64_t gs_orig;         /* attached: its %gs base before reticle gave it an area */
 };
 

@@ -6,7 +6,8 @@ usage: probe_ctl.py RETICLE WORKDIR [--go] TARGET [CYCLES] [-- TARGET ARGS]
 
 TARGET (programs/probe_ctl_target.c) runs two threads calling spin() at
 full speed all along; on "run K N" it calls step() N times in two threads
-at once (with K and another value) and prints how many calls each value
+at once (with K and another value), waits until each spinning thread has
+called spin() 1,000 times more, and prints how many calls each value
 got. Each cycle adds clauses with `reticle ctl PID add` (a count of step's
 calls with arg0 == K % 8 and one of all its calls, and counts of spin's
 entries and returns), runs a phase, and removes them: step's counts, at

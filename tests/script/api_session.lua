@@ -122,6 +122,8 @@ local ided = reticle.collector{
 s = reticle.session_create{ collectors = { "fcount", ided }, output = ctx.work .. "/live.db",
                             dynamic_probes = true }
 reticle.session_launch(s, { prog, "loop" })
+-- (a descriptor Lua cannot make: the refusal of one that is not there)
+raises("session_tick_on_fd", reticle.session_tick_on_fd, s, -1)
 reticle.session_on_tick(s, 0.1, function(sess)
   for _, f in ipairs(reticle.session_live(sess)) do
     if f.name == "tick" and f.calls > live then live = f.calls end

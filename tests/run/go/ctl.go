@@ -12,12 +12,14 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 var ctlPerArg [8]int64
 var ctlSink int64
+var ctlSpun [2]int64 // each spinning goroutine's calls of ctlSpin
 
 //go:noinline
 func ctlLeaf(i int) int { return i ^ 1 }
@@ -36,14 +38,15 @@ func ctlMode() {
 	var bg sync.WaitGroup
 	for g := 0; g < 2; g++ {
 		bg.Add(1)
-		go func() {
+		go func(g int) {
 			defer bg.Done()
 			s := 0
 			for i := 0; atomic.LoadInt32(&stop) == 0; i++ {
 				s += ctlSpin(i)
+				atomic.StoreInt64(&ctlSpun[g], int64(i+1))
 			}
 			atomic.AddInt64(&ctlSink, int64(s))
-		}()
+		}(g)
 	}
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(out, "ready")
@@ -60,6 +63,7 @@ func ctlMode() {
 		for v := range ctlPerArg {
 			atomic.StoreInt64(&ctlPerArg[v], 0)
 		}
+		seen := [2]int64{atomic.LoadInt64(&ctlSpun[0]), atomic.LoadInt64(&ctlSpun[1])}
 		var h sync.WaitGroup
 		h.Add(1)
 		go func() {
@@ -72,6 +76,12 @@ func ctlMode() {
 			ctlStep(k)
 		}
 		h.Wait()
+		// both spinners called ctlSpin during the phase, however brief
+		for g := range seen {
+			for atomic.LoadInt64(&ctlSpun[g]) < seen[g]+1000 {
+				runtime.Gosched()
+			}
+		}
 		fmt.Fprintf(out, "ran %d", k)
 		for v := range ctlPerArg {
 			fmt.Fprintf(out, " %d", atomic.LoadInt64(&ctlPerArg[v]))

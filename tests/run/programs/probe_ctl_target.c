@@ -5,6 +5,7 @@
  * the calls it made per argument value: the truth of a probe that was in
  * for exactly that phase. "quit" ends it. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +26,26 @@ __attribute__((noinline)) void step(long k)
 	sink += k;
 }
 
+static atomic_long spun[2];   /* each background thread's calls of spin */
+
 static void *background(void *a)
 {
-	(void)a;
-	for (long i = 0; !stop; i++)
+	atomic_long *mine = a;
+	for (long i = 0; !stop; i++) {
 		spin(i);
+		atomic_store_explicit(mine, i + 1, memory_order_relaxed);
+	}
 	return NULL;
+}
+
+/* Until both background threads have called spin again since SEEN: a
+ * phase holds spin's calls however briefly its probes are in (reticle
+ * ctl answers in milliseconds; a loaded machine may leave them waiting). */
+static void await_spins(const long *seen)
+{
+	for (int i = 0; i < 2; i++)
+		while (atomic_load(&spun[i]) < seen[i] + 1000)
+			sched_yield();
 }
 
 struct phase {
@@ -49,7 +64,7 @@ int main(void)
 {
 	pthread_t bg[2];
 	for (int i = 0; i < 2; i++)
-		pthread_create(&bg[i], NULL, background, NULL);
+		pthread_create(&bg[i], NULL, background, &spun[i]);
 	char line[256];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	puts("ready");
@@ -61,11 +76,13 @@ int main(void)
 			continue;
 		for (int v = 0; v < 8; v++)
 			per_arg[v] = 0;
+		long seen[2] = { atomic_load(&spun[0]), atomic_load(&spun[1]) };
 		pthread_t h;
 		pthread_create(&h, NULL, helper, &ph);
 		for (long i = 0; i < ph.n; i++)
 			step(ph.k);
 		pthread_join(h, NULL);
+		await_spins(seen);
 		printf("ran %ld", ph.k);
 		for (int v = 0; v < 8; v++)
 			printf(" %ld", (long)per_arg[v]);
