@@ -58,6 +58,8 @@ int os_wait_until(struct os_stop *stop, uint64_t deadline);
 uint64_t os_now_ns(void);
 /* Waits for one thread (used right after events, e.g. a new child). */
 int os_wait_tid(pid_t tid, struct os_stop *stop);
+/* The same, giving up with -ETIMEDOUT at DEADLINE (as os_wait_until). */
+int os_wait_tid_until(pid_t tid, struct os_stop *stop, uint64_t deadline);
 int os_resume(pid_t tid, int sig);
 /* Job control. Tracees are seized: a group-stop is OS_GROUP_STOP (sig is
  * the stop signal), and os_listen() leaves the thread in it, as stopped as

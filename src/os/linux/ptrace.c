@@ -319,6 +319,26 @@ int os_wait_until(struct os_stop *stop, uint64_t deadline)
 	}
 }
 
+int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
+{
+	long nap = 2000;
+	for (;;) {
+		int status;
+		pid_t tid = waitpid(want, &status, __WALL | WNOHANG);
+		if (tid < 0 && errno != EINTR)
+			return -errno;
+		if (tid > 0) {
+			decode_stop(tid, status, stop);
+			return 0;
+		}
+		if (os_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){ 0, nap }, NULL);
+		if (nap < 1000000)
+			nap *= 2;
+	}
+}
+
 int os_wait_tid(pid_t want, struct os_stop *stop)
 {
 	int status;
