@@ -297,29 +297,9 @@ uint64_t os_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int os_wait_until(struct os_stop *stop, uint64_t deadline)
-{
-	/* waitpid has no time limit: poll, sleeping a little longer each time
-	 * (an inferior call usually ends within microseconds) */
-	long nap = 2000;
-	for (;;) {
-		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-		if (tid < 0 && errno != EINTR)
-			return -errno;
-		if (tid > 0) {
-			decode_stop(tid, status, stop);
-			return 0;
-		}
-		if (os_now_ns() >= deadline)
-			return -ETIMEDOUT;
-		nanosleep(&(struct timespec){ 0, nap }, NULL);
-		if (nap < 1000000)
-			nap *= 2;
-	}
-}
-
-int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
+/* waitpid has no time limit: poll, sleeping a little longer each time
+ * (an inferior call, a new task's first stop: microseconds, usually) */
+static int wait_until(pid_t want, struct os_stop *stop, uint64_t deadline)
 {
 	long nap = 2000;
 	for (;;) {
@@ -337,6 +317,16 @@ int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
 		if (nap < 1000000)
 			nap *= 2;
 	}
+}
+
+int os_wait_until(struct os_stop *stop, uint64_t deadline)
+{
+	return wait_until(-1, stop, deadline);
+}
+
+int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
+{
+	return wait_until(want, stop, deadline);
 }
 
 int os_wait_tid(pid_t want, struct os_stop *stop)
