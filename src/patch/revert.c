@@ -165,7 +165,7 @@ static bool add_partners(struct proc *p, struct group *g, size_t i)
 	for (size_t t = 0; ok && t < n; t++) {
 		struct module *tm;
 		const rtl_function *h = proc_function_at(p, out[t], &tm);
-		if (!h) {
+		if (!h || !tm->fs) {
 			ok = false;
 			break;
 		}
