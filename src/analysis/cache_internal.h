@@ -28,7 +28,6 @@ struct cs_stream {
 	size_t n, cap;
 };
 
-/* A set of line numbers (open addressing, key = line + 1). */
 /* The lines ever seen (compulsory misses): a bit per line in a word per
  * 64 lines, the words by a hash of their group; the last group's word is
  * kept at hand (misses come in runs on nearby lines). */
