@@ -182,6 +182,15 @@ static bool add_partners(struct proc *p, struct group *g, size_t i)
 			j = (int)g->n++;
 			g->mem[j] = (struct member){ .m = tm, .k = hk, .entry = he };
 		}
+		/* where it lands must be an instruction of the other's own
+		 * decoding: its traps go on that decoding's blocks, and one inside
+		 * an instruction of this path would change it (glibc's jumps over
+		 * a lock prefix) */
+		const struct func_state *hs = &tm->fs[hk];
+		if (!x86_map_lookup(hs->map_from, hs->map_to, hs->nmap, out[t])) {
+			ok = false;
+			break;
+		}
 		me->into |= 1u << j;
 		if (out[t] < he + ENTRY_LEN)
 			me->first |= 1u << j;
