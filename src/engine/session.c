@@ -1260,9 +1260,13 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		q->exec_gen = pid == p->pid ? exec_gen + 1 : 1;
 		span_proc_start(q, span_state, true);
 	}
-	if (!q || add_proc(s, q, parent, kind) || os_leave_syscall(pid, q->mem) || proc_setup_image(q, pid))
-		rtl_log(0, "pid %d: the new program runs without instrumentation", (int)pid);
-	resume(NULL, pid, 0);
+	int sig = 0, err = !q ? -ENOMEM : add_proc(s, q, parent, kind);
+	if (!err && !(err = os_leave_syscall(pid, q->mem, &sig)))
+		err = proc_setup_image(q, pid);
+	if (err)
+		rtl_log(0, "pid %d: the new program runs without instrumentation (%s)", (int)pid,
+			rtl_strerror(err));
+	resume(q, pid, sig);
 }
 
 static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)

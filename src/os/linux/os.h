@@ -158,8 +158,11 @@ int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const ui
 
 /* A thread stopped inside a system call (the exec event stop) finishes it
  * and stops again at the same pc in user mode, where registers can be
- * changed without the syscall's return value overwriting them. */
-int os_leave_syscall(pid_t tid, int memfd);
+ * changed without the syscall's return value overwriting them. A signal
+ * that arrives meanwhile (a child's SIGCHLD, sent while the parent was in
+ * execve) is held: returned in *deferred_sig (0 if none), for the caller
+ * to deliver when it resumes the thread. */
+int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig);
 
 /* Blocked-signal mask of a stopped thread (bit N-1 for signal N). */
 int os_get_sigmask(pid_t tid, uint64_t *mask);

@@ -146,10 +146,12 @@ int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
 	if (!err) {
 		/* the exec stop is inside execve: finish it, to stand before the
 		 * first instruction in user mode as the caller expects */
-		int mem = os_mem_open(pid);
-		err = mem < 0 ? mem : os_leave_syscall(pid, mem);
+		int mem = os_mem_open(pid), sig = 0;
+		err = mem < 0 ? mem : os_leave_syscall(pid, mem, &sig);
 		if (mem >= 0)
 			close(mem);
+		if (!err && sig)
+			kill(pid, sig);   /* sent again: the event loop delivers it */
 		if (err)
 			err = -RTL_ERR_TARGET_LAUNCH;
 	}

@@ -205,7 +205,7 @@ restore:
 	return err;
 }
 
-int os_leave_syscall(pid_t tid, int memfd)
+int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig)
 {
 	struct user_regs_struct r;
 	uint8_t orig;
@@ -215,8 +215,13 @@ int os_leave_syscall(pid_t tid, int memfd)
 	    (err = os_mem_write(memfd, r.rip, &int3, 1)))
 		return err;
 	struct os_stop st = { .kind = OS_OTHER };
-	/* a PTRACE_EVENT_STOP (a group-stop: os_wait_tid notes it) is passed over */
-	while (!err && (st.kind == OS_OTHER || st.kind == OS_GROUP_STOP)) {
+	*deferred_sig = 0;
+	/* a PTRACE_EVENT_STOP (a group-stop: os_wait_tid notes it) is passed
+	 * over; a signal is held (the first; standard signals pending at once
+	 * merge anyway) */
+	while (!err && (st.kind == OS_OTHER || st.kind == OS_GROUP_STOP || st.kind == OS_SIGNAL)) {
+		if (st.kind == OS_SIGNAL && !*deferred_sig)
+			*deferred_sig = st.sig;
 		if (ptrace(PTRACE_CONT, tid, NULL, NULL))
 			err = -errno;
 		else
