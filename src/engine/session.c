@@ -1260,9 +1260,15 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 		q->exec_gen = pid == p->pid ? exec_gen + 1 : 1;
 		span_proc_start(q, span_state, true);
 	}
+	struct os_stop other = { .kind = OS_OTHER };
 	int sig = 0, err = !q ? -ENOMEM : add_proc(s, q, parent, kind);
-	if (!err && !(err = os_leave_syscall(pid, q->mem, &sig)))
+	if (!err && !(err = os_leave_syscall(pid, q->mem, &sig, &other)))
 		err = proc_setup_image(q, pid);
+	if (other.kind != OS_OTHER) {
+		/* killed meanwhile: its exit is the loop's to see */
+		session_defer_stop(s, &other);
+		return;
+	}
 	if (err)
 		rtl_log(0, "pid %d: the new program runs without instrumentation (%s)", (int)pid,
 			rtl_strerror(err));

@@ -161,8 +161,10 @@ int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const ui
  * changed without the syscall's return value overwriting them. A signal
  * that arrives meanwhile (a child's SIGCHLD, sent while the parent was in
  * execve) is held: returned in *deferred_sig (0 if none), for the caller
- * to deliver when it resumes the thread. */
-int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig);
+ * to deliver when it resumes the thread. Any other stop met on the way
+ * (its exit event, or its end: it was killed) ends it with -ESRCH and is
+ * returned in *other (else other->kind is OS_OTHER), for the event loop. */
+int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig, struct os_stop *other);
 
 /* Blocked-signal mask of a stopped thread (bit N-1 for signal N). */
 int os_get_sigmask(pid_t tid, uint64_t *mask);

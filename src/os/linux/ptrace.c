@@ -147,7 +147,8 @@ int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
 		/* the exec stop is inside execve: finish it, to stand before the
 		 * first instruction in user mode as the caller expects */
 		int mem = os_mem_open(pid), sig = 0;
-		err = mem < 0 ? mem : os_leave_syscall(pid, mem, &sig);
+		struct os_stop other;
+		err = mem < 0 ? mem : os_leave_syscall(pid, mem, &sig, &other);
 		if (mem >= 0)
 			close(mem);
 		if (!err && sig)

@@ -205,17 +205,18 @@ restore:
 	return err;
 }
 
-int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig)
+int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig, struct os_stop *other)
 {
 	struct user_regs_struct r;
 	uint8_t orig;
 	static const uint8_t int3 = 0xcc;
+	*deferred_sig = 0;
+	other->kind = OS_OTHER;
 	int err = get_regs(tid, &r);
 	if (err || (err = os_mem_read(memfd, r.rip, &orig, 1)) ||
 	    (err = os_mem_write(memfd, r.rip, &int3, 1)))
 		return err;
 	struct os_stop st = { .kind = OS_OTHER };
-	*deferred_sig = 0;
 	/* a PTRACE_EVENT_STOP (a group-stop: os_wait_tid notes it) is passed
 	 * over; a signal is held (the first; standard signals pending at once
 	 * merge anyway) */
@@ -227,11 +228,15 @@ int os_leave_syscall(pid_t tid, int memfd, int *deferred_sig)
 		else
 			err = os_wait_tid(tid, &st);
 	}
-	if (!err && st.kind != OS_BREAKPOINT)
-		err = -EINTR;
-	os_mem_write(memfd, r.rip, &orig, 1);
-	if (!err)
-		err = os_set_pc(tid, r.rip);
+	if (!err && st.kind != OS_BREAKPOINT) {
+		*other = st;
+		err = -ESRCH;
+	}
+	if (st.kind != OS_EXITED && st.kind != OS_SIGNALED) {
+		os_mem_write(memfd, r.rip, &orig, 1);
+		if (!err)
+			err = os_set_pc(tid, r.rip);
+	}
 	return err;
 }
 
