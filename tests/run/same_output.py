@@ -112,6 +112,11 @@ def main():
             print(head_and_tail(r.stderr))
             ok = False
         why = verify_copies.problem(r.stderr.decode(errors="replace"), warm)
+        # a process left to run uninstrumented: its counts are missing
+        lost = [l for l in r.stderr.decode(errors="replace").splitlines()
+                if "the new program runs without instrumentation" in l or "cannot follow child" in l]
+        if not why and lost:
+            why = lost[0]
         if not why and b"not registered" in r.stderr:   # backtraces and exceptions would fail
             why = "the unwind information of relocated code was not registered: " + \
                   r.stderr.decode(errors="replace").split("not registered")[1][:200]
