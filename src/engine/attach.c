@@ -425,6 +425,7 @@ int release_launched(struct proc *p)
 	for (size_t i = 0; i < p->patch->nret_traps; i++)
 		failed += restore_from_file(p, p->patch->ret_traps[i].at) != 0;
 	failed += patch_release_probe_traps(p);
+	patch_release_move_traps(p);
 	int first_err = detach_threads(p);
 	if (failed)
 		rtl_warn("pid %d: %zu breakpoints could not be taken back: it may stop on a SIGTRAP", (int)p->pid,

@@ -203,6 +203,10 @@ struct hold {
 	pid_t tid;
 	uint8_t how;              /* enum hold_how */
 };
+/* Stops every thread of P (*OUT: how each is held; their number is
+ * returned). An interrupt cuts a blocking write short (it returns what it
+ * wrote so far): holds are for changes that cannot wait for the threads
+ * to move by themselves. */
 size_t session_hold(struct rtl_session *s, struct proc *p, struct hold **out);
 /* Whether P's threads can be held now: not while a vfork child runs in
  * its memory (the parent waits in the kernel, where no interrupt stops

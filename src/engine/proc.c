@@ -85,8 +85,6 @@ void proc_free(struct proc *p)
 	free(p->unw_objects);
 	free(p->resume_words);
 	free(p->sweep);
-	if (p->sweep_unw)
-		unw_mods_free(p->sweep_unw);
 	free(p->swept_sites);
 	if (p->mem >= 0)
 		close(p->mem);

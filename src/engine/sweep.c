@@ -162,74 +162,25 @@ static bool after_call(const struct module *m, const uint64_t *from, size_t n, u
 	return call;
 }
 
-/* The original instruction of AT in a copy given up, or 0. */
-static uint64_t given_up_original(struct proc *p, uint64_t at, struct copy_map *c)
-{
-	uint64_t orig;
-	bool own;
-	return copy_map_at(p, at, c) && c->m->fs[c->k].reverted && c->entry == c->m->fs[c->k].entry &&
-			       copy_original(p, at, &orig, &own)
-		       ? orig
-		       : 0;
-}
-
-/* Held thread H's pc and the return addresses of its stack that are in
- * copies given up move to the original code. */
-static void move_out(struct proc *p, const struct hold *h, struct unw_mods *unw, uint64_t *frames, uint64_t *cfas)
-{
-	struct thread *t = proc_thread(p, h->tid);
-	struct copy_map c;
-	uint64_t orig, to;
-	bool own, restart;
-	if (!t || h->how == HOLD_GONE)
-		return;
-	if (h->how == HOLD_STOPPED && !os_sigtrap_pending(t->tid) && copy_settle(p, t, &orig, &own, &restart) &&
-	    orig) {
-		uint64_t pc;
-		if (!os_get_pc(t->tid, &pc) && (to = given_up_original(p, restart ? pc - 2 : pc, &c)) &&
-		    !os_set_pc(t->tid, to + (restart ? 2 : 0)))
-			rtl_debug("tid %d: from %#llx to the original code at %#llx", (int)t->tid,
-				  (unsigned long long)pc, (unsigned long long)to);
-	}
-	size_t n = stack_walk(p, t->tid, unw, frames, cfas, MAX_FRAMES);
-	for (size_t j = 1; j < n; j++) {
-		uint64_t slot = cfas[j - 1] - 8, ret;
-		if (!cfas[j - 1] || os_mem_read(p->mem, slot, &ret, 8) || !(to = given_up_original(p, ret, &c)) ||
-		    !after_call(c.m, c.from, c.n, to))
-			continue;
-		if (!os_mem_write(p->mem, slot, &to, 8))
-			rtl_debug("tid %d: return address %#llx at %#llx to the original code: %#llx", (int)t->tid,
-				  (unsigned long long)ret, (unsigned long long)slot, (unsigned long long)to);
-	}
-}
-
-/* FNS go back to their original code (written with the threads running),
- * then P's threads are held while they move out of the copies (the
- * unwinder's files kept from one hold to the next: loading them made a
- * hold of sqlite3 last up to 7 ms). */
+/* FNS go back to their original code, written with the threads running.
+ * The threads still in their copies move to the original code by
+ * themselves, at the next block they reach there (patch_move_trap): a
+ * hold, which interrupted every thread to move it, cut blocking writes
+ * short (a pipe write interrupted returns what it wrote so far, and
+ * CPython 3.11's BufferedWriter then loses the rest, as natively when a
+ * signal comes), and made each give-up wait for every thread. */
 static void give_up(struct proc *p, const struct fn_ref *fns, size_t n)
 {
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++) {
 		int back = patch_revert(p, fns[i].m, fns[i].k);   /* with the functions it jumps into */
 		done += back > 0 ? (size_t)back : 0;
+		const rtl_function *f = rtl_binary_function(fns[i].m->bin, fns[i].k);
+		rtl_debug("pid %d: %s (%#llx) %s", (int)p->pid, f->name ? f->name : "?",
+			  (unsigned long long)(f->addr + fns[i].m->bias), back > 0 ? "given up" : "kept");
 	}
 	p->copies_given_up += done;
 	rtl_debug("pid %d: %zu copies given up for the original code (%zu found hot)", (int)p->pid, done, n);
-	if (!done || (!p->sweep_unw && !(p->sweep_unw = unw_mods_new())))
-		return;
-	/* not during a vfork (CPython's subprocess vforks): the copies stay
-	 * given up, their threads move at a later give-up or finish there */
-	if (!session_can_hold(p))
-		return;
-	struct hold *h = NULL;
-	uint64_t t0 = os_tsc();
-	size_t nh = session_hold(p->s, p, &h);
-	uint64_t *frames = malloc(2 * MAX_FRAMES * sizeof(*frames));
-	for (size_t i = 0; frames && i < nh; i++)
-		move_out(p, &h[i], p->sweep_unw, frames, frames + MAX_FRAMES);
-	free(frames);
-	session_unhold(p->s, p, h, nh, os_tsc() - t0);
 }
 
 static bool listed(const struct fn_ref *l, size_t n, const struct module *m, size_t k)

@@ -1380,6 +1380,8 @@ enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 	}
 	if (p->patch->nprobe_traps && patch_is_probe_trap(p, addr))
 		return patch_probe_trap(p, tid, addr);
+	if (p->patch->nmove_traps && patch_move_trap(p, tid, addr) == PATCH_TRAP_HANDLED)
+		return PATCH_TRAP_HANDLED;
 	struct func_state *fs = proc_entry_at(p, addr, &m, &f);
 
 	if (!fs)

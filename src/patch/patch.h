@@ -93,6 +93,14 @@ struct patch_proc {
 	struct probe_trap { uint64_t at, counter, counter2; uint32_t mod; uint8_t orig; bool fired; } *probe_traps;
 	size_t nprobe_traps, capprobe_traps;
 	bool probe_traps_unsorted;   /* traps added since (sorted at the next look) */
+	/* int3s at the block starts of copies given up (revert.c): a thread
+	 * still in such a copy (its pc, or a frame it returns to) meets one
+	 * at its next block and goes on at the block's original address TO.
+	 * Threads move so, by themselves, instead of being interrupted: an
+	 * interrupt cut blocking writes short (CPython lost pipe data). */
+	struct move_trap { uint64_t at, to; uint8_t orig; } *move_traps;
+	size_t nmove_traps, capmove_traps;
+	bool move_traps_unsorted;
 	/* the point records of copies made again (lazy_reinstrument): what
 	 * they counted still counts, in finish() and live views */
 	struct retired_points {
@@ -231,12 +239,17 @@ int patch_revert(struct proc *p, struct module *m, size_t k);
 /* A probe trap at AT met by TID: its counter set, its byte back. */
 enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at);
 bool patch_is_probe_trap(struct proc *p, uint64_t at);
+/* A move trap at AT (a block of a copy given up) met by TID: it goes on
+ * in the original code. */
+enum patch_trap patch_move_trap(struct proc *p, pid_t tid, uint64_t at);
 /* A fork child C (stopped) runs its functions' copies again: its counters
- * start at 0. */
+ * start at 0, its copies lose their move traps. */
 void patch_fork_unrevert(struct proc *c);
 /* The probe traps not met get their bytes back (the process is let go);
  * how many could not. */
 size_t patch_release_probe_traps(struct proc *p);
+/* The move traps get their bytes back (the process is let go). */
+void patch_release_move_traps(struct proc *p);
 
 /* module_unwind.c: M's unwind information (.eh_frame, its LSDAs), loaded
  * when first needed; NULL when M has none worth registering (C code). */

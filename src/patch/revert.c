@@ -51,6 +51,24 @@ static struct probe_trap *trap_at(struct proc *p, uint64_t at)
 	return NULL;
 }
 
+static int by_move_at(const void *a, const void *b)
+{
+	uint64_t x = ((const struct move_trap *)a)->at, y = ((const struct move_trap *)b)->at;
+	return (x > y) - (x < y);
+}
+
+static struct move_trap *move_trap_at(struct proc *p, uint64_t at)
+{
+	struct patch_proc *st = p->patch;
+	if (st->move_traps_unsorted) {
+		qsort(st->move_traps, st->nmove_traps, sizeof(*st->move_traps), by_move_at);
+		st->move_traps_unsorted = false;
+	}
+	size_t lo = rtl_lower_bound_u64_in(st->move_traps, st->nmove_traps, sizeof(*st->move_traps),
+					   offsetof(struct move_trap, at), at);
+	return lo < st->nmove_traps && st->move_traps[lo].at == at ? &st->move_traps[lo] : NULL;
+}
+
 bool patch_may_revert(const struct proc *p, const struct module *m, size_t k)
 {
 	const struct func_state *fs = &m->fs[k];
@@ -303,6 +321,32 @@ static int arm_traps(struct proc *p, const struct member *me, const uint8_t *fil
 	return 0;
 }
 
+/* Member ME's copy sends the threads still in it to the original code
+ * (its entry is back): an int3 at the copy of each of its blocks, where
+ * the copy is made of its own code (not at the copy's head, now a jump
+ * out of it). One byte at an instruction's start: a thread that fetched
+ * the old byte runs the copy's instruction, as before. */
+static void arm_moves(struct proc *p, const struct member *me)
+{
+	struct patch_proc *st = p->patch;
+	const struct func_state *fs = &me->m->fs[me->k];
+	uint64_t size = rtl_binary_function(me->m->bin, me->k)->size;
+	if (rtl_grow(&st->move_traps, &st->capmove_traps, st->nmove_traps + fs->nblocks, sizeof(*st->move_traps)))
+		return;   /* the threads in the copy finish there */
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		uint64_t to = p->blocks[fs->block0 + b].addr;
+		uint64_t at = to >= me->entry && to < me->entry + size ? x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, to)
+								      : 0;
+		struct window *w = at && (at < fs->entry || at >= fs->entry + 8) ? proc_window_at(p, at, 1) : NULL;
+		uint8_t *byte = w ? window_local(w, at) : NULL;
+		if (!byte || *byte == 0xcc)
+			continue;
+		st->move_traps[st->nmove_traps++] = (struct move_trap){ at, to, *byte };
+		__atomic_store_n(byte, (uint8_t)0xcc, __ATOMIC_RELEASE);
+	}
+	st->move_traps_unsorted = true;
+}
+
 /* Member ME's data words and entry back (its traps are armed): a thread
  * meeting the entry's int3 meanwhile goes on in the copy (FS_DONE). */
 static int restore_entry(struct proc *p, const struct member *me, const uint8_t *head)
@@ -316,6 +360,7 @@ static int restore_entry(struct proc *p, const struct member *me, const uint8_t 
 		return err;
 	fs->reverted = fs->revert_tried = true;
 	leave_copy_entry(p, fs, me->entry);
+	arm_moves(p, me);
 	return 0;
 }
 
@@ -389,8 +434,30 @@ enum patch_trap patch_probe_trap(struct proc *p, pid_t tid, uint64_t at)
 	return os_set_pc(tid, at) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 }
 
+enum patch_trap patch_move_trap(struct proc *p, pid_t tid, uint64_t at)
+{
+	struct move_trap *t = p->patch->nmove_traps ? move_trap_at(p, at) : NULL;
+	if (!t)
+		return PATCH_TRAP_NOT_MINE;
+	p->patch->env->stats->traps++;
+	return os_set_pc(tid, t->to) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
+}
+
+void patch_release_move_traps(struct proc *p)
+{
+	struct patch_proc *st = p->patch;
+	for (size_t i = 0; i < st->nmove_traps; i++) {
+		struct window *w = proc_window_at(p, st->move_traps[i].at, 1);
+		uint8_t *byte = w ? window_local(w, st->move_traps[i].at) : NULL;
+		if (byte && *byte == 0xcc)
+			__atomic_store_n(byte, st->move_traps[i].orig, __ATOMIC_RELEASE);
+	}
+	st->nmove_traps = 0;
+}
+
 void patch_fork_unrevert(struct proc *c)
 {
+	patch_release_move_traps(c);   /* its windows are copies of the parent's */
 	/* the child's counters start at 0: its functions count in their
 	 * copies again (the probe traps left in its text fire there too) */
 	for (size_t i = 0; i < c->nmods; i++) {

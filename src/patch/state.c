@@ -39,7 +39,9 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		  dup_into((void **)&b->plt_watch, &b->capplt_watch, a->plt_watch, a->nplt_watch,
 			   sizeof(*a->plt_watch)) &&
 		  dup_into((void **)&b->probe_traps, &b->capprobe_traps, a->probe_traps, a->nprobe_traps,
-			   sizeof(*a->probe_traps));
+			   sizeof(*a->probe_traps)) &&
+		  dup_into((void **)&b->move_traps, &b->capmove_traps, a->move_traps, a->nmove_traps,
+			   sizeof(*a->move_traps));
 	for (size_t i = 0; ok && i < a->nretired; i++) {   /* each its own maps */
 		struct retired_points *r = &b->retired[i];
 		r->map_from = rtl_dup_array(r->map_from, r->nmap, sizeof(uint64_t));
@@ -60,6 +62,8 @@ bool patch_proc_fork(const struct proc *p, struct proc *c)
 		b->nplt_watch = a->nplt_watch;
 		b->nprobe_traps = a->nprobe_traps;
 		b->probe_traps_unsorted = a->probe_traps_unsorted;
+		b->nmove_traps = a->nmove_traps;
+		b->move_traps_unsorted = a->move_traps_unsorted;
 	}
 	return ok;
 }
@@ -80,6 +84,7 @@ void patch_proc_free(struct proc *p)
 	free(st->call_traps);
 	free(st->plt_watch);
 	free(st->probe_traps);
+	free(st->move_traps);
 	free(st->entries);
 	free(st);
 	p->patch = NULL;

@@ -272,7 +272,6 @@ struct proc {
 	size_t nswept, capswept;
 	uint64_t sweep_removed;
 	uint64_t copies_given_up;   /* for the original code (sweep.c) */
-	struct unw_mods *sweep_unw; /* the unwinder's files, kept for the walks of those give-ups */
 	/* unwind blobs registered with the target's libgcc (unwind.c) */
 	uint64_t *unw_objects;
 	size_t nunw_objects, capunw_objects;
