@@ -567,6 +567,8 @@ bool session_stop_deferred(const struct rtl_session *s, pid_t tid)
 /* The oldest deferred stop, if any. */
 static bool take_deferred(struct rtl_session *s, struct os_stop *st)
 {
+	if (os_take_ended(st))
+		return true;   /* a task's end met by a wait for it alone */
 	if (!s->ndeferred)
 		return false;
 	*st = s->deferred[0];

@@ -89,8 +89,10 @@ static void stop_abandoned(struct proc *p, pid_t tid)
 	if (os_interrupt(tid))
 		return;
 	while (!os_wait_tid(tid, &st)) {
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+			session_defer_stop(p->s, &st);   /* its end is the loop's */
 			return;
+		}
 		struct thread *t = proc_thread(p, tid);
 		if (st.kind == OS_SIGNAL && t)
 			t->pending_sig = st.sig;
@@ -144,6 +146,7 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		}
 		running = false;
 		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+			session_defer_stop(p->s, &st);   /* its end is the loop's */
 			err = -ESRCH;
 			break;
 		}

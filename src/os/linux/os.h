@@ -73,6 +73,11 @@ bool os_is_stop_signal(int sig);
  * the event loop interrupts it (os_interrupt) and so gets the group-stop
  * again, or an OS_OTHER stop if it has ended meanwhile. */
 bool os_take_missed_stop(pid_t tid);
+/* A task's end (OS_EXITED, OS_SIGNALED) that a wait for it met where it
+ * could not be served: kept for the event loop, which takes the oldest
+ * with os_take_ended (false when none is left). */
+void os_note_ended(const struct os_stop *st);
+bool os_take_ended(struct os_stop *st);
 int os_interrupt(pid_t tid);
 /* Whether process PID has a SIGCONT pending (sent, not yet taken). */
 bool os_sigcont_pending(pid_t pid);

@@ -201,6 +201,26 @@ bool os_take_missed_stop(pid_t tid)
 	return false;
 }
 
+/* Ends of tasks reaped by a wait for one task (a step, an inferior system
+ * call) that gives up on it: the event loop's (os_take_ended). */
+static struct os_stop ended_stops[64];
+static size_t nended;
+
+void os_note_ended(const struct os_stop *st)
+{
+	if (nended < sizeof(ended_stops) / sizeof(ended_stops[0]))
+		ended_stops[nended++] = *st;
+}
+
+bool os_take_ended(struct os_stop *st)
+{
+	if (!nended)
+		return false;
+	*st = ended_stops[0];
+	memmove(ended_stops, ended_stops + 1, --nended * sizeof(*ended_stops));
+	return true;
+}
+
 static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 {
 	*stop = (struct os_stop){ .tid = tid, .kind = OS_OTHER };
@@ -453,8 +473,10 @@ int os_singlestep(pid_t tid, int *sig)
 		int err = os_wait_tid(tid, &st);
 		if (err)
 			return err;
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+			os_note_ended(&st);
 			return -ESRCH;
+		}
 		if (st.kind == OS_SIGNAL && !*sig) {
 			*sig = st.sig;   /* held: the step is tried again */
 			continue;

@@ -192,8 +192,10 @@ int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const ui
 			*deferred_sig = st.sig;   /* deliver later, once the state is back */
 			continue;
 		}
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED)
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+			os_note_ended(&st);   /* its end is the event loop's */
 			return -ESRCH;
+		}
 	}
 	if ((err = get_regs(tid, &r)))
 		goto restore;
