@@ -626,9 +626,10 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			return rc;
 	}
 	char *bbv_out = NULL;
-	if (vectors) {
+	const char *bbv_name = a->bbv_out ? a->bbv_out : output;
+	if (vectors && bbv_name) {   /* without -o: reticle.PID.bb, beside reticle.PID.db (the session's) */
 		/* the profile's name with .bb for .db (or after it) */
-		const char *name = a->bbv_out ? a->bbv_out : output;
+		const char *name = bbv_name;
 		size_t n = strlen(name);
 		bbv_out = malloc(n + 4);
 		if (!bbv_out) {

@@ -221,7 +221,9 @@ static char *per_process(const struct rtl_session *s, const char *base, pid_t pi
 
 char *session_bbv_path(const struct rtl_session *s, pid_t pid)
 {
-	return per_process(s, s->bbv_path, pid);
+	char deflt[64];   /* no path given: beside the default profile, reticle.PID.db */
+	snprintf(deflt, sizeof(deflt), "reticle.%d.bb", (int)s->main_pid);
+	return per_process(s, s->bbv_path ? s->bbv_path : deflt, pid);
 }
 
 void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off)
