@@ -325,6 +325,8 @@ const struct span_def *session_span(const struct rtl_session *s);
 uint64_t session_clock(const struct rtl_session *s);
 /* A process image reached the span's start (or began inside it). */
 void session_span_started(struct rtl_session *s);
+/* N more functions of a loaded module are in the run's scope (span.c). */
+void session_scope_matched(struct rtl_session *s, size_t n);
 /* An armed entry trapped (patch_events' first_call): span edges, warm start. */
 void engine_first_call(struct proc *p, struct module *m, uint64_t addr);
 /* Whether any collector instruments functions (sample alone does not). */

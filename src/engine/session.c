@@ -283,6 +283,7 @@ uint64_t session_tsc0(const struct rtl_session *s) { return s->tsc0; }
 const struct span_def *session_span(const struct rtl_session *s) { return &s->span; }
 uint64_t session_clock(const struct rtl_session *s) { return os_now_ns() - s->t0; }
 void session_span_started(struct rtl_session *s) { s->span.started++; }
+void session_scope_matched(struct rtl_session *s, size_t n) { s->span.matched += n; }
 
 /* The run's context from OPTS: 0, or -RTL_ERR_BAD_OPTION said. */
 static int session_parse_span(struct rtl_session *s, const struct rtl_session_opts *opts)

@@ -172,13 +172,16 @@ void span_mark_module(struct proc *p, struct module *m)
 	bool loader = proc_is_loader(p, m) ||   /* r_debug is not known yet when it is added */
 		      (rtl_binary_kind(m->bin) == RTL_BIN_SHARED && rtl_binary_exports(m->bin, "_r_debug"));
 	uint64_t entry = m->is_main ? rtl_binary_entry(m->bin) : 0;
-	size_t n = rtl_binary_function_count(m->bin);
+	size_t n = rtl_binary_function_count(m->bin), matched = 0;
 	for (size_t k = 0; k < n; k++) {
 		const rtl_function *f = rtl_binary_function(m->bin, k);
+		bool in = span_function_in_scope(d, m->path, f);
 		m->fs[k].edge = is_edge_function(d, f);
 		m->fs[k].outside = !loader && !m->fs[k].edge && !(entry && f->addr <= entry && entry < f->addr + (f->size ? f->size : 1)) &&
-				   !span_function_in_scope(d, m->path, f);
+				   !in;
+		matched += in;
 	}
+	session_scope_matched(p->s, matched);
 }
 
 /* ---- snapshots ---- */
@@ -430,6 +433,10 @@ void span_check_started(const struct span_def *d)
 	if (d->from.kind && !d->started)
 		rtl_warn("the span's start (%s) was never reached: nothing was counted",
 			 span_edge_text(&d->from, e, sizeof(e)));
+	if ((d->modules || d->functions) && !d->matched)
+		rtl_warn("no function of the modules the run loaded is in its scope (%s%s%s): nothing was "
+			 "measured ('reticle functions PROGRAM' lists the names)", d->modules ? "--modules" : "",
+			 d->modules && d->functions ? ", " : "", d->functions ? "--functions" : "");
 }
 
 const char *span_edge_text(const struct span_edge *e, char *buf, size_t len)

@@ -35,6 +35,7 @@ struct span_def {
 	char **modules, **functions;   /* NULL-ended globs, NULL for all */
 	struct span_edge from, to;
 	size_t started;        /* process images that reached the start edge */
+	size_t matched;        /* functions of loaded modules in the scope */
 };
 
 /* Parses rtl_session_opts's strings into D. 0, or -RTL_ERR_BAD_OPTION
