@@ -188,6 +188,11 @@ RTL_API pid_t rtl_session_pid(const rtl_session *s);
 RTL_API size_t rtl_session_profile_count(const rtl_session *s);
 RTL_API const char *rtl_session_profile_path(const rtl_session *s, size_t i);
 
+/* With memtrace --sample simpoint: how many points no process image of
+ * the run reached (points of another program, input or interval size;
+ * the estimate then misses them), once the session has ended. */
+RTL_API size_t rtl_session_points_unreached(const rtl_session *s);
+
 /* Engine statistics, for --stats and the benchmarks. */
 struct rtl_session_stats {
 	size_t functions_instrumented, functions_skipped, traps, modules;

@@ -710,6 +710,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	 * reticle did not */
 	if (st.profiles_failed && !err && status == 0)
 		err = -RTL_ERR_STORE;
+	if (rtl_session_points_unreached(s) && !err && status == 0)
+		status = CLI_EXIT_FAIL;   /* the estimate asked for is not there (said above) */
 	if (a->stats) {
 		fprintf(stderr, "reticle: %zu modules, %zu functions instrumented (%zu from the warm-start "
 			"list), %zu skipped, %zu traps, %zu saved copies placed, %.3f s instrumenting\n",

@@ -384,6 +384,9 @@ void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t
 bool session_memtrace_sampled(const struct rtl_session *s);
 /* SimPoint-guided sampling: the traced intervals (sorted) and their
  * weights, N of them, of INTERVAL instructions (N 0: none). */
+/* An image of the run began the traced windows of REACHED of the points
+ * (memtrace --sample simpoint): the session keeps the most. */
+void session_memtrace_reached(struct rtl_session *s, size_t reached);
 void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
 			     size_t *n, uint64_t *interval);
 /* A signal is about to be delivered to thread TID: if it stopped inside

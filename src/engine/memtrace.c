@@ -79,6 +79,7 @@ struct memtrace {
 	uint64_t interval;
 	uint32_t next[TA_COUNT];
 	uint64_t at[TA_COUNT];
+	size_t reached;             /* points whose window began, in some thread */
 	/* the consumer's: the bank's counts at the last window's end, and the
 	 * weighted sums of the windows' accesses and misses */
 	rtl_cache_stats *prev;
@@ -404,6 +405,14 @@ static void switch_copy(struct proc *p, struct memtrace *mt, pid_t tid, unsigned
 		os_set_pc(tid, to[i - 1] + (pc - from[i - 1]));
 }
 
+/* Area AREA's traced window begins: with SimPoint, that of its next point. */
+static void window_begins(struct memtrace *mt, unsigned area)
+{
+	mt->windows++;
+	if (mt->next[area] < mt->npoints && mt->next[area] + 1 > mt->reached)
+		mt->reached = mt->next[area] + 1;
+}
+
 /* Instructions until area AREA's next point starts (SimPoint), its state
  * moved to it; INT64_MAX / 2 when none is left. */
 static uint64_t to_next_point(struct memtrace *mt, unsigned area)
@@ -427,7 +436,8 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	uint64_t gap = mt->npoints ? to_next_point(mt, area) : 0;
 	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
 	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)(gap ? gap : mt->on));
-	mt->windows += !gap;
+	if (!gap)
+		window_begins(mt, area);
 	set_twins(p, mt, area);
 }
 
@@ -455,7 +465,7 @@ static bool window_end(struct proc *p, unsigned area)
 		if (mt->is_off[area]) {
 			mt->is_off[area] = false;
 			*left += (int64_t)mt->on;
-			mt->windows++;
+			window_begins(mt, area);
 			continue;
 		}
 		uint64_t gap = mt->off;
@@ -469,7 +479,7 @@ static bool window_end(struct proc *p, unsigned area)
 			*left += (int64_t)gap;
 		} else {   /* the next point follows at once */
 			*left += (int64_t)mt->on;
-			mt->windows++;
+			window_begins(mt, area);
 		}
 	}
 	thread_area_clock_set(thread_area_local(&p->areas, area), clock);
@@ -614,8 +624,9 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		err = rtl_profile_set_meta(prof, key, val);
 	}
 	if (mt->npoints) {
-		snprintf(val, sizeof(val), "simpoint:%zu points of %llu instructions", mt->npoints,
-			 (unsigned long long)mt->interval);
+		session_memtrace_reached(p->s, mt->reached);
+		snprintf(val, sizeof(val), "simpoint:%zu points of %llu instructions, %zu reached", mt->npoints,
+			 (unsigned long long)mt->interval, mt->reached);
 		if (!err)
 			err = rtl_profile_set_meta(prof, "memtrace_sample", val);
 	} else if (mt->on) {

@@ -97,7 +97,7 @@ struct rtl_session {
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	uint64_t *points, point_interval; /* memtrace --sample simpoint */
 	double *weights;
-	size_t npoints;
+	size_t npoints, points_reached;   /* the most any image began */
 	/* attached to a running process: sampled alone (no ptrace), or
 	 * traced and instrumented (TRACED); the run ends at the deadline, at
 	 * rtl_session_stop, or when it exits; then every thread is
@@ -235,6 +235,17 @@ void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t
 bool session_memtrace_sampled(const struct rtl_session *s)
 {
 	return s->sample_on || s->npoints;
+}
+
+void session_memtrace_reached(struct rtl_session *s, size_t reached)
+{
+	if (reached > s->points_reached)
+		s->points_reached = reached;
+}
+
+size_t rtl_session_points_unreached(const rtl_session *s)
+{
+	return s->npoints > s->points_reached ? s->npoints - s->points_reached : 0;
 }
 
 void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
@@ -802,6 +813,11 @@ static void commit_profile(struct rtl_session *s)
 {
 	ahead_stop(s->ahead);   /* no process is left to call what it would copy */
 	span_check_started(&s->span);
+	if (s->npoints && s->points_reached < s->npoints)
+		rtl_log(0, "--sample simpoint: the run began %zu of the %zu points (the last at interval %llu of "
+			"%llu instructions): they come from another program, input or --interval, and the "
+			"estimate misses the others", s->points_reached, s->npoints,
+			(unsigned long long)s->points[s->npoints - 1], (unsigned long long)s->point_interval);
 	if (!s->profile)
 		return;
 	int err = s->profile_failed ? -RTL_ERR_STORE

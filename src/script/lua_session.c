@@ -20,6 +20,7 @@
  *   reticle.session_tick_on_fd(s, fd)
  *   reticle.session_pid(s), reticle.session_profile_count(s),
  *   reticle.session_profile_path(s, i)       -> (i from 0, as in C)
+ *   reticle.session_points_unreached(s)      -> SimPoint points no image reached
  *   reticle.session_stats(s)                 -> the fields of struct rtl_session_stats
  *   reticle.session_destroy(s)               (also when collected)
  */
@@ -385,6 +386,12 @@ static int l_session_profile_path(lua_State *L)
 	return 1;
 }
 
+static int l_session_points_unreached(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)rtl_session_points_unreached(check_session(L, 1)->s));
+	return 1;
+}
+
 static int l_session_stats(lua_State *L)
 {
 	struct rtl_session_stats st;
@@ -411,7 +418,8 @@ void script_open_session(lua_State *L)
 		{ "reinstrument", l_session_reinstrument }, { "tsc_hz", l_session_tsc_hz },
 		{ "on_tick", l_session_on_tick }, { "tick_on_fd", l_session_tick_on_fd }, { "pid", l_session_pid },
 		{ "profile_count", l_session_profile_count }, { "profile_path", l_session_profile_path },
-		{ "stats", l_session_stats }, { "destroy", l_session_destroy }, { NULL, NULL },
+		{ "points_unreached", l_session_points_unreached }, { "stats", l_session_stats },
+		{ "destroy", l_session_destroy }, { NULL, NULL },
 	};
 	static const luaL_Reg fns[] = {
 		{ "session_create", l_session_create }, { "session_destroy", l_session_destroy },
@@ -423,7 +431,7 @@ void script_open_session(lua_State *L)
 		{ "session_pid", l_session_pid },
 		{ "session_profile_count", l_session_profile_count },
 		{ "session_profile_path", l_session_profile_path }, { "session_stats", l_session_stats },
-		{ NULL, NULL },
+		{ "session_points_unreached", l_session_points_unreached }, { NULL, NULL },
 	};
 	script_new_class(L, SESSION_MT, session_methods, l_session_destroy);
 	script_add_functions(L, fns);

@@ -141,6 +141,14 @@ def main():
             if not 0 < share < 0.2 or not est > 0 or abs(est_all / ratio - 1) > 0.01:
                 fails.append(f"simpoint-guided memtrace: {share:.3f} of the accesses, estimate {est}, "
                              f"every interval {est_all}, full {ratio}")
+            # the points of this run given to a shorter one (another
+            # program): most are never reached, which must be said, and
+            # the run fail, though the program succeeds
+            o = subprocess.run([reticle, "run", "-c", "memtrace", "--sample", f"simpoint:{allsp},{allw}",
+                                "--interval", str(N), "-o", os.path.join(work, "other.db"), "--", "/bin/true"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            if o.returncode != 1 or f"of the {len(ours)} points" not in o.stderr:
+                fails.append(f"points of another program: status {o.returncode}, {o.stderr.strip()[-300:]!r}")
     marker = os.path.join(work, "ran")
     for args, what in ((["-c", "bbv", "--interval", "0"], "--interval"),
                        (["-c", "fcount", "--interval", "1000"], "bbv")):

@@ -102,6 +102,7 @@ assert(found == 300, "work(20) counted " .. found .. " times")
 assert(back.work and back.phase_a and back.phase_b and not back.parse, "back-edges")
 assert(reticle.session_profile_count(s) == 1 and reticle.session_profile_path(s, 0) == out)
 assert(reticle.session_profile_path(s, 1) == nil)
+assert(reticle.session_points_unreached(s) == 0)   -- no --sample simpoint
 local meta = sh(string.format("sqlite3 %s \"select value from meta where key in ('pid', 'purpose') order by key\"", out))
 assert(meta == pid .. "\napi\n", "meta: " .. meta)
 local st = reticle.session_stats(s)
