@@ -1217,7 +1217,19 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 {
 	pid_t child = (pid_t)st->msg;
 	uint64_t flags = 0;
-	os_clone_flags(st->tid, &flags);
+	if (child <= 0) {
+		/* no child's id: its parent was killed at the event (its group
+		 * exiting), and the child, if any, with it. A wait for "pid 0"
+		 * takes any task's stop (the main thread's, which then waited
+		 * for ever: run.torture.exit_race hung once in a few hundred) */
+		rtl_debug("tid %d: a clone event without a child", (int)st->tid);
+		resume(p, st->tid, 0);
+		return;
+	}
+	/* a parent that could not be read (its group exiting) made a thread
+	 * of its own group, or a process of its own */
+	if (os_clone_flags(st->tid, &flags) && os_tgid(child) == p->pid)
+		flags = CLONE_VM | CLONE_THREAD;
 	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
 	struct os_stop first = { .tid = child, .kind = OS_OTHER };
 

@@ -349,6 +349,8 @@ int os_wait_until(struct os_stop *stop, uint64_t deadline)
 
 int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
 {
+	if (want <= 0)
+		return -ECHILD;   /* (0 would be any task of reticle's group) */
 	return wait_until(want, stop, deadline);
 }
 
@@ -356,6 +358,8 @@ int os_wait_tid(pid_t want, struct os_stop *stop)
 {
 	int status;
 	pid_t tid;
+	if (want <= 0)
+		return -ECHILD;   /* (0 would be any task of reticle's group) */
 
 	do
 		tid = waitpid(want, &status, __WALL);
