@@ -581,10 +581,8 @@ bool session_stop_deferred(const struct rtl_session *s, pid_t tid)
 /* The oldest deferred stop, if any. */
 static bool take_deferred(struct rtl_session *s, struct os_stop *st)
 {
-	if (os_take_ended(st))
-		return true;   /* a task's end met by a wait for it alone */
-	if (!s->ndeferred)
-		return false;
+	if (!s->ndeferred)   /* then a task's end met by a wait for it alone (after its events) */
+		return os_take_ended(st);
 	*st = s->deferred[0];
 	memmove(s->deferred, s->deferred + 1, --s->ndeferred * sizeof(*s->deferred));
 	return true;
