@@ -361,20 +361,6 @@ int attach_detach(struct proc *p, size_t *kept)
 		rtl_warn("pid %d: %zu patches could not be taken back", (int)p->pid, failed);
 	for (size_t i = 0; i < p->nthreads; i++)
 		scan_stack(p, p->threads[i].tid, count_cache_word, &words);
-	/* a thread born as the detach began (its clone event not served yet)
-	 * was not moved: it starts where its parent's clone returned, maybe in
-	 * a copy; with the cache unmapped it would fault once let go (python3's
-	 * http.server, a thread per request, died of SIGSEGV after a detach) */
-	pid_t *tids = NULL;
-	size_t ntids = 0;
-	if (!os_list_threads(p->pid, &tids, &ntids))
-		for (size_t i = 0; i < ntids; i++)
-			if (!proc_thread(p, tids[i])) {
-				rtl_debug("pid %d: thread %d is not followed yet: the code cache stays", (int)p->pid,
-					  (int)tids[i]);
-				words++;
-			}
-	free(tids);
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
