@@ -566,6 +566,9 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };   /* nop dword [rax+rax] */
 		x86_put(&out->w, nop5, sizeof(nop5));
 	}
+	e.flags_in = x86_cfg_flags_live_at(a, env->addr);
+	if (e.flags_in)
+		x86_flags_stash(&out->w);
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_TIMER_START)) {
 		out->timer_desc = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;
@@ -580,12 +583,14 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		err = -RTL_ERR_NO_SPACE;
 		if (!out->entry_counter)
 			goto out;
-		/* flags are dead at entry */
+		/* flags are dead at entry, or stashed */
 		if ((err = x86_snip_counter(&out->w, out->entry_counter, false, env, out)))
 			goto out;
 	}
 	if ((err = x86_snip_own(&e, RTL_POINT_ENTRY, env->addr, out)))
 		goto out;
+	if (e.flags_in)
+		x86_flags_unstash(&out->w);
 	if (e.twin && !x86_cfg_flags_live_at(a, env->addr) &&
 	    (err = twin_check(&e, X86_TWIN_CHECK_ENTRY)))
 		goto out;

@@ -28,6 +28,11 @@ struct emitter {
 	struct probe_plan plan;
 	bool traces_memory;  /* the plan has RTL_POINT_MEMORY points */
 	bool numbered_timers;   /* the entry pushes numbered timers' frames */
+	/* the function reads its caller's flags before it sets them: it is
+	 * entered with every register live (Go's asyncPreempt, called by a
+	 * signal handler's injected call, saves them and gives them back at
+	 * its return), so its entry and exit snippets keep them */
+	bool flags_in;
 	/* the traced copy and its untraced twin (pass 1: no records, no
 	 * registrations twice), and their checks' rel32 fields */
 	bool twin;

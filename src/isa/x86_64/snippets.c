@@ -185,21 +185,30 @@ int x86_snip_call_probes(struct emitter *e, size_t i, const uint8_t *bytes, stru
 	return 0;
 }
 
-/* Before return I (flags are dead there, and the red zone): the plan's
- * exit counter, and the stop of the function's timer. */
+/* Before return I (the red zone is dead there, and the flags but in a
+ * function that reads its caller's: stashed around them): the plan's exit
+ * counter, and the stop of the function's timer. */
 int x86_snip_exit_probes(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
+	size_t own;
+	probe_plan_own(&e->plan, RTL_POINT_EXIT, in->addr, &own);
+	bool counter = probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr);
+	bool stop = (out->timer_desc || e->numbered_timers) &&
+		    probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP);
+	bool stash = e->flags_in && (counter || own || stop);
 	int err;
-	if (probe_plan_has(&e->plan, RTL_POINT_EXIT, in->addr) &&
-	    (err = x86_snip_point_counter(e, in->addr, RTL_POINT_EXIT, false, out)))
+	if (stash)
+		x86_flags_stash(e->w);
+	if (counter && (err = x86_snip_point_counter(e, in->addr, RTL_POINT_EXIT, false, out)))
 		return err;
 	if ((err = x86_snip_own(e, RTL_POINT_EXIT, in->addr, out)))
 		return err;
-	if ((out->timer_desc || e->numbered_timers) &&
-	    probe_plan_has_op(&e->plan, RTL_POINT_EXIT, in->addr, RTL_PRIM_TIMER_STOP))
-		return x86_timer_stop(e->w);
-	return 0;
+	if (stop && (err = x86_timer_stop(e->w)))
+		return err;
+	if (stash)
+		x86_flags_unstash(e->w);
+	return e->w->failed ? -ENOMEM : 0;
 }
 
 /* The registers an address of M is computed from (bits). */

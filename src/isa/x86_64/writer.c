@@ -250,6 +250,30 @@ void x86_back_from_below(struct x86_writer *w, uint8_t pop)
 	x86_sp_moved(w, 0);
 }
 
+void x86_flags_stash(struct x86_writer *w)
+{
+	static const uint8_t stash[] = {
+		0x48, 0x89, 0x44, 0x24, 0xa0,   /* mov [rsp-96],rax */
+		0x9f,                           /* lahf: SF ZF AF PF CF */
+		0x0f, 0x90, 0xc0,               /* seto al */
+		0x48, 0x89, 0x44, 0x24, 0x98,   /* mov [rsp-104],rax */
+		0x48, 0x8b, 0x44, 0x24, 0xa0,   /* mov rax,[rsp-96] */
+	};
+	x86_put(w, stash, sizeof(stash));
+}
+
+void x86_flags_unstash(struct x86_writer *w)
+{
+	static const uint8_t unstash[] = {
+		0x48, 0x89, 0x44, 0x24, 0xa0,   /* mov [rsp-96],rax */
+		0x48, 0x8b, 0x44, 0x24, 0x98,   /* mov rax,[rsp-104] */
+		0x04, 0x7f,                     /* add al,0x7f: OF set when al was 1 */
+		0x9e,                           /* sahf */
+		0x48, 0x8b, 0x44, 0x24, 0xa0,   /* mov rax,[rsp-96] */
+	};
+	x86_put(w, unstash, sizeof(unstash));
+}
+
 /* pushfq; lock add qword [rip+X], 1; popfq, below the red zone */
 static void inc_atomic_keep_flags(struct x86_writer *w, uint64_t counter)
 {

@@ -66,6 +66,12 @@ void x86_sp_moved(struct x86_writer *w, uint32_t below);
  * 'lea rsp,[rsp+128]'. Both report their moves. */
 void x86_below_red_zone(struct x86_writer *w, uint8_t push);
 void x86_back_from_below(struct x86_writer *w, uint8_t pop);
+/* The arithmetic flags kept in the red zone around snippets that may
+ * change them, %rsp unmoved (timers record it): 'lahf; seto al' into
+ * [rsp-104], rax kept at [rsp-96] meanwhile, below every snippet's words;
+ * back with 'add al,0x7f' (OF) and 'sahf'. */
+void x86_flags_stash(struct x86_writer *w);
+void x86_flags_unstash(struct x86_writer *w);
 
 void x86_writer_init(struct x86_writer *w, uint64_t base);
 void x86_writer_free(struct x86_writer *w);
