@@ -1339,7 +1339,21 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 	os_get_pc(st->tid, &pc);
 	proc_describe_pc(p, pc, where, sizeof(where));
 	rtl_info("pid %d: %s at %s", (int)st->tid, strsignal(st->sig), where);
+	if (st->fault) {   /* what it touched, in the process's map */
+		char line[512];
+		if (os_map_line(p->pid, st->addr, line, sizeof(line)))
+			snprintf(line, sizeof(line), "not mapped");
+		line[strcspn(line, "\n")] = 0;
+		rtl_info("pid %d: the address touched: %#llx (%s)", (int)st->tid, (unsigned long long)st->addr, line);
+	}
 	if (getenv("RETICLE_DEBUG_FAULT_BYTES")) {   /* the copy's code before the fault, for objdump */
+		const char *names[OS_NREGS];
+		uint64_t v[OS_NREGS];
+		if (!os_get_named_regs(st->tid, names, v))
+			for (size_t i = 0; i < OS_NREGS; i += 4)
+				rtl_info("  %s %#llx  %s %#llx  %s %#llx  %s %#llx", names[i], (unsigned long long)v[i],
+					 names[i + 1], (unsigned long long)v[i + 1], names[i + 2],
+					 (unsigned long long)v[i + 2], names[i + 3], (unsigned long long)v[i + 3]);
 		uint8_t code[160];
 		char hex[3 * sizeof(code) + 1];
 		if (!os_mem_read(p->mem, pc - 128, code, sizeof(code))) {

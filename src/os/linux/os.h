@@ -42,6 +42,7 @@ struct os_stop {
 	int code;         /* OS_EXITED exit code */
 	unsigned long msg;/* PTRACE_GETEVENTMSG for events (new tid, former tid) */
 	bool fault;       /* OS_SIGNAL raised by the thread's own instruction (SIGSEGV...) */
+	uint64_t addr;    /* and then the address it touched (si_addr) */
 };
 
 /* Waits for any traced thread. Returns 0, or -ECHILD when none is left.

@@ -280,6 +280,8 @@ static void decode_stop(pid_t tid, int status, struct os_stop *stop)
 	/* si_code > 0: the kernel raised it for an instruction (not kill()) */
 	stop->fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
 		      si.si_code > 0;
+	if (stop->fault)
+		stop->addr = (uint64_t)(uintptr_t)si.si_addr;
 }
 
 static int wait_any(struct os_stop *stop, bool (*ours)(void *ctx, pid_t tid, uint64_t pc), void *ctx,
