@@ -1343,7 +1343,6 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 		char line[512];
 		if (os_map_line(p->pid, st->addr, line, sizeof(line)))
 			snprintf(line, sizeof(line), "not mapped");
-		line[strcspn(line, "\n")] = 0;
 		rtl_info("pid %d: the address touched: %#llx (%s)", (int)st->tid, (unsigned long long)st->addr, line);
 	}
 	if (getenv("RETICLE_DEBUG_FAULT_BYTES")) {   /* the copy's code before the fault, for objdump */

@@ -591,8 +591,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		goto out;
 	if (e.flags_in)
 		x86_flags_unstash(&out->w);
-	if (e.twin && !x86_cfg_flags_live_at(a, env->addr) &&
-	    (err = twin_check(&e, X86_TWIN_CHECK_ENTRY)))
+	if (e.twin && !e.flags_in && (err = twin_check(&e, X86_TWIN_CHECK_ENTRY)))
 		goto out;
 	if ((err = emit_body(&e, out)))
 		goto out;
