@@ -220,9 +220,8 @@ static struct span_snap *snap_take(struct proc *p, bool empty)
 			snap_free(s);
 			return NULL;
 		}
-		const volatile uint64_t *live = window_local(w, s->w[i].base);
-		for (size_t k = 0; k < n; k++)
-			s->w[i].words[k] = live[k];
+		if (n)
+			proc_read_counters(p, w, n, s->w[i].words);
 	}
 	return s;
 }

@@ -18,6 +18,50 @@ static bool wanted(const struct proc *p)
 	return session_probes(p->s)->timers;
 }
 
+/* RETICLE_THREAD_COUNTERS=0: locked increments as before (a comparison) */
+static bool off_by_env(void)
+{
+	const char *e = getenv("RETICLE_THREAD_COUNTERS");
+	return e && !strcmp(e, "0");
+}
+
+/* Counters per thread (space.h, thread_counters) once the process has
+ * threads, unless a reader needs the shared words as they are: cover's
+ * sweep finds fired increments by their bytes and reads them at every
+ * sweep, bbv reads every block's counter at each interval's end, and an
+ * attached process must be left with nothing of reticle's mapped. */
+static bool counters_wanted(const struct proc *p)
+{
+	const struct probe_set *set = session_probes(p->s);
+	return !set->whole_lines && !session_bbv_interval(p->s) && !p->attached && !off_by_env();
+}
+
+/* Adds area K's slab to the shared counters (its thread has ended) */
+static void fold_counters(struct proc *p, unsigned k)
+{
+	if (!p->thread_counters)
+		return;
+	for (size_t i = 0; i < p->shm.nwins; i++) {
+		struct window *w = &p->shm.wins[i];
+		uint64_t start = w->addr + w->code_cap;
+		int64_t disp = window_slab_disp(w, start);
+		size_t n = (w->arc_off && w->ctr_used > w->arc_off ? w->arc_off : w->ctr_used) / 8;
+		if (disp < 0 || !n)
+			continue;
+		uint64_t *sum = calloc(n, 8);
+		if (!sum) {
+			rtl_warn("pid %d: no memory to add up a thread's counters", (int)p->pid);
+			return;
+		}
+		thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, n, sum);
+		uint64_t *shared = window_local(w, start);
+		for (size_t j = 0; j < n; j++)
+			if (sum[j])
+				__atomic_fetch_add(&shared[j], sum[j], __ATOMIC_RELAXED);
+		free(sum);
+	}
+}
+
 /* The observer (shim) reads thread TID's signal in area K from now on. */
 static void watch(struct proc *p, pid_t tid, unsigned k)
 {
@@ -44,8 +88,10 @@ static void give_area(struct proc *p, struct thread *t)
 {
 	unsigned k = thread_region_take(&p->areas);
 	if (!k)
-		rtl_warn("pid %d: more than %d threads at once: thread %d is not timed", (int)p->pid,
-			 TA_COUNT - 1, (int)t->tid);
+		rtl_warn("pid %d: more than %d threads at once: thread %d is not timed%s", (int)p->pid,
+			 TA_COUNT - 1, (int)t->tid,
+			 p->thread_counters ? ", and its counts share a slab with the others beyond (they may be short)"
+					    : "");
 	if (os_set_area_base(t->tid, thread_area_addr(&p->areas, k))) {
 		thread_region_give(&p->areas, k);
 		return;
@@ -57,7 +103,8 @@ static void give_area(struct proc *p, struct thread *t)
 
 int timers_setup_image(struct proc *p, pid_t tid)
 {
-	if (!wanted(p) || p->areas.fd >= 0)
+	bool counters = counters_wanted(p);
+	if ((!wanted(p) && !counters) || p->areas.fd >= 0)
 		return 0;
 	int err = thread_region_init(&p->areas);
 	uint64_t at = 0;
@@ -71,11 +118,16 @@ int timers_setup_image(struct proc *p, pid_t tid)
 		err = proc_map_memfd(p, tid, p->areas.fd, far_hint, (size_t)TA_COUNT * TA_SIZE, false, &at);
 	if (err) {
 		thread_region_free(&p->areas);
-		rtl_warn("pid %d: no room for thread areas (%s): functions are not timed", (int)p->pid,
-			 rtl_strerror(err));
+		if (wanted(p))
+			rtl_warn("pid %d: no room for thread areas (%s): functions are not timed", (int)p->pid,
+				 rtl_strerror(err));
+		else   /* increments are locked once it has threads, as they were */
+			rtl_debug("pid %d: no room for thread areas (%s): no counters per thread", (int)p->pid,
+				  rtl_strerror(err));
 		return 0;
 	}
 	thread_region_place(&p->areas, at);
+	p->thread_counters = counters;
 	start_countdowns(p, 0);   /* threads beyond the areas' number count down together */
 	p->ntimers = 1;   /* timer 0 takes what does not fit */
 	struct thread *t = proc_thread(p, tid);
@@ -104,6 +156,7 @@ int timers_fork(struct proc *p, struct proc *c, pid_t tid)
 	if (err)
 		return err;
 	c->ntimers = p->ntimers;
+	c->thread_counters = p->thread_counters;   /* its copies' increments are as the parent's */
 	struct thread *ct = proc_thread(c, c->pid);
 	if (ct) {
 		ct->area = (int)k;
@@ -171,6 +224,7 @@ void timers_thread_exit(struct proc *p, pid_t tid)
 			thread_area_copy_free(copy);
 		} else {
 			keep(p, tid, a, os_tsc());
+			fold_counters(p, (unsigned)t->area);
 			thread_region_give(&p->areas, (unsigned)t->area);
 		}
 	}

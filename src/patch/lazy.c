@@ -1118,7 +1118,9 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.is_readonly = ctx_is_readonly,
 		.keeps_caller = ctx_keeps_caller,
 		.new_counter = ctx_counter, .plan = ctx_plan, .ctx = &ctx,
-		.atomic = p->multithreaded,
+		/* per-thread increments are switched from the plain ones once
+		 * placed, after the copy is saved as a single thread's */
+		.atomic = p->multithreaded && !p->thread_counters,
 		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
@@ -1138,7 +1140,8 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 			/* saved with single-thread counters */
 			if (p->multithreaded) {
 				for (size_t i = 0; i < r.nsites; i++)
-					x86_switch_atomic(r.w.buf + r.sites[i].off, r.sites[i].keep_flags);
+					patch_switch_site(p, r.w.buf + r.sites[i].off, dest + r.sites[i].off,
+							  r.sites[i].keep_flags);
 				r.nsites = 0;
 			}
 			if (d.made) {   /* made ahead: saved for the next run too */
@@ -1179,6 +1182,12 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 	if (!restore && !env.atomic && m->ccache && !again) {
 		uint64_t ctrs = w->addr + w->code_cap;
 		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
+	}
+	if (!restore && p->multithreaded && !env.atomic) {   /* emitted plain: switched in place */
+		for (size_t i = 0; i < r.nsites; i++)
+			patch_switch_site(p, window_local(w, dest + r.sites[i].off), dest + r.sites[i].off,
+					  r.sites[i].keep_flags);
+		r.nsites = 0;
 	}
 	note_branches(p, m, &r);
 	if (!again) {

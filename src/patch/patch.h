@@ -212,8 +212,12 @@ bool lazy_wants_original_returns(const rtl_binary *exe);
 /* Reads the slots of the PLT stubs in P's plt_watch (a thread is exiting:
  * the process's memory is still there). */
 void lazy_bind_plt(struct proc *p);
-/* The process gets a second thread: every counter increment becomes atomic. */
+/* The process gets a second thread: every counter increment becomes the
+ * thread's own (P->thread_counters) or atomic. */
 void patch_go_multithreaded(struct proc *p);
+/* The same for the one increment whose first byte reticle reaches at
+ * SITE, run-time address AT (a copy being placed, or in its window). */
+void patch_switch_site(struct proc *p, uint8_t *site, uint64_t at, bool keep_flags);
 /* An int3 at original address AT that sends a thread coming there to TO
  * in a copy (kept for the process's life). */
 int lazy_return_trap(struct proc *p, uint64_t at, uint64_t to);

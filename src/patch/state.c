@@ -130,6 +130,17 @@ bool patch_has_retired(const struct proc *p)
 	return p->patch->nretired > 0;
 }
 
+void patch_switch_site(struct proc *p, uint8_t *site, uint64_t at, bool keep_flags)
+{
+	uint64_t counter = p->thread_counters ? x86_switch_counter(site, at, keep_flags) : 0;
+	struct window *w = counter ? proc_window_at(p, counter, 8) : NULL;
+	int64_t disp = w ? window_slab_disp(w, counter) : -1;
+	if (disp >= 0)
+		x86_switch_per_thread(site, keep_flags, (int32_t)disp);
+	else
+		x86_switch_atomic(site, keep_flags);
+}
+
 void patch_go_multithreaded(struct proc *p)
 {
 	struct patch_proc *st = p->patch;
@@ -140,9 +151,10 @@ void patch_go_multithreaded(struct proc *p)
 		uint8_t *site = w ? window_local(w, st->sites[i].addr) : NULL;
 		/* one swept away already (sweep.c) stays away */
 		if (site && (st->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e))
-			x86_switch_atomic(site, st->sites[i].keep_flags);
+			patch_switch_site(p, site, st->sites[i].addr, st->sites[i].keep_flags);
 	}
 	st->nsites = 0;
 	p->multithreaded = true;
-	rtl_debug("pid %d has threads: counter increments are atomic now", (int)p->pid);
+	rtl_debug("pid %d has threads: counter increments are %s now", (int)p->pid,
+		  p->thread_counters ? "per thread" : "atomic");
 }

@@ -79,6 +79,33 @@ void thread_area_clock_set(uint8_t *a, int64_t left)
 		w[k] = 0;
 }
 
+void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum)
+{
+	uint64_t buf[1024];
+	off_t at = (off_t)((uint64_t)k * TA_SIZE + TA_SLAB + off);
+	while (n) {
+		size_t want = n < 1024 ? n : 1024;
+		ssize_t got = pread(r->fd, buf, want * 8, at);
+		if (got <= 0)
+			return;
+		size_t words = (size_t)got / 8;
+		for (size_t i = 0; i < words; i++)
+			sum[i] += buf[i];
+		sum += words;
+		n -= words;
+		at += (off_t)words * 8;
+	}
+}
+
+uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off)
+{
+	uint64_t sum = 0;
+	for (unsigned k = 0; r->fd >= 0 && k < TA_COUNT; k++)
+		if (r->used[k])
+			thread_area_slab_add(r, k, off, 1, &sum);
+	return sum;
+}
+
 /* The header of area K for its run-time address: an empty stack over the
  * sentinel; the null area's limit lets no frame in. */
 static void area_init(struct thread_region *r, unsigned k)
@@ -145,7 +172,7 @@ static void pop_frame(uint8_t *a, size_t end, uint64_t now)
 		t->exclusive += elapsed - f->children;
 	}
 	struct ta_node *n = (struct ta_node *)(a + f->node);
-	if (f->node == TA_LOST || (f->node >= TA_NODES && f->node + sizeof(*n) <= TA_SIZE)) {
+	if (f->node == TA_LOST || (f->node >= TA_NODES && f->node + sizeof(*n) <= TA_MT_LEFT)) {
 		n->inclusive += elapsed;
 		n->exclusive += elapsed - f->children;
 	}

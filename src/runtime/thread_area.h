@@ -75,7 +75,14 @@ enum {
 	TA_MT_CLOCKS = 4,
 	TA_MT_RECS = TA_MT_LEFT + 64,
 	TA_MT_WORDS = (1 << 20) / 8,   /* 65,536 records of two words: address, point */
-	TA_SIZE = TA_MT_LEFT + (2 << 20),   /* areas start on a page (and a huge page) */
+	/* the thread's own counters (a slab per area, engine/timers.c):
+	 * once a process has threads, a copy's 'add qword [rip+X], 1' becomes
+	 * 'inc qword gs:[TA_SLAB + S]' with S the counter's place in the
+	 * process's slab layout (struct shm's), so that no increment is locked;
+	 * readers add the slabs to the shared word */
+	TA_SLAB = TA_MT_LEFT + (2 << 20),
+	TA_SLAB_SIZE = 256 << 20,
+	TA_SIZE = TA_SLAB + TA_SLAB_SIZE,   /* areas start on a page (and a huge page) */
 	TA_COUNT = 512,           /* areas of an image, the null one included */
 	TA_KEY_SHIFT = 22,        /* a key: caller's node offset << 22 | timer offset */
 };
@@ -93,7 +100,7 @@ struct ta_frame {
 };
 _Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
 _Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_MT_LEFT, "nodes fill their part");
-_Static_assert(TA_MT_RECS + TA_MT_WORDS * 8 <= TA_SIZE, "the trace buffer fits");
+_Static_assert(TA_MT_RECS + TA_MT_WORDS * 8 <= TA_SLAB, "the trace buffer fits");
 _Static_assert(TA_MT_CLOCK + TA_MT_CLOCKS * 8 <= TA_MT_RECS, "the clock's words fit");
 
 /* A node of the calling-context tree. */
@@ -182,6 +189,14 @@ void thread_area_shift_frames(uint8_t *a, uint64_t ticks);
 const struct ta_node *thread_area_nodes(const uint8_t *a, size_t *n);
 int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers, uint64_t now,
 		       struct thread_region *d);
+
+/* Adds the N words of area K's slab from byte OFF of it (TA_SLAB + OFF
+ * in the area) to SUM. Read from the memfd, so that pages the thread
+ * never touched read as zeros without being allocated. */
+void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum);
+/* The word at byte OFF of the slab summed over every area in use (the
+ * null area's included: threads beyond the last area count there). */
+uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off);
 
 /* memtrace's window clock of area A (its local mapping): the
  * instructions left, and setting them (TA_MT_CLOCK). */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "runtime/arc_table.h"
+#include "runtime/thread_area.h"
 #include "runtime/window.h"
 #include "util/array.h"
 
@@ -45,8 +46,13 @@ int shm_add_window(struct shm *s, uint64_t addr, size_t code_cap, size_t ctr_cap
 	void *local = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)s->size);
 	if (local == MAP_FAILED)
 		return -errno;
+	int64_t slab = -1;
+	if (s->slab_used + ctr_cap <= TA_SLAB_SIZE) {
+		slab = (int64_t)s->slab_used;
+		s->slab_used += (ctr_cap + 63) & ~(size_t)63;
+	}
 	s->wins[s->nwins] = (struct window){ .addr = addr, .code_cap = code_cap, .ctr_cap = ctr_cap,
-					     .off = s->size, .local = local };
+					     .off = s->size, .local = local, .slab = slab };
 	s->size += len;
 	return (int)s->nwins++;
 }
@@ -111,6 +117,14 @@ uint64_t window_alloc_counter(struct window *w)
 	uint64_t a = w->addr + w->code_cap + w->ctr_used;
 	w->ctr_used += 8;
 	return a;
+}
+
+int64_t window_slab_disp(const struct window *w, uint64_t counter)
+{
+	uint64_t start = w->addr + w->code_cap;
+	if (w->slab < 0 || counter < start || counter + 8 > start + (w->arc_off ? w->arc_off : w->ctr_cap))
+		return -1;
+	return TA_SLAB + w->slab + (int64_t)(counter - start);
 }
 
 struct range { uint64_t lo, hi; };

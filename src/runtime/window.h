@@ -23,6 +23,11 @@ struct window {
 	 * offset there (counters stop below it), 0 when the window has none */
 	size_t arc_off;
 	uint32_t narc_sites;    /* indirect call sites numbered so far */
+	/* where its counter area lies in every thread's slab of counters
+	 * (thread_area.h, TA_SLAB): counter C's word is at slab + (C - the
+	 * area's start); -1 when the slab has no room for it (its counters
+	 * are then locked once the process has threads) */
+	int64_t slab;
 };
 
 struct shm {
@@ -30,6 +35,7 @@ struct shm {
 	size_t size;            /* bytes of the memfd in use */
 	struct window *wins;
 	size_t nwins;
+	size_t slab_used;       /* bytes of the thread slabs' layout given to windows */
 };
 
 /* Start of the scratch page at the top of the first window's code area:
@@ -60,6 +66,9 @@ uint64_t window_alloc_code(struct window *w, size_t len, size_t align);
  * the bytes of another's entry jump cannot run as it is). */
 uint64_t window_alloc_code_reserved(struct window *w, size_t len, size_t align);
 uint64_t window_alloc_counter(struct window *w);
+/* The displacement from a thread's %gs base of COUNTER's word (a counter
+ * of W below its arc table) in the thread's slab; -1 when it has none. */
+int64_t window_slab_disp(const struct window *w, uint64_t counter);
 /* reticle's pointer for a run-time address inside window W. */
 static inline void *window_local(const struct window *w, uint64_t addr)
 {

@@ -119,7 +119,27 @@ struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len)
 uint64_t proc_read_counter(struct proc *p, uint64_t addr)
 {
 	struct window *w = proc_window_at(p, addr, 8);
-	return w ? *(volatile uint64_t *)window_local(w, addr) : 0;
+	if (!w)
+		return 0;
+	uint64_t v = *(volatile uint64_t *)window_local(w, addr);
+	int64_t disp = p->thread_counters ? window_slab_disp(w, addr) : -1;
+	return disp >= 0 ? v + thread_region_slab_sum(&p->areas, (uint64_t)disp - TA_SLAB) : v;
+}
+
+void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64_t *out)
+{
+	uint64_t start = w->addr + w->code_cap;
+	const volatile uint64_t *live = window_local(w, start);
+	for (size_t k = 0; k < n; k++)
+		out[k] = live[k];
+	int64_t disp = p->thread_counters && n ? window_slab_disp(w, start) : -1;
+	if (disp < 0)
+		return;
+	/* the words above the arc table's start have no slab words */
+	size_t slabbed = w->arc_off && n > w->arc_off / 8 ? w->arc_off / 8 : n;
+	for (unsigned k = 0; k < TA_COUNT; k++)
+		if (p->areas.used[k])
+			thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, slabbed, out);
 }
 
 struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp)

@@ -200,6 +200,9 @@ struct proc {
 	struct point_rec *points;  /* counters at other points (branch edges) */
 	size_t npoints, cappoints;
 	bool multithreaded;       /* increments are atomic from now on */
+	/* and then each thread's own, in its area's slab (engine/timers.c):
+	 * a counter's value is its word plus every area's slab word */
+	bool thread_counters;
 	/* let go while it runs (release_launched): its copies and thread
 	 * areas stay as they are, in use */
 	bool runs_on;
@@ -295,6 +298,9 @@ struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **
 void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
 /* The value of the counter at run-time ADDR in one of P's windows (0 if none). */
 uint64_t proc_read_counter(struct proc *p, uint64_t addr);
+/* Window W's first N counter words (of its counter area), as
+ * proc_read_counter reads each, into OUT. */
+void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64_t *out);
 /* The window holding the LEN bytes at run-time ADDR (code or counters), or NULL. */
 struct window *proc_window_at(struct proc *p, uint64_t addr, size_t len);
 /* The relocated copy holding run-time PC: its function state (and *MP its

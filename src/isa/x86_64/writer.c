@@ -222,6 +222,43 @@ void x86_switch_atomic(uint8_t *site, bool keep_flags)
 		site[0] = X86_SWITCH_LOCK;
 }
 
+/* The flags-live form: its atomic path's 'lock add [rip+X], 1' is this
+ * far from the site (the switch, the plain path, the jump over the atomic
+ * path, then 'lea rsp,[rsp-128]; pushfq') */
+enum { KEEP_FLAGS_LOCKED_ADD = 2 + 33 + 2 + 5 + 1 };
+
+/* The counter of the 9-byte 'P 48 83 05 X 01' at SITE (run-time AT),
+ * whose prefix is P; 0 otherwise. */
+static uint64_t rip_add_one(const uint8_t *site, uint64_t at, uint8_t prefix)
+{
+	if (site[0] != prefix || site[1] != 0x48 || site[2] != 0x83 || site[3] != 0x05 || site[8] != 1)
+		return 0;
+	int32_t disp;
+	memcpy(&disp, site + 4, 4);
+	return at + 9 + (int64_t)disp;
+}
+
+uint64_t x86_switch_counter(const uint8_t *site, uint64_t at, bool keep_flags)
+{
+	if (!keep_flags)
+		return rip_add_one(site, at, 0x3e);
+	if (site[0] != 0x66 || site[1] != 0x90)
+		return 0;
+	return rip_add_one(site + KEEP_FLAGS_LOCKED_ADD, at + KEEP_FLAGS_LOCKED_ADD, X86_SWITCH_LOCK);
+}
+
+void x86_switch_per_thread(uint8_t *site, bool keep_flags, int32_t disp)
+{
+	/* inc, not add: 'add qword gs:[disp32], 1' takes 10 bytes (the SIB
+	 * byte of an absolute address); inc leaves CF, and the flags are dead
+	 * here or saved around it */
+	uint8_t gs_inc[9] = { 0x65, 0x48, 0xff, 0x04, 0x25 };   /* inc qword gs:[disp32] */
+	memcpy(gs_inc + 5, &disp, 4);
+	memcpy(keep_flags ? site + KEEP_FLAGS_LOCKED_ADD : site, gs_inc, sizeof(gs_inc));
+	if (keep_flags)
+		memcpy(site, x86_switch_keep_flags, 2);
+}
+
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 {
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;

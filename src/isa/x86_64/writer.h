@@ -150,6 +150,14 @@ extern const uint8_t x86_switch_keep_flags[2];
 
 /* Switches the increment whose first byte is at SITE to its atomic form. */
 void x86_switch_atomic(uint8_t *site, bool keep_flags);
+/* The counter that the still plain increment at SITE (run-time address
+ * AT) adds 1 to: 0 when SITE holds another form (a rep count's 'add
+ * [rip+X],rcx', an arc table's, one swept away). */
+uint64_t x86_switch_counter(const uint8_t *site, uint64_t at, bool keep_flags);
+/* Switches that increment to the thread's own counter instead:
+ * 'inc qword gs:[DISP]' (9 bytes, as long as the ds-prefixed add; in the
+ * flags-live form, its atomic path's locked add becomes it). */
+void x86_switch_per_thread(uint8_t *site, bool keep_flags, int32_t disp);
 
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic);
