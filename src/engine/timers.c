@@ -87,6 +87,8 @@ static void start_countdowns(struct proc *p, unsigned k)
 static void give_area(struct proc *p, struct thread *t)
 {
 	unsigned k = thread_region_take(&p->areas);
+	/* the null area, or its creator's kept: it counts where others do */
+	p->areas.null_used |= !k;
 	if (!k)
 		rtl_warn("pid %d: more than %d threads at once: thread %d is not timed%s", (int)p->pid,
 			 TA_COUNT - 1, (int)t->tid,
@@ -94,6 +96,9 @@ static void give_area(struct proc *p, struct thread *t)
 					    : "");
 	if (os_set_area_base(t->tid, thread_area_addr(&p->areas, k))) {
 		thread_region_give(&p->areas, k);
+		if (p->thread_counters)
+			rtl_warn("pid %d: thread %d keeps its creator's area: its counts may be short",
+				 (int)p->pid, (int)t->tid);
 		return;
 	}
 	t->area = (int)k;
@@ -276,6 +281,11 @@ void timers_harvest_all(struct proc *p)
 {
 	for (size_t i = 0; i < p->nthreads; i++)
 		timers_thread_exit(p, p->threads[i].tid);
+	if (p->areas.null_used && !p->runs_on) {   /* the threads beyond the areas' number */
+		fold_counters(p, 0);
+		thread_area_slab_clear(&p->areas, 0);
+		p->areas.null_used = false;
+	}
 }
 
 void timers_record(struct proc *p, struct func_state *fs, uint64_t desc)

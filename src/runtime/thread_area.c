@@ -97,10 +97,16 @@ void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t of
 	}
 }
 
+void thread_area_slab_clear(struct thread_region *r, unsigned k)
+{
+	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)((uint64_t)k * TA_SIZE + TA_SLAB),
+		  TA_SLAB_SIZE);
+}
+
 uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off)
 {
 	uint64_t sum = 0;
-	for (unsigned k = 0; r->fd >= 0 && k < TA_COUNT; k++)
+	for (unsigned k = r->null_used ? 0 : 1; r->fd >= 0 && k < TA_COUNT; k++)
 		if (r->used[k])
 			thread_area_slab_add(r, k, off, 1, &sum);
 	return sum;

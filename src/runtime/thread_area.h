@@ -139,6 +139,7 @@ struct thread_region {
 	uint64_t addr;            /* run-time address in the target, 0 before it is mapped */
 	uint8_t *local;           /* reticle's mapping */
 	bool used[TA_COUNT];
+	bool null_used;           /* a thread was given the null area (or kept its creator's) */
 };
 
 /* A region of TA_COUNT areas, mapped in reticle (not yet in the target). */
@@ -194,8 +195,10 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
  * in the area) to SUM. Read from the memfd, so that pages the thread
  * never touched read as zeros without being allocated. */
 void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum);
+/* Area K's slab zeroed (its pages given back). */
+void thread_area_slab_clear(struct thread_region *r, unsigned k);
 /* The word at byte OFF of the slab summed over every area in use (the
- * null area's included: threads beyond the last area count there). */
+ * null area's too once a thread counts there: threads beyond the last). */
 uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off);
 
 /* memtrace's window clock of area A (its local mapping): the

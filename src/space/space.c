@@ -122,7 +122,7 @@ uint64_t proc_read_counter(struct proc *p, uint64_t addr)
 	if (!w)
 		return 0;
 	uint64_t v = *(volatile uint64_t *)window_local(w, addr);
-	int64_t disp = p->thread_counters ? window_slab_disp(w, addr) : -1;
+	int64_t disp = p->thread_counters && p->multithreaded ? window_slab_disp(w, addr) : -1;
 	return disp >= 0 ? v + thread_region_slab_sum(&p->areas, (uint64_t)disp - TA_SLAB) : v;
 }
 
@@ -132,12 +132,12 @@ void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64
 	const volatile uint64_t *live = window_local(w, start);
 	for (size_t k = 0; k < n; k++)
 		out[k] = live[k];
-	int64_t disp = p->thread_counters && n ? window_slab_disp(w, start) : -1;
+	int64_t disp = p->thread_counters && p->multithreaded && n ? window_slab_disp(w, start) : -1;
 	if (disp < 0)
 		return;
 	/* the words above the arc table's start have no slab words */
 	size_t slabbed = w->arc_off && n > w->arc_off / 8 ? w->arc_off / 8 : n;
-	for (unsigned k = 0; k < TA_COUNT; k++)
+	for (unsigned k = p->areas.null_used ? 0 : 1; k < TA_COUNT; k++)
 		if (p->areas.used[k])
 			thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, slabbed, out);
 }
