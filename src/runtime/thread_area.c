@@ -27,6 +27,7 @@ int thread_region_init(struct thread_region *r)
 	}
 	r->local = local;
 	r->used[0] = true;   /* the null area */
+	r->end = 1;
 	return 0;
 }
 
@@ -106,7 +107,9 @@ void thread_area_slab_clear(struct thread_region *r, unsigned k)
 uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off)
 {
 	uint64_t sum = 0;
-	for (unsigned k = r->null_used ? 0 : 1; r->fd >= 0 && k < TA_COUNT; k++)
+	if (r->fd < 0 || (!r->live && !r->null_used))
+		return 0;
+	for (unsigned k = r->null_used ? 0 : 1; k < r->end; k++)
 		if (r->used[k])
 			thread_area_slab_add(r, k, off, 1, &sum);
 	return sum;
@@ -138,6 +141,9 @@ unsigned thread_region_take(struct thread_region *r)
 	for (unsigned k = 1; k < TA_COUNT; k++)
 		if (!r->used[k]) {
 			r->used[k] = true;
+			r->live++;
+			if (k >= r->end)
+				r->end = k + 1;
 			area_init(r, k);
 			return k;
 		}
@@ -151,6 +157,7 @@ void thread_region_give(struct thread_region *r, unsigned k)
 	/* zero pages back to the system: the next thread finds zeroed timers */
 	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)k * TA_SIZE, TA_SIZE);
 	r->used[k] = false;
+	r->live--;
 }
 
 /* Where area A's open frames end: the offset of its top (TA_FRAMES when
@@ -310,9 +317,13 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 	if (err)
 		return err;
 	thread_region_place(d, s->addr);
-	if (!k)
+	if (!k) {   /* the child's thread counts in the null area, as its parent did */
+		d->null_used = true;
 		return 0;
+	}
 	d->used[k] = true;
+	d->live = 1;
+	d->end = k + 1;
 	const uint8_t *from = thread_area_local(s, k);
 	uint8_t *to = thread_area_local(d, k);
 	size_t used = frames_end(from);

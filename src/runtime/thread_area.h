@@ -140,6 +140,8 @@ struct thread_region {
 	uint8_t *local;           /* reticle's mapping */
 	bool used[TA_COUNT];
 	bool null_used;           /* a thread was given the null area (or kept its creator's) */
+	unsigned live;            /* areas taken and not given back, the null one not counted */
+	unsigned end;             /* no area from here on has been taken */
 };
 
 /* A region of TA_COUNT areas, mapped in reticle (not yet in the target). */
