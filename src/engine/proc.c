@@ -49,6 +49,7 @@ void proc_free(struct proc *p)
 		return;
 	shim_write(p, NULL);   /* the observer lets go of its areas first */
 	memtrace_free(p);
+	proc_counters_thaw(p);
 	span_proc_free(p);
 	bbv_free(p);
 	for (size_t i = 0; i < p->nmods; i++) {
@@ -397,6 +398,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	shm_free(&p->shm);
 	if (shm_clone(&parent->shm, &p->shm))
 		goto fail;
+	proc_counters_thaw(p);
 	span_proc_free(p);
 	span_proc_start(p, parent->span.state, false);
 	p->gadget = parent->gadget;

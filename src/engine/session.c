@@ -386,7 +386,9 @@ size_t rtl_session_live(rtl_session *s, struct rtl_live_count **out)
 	bool ok = true;
 	for (size_t i = 0; i < s->nprocs && ok; i++) {
 		timers_live(s->procs[i], &lc.excl, &lc.incl, &lc.ntimers);
+		proc_counters_freeze(s->procs[i]);
 		ok = each_relocated(s->procs[i], live_count, &lc);
+		proc_counters_thaw(s->procs[i]);
 		free(lc.excl);
 		free(lc.incl);
 	}
@@ -505,7 +507,9 @@ size_t rtl_session_live_points(rtl_session *s, struct rtl_live_point **out)
 			return n;
 		}
 		struct live_ctx lc = { p, &arcs, keyed, NULL, NULL, out, &n, &cap, true };
+		proc_counters_freeze(p);
 		bool ok = each_relocated(p, live_function, &lc) && live_timers(p, out, &n, &cap);
+		proc_counters_thaw(p);
 		arcs_free(&arcs);
 		if (!ok)
 			return n;

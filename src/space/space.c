@@ -121,9 +121,32 @@ uint64_t proc_read_counter(struct proc *p, uint64_t addr)
 	struct window *w = proc_window_at(p, addr, 8);
 	if (!w)
 		return 0;
+	size_t wi = (size_t)(w - p->shm.wins), at = (addr - (w->addr + w->code_cap)) / 8;
+	if (p->frozen && addr >= w->addr + w->code_cap && p->frozen[wi] && at < w->ctr_used / 8)
+		return p->frozen[wi][at];
 	uint64_t v = *(volatile uint64_t *)window_local(w, addr);
 	int64_t disp = p->thread_counters && p->multithreaded ? window_slab_disp(w, addr) : -1;
 	return disp >= 0 ? v + thread_region_slab_sum(&p->areas, (uint64_t)disp - TA_SLAB) : v;
+}
+
+void proc_counters_freeze(struct proc *p)
+{
+	if (!p->thread_counters || !p->multithreaded || p->frozen || !p->shm.nwins)
+		return;
+	p->frozen = calloc(p->shm.nwins, sizeof(*p->frozen));
+	for (size_t i = 0; p->frozen && i < p->shm.nwins; i++) {
+		size_t n = p->shm.wins[i].ctr_used / 8;
+		if (n && (p->frozen[i] = malloc(n * 8)))   /* without memory: read one by one */
+			proc_read_counters(p, &p->shm.wins[i], n, p->frozen[i]);
+	}
+}
+
+void proc_counters_thaw(struct proc *p)
+{
+	for (size_t i = 0; p->frozen && i < p->shm.nwins; i++)
+		free(p->frozen[i]);
+	free(p->frozen);
+	p->frozen = NULL;
 }
 
 void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64_t *out)

@@ -203,6 +203,9 @@ struct proc {
 	/* and then each thread's own, in its area's slab (engine/timers.c):
 	 * a counter's value is its word plus every area's slab word */
 	bool thread_counters;
+	/* every window's counters summed at once (proc_counters_freeze):
+	 * proc_read_counter reads them there, NULL when not frozen */
+	uint64_t **frozen;
 	/* let go while it runs (release_launched): its copies and thread
 	 * areas stay as they are, in use */
 	bool runs_on;
@@ -298,6 +301,11 @@ struct func_state *proc_entry_at(struct proc *p, uint64_t addr, struct module **
 void proc_describe_pc(struct proc *p, uint64_t pc, char *buf, size_t len);
 /* The value of the counter at run-time ADDR in one of P's windows (0 if none). */
 uint64_t proc_read_counter(struct proc *p, uint64_t addr);
+/* Reads of many counters while threads count in slabs: each window's
+ * words and slabs summed once (a pread per area and window, not per
+ * counter), which proc_read_counter then reads until the thaw. */
+void proc_counters_freeze(struct proc *p);
+void proc_counters_thaw(struct proc *p);
 /* Window W's first N counter words (of its counter area), as
  * proc_read_counter reads each, into OUT. */
 void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64_t *out);
