@@ -345,9 +345,13 @@ int attach_detach(struct proc *p, size_t *kept)
 	if (!p->left)
 		attach_leave(p);
 	size_t stuck = p->stuck;
+	/* the thread for the system calls that unmap: not one stopped inside
+	 * an event (a clone's: an inferior call there reads the event's end
+	 * as its result, session.c's plain_stopped) */
 	for (size_t i = 0; i < p->nthreads && !any; i++) {
 		uint64_t pc;
-		if (!os_get_pc(p->threads[i].tid, &pc) && !proc_window_at(p, pc, 1))
+		if (!os_get_pc(p->threads[i].tid, &pc) && !proc_window_at(p, pc, 1) &&
+		    !session_in_event(p->s, p->threads[i].tid))
 			any = p->threads[i].tid;
 	}
 	/* newest first: the oldest bytes of a place written twice win */

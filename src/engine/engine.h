@@ -113,6 +113,10 @@ struct os_stop;
 void session_defer_stop(struct rtl_session *s, const struct os_stop *st);
 /* Whether thread TID is stopped with its stop deferred (not resumed yet). */
 bool session_stop_deferred(const struct rtl_session *s, pid_t tid);
+/* Whether TID's deferred stop is a ptrace event's (a clone, fork, exec,
+ * exit or seccomp stop): inside a system call, where an inferior call
+ * would read the call's own end as its result. */
+bool session_in_event(const struct rtl_session *s, pid_t tid);
 
 /* proc.c */
 struct proc *proc_new(struct rtl_session *s, pid_t pid);

@@ -582,6 +582,15 @@ bool session_stop_deferred(const struct rtl_session *s, pid_t tid)
 	return false;
 }
 
+bool session_in_event(const struct rtl_session *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->ndeferred; i++)
+		if (s->deferred[i].tid == tid && s->deferred[i].kind >= OS_EVENT_CLONE &&
+		    s->deferred[i].kind <= OS_EVENT_SECCOMP)
+			return true;
+	return false;
+}
+
 /* The oldest deferred stop, if any. */
 static bool take_deferred(struct rtl_session *s, struct os_stop *st)
 {
@@ -1230,7 +1239,9 @@ static void on_new_task(struct rtl_session *s, struct proc *p, struct os_stop *s
 	}
 	/* a parent that could not be read (its group exiting) made a thread
 	 * of its own group, or a process of its own */
-	if (os_clone_flags(st->tid, &flags) && os_tgid(child) == p->pid)
+	if (st->left)
+		flags = st->clone_flags;
+	else if (os_clone_flags(st->tid, &flags) && os_tgid(child) == p->pid)
 		flags = CLONE_VM | CLONE_THREAD;
 	bool shares_memory = st->kind == OS_EVENT_VFORK || (flags & CLONE_VM);
 	struct os_stop first = { .tid = child, .kind = OS_OTHER };
@@ -1753,6 +1764,63 @@ static int check_attachable(pid_t pid)
 	return err;
 }
 
+/* TID of P, stopped in a clone or fork event (deferred for the loop),
+ * finishes that system call and stops right after it: inferior calls can
+ * go through it then. The event stays deferred, with the clone flags read
+ * now (they are read from the call's registers). Not a vfork's (its
+ * parent would wait for the child, stopped). */
+static int leave_event(struct rtl_session *s, struct proc *p, pid_t tid)
+{
+	struct os_stop *ev = NULL;
+	for (size_t i = 0; i < s->ndeferred && !ev; i++)
+		if (s->deferred[i].tid == tid &&
+		    (s->deferred[i].kind == OS_EVENT_CLONE || s->deferred[i].kind == OS_EVENT_FORK))
+			ev = &s->deferred[i];
+	if (!ev || ev->left)
+		return ev ? 0 : -EINVAL;
+	uint64_t flags;
+	int sig, err = os_clone_flags(tid, &flags);
+	if (err)
+		return err;
+	struct os_stop other;
+	if ((err = os_leave_syscall(tid, p->mem, &sig, &other))) {
+		if (other.kind != OS_OTHER)
+			session_defer_stop(s, &other);   /* its end is the loop's */
+		return err;
+	}
+	for (size_t i = 0; i < s->ndeferred; i++)   /* (the list may have moved) */
+		if (s->deferred[i].tid == tid && s->deferred[i].kind == ev->kind) {
+			s->deferred[i].left = true;
+			s->deferred[i].clone_flags = flags;
+		}
+	struct thread *t = proc_thread(p, tid);
+	if (sig && t && !t->pending_sig)
+		t->pending_sig = sig;
+	rtl_debug("tid %d: out of its clone's system call, for reticle's own calls", (int)tid);
+	return 0;
+}
+
+/* The thread of P that reticle's system calls in the target go through
+ * while it sets up: MAIN unless its stop is inside an event (a clone of
+ * a server making a thread per request): an inferior call from there
+ * first gets the event's own end (the clone's child id read as the
+ * call's result, a descriptor that is none), and the thread, its registers
+ * put back, then takes itself for the child. Any thread stopped plainly
+ * will do; when none is, MAIN leaves its clone's system call first. */
+static pid_t plain_stopped(struct rtl_session *s, struct proc *p, pid_t main)
+{
+	const struct thread *t = proc_thread(p, main);
+	if (t && !t->group_stopped && !session_in_event(s, main))
+		return main;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!p->threads[i].group_stopped && !session_in_event(s, p->threads[i].tid))
+			return p->threads[i].tid;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!p->threads[i].group_stopped && !leave_event(s, p, p->threads[i].tid))
+			return p->threads[i].tid;
+	return main;
+}
+
 /* Attaches to running PID with ptrace to instrument it. */
 static int attach_traced(struct rtl_session *s, pid_t pid)
 {
@@ -1780,7 +1848,7 @@ static int attach_traced(struct rtl_session *s, pid_t pid)
 		p->threads = NULL;
 		p->nthreads = 0;
 	}
-	if (!err && !(err = add_proc(s, q, 0, "attach")) && (err = attach_setup_image(q, pid))) {
+	if (!err && !(err = add_proc(s, q, 0, "attach")) && (err = attach_setup_image(q, plain_stopped(s, q, pid)))) {
 		size_t kept;
 		attach_detach(q, &kept);   /* what was armed is undone */
 		remove_proc(s, q);

@@ -43,6 +43,10 @@ struct os_stop {
 	unsigned long msg;/* PTRACE_GETEVENTMSG for events (new tid, former tid) */
 	bool fault;       /* OS_SIGNAL raised by the thread's own instruction (SIGSEGV...) */
 	uint64_t addr;    /* and then the address it touched (si_addr) */
+	/* a clone or fork event whose system call the thread has left since
+	 * (session_leave_event): its clone flags, read while it was inside */
+	bool left;
+	uint64_t clone_flags;
 };
 
 /* Waits for any traced thread. Returns 0, or -ECHILD when none is left.
