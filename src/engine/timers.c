@@ -46,6 +46,8 @@ static void fold_counters(struct proc *p, unsigned k)
 		uint64_t start = w->addr + w->code_cap;
 		int64_t disp = window_slab_disp(w, start);
 		size_t n = (w->arc_off && w->ctr_used > w->arc_off ? w->arc_off : w->ctr_used) / 8;
+		if (n > w->slab_len / 8)
+			n = w->slab_len / 8;
 		if (disp < 0 || !n)
 			continue;
 		uint64_t *sum = calloc(n, 8);

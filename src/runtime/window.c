@@ -46,13 +46,17 @@ int shm_add_window(struct shm *s, uint64_t addr, size_t code_cap, size_t ctr_cap
 	void *local = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)s->size);
 	if (local == MAP_FAILED)
 		return -errno;
+	/* the arc table at the top of the counter area, when there is one,
+	 * has no slab words (its counts stay locked) */
+	size_t slab_len = ctr_cap > ARC_TABLE_BYTES + 4096 ? (ctr_cap - ARC_TABLE_BYTES) & ~(size_t)4095 : ctr_cap;
 	int64_t slab = -1;
-	if (s->slab_used + ctr_cap <= TA_SLAB_SIZE) {
+	if (s->slab_used + slab_len <= TA_SLAB_SIZE) {
 		slab = (int64_t)s->slab_used;
-		s->slab_used += (ctr_cap + 63) & ~(size_t)63;
+		s->slab_used += slab_len;
 	}
 	s->wins[s->nwins] = (struct window){ .addr = addr, .code_cap = code_cap, .ctr_cap = ctr_cap,
-					     .off = s->size, .local = local, .slab = slab };
+					     .off = s->size, .local = local, .slab = slab,
+					     .slab_len = slab < 0 ? 0 : slab_len };
 	s->size += len;
 	return (int)s->nwins++;
 }
@@ -122,7 +126,8 @@ uint64_t window_alloc_counter(struct window *w)
 int64_t window_slab_disp(const struct window *w, uint64_t counter)
 {
 	uint64_t start = w->addr + w->code_cap;
-	if (w->slab < 0 || counter < start || counter + 8 > start + (w->arc_off ? w->arc_off : w->ctr_cap))
+	if (w->slab < 0 || counter < start || counter + 8 > start + w->slab_len ||
+	    (w->arc_off && counter + 8 > start + w->arc_off))
 		return -1;
 	return TA_SLAB + w->slab + (int64_t)(counter - start);
 }

@@ -28,6 +28,7 @@ struct window {
 	 * area's start); -1 when the slab has no room for it (its counters
 	 * are then locked once the process has threads) */
 	int64_t slab;
+	size_t slab_len;        /* bytes of its counter area that have slab words */
 };
 
 struct shm {

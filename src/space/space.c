@@ -159,7 +159,11 @@ void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64
 	if (disp < 0)
 		return;
 	/* the words above the arc table's start have no slab words */
-	size_t slabbed = w->arc_off && n > w->arc_off / 8 ? w->arc_off / 8 : n;
+	size_t slabbed = n;
+	if (w->arc_off && slabbed > w->arc_off / 8)
+		slabbed = w->arc_off / 8;
+	if (slabbed > w->slab_len / 8)
+		slabbed = w->slab_len / 8;
 	for (unsigned k = p->areas.null_used ? 0 : 1; k < p->areas.end; k++)
 		if (p->areas.used[k])
 			thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, slabbed, out);
