@@ -203,6 +203,7 @@ struct proc {
 	/* and then each thread's own, in its area's slab (engine/timers.c):
 	 * a counter's value is its word plus every area's slab word */
 	bool thread_counters;
+	bool gs_taken;            /* a thread was found with a %gs base of its own (warned) */
 	/* every window's counters summed at once (proc_counters_freeze):
 	 * proc_read_counter reads them there, NULL when not frozen */
 	uint64_t **frozen;
