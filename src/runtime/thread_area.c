@@ -80,21 +80,42 @@ void thread_area_clock_set(uint8_t *a, int64_t left)
 		w[k] = 0;
 }
 
-void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum)
+/* Adds the words of [AT, END) of the memfd (8-byte aligned) to SUM. */
+static void add_words(int fd, off_t at, off_t end, uint64_t *sum)
 {
 	uint64_t buf[1024];
-	off_t at = (off_t)((uint64_t)k * TA_SIZE + TA_SLAB + off);
-	while (n) {
-		size_t want = n < 1024 ? n : 1024;
-		ssize_t got = pread(r->fd, buf, want * 8, at);
+	while (at < end) {
+		size_t want = (size_t)(end - at) / 8 < 1024 ? (size_t)(end - at) / 8 : 1024;
+		ssize_t got = pread(fd, buf, want * 8, at);
 		if (got <= 0)
 			return;
 		size_t words = (size_t)got / 8;
 		for (size_t i = 0; i < words; i++)
 			sum[i] += buf[i];
 		sum += words;
-		n -= words;
 		at += (off_t)words * 8;
+	}
+}
+
+void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum)
+{
+	off_t start = (off_t)((uint64_t)k * TA_SIZE + TA_SLAB + off), end = start + (off_t)n * 8, at = start;
+	/* only the pages the thread wrote: the rest of a slab is a hole */
+	while (at < end) {
+		off_t data = lseek(r->fd, at, SEEK_DATA);
+		if (data < 0) {
+			if (errno != ENXIO)   /* no SEEK_DATA: read it all */
+				add_words(r->fd, at, end, sum + (at - start) / 8);
+			return;
+		}
+		if (data >= end)
+			return;
+		off_t hole = lseek(r->fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		data &= ~(off_t)7;
+		add_words(r->fd, data, hole, sum + (data - start) / 8);
+		at = hole;
 	}
 }
 
