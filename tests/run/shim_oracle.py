@@ -20,7 +20,10 @@ among themselves); DTE kept at least 90% of the reads (a run whose
 observer was off its CPU over 25% of the time, the machine busy, is
 skipped: 77); `report -f folded`
 adds up to the json count. Then with `-c calltime,shim` in one run: shim's
-shares within 2 points of calltime's exact exclusive times.
+shares within 2 points of calltime's exact exclusive times. Shares off in
+the first try get a second (a phase the observer was kept off its CPU for,
+by the other tests, loses its samples without the run looking stalled:
+1 suite in 6 on this VM); off twice is a failure.
 
 alias (programs/shim_alias.c P N): a loop whose iterations take 4P cycles,
 P in one function and 3P in another, sampled with shim:4P, a period that
@@ -121,7 +124,44 @@ def fidelity(label, doc):
     return meta
 
 
+def phases(reticle, work, prog, env, native):
+    """phases: shim alone against the program's clocks, then beside calltime
+    against its exact timers."""
+    truth = {}
+    r, db, doc = run(reticle, work, "shim", prog, env)
+    if r.returncode != native.returncode or not doc:
+        fail(f"shim: status {r.returncode} (native {native.returncode}), report: {bool(doc)}\n"
+             f"{r.stderr[-2000:]}")
+    else:
+        truth = truths(r.stdout)
+        fidelity("shim", doc)
+        compare("shim", truth, doc, 2.0)
+        folded = subprocess.run([reticle, "report", "-f", "folded", db], capture_output=True, text=True)
+        n = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines() if l.strip())
+        if n != doc["samples"]["count"]:
+            fail(f"folded lines add up to {n}, json count {doc['samples']['count']}")
+    # beside calltime: the observer's shares against the exact timers
+    r, db, doc = run(reticle, work, "calltime,shim", prog, env)
+    if r.returncode != native.returncode or not doc:
+        fail(f"calltime,shim: status {r.returncode}\n{r.stderr[-2000:]}")
+    else:
+        rep = subprocess.run([reticle, "report", "-f", "json", "--all", db], capture_output=True, text=True)
+        full = json.loads(rep.stdout)
+        names = {f["id"]: f["name"] for f in full["functions"]}
+        exact = {}
+        for t in full["times"]:
+            n = names.get(t["function"])
+            if n in truth:
+                exact[n] = exact.get(n, 0.0) + t["exclusive"]
+        if set(exact) != set(truth):
+            fail(f"calltime,shim: calltime timed {sorted(exact)}, not {sorted(truth)}")
+        else:
+            fidelity("calltime,shim", doc)
+            compare("calltime,shim", exact, doc, 2.0)
+
+
 def main():
+    global fails
     reticle, work, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     prog = sys.argv[sys.argv.index("--") + 1:]
     shutil.rmtree(work, ignore_errors=True)
@@ -134,36 +174,16 @@ def main():
         native = subprocess.run(prog, capture_output=True, text=True, timeout=600)
         if not truths(native.stdout):
             fail(f"native run: status {native.returncode}, no truth")
-        r, db, doc = run(reticle, work, "shim", prog, env)
-        if r.returncode != native.returncode or not doc:
-            fail(f"shim: status {r.returncode} (native {native.returncode}), report: {bool(doc)}\n"
-                 f"{r.stderr[-2000:]}")
-        else:
-            truth = truths(r.stdout)
-            fidelity("shim", doc)
-            compare("shim", truth, doc, 2.0)
-            folded = subprocess.run([reticle, "report", "-f", "folded", db], capture_output=True, text=True)
-            n = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines() if l.strip())
-            if n != doc["samples"]["count"]:
-                fail(f"folded lines add up to {n}, json count {doc['samples']['count']}")
-        # beside calltime: the observer's shares against the exact timers
-        r, db, doc = run(reticle, work, "calltime,shim", prog, env)
-        if r.returncode != native.returncode or not doc:
-            fail(f"calltime,shim: status {r.returncode}\n{r.stderr[-2000:]}")
-        else:
-            rep = subprocess.run([reticle, "report", "-f", "json", "--all", db], capture_output=True, text=True)
-            full = json.loads(rep.stdout)
-            names = {f["id"]: f["name"] for f in full["functions"]}
-            exact = {}
-            for t in full["times"]:
-                n = names.get(t["function"])
-                if n in truth:
-                    exact[n] = exact.get(n, 0.0) + t["exclusive"]
-            if set(exact) != set(truth):
-                fail(f"calltime,shim: calltime timed {sorted(exact)}, not {sorted(truth)}")
-            else:
-                fidelity("calltime,shim", doc)
-                compare("calltime,shim", exact, doc, 2.0)
+        # a second try when the shares are off: the observer shares the
+        # machine with the other tests, and a phase it was kept off its CPU
+        # for loses its samples (DTE drops them) without the whole run
+        # looking stalled; twice in a row is a failure
+        before = fails
+        phases(reticle, work, prog, env, native)
+        if fails > before:
+            print(f"retrying once: {fails - before} failure(s) above")
+            fails = before
+            phases(reticle, work, prog, env, native)
     elif mode == "alias":
         p = int(prog[1]) if len(prog) > 1 else 1000
         r, db, doc = run(reticle, work, f"shim:{4 * p}", prog, env)
