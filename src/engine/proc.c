@@ -398,7 +398,6 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	shm_free(&p->shm);
 	if (shm_clone(&parent->shm, &p->shm))
 		goto fail;
-	proc_counters_thaw(p);
 	span_proc_free(p);
 	span_proc_start(p, parent->span.state, false);
 	p->gadget = parent->gadget;

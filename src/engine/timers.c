@@ -43,20 +43,18 @@ static void fold_counters(struct proc *p, unsigned k)
 		return;
 	for (size_t i = 0; i < p->shm.nwins; i++) {
 		struct window *w = &p->shm.wins[i];
-		uint64_t start = w->addr + w->code_cap;
-		int64_t disp = window_slab_disp(w, start);
-		size_t n = (w->arc_off && w->ctr_used > w->arc_off ? w->arc_off : w->ctr_used) / 8;
-		if (n > w->slab_len / 8)
-			n = w->slab_len / 8;
-		if (disp < 0 || !n)
+		size_t n = window_slab_words(w);
+		if (n > w->ctr_used / 8)
+			n = w->ctr_used / 8;
+		if (!n)
 			continue;
 		uint64_t *sum = calloc(n, 8);
 		if (!sum) {
 			rtl_warn("pid %d: no memory to add up a thread's counters", (int)p->pid);
 			return;
 		}
-		thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, n, sum);
-		uint64_t *shared = window_local(w, start);
+		thread_area_slab_add(&p->areas, k, (uint64_t)w->slab, n, sum);
+		uint64_t *shared = window_local(w, w->addr + w->code_cap);
 		for (size_t j = 0; j < n; j++)
 			if (sum[j])
 				__atomic_fetch_add(&shared[j], sum[j], __ATOMIC_RELAXED);

@@ -119,20 +119,30 @@ void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t of
 	}
 }
 
+/* Zero pages back to the system from byte OFF of area K on, LEN bytes. */
+static void punch(const struct thread_region *r, unsigned k, uint64_t off, uint64_t len)
+{
+	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)((uint64_t)k * TA_SIZE + off), (off_t)len);
+}
+
 void thread_area_slab_clear(struct thread_region *r, unsigned k)
 {
-	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)((uint64_t)k * TA_SIZE + TA_SLAB),
-		  TA_SLAB_SIZE);
+	punch(r, k, TA_SLAB, TA_SLAB_SIZE);
+}
+
+void thread_region_slabs_add(const struct thread_region *r, uint64_t off, size_t n, uint64_t *sum)
+{
+	if (r->fd < 0 || (!r->live && !r->null_used))
+		return;
+	for (unsigned k = r->null_used ? 0 : 1; k < r->end; k++)
+		if (r->used[k])
+			thread_area_slab_add(r, k, off, n, sum);
 }
 
 uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off)
 {
 	uint64_t sum = 0;
-	if (r->fd < 0 || (!r->live && !r->null_used))
-		return 0;
-	for (unsigned k = r->null_used ? 0 : 1; k < r->end; k++)
-		if (r->used[k])
-			thread_area_slab_add(r, k, off, 1, &sum);
+	thread_region_slabs_add(r, off, 1, &sum);
 	return sum;
 }
 
@@ -176,7 +186,7 @@ void thread_region_give(struct thread_region *r, unsigned k)
 	if (!k || k >= TA_COUNT || !r->used[k])
 		return;
 	/* zero pages back to the system: the next thread finds zeroed timers */
-	fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)k * TA_SIZE, TA_SIZE);
+	punch(r, k, 0, TA_SIZE);
 	r->used[k] = false;
 	r->live--;
 }

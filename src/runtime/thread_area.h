@@ -199,8 +199,10 @@ int thread_region_fork(const struct thread_region *s, unsigned k, size_t ntimers
 void thread_area_slab_add(const struct thread_region *r, unsigned k, uint64_t off, size_t n, uint64_t *sum);
 /* Area K's slab zeroed (its pages given back). */
 void thread_area_slab_clear(struct thread_region *r, unsigned k);
-/* The word at byte OFF of the slab summed over every area in use (the
- * null area's too once a thread counts there: threads beyond the last). */
+/* The N words from byte OFF of the slab summed over every area in use
+ * (the null area's too once a thread counts there: threads beyond the
+ * last), added to SUM; _sum: the one word there. */
+void thread_region_slabs_add(const struct thread_region *r, uint64_t off, size_t n, uint64_t *sum);
 uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off);
 
 /* memtrace's window clock of area A (its local mapping): the

@@ -123,11 +123,18 @@ uint64_t window_alloc_counter(struct window *w)
 	return a;
 }
 
+size_t window_slab_words(const struct window *w)
+{
+	if (w->slab < 0)
+		return 0;
+	size_t len = w->arc_off && w->arc_off < w->slab_len ? w->arc_off : w->slab_len;
+	return len / 8;
+}
+
 int64_t window_slab_disp(const struct window *w, uint64_t counter)
 {
 	uint64_t start = w->addr + w->code_cap;
-	if (w->slab < 0 || counter < start || counter + 8 > start + w->slab_len ||
-	    (w->arc_off && counter + 8 > start + w->arc_off))
+	if (counter < start || (counter - start) / 8 >= window_slab_words(w))
 		return -1;
 	return TA_SLAB + w->slab + (int64_t)(counter - start);
 }

@@ -67,6 +67,9 @@ uint64_t window_alloc_code(struct window *w, size_t len, size_t align);
  * the bytes of another's entry jump cannot run as it is). */
 uint64_t window_alloc_code_reserved(struct window *w, size_t len, size_t align);
 uint64_t window_alloc_counter(struct window *w);
+/* The words at the start of W's counter area that have slab words (its
+ * counters below the arc table, within its place in the slab). */
+size_t window_slab_words(const struct window *w);
 /* The displacement from a thread's %gs base of COUNTER's word (a counter
  * of W below its arc table) in the thread's slab; -1 when it has none. */
 int64_t window_slab_disp(const struct window *w, uint64_t counter);

@@ -155,18 +155,9 @@ void proc_read_counters(struct proc *p, const struct window *w, size_t n, uint64
 	const volatile uint64_t *live = window_local(w, start);
 	for (size_t k = 0; k < n; k++)
 		out[k] = live[k];
-	int64_t disp = p->thread_counters && p->multithreaded && n ? window_slab_disp(w, start) : -1;
-	if (disp < 0)
-		return;
-	/* the words above the arc table's start have no slab words */
-	size_t slabbed = n;
-	if (w->arc_off && slabbed > w->arc_off / 8)
-		slabbed = w->arc_off / 8;
-	if (slabbed > w->slab_len / 8)
-		slabbed = w->slab_len / 8;
-	for (unsigned k = p->areas.null_used ? 0 : 1; k < p->areas.end; k++)
-		if (p->areas.used[k])
-			thread_area_slab_add(&p->areas, k, (uint64_t)disp - TA_SLAB, slabbed, out);
+	size_t slabbed = window_slab_words(w);
+	if (p->thread_counters && p->multithreaded && slabbed)
+		thread_region_slabs_add(&p->areas, (uint64_t)w->slab, n < slabbed ? n : slabbed, out);
 }
 
 struct func_state *proc_copy_at(struct proc *p, uint64_t pc, struct module **mp)

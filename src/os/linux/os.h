@@ -44,7 +44,7 @@ struct os_stop {
 	bool fault;       /* OS_SIGNAL raised by the thread's own instruction (SIGSEGV...) */
 	uint64_t addr;    /* and then the address it touched (si_addr) */
 	/* a clone or fork event whose system call the thread has left since
-	 * (session_leave_event): its clone flags, read while it was inside */
+	 * (session.c's leave_event): its clone flags, read while it was inside */
 	bool left;
 	uint64_t clone_flags;
 };
