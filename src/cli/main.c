@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "cli.h"
+#include "util/array.h"
 
 struct command {
 	const char *name;
@@ -97,6 +98,14 @@ int main(int argc, char **argv)
 	 * in again for the next function */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	/* and the heap's first 60 MiB in huge pages, which the kernel gives
+	 * on request: the records of a warm start (python3.11: 10,000
+	 * functions' states, 100,000 blocks) are megabytes written at once,
+	 * a fault per 4 KiB page otherwise (a third of the time reticle
+	 * spends before the program runs) */
+	void *heap = malloc(60 << 20);
+	rtl_advise_huge(heap, 60 << 20);
+	free(heap);
 	rtl_set_log(print_log, &verbosity);
 	rtl_set_log_level(verbosity);
 	if (argc < 2) {

@@ -298,7 +298,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	*m = (struct module){ .path = strdup(path), .bias = bias, .bin = bin, .win = -1, .profile_id = -1,
 			      .is_main = is_main };
 	size_t n = rtl_binary_function_count(bin);
-	m->fs = calloc(n ? n : 1, sizeof(*m->fs));
+	m->fs = rtl_calloc_huge(n, sizeof(*m->fs));
 	if (!m->path || !m->fs) {
 		free(m->path);
 		free(m->fs);

@@ -2,12 +2,35 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "util/array.h"
 
 void *rtl_dup_array(const void *src, size_t n, size_t elem)
 {
 	void *d = malloc((n ? n : 1) * elem);
 	return d && n ? memcpy(d, src, n * elem) : d;
+}
+
+/* Large arrays (a warm start's records: 100,000 blocks; python3.11's
+ * 10,000 function states) in huge pages where the kernel gives them on
+ * request: a fault per 2 MiB, not per 4 KiB page (1.5 us each on a VM). */
+void rtl_advise_huge(void *p, size_t len)
+{
+	enum { HUGE = 2u << 20 };
+	if (len < 2 * HUGE)
+		return;
+	uintptr_t lo = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(HUGE - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+void *rtl_calloc_huge(size_t n, size_t elem)
+{
+	void *v = calloc(n ? n : 1, elem);
+	if (v && n <= SIZE_MAX / elem)
+		rtl_advise_huge(v, n * elem);
+	return v;
 }
 
 int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem)
@@ -31,6 +54,7 @@ int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem)
 		return -ENOMEM;
 	memcpy(arrp, &v, sizeof(v));
 	*cap = c;
+	rtl_advise_huge(v, c * elem);
 	return 0;
 }
 

@@ -9,6 +9,12 @@
 
 int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
 
+/* Advises huge pages for the 2 MiB-aligned part of [P, P+LEN) when that
+ * is 2 MiB or more (arrays of megabytes, filled at once). */
+void rtl_advise_huge(void *p, size_t len);
+/* calloc of N elements (one when N is 0), in huge pages when large. */
+void *rtl_calloc_huge(size_t n, size_t elem);
+
 /* A malloc'd copy of the N elements of ELEM bytes at SRC, with room for one
  * when N is 0; NULL without memory. */
 void *rtl_dup_array(const void *src, size_t n, size_t elem);

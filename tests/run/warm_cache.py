@@ -8,7 +8,7 @@ cache directory does not stop the run; a library's list per program is
 left alone by another program's run.
 
 usage: warm_cache.py RETICLE WORKDIR PROGRAM (tests/run/programs/warm.c)"""
-import json, os, re, shutil, struct, subprocess, sys
+import json, os, re, shutil, struct, subprocess, sys, time
 
 reticle, work, prog = sys.argv[1:4]
 cache = os.path.join(work, "cache")
@@ -124,11 +124,33 @@ os.utime(big, (1e9, 1e9))
 stale_tmp = os.path.join(cache, "b-" + "1" * 40 + ".warm.123.tmp")
 open(stale_tmp, "wb").close()
 os.utime(stale_tmp, (1e9, 1e9))
+# The directory is read again only when the total its last reading found
+# (the file `usage`) plus what runs wrote since passes the bound, or an
+# hour after that reading: a file put there by hand waits until then.
+usage = os.path.join(cache, "usage")
+r, warm, calls = run("x", env_extra={"RETICLE_CACHE_MAX_MB": "2"})
+check(r.returncode == 7 and os.path.exists(big) and os.path.exists(usage),
+      f"the directory not read again within the hour of its last reading ({sorted(os.listdir(cache))})")
+with open(usage) as f:
+    total, when = map(int, f.read().split())
+with open(usage, "w") as f:
+    f.write(f"{total} {when - 7200}\n")
 r, warm, calls = run("x", env_extra={"RETICLE_CACHE_MAX_MB": "2"})
 check(r.returncode == 7 and not os.path.exists(big) and not os.path.exists(stale_tmp)
       and address("only_with_arg") in listed(),
-      f"cache over its bound: the least recently used file and a stale .tmp removed, "
-      f"the program's list kept ({sorted(os.listdir(cache))})")
+      f"cache over its bound, read again after an hour: the least recently used file and a "
+      f"stale .tmp removed, the program's list kept ({sorted(os.listdir(cache))})")
+with open(usage) as f:
+    total, when = map(int, f.read().split())
+check(total < 2 << 20 and abs(when - time.time()) < 600, f"usage after the reading: {total} {when}")
+with open(big, "wb") as f:
+    f.write(b"\0" * (3 << 20))
+os.utime(big, (1e9, 1e9))
+with open(usage, "w") as f:
+    f.write(f"{(2 << 20) + 1} {int(time.time())}\n")
+r, warm, calls = run("x", env_extra={"RETICLE_CACHE_MAX_MB": "2"})
+check(r.returncode == 7 and not os.path.exists(big) and address("only_with_arg") in listed(),
+      f"cache over its bound by its usage's sum: read again at once ({sorted(os.listdir(cache))})")
 
 shutil.rmtree(cache)
 r, warm, calls = run("x", cold=True)
@@ -153,7 +175,7 @@ check(r.returncode == 0 and r.stdout == native.stdout and both,
       f"fork run: exit {r.returncode}, in_child and in_parent {'both' if both else 'not both'} listed")
 run("fork")
 def stores():
-    return {n: os.stat(os.path.join(cache, n)).st_mtime_ns for n in os.listdir(cache) if ".warm" not in n}
+    return {n: os.stat(os.path.join(cache, n)).st_mtime_ns for n in os.listdir(cache) if ".warm" not in n and n != "usage"}
 stamp = stores()
 r, warm, calls = run("fork")
 again = stores()
