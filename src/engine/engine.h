@@ -54,6 +54,9 @@ int timers_setup_image(struct proc *p, pid_t tid);
 void timers_new_thread(struct proc *p, pid_t child);
 /* The region of a forked child C of P, whose thread forked as TID. */
 int timers_fork(struct proc *p, struct proc *c, pid_t tid);
+/* Thread TID, at its exit event (its registers still its own), warned
+ * of when it set its own %gs base (not at an exec: that resets it). */
+void timers_check_gs(struct proc *p, pid_t tid);
 /* Thread TID is ending: its timers are kept, its area freed. */
 void timers_thread_exit(struct proc *p, pid_t tid);
 /* Thread TID was stopped TICKS for reticle's own work: its open frames

@@ -1666,6 +1666,7 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 		if (p->nthreads <= 1)
 			p->exiting = true;   /* nothing to sweep for any more */
 		lazy_bind_plt(p);
+		timers_check_gs(p, st->tid);
 		timers_thread_exit(p, st->tid);
 		resume(p, st->tid, 0);
 		break;

@@ -209,19 +209,24 @@ static void keep(struct proc *p, pid_t tid, uint8_t *a, uint64_t now)
 			 TA_MAX_NODES);
 }
 
-void timers_thread_exit(struct proc *p, pid_t tid)
+void timers_check_gs(struct proc *p, pid_t tid)
 {
 	struct thread *t = proc_thread(p, tid);
-	if (!t || t->area < 0 || !p->areas.addr)
-		return;
 	uint64_t base;
-	if (t->area > 0 && !p->gs_taken && !os_get_area_base(tid, &base) &&
+	if (t && t->area > 0 && p->areas.addr && !p->gs_taken && !os_get_area_base(tid, &base) &&
 	    base != thread_area_addr(&p->areas, (unsigned)t->area)) {
 		/* the program set its own %gs base (docs/engine.md, Known limits) */
 		p->gs_taken = true;
 		rtl_warn("pid %d: thread %d set its own %%gs base: reticle's counts and times of its threads may "
 			 "be wrong (RETICLE_THREAD_COUNTERS=0 counts without %%gs)", (int)p->pid, (int)tid);
 	}
+}
+
+void timers_thread_exit(struct proc *p, pid_t tid)
+{
+	struct thread *t = proc_thread(p, tid);
+	if (!t || t->area < 0 || !p->areas.addr)
+		return;
 	if (t->area > 0) {
 		if (session_shim(p->s))
 			shim_unwatch(session_shim(p->s), tid);
