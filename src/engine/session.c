@@ -145,7 +145,7 @@ const struct patch_env *session_patch_env(struct rtl_session *s)
 		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
 						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
 						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events,
-						   s->mem_chain };
+						   s->mem_chain, s->placement ? placement_all_cpus(s->placement) : NULL };
 	}
 	return &s->patch_env;
 }

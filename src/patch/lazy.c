@@ -17,6 +17,7 @@
 #include "probe/plan.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/thread.h"
 #include "warm/warm.h"
 
 enum { PATCH_LEN = 5, EAGER_DEPTH = 1, EAGER_MAX_BYTES = 1024, MAX_TARGETS = 256 };
@@ -96,6 +97,41 @@ static void arm_span(struct proc *p, struct module *m, const uint32_t *idx, size
 	free(buf);
 }
 
+/* Spans of entries to arm, [from, to) of idx each, shared by two threads. */
+struct arming {
+	struct proc *p;
+	struct module *m;
+	const uint32_t *idx;
+	const size_t *span;        /* span k: idx[span[k]] .. idx[span[k + 1]] */
+	size_t nspans;
+	const struct os_cpus *cpus;
+};
+
+static void *arm_odd_spans(void *arg)
+{
+	struct arming *a = arg;
+	os_cpus_set(0, a->cpus);   /* not the CPU the event loop may be pinned to */
+	for (size_t k = 1; k < a->nspans; k += 2)
+		arm_span(a->p, a->m, a->idx, a->span[k], a->span[k + 1]);
+	return NULL;
+}
+
+/* Arms the spans, half of them on a helper thread where there is another
+ * CPU: writing the int3s is a copy-on-write fault per text page of the
+ * target (cc1: 5,000 pages, 16 ms), which two threads take in parallel. */
+static void arm_spans(struct proc *p, struct module *m, const uint32_t *idx, const size_t *span,
+		      size_t nspans)
+{
+	struct arming a = { p, m, idx, span, nspans, p->patch->env->cpus };
+	pthread_t helper;
+	/* an attached process keeps an undo list of every write: one thread */
+	bool helped = nspans >= 4 && a.cpus && !p->attached && !rtl_thread_start(&helper, arm_odd_spans, &a);
+	for (size_t k = 0; k < nspans; k += helped ? 2 : 1)
+		arm_span(p, m, idx, span[k], span[k + 1]);
+	if (helped)
+		pthread_join(helper, NULL);
+}
+
 int lazy_arm_module(struct proc *p, struct module *m)
 {
 	enum { SPAN = 256 << 10 };
@@ -135,12 +171,18 @@ int lazy_arm_module(struct proc *p, struct module *m)
 		idx[armed++] = (uint32_t)i;
 	}
 	/* functions are sorted by address: spans of at most SPAN bytes */
-	for (size_t from = 0, k = 1; k <= armed; k++)
-		if (k == armed || rtl_binary_function(m->bin, idx[k])->addr -
-					  rtl_binary_function(m->bin, idx[from])->addr >= SPAN) {
-			arm_span(p, m, idx, from, k);
-			from = k;
-		}
+	size_t *span = malloc((armed + 2) * sizeof(*span)), nspans = 0;
+	if (span && armed) {
+		span[0] = 0;
+		for (size_t from = 0, k = 1; k <= armed; k++)
+			if (k == armed || rtl_binary_function(m->bin, idx[k])->addr -
+						  rtl_binary_function(m->bin, idx[from])->addr >= SPAN)
+				span[++nspans] = from = k;
+		arm_spans(p, m, idx, span, nspans);
+	} else if (armed) {
+		arm_span(p, m, idx, 0, armed);   /* no memory for the list: one write per entry */
+	}
+	free(span);
 	free(idx);
 	rtl_debug("%s: %zu of %zu functions armed", m->path, armed, n);
 	return 0;

@@ -60,6 +60,9 @@ struct patch_env {
 	struct rtl_session_stats *stats;  /* counted here: functions, traps, seconds, restored copies */
 	const struct patch_events *ev;
 	bool mem_chain;                   /* memtrace: accesses chained within blocks (MetaSim's analysis) */
+	/* the CPUs reticle may use (a helper thread arms half a large module's
+	 * entries there), or NULL: one CPU, or not known */
+	const struct os_cpus *cpus;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
