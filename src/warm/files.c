@@ -131,8 +131,8 @@ static bool read_usage(const char *dir, uint64_t *total, time_t *when)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return false;
-	unsigned long long t;
-	long long w;
+	unsigned long long t = 0;
+	long long w = 0;
 	bool ok = fscanf(f, "%llu %lld", &t, &w) == 2;
 	fclose(f);
 	*total = t;
