@@ -1779,6 +1779,7 @@ static int leave_event(struct rtl_session *s, struct proc *p, pid_t tid)
 			ev = &s->deferred[i];
 	if (!ev || ev->left)
 		return ev ? 0 : -EINVAL;
+	enum os_stop_kind kind = ev->kind;   /* ev may move with the list */
 	uint64_t flags;
 	int sig, err = os_clone_flags(tid, &flags);
 	if (err)
@@ -1790,7 +1791,7 @@ static int leave_event(struct rtl_session *s, struct proc *p, pid_t tid)
 		return err;
 	}
 	for (size_t i = 0; i < s->ndeferred; i++)   /* (the list may have moved) */
-		if (s->deferred[i].tid == tid && s->deferred[i].kind == ev->kind) {
+		if (s->deferred[i].tid == tid && s->deferred[i].kind == kind) {
 			s->deferred[i].left = true;
 			s->deferred[i].clone_flags = flags;
 		}

@@ -1179,13 +1179,6 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 			bool same = !verify_copies() || same_as_fresh(p, m, idx, &d, &env, &r, ctr_mark);
 			p->patch->env->stats->copies_restored++;
 			p->patch->env->stats->copies_differing += !same;
-			/* saved with single-thread counters */
-			if (p->multithreaded) {
-				for (size_t i = 0; i < r.nsites; i++)
-					patch_switch_site(p, r.w.buf + r.sites[i].off, dest + r.sites[i].off,
-							  r.sites[i].keep_flags);
-				r.nsites = 0;
-			}
 			if (d.made) {   /* made ahead: saved for the next run too */
 				ccache_keep_blob(m, idx, d.code, d.made, d.copy_len);
 				d.made = NULL;
@@ -1225,7 +1218,8 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		uint64_t ctrs = w->addr + w->code_cap;
 		saved = ccache_keep(m, idx, d.code, &r, ctrs + ctr_mark, ctrs + w->ctr_used, targets, ntargets);
 	}
-	if (!restore && p->multithreaded && !env.atomic) {   /* emitted plain: switched in place */
+	/* saved with single-thread counters, or emitted plain: switched in place */
+	if (p->multithreaded && (restore || !env.atomic)) {
 		for (size_t i = 0; i < r.nsites; i++)
 			patch_switch_site(p, window_local(w, dest + r.sites[i].off), dest + r.sites[i].off,
 					  r.sites[i].keep_flags);
