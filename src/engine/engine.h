@@ -96,6 +96,9 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_warm(struct rtl_session *s, size_t n);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
+/* Whether the session samples (perf_event): the sampler reads the
+ * modules' paths from /proc/PID/maps. */
+bool session_samples(const struct rtl_session *s);
 /* The debugger (debug.c), NULL when none. */
 struct debugger *session_debugger(struct rtl_session *s);
 void session_set_debugger(struct rtl_session *s, struct debugger *d);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <reticle/error.h>
@@ -19,6 +20,7 @@
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "warm/warm.h"
 #include "isa/x86_64/writer.h"
 
 enum { PAGE = 4096 };
@@ -285,6 +287,77 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	return 0;
 }
 
+/* Text smaller than this is armed by writing its int3s: mapping the file
+ * costs a reading of /proc/PID/maps and three system calls in the target,
+ * about what copying 16 pages costs. */
+enum { ARMED_TEXT_MIN = 128 << 10 };
+
+/* Maps the cache's copy of M's text, armed at the N entries IDX, over the
+ * module's text (warm/armed_text.c): true when done. Not in an attached
+ * process (its text goes back to what it was at the detach), nor for text
+ * the loader writes into (DT_TEXTREL), nor when the session samples (the
+ * sampler finds each module's file by its line of /proc/PID/maps, which
+ * then names the cache's file). RETICLE_ARMED_TEXT=0 turns it off. */
+static bool map_armed_text(struct proc *p, pid_t tid, struct module *m, const struct armed_seg *seg,
+			   const uint32_t *idx, size_t n)
+{
+	const char *dir = session_warm_dir(p->s);
+	struct stat st;
+	char *path = armed_text_find(dir, m->bin, seg, idx, n, &st);
+	if (!path)
+		return false;
+	/* the mapping is the one expected: the binary's pages, read and execute */
+	char line[PATH_MAX + 128];
+	unsigned long long lo = 0, hi = 0, off = 0, ino = 0;
+	char perms[8] = "";
+	uint64_t at = seg->addr + m->bias;
+	long fd = -1, r = -1, ignored;
+	uint64_t str;
+	bool ok = strlen(path) < WINDOW_GADGET_SIZE - 128 && !os_map_line(p->pid, at, line, sizeof(line)) &&
+		  sscanf(line, "%llx-%llx %7s %llx %*s %llu", &lo, &hi, perms, &off, &ino) == 5 && lo == at &&
+		  hi == at + seg->len && !strcmp(perms, "r-xp") && off == seg->off && ino == (uint64_t)st.st_ino &&
+		  !put_string(p, tid, path, false, &str) &&
+		  !proc_syscall(p, tid, SYS_open, str, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0, &fd) && fd >= 0;
+	if (ok) {
+		ok = !proc_syscall(p, tid, SYS_mmap, at, seg->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+				   (uint64_t)fd, ARMED_TEXT_HEADER, &r) && (uint64_t)r == at;
+		proc_syscall(p, tid, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ignored);
+	}
+	if (!ok)
+		rtl_debug("%s: armed text %s not mapped (%ld)", m->path, path, r);
+	free(path);
+	return ok;
+}
+
+/* Arms M's entries (patch/lazy.c), by mapping its text armed in an
+ * earlier run where the cache has it. */
+static int arm_module(struct proc *p, pid_t tid, struct module *m)
+{
+	size_t n = rtl_binary_function_count(m->bin);
+	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	size_t armed = lazy_arm_plan(p, m, idx);
+	static int off = -1;
+	if (off < 0)
+		off = getenv("RETICLE_ARMED_TEXT") && !strcmp(getenv("RETICLE_ARMED_TEXT"), "0");
+	struct armed_seg seg;
+	bool eligible = !off && armed && session_warm_dir(p->s) && !p->attached && !session_samples(p->s) &&
+			!rtl_binary_has_textrel(m->bin) && armed_text_segment(m->bin, &seg) &&
+			seg.len >= ARMED_TEXT_MIN;
+	bool mapped = eligible && map_armed_text(p, tid, m, &seg, idx, armed);
+	if (mapped) {
+		lazy_arm_mapped(p, m, idx, armed);
+	} else {
+		lazy_arm_write(p, m, idx, armed);
+		if (eligible)
+			armed_text_save(session_warm_dir(p->s), m->bin, &seg, idx, armed);
+	}
+	free(idx);
+	rtl_debug("%s: %zu of %zu functions armed%s", m->path, armed, n, mapped ? " (text mapped armed)" : "");
+	return 0;
+}
+
 int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, bool is_main)
 {
 	rtl_binary *bin = session_binary(p->s, path);
@@ -335,7 +408,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
 		  (unsigned long long)p->shm.wins[m->win].addr);
 	span_mark_module(p, m);
-	if ((err = lazy_arm_module(p, m)))
+	if ((err = arm_module(p, tid, m)))
 		return err;
 	warm_load(p, m);
 	/* a cold module: copies of its functions made ahead while the program runs */

@@ -135,6 +135,7 @@ double timers_tsc_hz(struct rtl_session *s)
 
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
+bool session_samples(const struct rtl_session *s) { return s->sampling; }
 
 const struct patch_env *session_patch_env(struct rtl_session *s)
 {

@@ -132,14 +132,10 @@ static void arm_spans(struct proc *p, struct module *m, const uint32_t *idx, con
 		pthread_join(helper, NULL);
 }
 
-int lazy_arm_module(struct proc *p, struct module *m)
+size_t lazy_arm_plan(struct proc *p, struct module *m, uint32_t *idx)
 {
-	enum { SPAN = 256 << 10 };
+	(void)p;
 	size_t n = rtl_binary_function_count(m->bin), armed = 0;
-	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
 		struct func_state *fs = &m->fs[i];
@@ -170,6 +166,12 @@ int lazy_arm_module(struct proc *p, struct module *m)
 		fs->status = is_ptrace(f) ? FS_HOOK : FS_ARMED;
 		idx[armed++] = (uint32_t)i;
 	}
+	return armed;
+}
+
+void lazy_arm_write(struct proc *p, struct module *m, const uint32_t *idx, size_t armed)
+{
+	enum { SPAN = 256 << 10 };
 	/* functions are sorted by address: spans of at most SPAN bytes */
 	size_t *span = malloc((armed + 2) * sizeof(*span)), nspans = 0;
 	if (span && armed) {
@@ -183,9 +185,15 @@ int lazy_arm_module(struct proc *p, struct module *m)
 		arm_span(p, m, idx, 0, armed);   /* no memory for the list: one write per entry */
 	}
 	free(span);
-	free(idx);
-	rtl_debug("%s: %zu of %zu functions armed", m->path, armed, n);
-	return 0;
+}
+
+void lazy_arm_mapped(struct proc *p, struct module *m, const uint32_t *idx, size_t armed)
+{
+	(void)p;
+	/* the bytes under the int3s are the file's (the plan kept entries
+	 * in an executable segment's file bytes) */
+	for (size_t k = 0; k < armed; k++)
+		(void)rtl_binary_read(m->bin, rtl_binary_function(m->bin, idx[k])->addr, &m->fs[idx[k]].orig, 1);
 }
 
 /* ---- relocation callbacks ---- */

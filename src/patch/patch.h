@@ -134,7 +134,13 @@ bool patch_proc_fork(const struct proc *p, struct proc *c);
 /* P's state and its modules' function states freed. */
 void patch_proc_free(struct proc *p);
 
-int lazy_arm_module(struct proc *p, struct module *m);
+/* Arming M, in two steps: which entries get an int3 (their indices in
+ * IDX, room for every function; the count returned; the others get their
+ * reason), then the int3s written (lazy_arm_write), or, where the text was
+ * mapped from a copy armed the same way (warm/armed_text.c), only noted. */
+size_t lazy_arm_plan(struct proc *p, struct module *m, uint32_t *idx);
+void lazy_arm_write(struct proc *p, struct module *m, const uint32_t *idx, size_t armed);
+void lazy_arm_mapped(struct proc *p, struct module *m, const uint32_t *idx, size_t armed);
 /* Only the functions whose calls reticle must see (libc's ptrace), for a
  * session that does not instrument (sampling alone). */
 void lazy_arm_hooks(struct proc *p, struct module *m);

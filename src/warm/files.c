@@ -1,6 +1,6 @@
 /* The warm-start cache's files: named by binary identity, written whole,
  * and kept within a size. When its files (`b-*` and `f-*`: lists, decoded
- * instructions, saved copies, discovered functions) pass the bound, the least recently
+ * instructions, saved copies, discovered functions, armed text) pass the bound, the least recently
  * used go until it is 80% full. A file in use is touched when read (at most
  * once a day), so its modification time says when it last served. Half-
  * written files of runs that were killed (`*.tmp`) go after an hour.

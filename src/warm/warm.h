@@ -30,6 +30,25 @@ void warm_touch(const char *path, int fd);
 /* Removes the least recently used files of DIR while it holds more than MAX. */
 void warm_prune(const char *dir, uint64_t max_bytes);
 
+/* armed_text.c: a module's text with its int3s, mapped instead of written */
+enum { ARMED_TEXT_HEADER = 4096 };   /* the file's text starts after it */
+/* The pages the loader maps for BIN's executable segment: link-time
+ * ADDR, file offset OFF, LEN bytes. */
+struct armed_seg {
+	uint64_t addr, off, len;
+};
+/* BIN's one executable segment (false for none or several). */
+bool armed_text_segment(const rtl_binary *bin, struct armed_seg *seg);
+/* The file in cache directory DIR of BIN's segment SEG armed at the N
+ * entries IDX (function indices), when it is there and holds them
+ * (malloc'd path; *BINST: the binary's stat), else NULL. */
+struct stat;
+char *armed_text_find(const char *dir, const rtl_binary *bin, const struct armed_seg *seg,
+		      const uint32_t *idx, size_t n, struct stat *binst);
+/* Writes that file for the next run. */
+void armed_text_save(const char *dir, const rtl_binary *bin, const struct armed_seg *seg,
+		     const uint32_t *idx, size_t n);
+
 /* facts_cache.c: a binary's discovered functions */
 /* Opens PATH as rtl_binary_open does, its functions from the facts an
  * earlier run saved in cache directory DIR when they still hold (else
