@@ -292,20 +292,11 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
  * about what copying 16 pages costs. */
 enum { ARMED_TEXT_MIN = 128 << 10 };
 
-/* Maps the cache's copy of M's text, armed at the N entries IDX, over the
- * module's text (warm/armed_text.c): true when done. Not in an attached
- * process (its text goes back to what it was at the detach), nor for text
- * the loader writes into (DT_TEXTREL), nor when the session samples (the
- * sampler finds each module's file by its line of /proc/PID/maps, which
- * then names the cache's file). RETICLE_ARMED_TEXT=0 turns it off. */
+/* Maps PATH, the cache's copy of M's text armed as planned (warm/armed_text.c;
+ * BINST: the binary's stat), over the module's text: true when done. */
 static bool map_armed_text(struct proc *p, pid_t tid, struct module *m, const struct armed_seg *seg,
-			   const uint32_t *idx, size_t n)
+			   const char *path, const struct stat *binst)
 {
-	const char *dir = session_warm_dir(p->s);
-	struct stat st;
-	char *path = armed_text_find(dir, m->bin, seg, idx, n, &st);
-	if (!path)
-		return false;
 	/* the mapping is the one expected: the binary's pages, read and execute */
 	char line[PATH_MAX + 128];
 	unsigned long long lo = 0, hi = 0, off = 0, ino = 0;
@@ -315,7 +306,7 @@ static bool map_armed_text(struct proc *p, pid_t tid, struct module *m, const st
 	uint64_t str;
 	bool ok = strlen(path) < WINDOW_GADGET_SIZE - 128 && !os_map_line(p->pid, at, line, sizeof(line)) &&
 		  sscanf(line, "%llx-%llx %7s %llx %*s %llu", &lo, &hi, perms, &off, &ino) == 5 && lo == at &&
-		  hi == at + seg->len && !strcmp(perms, "r-xp") && off == seg->off && ino == (uint64_t)st.st_ino &&
+		  hi == at + seg->len && !strcmp(perms, "r-xp") && off == seg->off && ino == (uint64_t)binst->st_ino &&
 		  !put_string(p, tid, path, false, &str) &&
 		  !proc_syscall(p, tid, SYS_open, str, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0, &fd) && fd >= 0;
 	if (ok) {
@@ -325,34 +316,44 @@ static bool map_armed_text(struct proc *p, pid_t tid, struct module *m, const st
 	}
 	if (!ok)
 		rtl_debug("%s: armed text %s not mapped (%ld)", m->path, path, r);
-	free(path);
 	return ok;
 }
 
-/* Arms M's entries (patch/lazy.c), by mapping its text armed in an
- * earlier run where the cache has it. */
+/* Arms M's entries (patch/lazy.c), by mapping its text armed in an earlier
+ * run where the cache has it, else by writing them (and keeping the armed
+ * text for the next run). Not in an attached process (its text goes back
+ * to what it was at the detach), nor for text the loader writes into
+ * (DT_TEXTREL), nor when the session samples (the sampler finds each
+ * module's file by its line of /proc/PID/maps, which then names the
+ * cache's file). RETICLE_ARMED_TEXT=0 turns it off. */
 static int arm_module(struct proc *p, pid_t tid, struct module *m)
 {
 	size_t n = rtl_binary_function_count(m->bin);
 	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
-	size_t armed = lazy_arm_plan(p, m, idx);
+	size_t armed = lazy_arm_plan(m, idx);
 	static int off = -1;
 	if (off < 0)
 		off = getenv("RETICLE_ARMED_TEXT") && !strcmp(getenv("RETICLE_ARMED_TEXT"), "0");
+	const char *dir = session_warm_dir(p->s);
 	struct armed_seg seg;
-	bool eligible = !off && armed && session_warm_dir(p->s) && !p->attached && !session_samples(p->s) &&
+	bool eligible = !off && armed && dir && !p->attached && !session_samples(p->s) &&
 			!rtl_binary_has_textrel(m->bin) && armed_text_segment(m->bin, &seg) &&
 			seg.len >= ARMED_TEXT_MIN;
-	bool mapped = eligible && map_armed_text(p, tid, m, &seg, idx, armed);
+	struct stat binst;
+	char *path = eligible ? armed_text_find(dir, m->bin, &seg, idx, armed, &binst) : NULL;
+	bool mapped = path && map_armed_text(p, tid, m, &seg, path, &binst);
 	if (mapped) {
-		lazy_arm_mapped(p, m, idx, armed);
+		lazy_arm_mapped(m, idx, armed);
 	} else {
 		lazy_arm_write(p, m, idx, armed);
-		if (eligible)
-			armed_text_save(session_warm_dir(p->s), m->bin, &seg, idx, armed);
+		/* a file that holds the same, but could not be mapped (a cache
+		 * on a noexec mount), is not written again every run */
+		if (eligible && !path)
+			armed_text_save(dir, m->bin, &seg, idx, armed);
 	}
+	free(path);
 	free(idx);
 	rtl_debug("%s: %zu of %zu functions armed%s", m->path, armed, n, mapped ? " (text mapped armed)" : "");
 	return 0;

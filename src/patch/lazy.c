@@ -132,9 +132,8 @@ static void arm_spans(struct proc *p, struct module *m, const uint32_t *idx, con
 		pthread_join(helper, NULL);
 }
 
-size_t lazy_arm_plan(struct proc *p, struct module *m, uint32_t *idx)
+size_t lazy_arm_plan(struct module *m, uint32_t *idx)
 {
-	(void)p;
 	size_t n = rtl_binary_function_count(m->bin), armed = 0;
 	for (size_t i = 0; i < n; i++) {
 		const rtl_function *f = rtl_binary_function(m->bin, i);
@@ -187,9 +186,8 @@ void lazy_arm_write(struct proc *p, struct module *m, const uint32_t *idx, size_
 	free(span);
 }
 
-void lazy_arm_mapped(struct proc *p, struct module *m, const uint32_t *idx, size_t armed)
+void lazy_arm_mapped(struct module *m, const uint32_t *idx, size_t armed)
 {
-	(void)p;
 	/* the bytes under the int3s are the file's (the plan kept entries
 	 * in an executable segment's file bytes) */
 	for (size_t k = 0; k < armed; k++)

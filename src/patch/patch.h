@@ -138,9 +138,9 @@ void patch_proc_free(struct proc *p);
  * IDX, room for every function; the count returned; the others get their
  * reason), then the int3s written (lazy_arm_write), or, where the text was
  * mapped from a copy armed the same way (warm/armed_text.c), only noted. */
-size_t lazy_arm_plan(struct proc *p, struct module *m, uint32_t *idx);
+size_t lazy_arm_plan(struct module *m, uint32_t *idx);
 void lazy_arm_write(struct proc *p, struct module *m, const uint32_t *idx, size_t armed);
-void lazy_arm_mapped(struct proc *p, struct module *m, const uint32_t *idx, size_t armed);
+void lazy_arm_mapped(struct module *m, const uint32_t *idx, size_t armed);
 /* Only the functions whose calls reticle must see (libc's ptrace), for a
  * session that does not instrument (sampling alone). */
 void lazy_arm_hooks(struct proc *p, struct module *m);
