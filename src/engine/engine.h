@@ -99,6 +99,8 @@ const char *session_warm_dir(const struct rtl_session *s);
 /* Whether the session samples (perf_event): the sampler reads the
  * modules' paths from /proc/PID/maps. */
 bool session_samples(const struct rtl_session *s);
+/* The helper that writes armed text for the next run (warm/armed_text.c). */
+struct armed_saver *session_armed_saver(struct rtl_session *s);
 /* The debugger (debug.c), NULL when none. */
 struct debugger *session_debugger(struct rtl_session *s);
 void session_set_debugger(struct rtl_session *s, struct debugger *d);

@@ -351,7 +351,7 @@ static int arm_module(struct proc *p, pid_t tid, struct module *m)
 		/* a file that holds the same, but could not be mapped (a cache
 		 * on a noexec mount), is not written again every run */
 		if (eligible && !path)
-			armed_text_save(dir, m->bin, &seg, idx, armed);
+			armed_text_save(session_armed_saver(p->s), dir, m->bin, &seg, idx, armed);
 	}
 	free(path);
 	free(idx);

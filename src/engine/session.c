@@ -73,6 +73,7 @@ struct rtl_session {
 	uint64_t warm_max;        /* bytes it may hold */
 	struct placement *placement;
 	struct ahead *ahead;      /* copies made ahead; NULL with one CPU */
+	struct armed_saver *armed;   /* armed text written for the next run; NULL until the first */
 	struct patch_env patch_env;   /* the patcher's view of the session */
 	/* stops met while one thread ran an inferior call, handled afterwards */
 	struct os_stop *deferred;
@@ -136,6 +137,13 @@ double timers_tsc_hz(struct rtl_session *s)
 void session_count_warm(struct rtl_session *s, size_t n) { s->stats.functions_warm += n; }
 const char *session_warm_dir(const struct rtl_session *s) { return s->warm_dir; }
 bool session_samples(const struct rtl_session *s) { return s->sampling; }
+
+struct armed_saver *session_armed_saver(struct rtl_session *s)
+{
+	if (!s->armed)
+		s->armed = armed_saver_new(s->placement ? placement_all_cpus(s->placement) : NULL);
+	return s->armed;
+}
 
 const struct patch_env *session_patch_env(struct rtl_session *s)
 {
@@ -754,6 +762,7 @@ void rtl_session_destroy(rtl_session *s)
 	}
 	sampler_stop(s->sampler, NULL);
 	shim_stop(s->shim, NULL);
+	armed_saver_free(s->armed);   /* the files it has yet to write */
 	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
 	for (size_t i = 0; i < s->nbins; i++) {
 		if (bins_free)

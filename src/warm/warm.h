@@ -45,9 +45,15 @@ bool armed_text_segment(const rtl_binary *bin, struct armed_seg *seg);
 struct stat;
 char *armed_text_find(const char *dir, const rtl_binary *bin, const struct armed_seg *seg,
 		      const uint32_t *idx, size_t n, struct stat *binst);
-/* Writes that file for the next run. */
-void armed_text_save(const char *dir, const rtl_binary *bin, const struct armed_seg *seg,
-		     const uint32_t *idx, size_t n);
+/* Writes that file for the next run, on a helper thread of SV's (started
+ * at the first; CPUS: where it may run, NULL: any). */
+struct armed_saver;
+struct os_cpus;
+struct armed_saver *armed_saver_new(const struct os_cpus *cpus);
+void armed_text_save(struct armed_saver *sv, const char *dir, const rtl_binary *bin,
+		     const struct armed_seg *seg, const uint32_t *idx, size_t n);
+/* Waits for the files queued, and frees SV. */
+void armed_saver_free(struct armed_saver *sv);
 
 /* facts_cache.c: a binary's discovered functions */
 /* Opens PATH as rtl_binary_open does, its functions from the facts an
@@ -63,7 +69,6 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 
 /* ahead.c: copies made ahead of first calls on a helper thread */
 struct ahead;
-struct os_cpus;
 /* NULL when it cannot start; CPUS: where the helper may run (NULL: any);
  * PROBES: the session's. */
 struct ahead *ahead_new(const struct os_cpus *cpus, const struct probe_set *probes);
