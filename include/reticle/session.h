@@ -92,7 +92,15 @@ struct rtl_session_opts {
 	 * (its static analysis off: accesses chained within blocks share
 	 * the record before them; the stream is the same). */
 	bool memtrace_no_chain;
+	/* Address randomization of a launched program and what it starts:
+	 * RTL_ASLR_DEFAULT turns it off with the memtrace or bbv collector
+	 * (their results follow addresses, which the cache sets and the
+	 * program's own pointer hashing see, and instruction counts, which
+	 * a later sampled run must meet: runs repeat), and leaves it as the
+	 * system has it otherwise. Meta 'aslr': "on" or "off". */
+	int aslr;
 };
+enum { RTL_ASLR_DEFAULT, RTL_ASLR_ON, RTL_ASLR_OFF };
 
 RTL_API int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out);
 RTL_API void rtl_session_destroy(rtl_session *s);

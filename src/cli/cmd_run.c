@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
 	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
-	      "                   [--no-chain] [--modules LIST] [--functions LIST]\n"
+	      "                   [--no-chain] [--aslr | --no-aslr]\n"
+	      "                   [--modules LIST] [--functions LIST]\n"
 	      "                   [--from EDGE] [--to EDGE]\n"
 	      "                   [--stats]\n"
 	      "                   [-f CONTROL_FILE]\n"
@@ -76,6 +77,12 @@ static void usage(FILE *f)
 	      "                       static analysis off: accesses whose address follows\n"
 	      "                       from the record before them in their block share it;\n"
 	      "                       the stream and the results are the same)\n"
+	      "      --aslr, --no-aslr  run PROGRAM with or without address randomization;\n"
+	      "                       by default it is off with memtrace and bbv (their\n"
+	      "                       results follow addresses and instruction counts: two\n"
+	      "                       runs, or a bbv run and its sampled memtrace run, see\n"
+	      "                       the same ones) and as the system has it otherwise;\n"
+	      "                       the profile's meta 'aslr' says which\n"
 	      "      --sample periodic:ON:OFF  memtrace collector: trace ON instructions of\n"
 	      "                       each thread out of every ON+OFF (the rest runs in\n"
 	      "                       untraced twins of the copies)\n"
@@ -240,6 +247,7 @@ struct run_args {
 	const char *bbv_out;
 	const char *trace;        /* memtrace --trace */
 	bool no_chain;            /* memtrace --no-chain */
+	int aslr;                 /* RTL_ASLR_*: --aslr, --no-aslr */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
 	/* the run's context: scope (NULL-ended globs) and span */
@@ -413,6 +421,8 @@ int cmd_run(int argc, char **argv)
 		{ "trace", required_argument, NULL, 'T' },
 		{ "sample", required_argument, NULL, 'S' },
 		{ "no-chain", no_argument, NULL, 'W' },
+		{ "aslr", no_argument, NULL, 'R' },
+		{ "no-aslr", no_argument, NULL, 'r' },
 		{ "debug-on-fault", no_argument, NULL, 'Q' },
 		{ "modules", required_argument, NULL, 'M' },
 		{ "functions", required_argument, NULL, 'N' },
@@ -490,6 +500,8 @@ int cmd_run(int argc, char **argv)
 		case 'Z': a.to = optarg; break;
 		case 'T': a.trace = optarg; break;
 		case 'W': a.no_chain = true; break;
+		case 'R': a.aslr = RTL_ASLR_ON; break;
+		case 'r': a.aslr = RTL_ASLR_OFF; break;
 		case 'S': {
 			unsigned long long on, off;
 			int used = 0;
@@ -660,7 +672,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .memtrace_interval = a->simpoint ? a->interval : 0,
 					 .modules = a->nmodules ? a->modules : NULL,
 					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
-					 .memtrace_no_chain = a->no_chain };
+					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -322,6 +322,9 @@ void placement_task_exit(struct placement *pl, pid_t tid);
 const struct os_cpus *placement_all_cpus(const struct placement *pl);
 void placement_free(struct placement *pl);
 struct placement *session_placement(const struct rtl_session *s);
+/* "on" or "off": the launched program's address randomization (NULL:
+ * attached). */
+const char *session_aslr(const struct rtl_session *s);
 /* The sampler (the sample collector), or NULL. */
 struct sampler *session_sampler(const struct rtl_session *s);
 /* SHIM's observer (the shim collector), or NULL. */

@@ -389,6 +389,8 @@ int session_write_meta(const struct rtl_session *s, rtl_profile *prof, pid_t pid
 		err = rtl_profile_set_meta(prof, "command", command);
 	if (!err)
 		err = rtl_profile_set_meta(prof, "tool", "reticle 0.1.0");
+	if (!err && session_aslr(s))
+		err = rtl_profile_set_meta(prof, "aslr", session_aslr(s));
 	if (!err)
 		err = span_meta(session_span(s), prof);
 	char *const *meta = session_meta(s);

@@ -86,6 +86,8 @@ struct rtl_session {
 	bool shimming;
 	bool dynamic;             /* copies made again while it runs (dynamic_probes) */
 	bool mem_chain;           /* memtrace's static analysis (not memtrace_no_chain) */
+	bool no_aslr;             /* launched without address randomization */
+	const char *aslr_meta;    /* "on" or "off" for a launched program */
 	unsigned shim_period;
 	struct shim *shim;
 	/* the memtrace collector's cache configurations */
@@ -179,6 +181,7 @@ bool session_warm_age_once(struct rtl_session *s, const char *list)
 }
 uint64_t session_warm_max(const struct rtl_session *s) { return s->warm_max; }
 struct placement *session_placement(const struct rtl_session *s) { return s->placement; }
+const char *session_aslr(const struct rtl_session *s) { return s->aslr_meta; }
 struct sampler *session_sampler(const struct rtl_session *s) { return s->sampler; }
 struct shim *session_shim(const struct rtl_session *s) { return s->shim; }
 bool session_dynamic(const struct rtl_session *s) { return s->dynamic; }
@@ -693,9 +696,14 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		s->shim_period = opts->shim_period;
 	if (!s->shim_period)
 		s->shim_period = 1000;
-	bool bbv = false;
-	for (size_t i = 0; i < opts->ncollectors; i++)
+	bool bbv = false, memtrace = false;
+	for (size_t i = 0; i < opts->ncollectors; i++) {
 		bbv |= !strcmp(opts->collectors[i]->name, "bbv");
+		memtrace |= !strcmp(opts->collectors[i]->name, "memtrace");
+	}
+	int aslr = opts->sz >= offsetof(struct rtl_session_opts, aslr) + sizeof(opts->aslr) ? opts->aslr
+											   : RTL_ASLR_DEFAULT;
+	s->no_aslr = aslr == RTL_ASLR_OFF || (aslr == RTL_ASLR_DEFAULT && (bbv || memtrace));
 	if (bbv && opts->sz >= offsetof(struct rtl_session_opts, bbv_path) + sizeof(opts->bbv_path)) {
 		s->bbv_interval = opts->bbv_interval ? opts->bbv_interval : 100000000;
 		s->bbv_path = opts->bbv_path ? strdup(opts->bbv_path) : NULL;
@@ -1052,8 +1060,11 @@ int rtl_session_launch(rtl_session *s, char *const argv[])
 			return -RTL_ERR_BAD_OPTION;
 		}
 	}
-	if ((err = os_launch(argv, &pid, s->instruments && placement_possible())))
+	unsigned flags = (s->instruments && placement_possible() ? OS_LAUNCH_WATCH_AFFINITY : 0) |
+			 (s->no_aslr ? OS_LAUNCH_NO_ASLR : 0);
+	if ((err = os_launch(argv, &pid, flags)))
 		return err;
+	s->aslr_meta = os_randomizes(pid) ? "on" : "off";
 	/* nothing relocated (sample alone): no traps to share a CPU with, no
 	 * copies to make ahead */
 	s->placement = s->instruments ? placement_new(pid) : NULL;

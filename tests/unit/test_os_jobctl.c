@@ -43,7 +43,7 @@ int main(void)
 {
 	char *argv[] = { "/bin/sleep", "30", NULL };
 	pid_t pid = 0;
-	CHECK_EQ(os_launch(argv, &pid, false), 0);
+	CHECK_EQ(os_launch(argv, &pid, 0), 0);
 	CHECK(pid > 0);
 	if (pid <= 0)
 		return CHECK_DONE();
@@ -92,7 +92,7 @@ int main(void)
 
 	/* a failed exec: its errno, and no child left behind */
 	char *bad[] = { "/nonexistent/program", NULL };
-	CHECK_EQ(os_launch(bad, &pid, false), -ENOENT);
+	CHECK_EQ(os_launch(bad, &pid, 0), -ENOENT);
 	CHECK_EQ(waitpid(-1, &status, __WALL | WNOHANG), -1);
 	return CHECK_DONE();
 }

@@ -10,12 +10,19 @@
 #include <sys/types.h>
 
 /* Forks and execs ARGV[0] (searched in PATH) stopped before its first
- * instruction and seized (threads, fork, vfork, exec followed). With
- * WATCH_AFFINITY, the program and its children stop (OS_EVENT_SECCOMP)
- * before each sched_getaffinity, a seccomp filter's trace (the caller
- * changes affinities the program must not see). Returns 0, -errno of a
- * failed exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
-int os_launch(char *const argv[], pid_t *pid, bool watch_affinity);
+ * instruction and seized (threads, fork, vfork, exec followed). FLAGS:
+ * OS_LAUNCH_WATCH_AFFINITY: the program and its children stop
+ * (OS_EVENT_SECCOMP) before each sched_getaffinity, a seccomp filter's
+ * trace (the caller changes affinities the program must not see);
+ * OS_LAUNCH_NO_ASLR: the program and what it starts run without address
+ * randomization (a warning on stderr where the system refuses, as in a
+ * container's default seccomp profile). Returns 0, -errno of a failed
+ * exec (e.g. -ENOENT), or -RTL_ERR_TARGET_LAUNCH. */
+enum { OS_LAUNCH_WATCH_AFFINITY = 1, OS_LAUNCH_NO_ASLR = 2 };
+int os_launch(char *const argv[], pid_t *pid, unsigned flags);
+/* Whether process PID's addresses are randomized (its personality and
+ * the system's setting). */
+bool os_randomizes(pid_t pid);
 /* PROG as execvp finds it: PROG itself when it has a '/', else the first
  * executable PATH/PROG, in OUT (LEN bytes). Returns 0 or -ENOENT. */
 int os_find_program(const char *prog, char *out, size_t len);

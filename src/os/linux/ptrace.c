@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -50,15 +51,29 @@ static void watch_affinity(void)
 		prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
+/* The personality flag survives exec and fork (not a setuid exec). */
+static void no_aslr(void)
+{
+	int cur = personality(0xffffffff);
+	if (cur == -1 || personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1) {
+		static const char msg[] = "reticle: warning: cannot turn off address randomization "
+					  "(personality refused): addresses may differ between runs\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			return;
+	}
+}
+
 /* The child waits on GO until its parent has seized it, so that its exec
  * is already traced; a failed exec sends errno back through ERR. */
-static void launch_child(char *const argv[], int go, int err, bool affinity)
+static void launch_child(char *const argv[], int go, int err, unsigned flags)
 {
 	char byte;
 	os_jobctl_child();
 	if (read(go, &byte, 1) != 1)
 		_exit(127);   /* the parent gave up */
-	if (affinity)
+	if (flags & OS_LAUNCH_NO_ASLR)
+		no_aslr();
+	if (flags & OS_LAUNCH_WATCH_AFFINITY)
 		watch_affinity();
 	execvp(argv[0], argv);
 	int e = errno;
@@ -111,7 +126,7 @@ int os_find_program(const char *prog, char *out, size_t len)
 /* PTRACE_SEIZE rather than PTRACE_TRACEME: only a seized tracee reports
  * group-stops as such (PTRACE_EVENT_STOP) and can be left in one with
  * PTRACE_LISTEN, so that job control works as without reticle. */
-int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
+int os_launch(char *const argv[], pid_t *pid_out, unsigned flags)
 {
 	int errp[2], gop[2], child_errno = 0, status, err;
 	pid_t pid;
@@ -128,7 +143,7 @@ int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
 	if (pid == 0) {
 		close(errp[0]);
 		close(gop[1]);
-		launch_child(argv, gop[0], errp[1], affinity);
+		launch_child(argv, gop[0], errp[1], flags);
 	}
 	err = pid < 0 ? -errno : 0;
 	close(errp[1]);
@@ -170,6 +185,23 @@ int os_launch(char *const argv[], pid_t *pid_out, bool affinity)
 	}
 	*pid_out = pid;
 	return 0;
+}
+
+bool os_randomizes(pid_t pid)
+{
+	char path[64], buf[32];
+	snprintf(path, sizeof(path), "/proc/%d/personality", (int)pid);
+	FILE *f = fopen(path, "r"), *g = fopen("/proc/sys/kernel/randomize_va_space", "r");
+	unsigned long pers = 0;
+	int level = 2;
+	bool off = f && fscanf(f, "%lx", &pers) == 1 && (pers & ADDR_NO_RANDOMIZE);
+	if (g && fgets(buf, sizeof(buf), g))
+		level = atoi(buf);
+	if (f)
+		fclose(f);
+	if (g)
+		fclose(g);
+	return !off && level != 0;
 }
 
 bool os_is_stop_signal(int sig)
