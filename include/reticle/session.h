@@ -99,6 +99,11 @@ struct rtl_session_opts {
 	 * a later sampled run must meet: runs repeat), and leaves it as the
 	 * system has it otherwise. Meta 'aslr': "on" or "off". */
 	int aslr;
+	/* The SimPoint cluster of each of MEMTRACE_POINTS (NULL: each point
+	 * its own). Points of one cluster share its weight (MEMTRACE_WEIGHTS
+	 * holds each one's part) and are its stratum in the estimate's
+	 * confidence interval, which a cluster of one point leaves unknown. */
+	const uint32_t *memtrace_clusters;
 };
 enum { RTL_ASLR_DEFAULT, RTL_ASLR_ON, RTL_ASLR_OFF };
 

@@ -403,7 +403,7 @@ bool session_memtrace_sampled(const struct rtl_session *s);
  * (memtrace --sample simpoint): the session keeps the most. */
 void session_memtrace_reached(struct rtl_session *s, size_t reached);
 void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
-			     size_t *n, uint64_t *interval);
+			     const uint32_t **cluster, size_t *n, uint64_t *interval);
 /* A signal is about to be delivered to thread TID: if it stopped inside
  * a trace snippet, it leaves it first (x86_memtrace_locate), since the
  * handler's snippets reuse the words it saved rax and rcx in. */

@@ -16,6 +16,7 @@
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
 #include "analysis/bank_profile.h"
+#include "analysis/sample_estimate.h"
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/memtrace.h"
@@ -67,29 +68,71 @@ struct memtrace {
 	size_t nbuf;
 	/* --sample periodic:ON:OFF: instructions traced, then not, per thread
 	 * (its clock, TA_MT_CLOCK); an area's records are dropped while
-	 * it is off */
+	 * it is off. Each period of ON+OFF has its window at a random offset
+	 * (0..OFF: jitter), so that a program's own period cannot alias with
+	 * the windows'; TAIL is what is left of the period after the window,
+	 * PERIOD the period's number (the seed of the next offset). */
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
+	uint64_t tail[TA_COUNT], period[TA_COUNT];
 	/* --sample simpoint: intervals of N instructions (POINT, sorted) traced,
 	 * each estimate weighted by its WEIGHT; per area, the next point and
 	 * the interval it is at */
 	const uint64_t *point;
 	const double *weight;
 	size_t npoints;
+	uint32_t *stratum;          /* of each point: its cluster's index */
 	uint64_t interval;
 	uint32_t next[TA_COUNT];
 	uint64_t at[TA_COUNT];
 	size_t reached;             /* points whose window began, in some thread */
 	/* the consumer's: the bank's counts at the last window's end, and the
-	 * weighted sums of the windows' accesses and misses */
+	 * windows' accesses and misses per configuration and level (cell),
+	 * in strata (SimPoint's clusters; one for periodic windows) */
 	rtl_cache_stats *prev;
-	double (*est)[2];
+	struct sample_estimate *est;
 	size_t ncells;
+	bool unmarked;              /* records simulated since the last window's end */
 	/* --trace: the stream written as a din trace instead of simulated */
 	FILE *trace;
 	char *trace_path;
 	bool trace_failed;
 };
+
+static void memtrace_free_state(struct memtrace *mt);
+
+/* The estimate's strata: SimPoint's clusters (points of one cluster share
+ * its weight, each holding its part), or one for periodic windows. */
+static int estimate_init(struct memtrace *mt, const uint32_t *cluster, size_t cells)
+{
+	size_t nstrata = 0;
+	double *w = NULL;
+	if (mt->npoints) {
+		mt->stratum = malloc(mt->npoints * sizeof(*mt->stratum));
+		w = calloc(mt->npoints, sizeof(*w));
+		uint32_t *ids = malloc(mt->npoints * sizeof(*ids));
+		if (!mt->stratum || !w || !ids) {
+			free(w);
+			free(ids);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < mt->npoints; k++) {
+			size_t h = 0;
+			while (h < nstrata && ids[h] != cluster[k])
+				h++;
+			if (h == nstrata)
+				ids[nstrata++] = cluster[k];
+			mt->stratum[k] = (uint32_t)h;
+			w[h] += mt->weight[k];
+		}
+		free(ids);
+	}
+	mt->prev = calloc(cells, sizeof(*mt->prev));
+	mt->est = sample_estimate_new(cells, nstrata, w);
+	free(w);
+	mt->ncells = cells;
+	return mt->prev && mt->est ? 0 : -ENOMEM;
+}
 
 static struct memtrace *state(struct proc *p)
 {
@@ -107,7 +150,8 @@ static struct memtrace *state(struct proc *p)
 	pthread_cond_init(&mt->room, NULL);
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
 	session_memtrace_sample(p->s, &mt->on, &mt->off);
-	session_memtrace_points(p->s, &mt->point, &mt->weight, &mt->npoints, &mt->interval);
+	const uint32_t *cluster;
+	session_memtrace_points(p->s, &mt->point, &mt->weight, &cluster, &mt->npoints, &mt->interval);
 	if (mt->npoints)
 		mt->on = mt->interval;   /* a traced window is one interval */
 	size_t n;
@@ -124,6 +168,10 @@ static struct memtrace *state(struct proc *p)
 	/* per-instruction misses of the first configuration's first data level */
 	if (n)
 		rtl_cachesim_enable_miss_attribution(mt->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D : RTL_L1);
+	if (mt->on && n && estimate_init(mt, cluster, n * RTL_LEVELS)) {
+		memtrace_free_state(mt);
+		return NULL;
+	}
 	return p->mt = mt;
 }
 
@@ -252,18 +300,15 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
 	return pt2 ? 4 : 2;
 }
 
-/* The end of traced window K (a SimPoint point): the bank's counts since
- * the previous end, weighted, into the estimate. */
+/* The end of a traced window (K: SimPoint's point; periodic windows, 0):
+ * the bank's counts since the previous end into the estimate. */
 static void window_counts(struct memtrace *mt, size_t k)
 {
-	int ncfg = rtl_cachesim_count(mt->bank);
-	size_t cells = (size_t)ncfg * RTL_LEVELS;
-	if (!mt->prev) {
-		mt->prev = calloc(cells ? cells : 1, sizeof(*mt->prev));
-		mt->est = calloc(cells ? cells : 1, sizeof(*mt->est));
-		mt->ncells = mt->prev && mt->est ? cells : 0;
-	}
-	for (size_t i = 0; i < mt->ncells && k < mt->npoints; i++) {
+	mt->unmarked = false;
+	if (!mt->est || (mt->npoints && k >= mt->npoints))
+		return;
+	size_t h = mt->npoints ? mt->stratum[k] : 0;
+	for (size_t i = 0; i < mt->ncells; i++) {
 		rtl_cache_stats st;
 		if (rtl_cachesim_stats(mt->bank, (int)(i / RTL_LEVELS), (int)(i % RTL_LEVELS), &st))
 			continue;
@@ -274,8 +319,7 @@ static void window_counts(struct memtrace *mt, size_t k)
 			pacc += mt->prev[i].access[kd];
 			pmiss += mt->prev[i].miss[kd];
 		}
-		mt->est[i][0] += mt->weight[k] * (double)(acc - pacc);
-		mt->est[i][1] += mt->weight[k] * (double)(miss - pmiss);
+		sample_estimate_add(mt->est, i, h, (double)(acc - pacc), (double)(miss - pmiss));
 		mt->prev[i] = st;
 	}
 }
@@ -290,6 +334,7 @@ static void consume(struct memtrace *mt, const struct batch *b)
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
 	flush(mt);
+	mt->unmarked = true;
 	mt->records += b->n / 2;
 }
 
@@ -424,6 +469,28 @@ static uint64_t to_next_point(struct memtrace *mt, unsigned area)
 	return gap * mt->interval;
 }
 
+/* Traced window K ended (SimPoint's point K; 0 for a periodic one): a
+ * marker after its records. */
+static void mark_window(struct memtrace *mt, size_t k)
+{
+	if (mt->est)
+		enqueue(mt, (struct batch){ NULL, k });
+}
+
+/* Area AREA's untraced instructions before its next periodic window: the
+ * rest of this period, then a random offset into the next (0..OFF, from
+ * a fixed seed: runs repeat). */
+static uint64_t jittered_gap(struct memtrace *mt, unsigned area)
+{
+	uint64_t x = ((uint64_t)area << 40) ^ mt->period[area]++ ^ 0x7265746963ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;   /* splitmix64's finalizer */
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	uint64_t offset = x % (mt->off + 1), gap = mt->tail[area] + offset;
+	mt->tail[area] = mt->off - offset;
+	return gap;
+}
+
 void memtrace_thread_start(struct proc *p, unsigned area)
 {
 	if (!session_memtrace_sampled(p->s) || !p->areas.addr || area >= TA_COUNT)
@@ -433,19 +500,14 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 		return;
 	mt->next[area] = 0;
 	mt->at[area] = 0;
-	uint64_t gap = mt->npoints ? to_next_point(mt, area) : 0;
+	mt->tail[area] = 0;
+	mt->period[area] = 0;
+	uint64_t gap = mt->npoints ? to_next_point(mt, area) : jittered_gap(mt, area);
 	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
 	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)(gap ? gap : mt->on));
 	if (!gap)
 		window_begins(mt, area);
 	set_twins(p, mt, area);
-}
-
-/* Traced window K of a SimPoint run ended: a marker after its records. */
-static void mark_window(struct memtrace *mt, size_t k)
-{
-	if (mt->npoints)
-		enqueue(mt, (struct batch){ NULL, k });
 }
 
 /* Area AREA's countdown passed zero (true), or not. */
@@ -468,11 +530,14 @@ static bool window_end(struct proc *p, unsigned area)
 			window_begins(mt, area);
 			continue;
 		}
-		uint64_t gap = mt->off;
+		uint64_t gap;
 		if (mt->npoints) {   /* the point traced, on to the next */
 			mark_window(mt, mt->next[area]++);
 			mt->at[area]++;
 			gap = to_next_point(mt, area);
+		} else {
+			mark_window(mt, 0);
+			gap = jittered_gap(mt, area);
 		}
 		if (gap) {
 			mt->is_off[area] = true;
@@ -586,6 +651,8 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		return 0;
 	memtrace_drain(p, 0);   /* threads beyond the areas' number share the null one */
 	finish(mt);
+	if (mt->unmarked && !mt->npoints)
+		window_counts(mt, 0);   /* the window the image ended in */
 	int err = 0;
 	static const char *const names[] = { "mem_loads", "mem_stores", "mem_modifies" };
 	size_t npts = atomic_load(&mt->npts);
@@ -612,15 +679,23 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		rtl_warn("pid %d: the trace %s is incomplete", (int)p->pid, mt->trace_path ? mt->trace_path : "");
 	else if (mt->trace_path && !err)
 		err = rtl_profile_set_meta(prof, "memtrace_trace", mt->trace_path);
-	/* SimPoint's estimate: the miss ratio of each configuration and level
-	 * over the points' windows, each weighted by its cluster's share */
-	for (size_t i = 0; mt->npoints && i < mt->ncells && !err; i++) {
+	/* the estimate of each configuration and level from the windows: the
+	 * points' weighted by their clusters' shares (SimPoint), or the
+	 * periodic ones' (a share ON / (ON + OFF) of the run) */
+	double covered = mt->npoints ? 0 : (double)mt->on / (double)(mt->on + mt->off);
+	for (size_t i = 0; mt->est && i < mt->ncells && !err; i++) {
 		const rtl_cache_config *cfg = rtl_cachesim_config(mt->bank, (int)(i / RTL_LEVELS));
 		if (!cfg || !cfg->level[i % RTL_LEVELS].present || i % RTL_LEVELS == RTL_L1I)
 			continue;
+		struct sample_result r = sample_estimate_get(mt->est, i, covered);
+		char half[96] = "";
+		if (r.half >= 0)
+			snprintf(half, sizeof(half), " +- %.6f", r.half);
 		snprintf(key, sizeof(key), "memtrace_estimate_%zu_%s", i / RTL_LEVELS, bank_level_names[i % RTL_LEVELS]);
-		snprintf(val, sizeof(val), "miss ratio %.6f (weighted accesses %.0f, misses %.0f)",
-			 mt->est[i][0] > 0 ? mt->est[i][1] / mt->est[i][0] : 0.0, mt->est[i][0], mt->est[i][1]);
+		snprintf(val, sizeof(val), "miss ratio %.6f%s (%s; %llu windows, weighted accesses %.0f, misses %.0f)",
+			 r.ratio, half,
+			 r.half >= 0 ? "95% confidence" : "no interval: a cluster with one point",
+			 (unsigned long long)r.windows, r.acc, r.miss);
 		err = rtl_profile_set_meta(prof, key, val);
 	}
 	if (mt->npoints) {
@@ -699,9 +774,13 @@ int memtrace_fork(struct proc *p, struct proc *c)
 
 void memtrace_free(struct proc *p)
 {
-	struct memtrace *mt = p->mt;
-	if (!mt)
-		return;
+	if (p->mt)
+		memtrace_free_state(p->mt);
+	p->mt = NULL;
+}
+
+static void memtrace_free_state(struct memtrace *mt)
+{
 	finish(mt);
 	rtl_cachesim_destroy(mt->bank);
 	for (size_t c = 0; c < MAX_CHUNKS && mt->pts[c]; c++) {
@@ -715,8 +794,8 @@ void memtrace_free(struct proc *p)
 		fclose(mt->trace);
 	free(mt->trace_path);
 	free(mt->prev);
-	free(mt->est);
+	sample_estimate_free(mt->est);
+	free(mt->stratum);
 	free(mt->untraced);
 	free(mt);
-	p->mt = NULL;
 }

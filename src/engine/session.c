@@ -100,6 +100,7 @@ struct rtl_session {
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
 	uint64_t *points, point_interval; /* memtrace --sample simpoint */
 	double *weights;
+	uint32_t *clusters;               /* of each point */
 	size_t npoints, points_reached;   /* the most any image began */
 	/* attached to a running process: sampled alone (no ptrace), or
 	 * traced and instrumented (TRACED); the run ends at the deadline, at
@@ -261,10 +262,11 @@ size_t rtl_session_points_unreached(const rtl_session *s)
 }
 
 void session_memtrace_points(const struct rtl_session *s, const uint64_t **point, const double **weight,
-			     size_t *n, uint64_t *interval)
+			     const uint32_t **cluster, size_t *n, uint64_t *interval)
 {
 	*point = s->points;
 	*weight = s->weights;
+	*cluster = s->clusters;
 	*n = s->npoints;
 	*interval = s->point_interval;
 }
@@ -733,6 +735,15 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 		}
 		memcpy(s->points, opts->memtrace_points, opts->memtrace_npoints * sizeof(*s->points));
 		memcpy(s->weights, opts->memtrace_weights, opts->memtrace_npoints * sizeof(*s->weights));
+		s->clusters = malloc(opts->memtrace_npoints * sizeof(*s->clusters));
+		if (!s->clusters) {
+			rtl_session_destroy(s);
+			return -ENOMEM;
+		}
+		bool given = opts->sz >= offsetof(struct rtl_session_opts, memtrace_clusters) +
+					       sizeof(opts->memtrace_clusters) && opts->memtrace_clusters;
+		for (size_t i = 0; i < opts->memtrace_npoints; i++)
+			s->clusters[i] = given ? opts->memtrace_clusters[i] : (uint32_t)i;
 		s->npoints = opts->memtrace_npoints;
 		s->point_interval = opts->memtrace_interval;
 	}
@@ -791,6 +802,7 @@ void rtl_session_destroy(rtl_session *s)
 	free(s->trace_path);
 	free(s->points);
 	free(s->weights);
+	free(s->clusters);
 	rtl_profile_close(s->profile);   /* not committed: nothing is left */
 	free(s->profile_path);
 	free(s->main_command);

@@ -74,6 +74,10 @@ def main():
                     if len(wa) != 6 or len(wb) != 6 or any(wa[j] != wb[j] for j in exact) or any(
                             abs(int(wa[j]) - int(wb[j])) > max(5, 0.02 * int(wb[j])) for j in (1, 2, 4, 5)):
                         fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
+                elif key.startswith("memtrace_estimate_"):   # miss ratio R +- H (...): from the misses
+                    ra, rb = float(a.split()[2]), float(b.split()[2])
+                    if abs(ra - rb) > max(0.02 * rb, 5e-6):
+                        fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
                 # (which functions got copies, and so the accesses numbered, may
                 # differ with timing: not a result)
                 elif key not in ("memtrace_twins", "memtrace_points_untraced", "memtrace_instrumented") and a != b:
