@@ -41,11 +41,20 @@ typedef struct rtl_simpoint_opts {
 	int inits;          /* k-means runs per k, best kept (default 5) */
 	int iters;          /* k-means iterations at most (default 100) */
 	double bic_frac;    /* share of the BIC range to reach (default 0.9) */
+	/* About this many points in all instead of one per cluster (0: one
+	 * per cluster, SimPoint's): each cluster gets a share by its size,
+	 * two at least where it has two intervals, each drawn at random
+	 * (from SEED) from its own run of the cluster's intervals in time
+	 * order. Several points per cluster give a sampled estimate its
+	 * variance (reticle run --sample simpoint), and follow what the
+	 * vectors do not tell apart, such as data that grows. */
+	size_t points;
 } rtl_simpoint_opts;
 
 typedef struct rtl_simpoint {
 	size_t interval;    /* 0-based interval index */
-	double weight;      /* share of intervals in its cluster */
+	double weight;      /* share of intervals in its cluster (divided among
+			     * the cluster's points where it has several) */
 	int cluster;
 	size_t members;
 } rtl_simpoint;
@@ -54,7 +63,8 @@ typedef struct rtl_simpoint_result {
 	int k;
 	double bic[64];     /* bic[k - 1] for k = 1..max_k tried */
 	int tried;
-	rtl_simpoint *points;   /* k points, sorted by interval; free() it */
+	rtl_simpoint *points;   /* npoints, sorted by interval; free() it */
+	size_t npoints;         /* k, or more with OPTS->points */
 	int *label;             /* cluster of every interval; free() it */
 } rtl_simpoint_result;
 

@@ -190,6 +190,60 @@ static rtl_simpoint *represent(const struct km *m)
 	return p;
 }
 
+/* OPTS->points instead of one per cluster (rtl_simpoint_opts): cluster
+ * k's members in time order cut into N runs, a random member of each. */
+static rtl_simpoint *spread(const struct km *m, size_t want, uint64_t seed, size_t *n)
+{
+	size_t total = 0, *take = calloc(m->K, sizeof(*take));
+	if (!take)
+		return NULL;
+	for (int k = 0; k < m->K; k++) {
+		size_t t = (size_t)llround((double)want * (double)m->cnt[k] / (double)m->R);
+		t = t < 2 ? 2 : t;
+		take[k] = t < m->cnt[k] ? t : m->cnt[k];
+		total += take[k];
+	}
+	rtl_simpoint *p = calloc(total ? total : 1, sizeof(*p));
+	size_t *seen = calloc(m->K, sizeof(*seen)), *next = calloc(m->K, sizeof(*next));
+	size_t *pick = calloc(total ? total : 1, sizeof(*pick)), *first = calloc(m->K + 1, sizeof(*first));
+	if (!p || !seen || !next || !pick || !first) {
+		free(p);
+		p = NULL;
+		goto out;
+	}
+	for (int k = 0; k < m->K; k++)
+		first[k + 1] = first[k] + take[k];
+	/* run j of cluster k holds its members j*cnt/take .. (j+1)*cnt/take - 1;
+	 * the pick within it: a random rank, then the member of that rank */
+	for (int k = 0; k < m->K; k++)
+		for (size_t j = 0; j < take[k]; j++) {
+			size_t lo = j * m->cnt[k] / take[k], hi = (j + 1) * m->cnt[k] / take[k];
+			uint64_t r = splitmix(seed ^ splitmix(((uint64_t)k << 32) | j));
+			pick[first[k] + j] = lo + r % (hi - lo);
+		}
+	for (size_t i = 0; i < m->R; i++) {
+		int k = m->lab[i];
+		size_t rank = seen[k]++, j = next[k];
+		if (j < take[k] && pick[first[k] + j] == rank) {
+			rtl_simpoint *q = &p[first[k] + j];
+			q->interval = i;
+			q->cluster = k;
+			q->members = m->cnt[k];
+			q->weight = (double)m->cnt[k] / (double)m->R / (double)take[k];
+			next[k]++;
+		}
+	}
+	qsort(p, total, sizeof(*p), cmp_point);
+	*n = total;
+out:
+	free(take);
+	free(seen);
+	free(next);
+	free(pick);
+	free(first);
+	return p;
+}
+
 /* Best of OPTS->inits runs for K clusters, left in M. */
 static double best_of(struct km *m, int K, const rtl_simpoint_opts *o, int *best_lab, double *best_c)
 {
@@ -258,7 +312,9 @@ int rtl_simpoint_choose(const rtl_bbv *v, const rtl_simpoint_opts *opts, rtl_sim
 	m.K = out->k;
 	memcpy(m.lab, labs[out->k - 1], m.R * sizeof(int));
 	recenter(&m);
-	out->points = represent(&m);
+	out->npoints = (size_t)out->k;
+	out->points = o.points ? spread(&m, o.points, splitmix(o.seed ^ 0x706f696e7473ull), &out->npoints)
+			       : represent(&m);
 	out->label = malloc(m.R * sizeof(int));
 	if (!out->points || !out->label)
 		goto out;

@@ -274,13 +274,30 @@ static int add_globs(const char *opt, char *list, const char **v, size_t *n)
 	return 0;
 }
 
-/* SimPoint's two files, SPEC = "SIMPOINTS,WEIGHTS" (reticle simpoint
- * --simpoints, --weights: "INTERVAL CLUSTER", "WEIGHT CLUSTER" lines):
- * the intervals in order and their clusters' weights. */
-static int read_points(const char *spec, uint64_t **pts, double **wts, size_t *n)
+/* SimPoint's points, read from its two files. */
+struct points {
+	uint64_t *at;          /* intervals, ascending */
+	double *weight;        /* each point's part of its cluster's weight */
+	uint32_t *cluster;
+	size_t n, cap;
+};
+
+static void points_free(struct points *p)
+{
+	free(p->at);
+	free(p->weight);
+	free(p->cluster);
+	*p = (struct points){ 0 };
+}
+
+/* SPEC = "SIMPOINTS,WEIGHTS" (reticle simpoint --simpoints, --weights:
+ * "INTERVAL CLUSTER", "WEIGHT CLUSTER" lines): the intervals in order,
+ * the points of one cluster sharing its weight. */
+static int read_points(const char *spec, struct points *pts)
 {
 	const char *comma = strchr(spec, ',');
 	char sp[4096];
+	*pts = (struct points){ 0 };
 	if (!comma || (size_t)(comma - spec) >= sizeof(sp)) {
 		cli_error("run: --sample simpoint:%s: simpoint:SIMPOINTS,WEIGHTS (the files of reticle simpoint "
 			  "--simpoints F --weights F)", spec);
@@ -289,16 +306,15 @@ static int read_points(const char *spec, uint64_t **pts, double **wts, size_t *n
 	memcpy(sp, spec, (size_t)(comma - spec));
 	sp[comma - spec] = 0;
 	FILE *fs = fopen(sp, "r"), *fw = fopen(comma + 1, "r");
-	double wt[1024] = { 0 };
-	bool have[1024] = { false };
+	static double wt[1024];
+	static bool have[1024];
+	static unsigned count[1024];
+	memset(have, 0, sizeof(have));
+	memset(count, 0, sizeof(count));
 	unsigned long long iv;
 	unsigned c;
 	double w;
-	size_t cap = 0;
 	int rc = 0;
-	*pts = NULL;
-	*wts = NULL;
-	*n = 0;
 	if (!fs || !fw) {
 		cli_error("run: --sample: cannot read %s: %s", !fs ? sp : comma + 1, strerror(errno));
 		rc = CLI_EXIT_USAGE;
@@ -314,41 +330,48 @@ static int read_points(const char *spec, uint64_t **pts, double **wts, size_t *n
 			rc = CLI_EXIT_USAGE;
 			break;
 		}
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			uint64_t *np = realloc(*pts, cap * sizeof(*np));
-			double *nw = np ? realloc(*wts, cap * sizeof(*nw)) : NULL;
-			if (np)
-				*pts = np;
-			if (!np || !nw) {
+		if (pts->n == pts->cap) {
+			pts->cap = pts->cap ? 2 * pts->cap : 16;
+			uint64_t *na = realloc(pts->at, pts->cap * sizeof(*na));
+			if (na)
+				pts->at = na;
+			double *nw = na ? realloc(pts->weight, pts->cap * sizeof(*nw)) : NULL;
+			if (nw)
+				pts->weight = nw;
+			uint32_t *nc = nw ? realloc(pts->cluster, pts->cap * sizeof(*nc)) : NULL;
+			if (!nc) {
 				rc = CLI_EXIT_FAIL;
 				break;
 			}
-			*wts = nw;
+			pts->cluster = nc;
 		}
-		size_t k = (*n)++;   /* kept in order of the interval */
-		while (k && (*pts)[k - 1] > iv) {
-			(*pts)[k] = (*pts)[k - 1];
-			(*wts)[k] = (*wts)[k - 1];
+		size_t k = pts->n++;   /* kept in order of the interval */
+		while (k && pts->at[k - 1] > iv) {
+			pts->at[k] = pts->at[k - 1];
+			pts->cluster[k] = pts->cluster[k - 1];
 			k--;
 		}
-		(*pts)[k] = iv;
-		(*wts)[k] = wt[c];
+		if (k && pts->at[k - 1] == iv) {
+			cli_error("run: --sample: %s names interval %llu twice", sp, iv);
+			rc = CLI_EXIT_USAGE;
+			break;
+		}
+		pts->at[k] = iv;
+		pts->cluster[k] = c;
+		count[c]++;
 	}
-	if (!rc && !*n) {
+	if (!rc && !pts->n) {
 		cli_error("run: --sample: no point in %s", sp);
 		rc = CLI_EXIT_USAGE;
 	}
+	for (size_t k = 0; !rc && k < pts->n; k++)
+		pts->weight[k] = wt[pts->cluster[k]] / count[pts->cluster[k]];
 	if (fs)
 		fclose(fs);
 	if (fw)
 		fclose(fw);
-	if (rc) {
-		free(*pts);
-		free(*wts);
-		*pts = NULL;
-		*wts = NULL;
-	}
+	if (rc)
+		points_free(pts);
 	return rc;
 }
 
@@ -632,11 +655,9 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	if (!cli_output_writable("run", output))
 		return CLI_EXIT_FAIL;
 	/* allocated once every check has passed */
-	uint64_t *points = NULL;
-	double *weights = NULL;
-	size_t npoints = 0;
+	struct points pts = { 0 };
 	if (a->simpoint) {
-		int rc = read_points(a->simpoint, &points, &weights, &npoints);
+		int rc = read_points(a->simpoint, &pts);
 		if (rc)
 			return rc;
 	}
@@ -648,8 +669,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		size_t n = strlen(name);
 		bbv_out = malloc(n + 4);
 		if (!bbv_out) {
-			free(points);
-			free(weights);
+			points_free(&pts);
 			return CLI_EXIT_FAIL;
 		}
 		strcpy(bbv_out, name);
@@ -657,8 +677,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			strcpy(bbv_out + (n > 3 && !strcmp(name + n - 3, ".db") ? n - 3 : n), ".bb");
 		if (!cli_output_writable("run", bbv_out)) {
 			free(bbv_out);
-			free(points);
-			free(weights);
+			points_free(&pts);
 			return CLI_EXIT_FAIL;
 		}
 	}
@@ -671,17 +690,17 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .caches = a->caches, .ncaches = a->ncaches,
 					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,
 					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off,
-					 .memtrace_points = points, .memtrace_weights = weights, .memtrace_npoints = npoints,
+					 .memtrace_points = pts.at, .memtrace_weights = pts.weight, .memtrace_npoints = pts.n,
 					 .memtrace_interval = a->simpoint ? a->interval : 0,
 					 .modules = a->nmodules ? a->modules : NULL,
 					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
-					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr };
+					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr,
+					 .memtrace_clusters = pts.cluster };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);
 	free(bbv_out);   /* the session has its copies */
-	free(points);
-	free(weights);
+	points_free(&pts);
 	if (err == -RTL_ERR_BAD_OPTION)   /* the library said why (a span's edge) */
 		return CLI_EXIT_USAGE;
 	if (err) {

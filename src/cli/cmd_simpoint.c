@@ -1,6 +1,7 @@
 /* reticle simpoint: SimPoint 3.0 simulation points from basic-block vectors
  * (valgrind exp-bbv's file). */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,18 @@ static void usage(FILE *f)
 	      "  --seed N            seed of the projection and of k-means (default 1)\n"
 	      "  --dims N            projected dimensions (default 15)\n"
 	      "  --inits N           k-means runs per k, best kept (default 5)\n"
+	      "  --points N          about N points in all instead of one per cluster: each\n"
+	      "                      cluster gets a share by its size (two at least), each\n"
+	      "                      drawn at random from its own run of the cluster's\n"
+	      "                      intervals in time order; 'reticle run --sample simpoint'\n"
+	      "                      then gives each estimate a confidence interval\n"
 	      "  --format F          text (default) or json\n"
 	      "  --simpoints FILE    also write SimPoint's .simpoints file (INTERVAL CLUSTER)\n"
-	      "  --weights FILE      also write SimPoint's .weights file (WEIGHT CLUSTER)\n"
+	      "  --weights FILE      also write SimPoint's .weights file (WEIGHT CLUSTER, one\n"
+	      "                      line per cluster: its share of the intervals)\n"
 	      "Prints the chosen k, the BIC of every k, and one line per point: the 0-based\n"
-	      "interval, its weight (share of intervals in its cluster), its cluster.\n", f);
+	      "interval, its weight (share of intervals in its cluster, divided among the\n"
+	      "cluster's points), its cluster.\n", f);
 }
 
 static int write_files(const rtl_simpoint_result *r, const char *sp, const char *wf)
@@ -36,11 +44,20 @@ static int write_files(const rtl_simpoint_result *r, const char *sp, const char 
 			fclose(b);
 		return CLI_EXIT_FAIL;
 	}
-	for (int i = 0; i < r->k; i++) {
-		if (a)
-			fprintf(a, "%zu %d\n", r->points[i].interval, r->points[i].cluster);
-		if (b)
-			fprintf(b, "%.6f %d\n", r->points[i].weight, r->points[i].cluster);
+	for (size_t i = 0; a && i < r->npoints; i++)
+		fprintf(a, "%zu %d\n", r->points[i].interval, r->points[i].cluster);
+	/* one line per cluster, in the order of its first point: a cluster's
+	 * points share its weight */
+	for (size_t i = 0; b && i < r->npoints; i++) {
+		int k = r->points[i].cluster;
+		bool first = true;
+		double w = 0;
+		for (size_t j = 0; j < r->npoints; j++) {
+			first &= !(j < i && r->points[j].cluster == k);
+			w += r->points[j].cluster == k ? r->points[j].weight : 0;
+		}
+		if (first)
+			fprintf(b, "%.6f %d\n", w, k);
 	}
 	if (a)
 		fclose(a);
@@ -56,7 +73,7 @@ static void print(const rtl_simpoint_result *r, const rtl_bbv *v, int json)
 		for (int i = 0; i < r->tried; i++)
 			printf("%s%.6g", i ? "," : "", r->bic[i]);
 		printf("],\"points\":[");
-		for (int i = 0; i < r->k; i++)
+		for (size_t i = 0; i < r->npoints; i++)
 			printf("%s{\"interval\":%zu,\"weight\":%.6f,\"cluster\":%d,\"members\":%zu}",
 			       i ? "," : "", r->points[i].interval, r->points[i].weight,
 			       r->points[i].cluster, r->points[i].members);
@@ -67,7 +84,7 @@ static void print(const rtl_simpoint_result *r, const rtl_bbv *v, int json)
 	for (int i = 0; i < r->tried; i++)
 		printf(" k=%d:%.4g", i + 1, r->bic[i]);
 	printf("\n%10s %10s %8s %8s\n", "interval", "weight", "cluster", "members");
-	for (int i = 0; i < r->k; i++)
+	for (size_t i = 0; i < r->npoints; i++)
 		printf("%10zu %10.6f %8d %8zu\n", r->points[i].interval, r->points[i].weight,
 		       r->points[i].cluster, r->points[i].members);
 }
@@ -90,7 +107,8 @@ int cmd_simpoint(int argc, char **argv)
 		{ "max-k", required_argument, 0, 'k' }, { "seed", required_argument, 0, 's' },
 		{ "dims", required_argument, 0, 'd' }, { "inits", required_argument, 0, 'i' },
 		{ "format", required_argument, 0, 'f' }, { "simpoints", required_argument, 0, 'p' },
-		{ "weights", required_argument, 0, 'w' }, { "help", no_argument, 0, 'h' },
+		{ "weights", required_argument, 0, 'w' }, { "points", required_argument, 0, 'P' },
+		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
 	rtl_simpoint_opts o = { .max_k = 10, .seed = 1, .dims = 15, .inits = 5, .iters = 100, .bic_frac = 0.9 };
 	const char *sp = NULL, *wf = NULL;
@@ -112,6 +130,11 @@ int cmd_simpoint(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			json = !strcmp(optarg, "json");
+			break;
+		case 'P':
+			if (number("--points", optarg, 1, 1000000, &n))
+				return CLI_EXIT_USAGE;
+			o.points = (size_t)n;
 			break;
 		case 'p': sp = optarg; break;
 		case 'w': wf = optarg; break;

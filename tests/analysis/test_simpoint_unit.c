@@ -44,6 +44,36 @@ int main(int argc, char **argv)
 		for (int i = 0; i < R; i++)   /* the cluster is exactly the mix */
 			CHECK((r.label[i] == r.points[p].cluster) == (pattern[i] == mix));
 	}
+	CHECK_EQ(r.npoints, 3);
+	free(r.points);
+	free(r.label);
+
+	/* --points 12: about 12 points, two at least per cluster, each in its
+	 * cluster, distinct and in order, the cluster's weight shared among
+	 * them; each drawn from its own run of the cluster's intervals */
+	rtl_simpoint_opts o = { .max_k = 10, .seed = 1, .dims = 15, .inits = 5, .iters = 100, .bic_frac = 0.9,
+				.points = 12 };
+	CHECK(rtl_simpoint_choose(v, &o, &r) == 0);
+	CHECK_EQ(r.k, 3);
+	CHECK(r.npoints >= 10 && r.npoints <= 14);
+	double wsum[3] = { 0 };
+	int n[3] = { 0 }, last_rank[3] = { -1, -1, -1 };
+	for (size_t p = 0; p < r.npoints; p++) {
+		int mix = pattern[r.points[p].interval], k = r.points[p].cluster;
+		CHECK(p == 0 || r.points[p].interval > r.points[p - 1].interval);
+		CHECK_EQ(r.label[r.points[p].interval], k);
+		wsum[mix] += r.points[p].weight;
+		n[mix]++;
+		int rank = 0;   /* its rank among its cluster's intervals */
+		for (size_t i = 0; i < r.points[p].interval; i++)
+			rank += r.label[i] == k;
+		CHECK(rank > last_rank[mix]);
+		last_rank[mix] = rank;
+	}
+	for (int m = 0; m < 3; m++) {
+		CHECK(n[m] >= 2);
+		CHECK_EQ((long long)(wsum[m] * R + 0.5), share[m]);
+	}
 	free(r.points);
 	free(r.label);
 	rtl_bbv_destroy(v);
