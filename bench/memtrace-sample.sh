@@ -8,18 +8,24 @@
 # `reticle run -c bbv --interval N` and `reticle simpoint` per workload.
 # Prints median wall seconds and ratios to native, the share of accesses
 # the points traced, and with --accuracy one untimed full traced run of the
-# 26 configurations per workload: the largest relative difference of an
-# L1D miss ratio, SimPoint estimate against the full run (the issue's bar:
-# 3%), and of the periodic run's. Bars: SimPoint-guided under 1.5x.
-# usage: bench/memtrace-sample.sh [--rounds N] [--interval N] [--accuracy] [RETICLE]
+# 26 configurations per workload and one untimed periodic run of them: the
+# largest relative difference of an L1D (and of an L2) miss ratio over the 26, SimPoint's
+# and the periodic estimate against the full run (the issue's bar: 3%),
+# and for how many of the 26 the full run's value lies in the estimate's
+# 95% interval. --points N: `reticle simpoint --points N` (several points
+# per cluster) instead of one per cluster; --warmup N: that warm-up before
+# each window of the sampled runs. Bars: SimPoint-guided under 1.5x.
+# usage: bench/memtrace-sample.sh [--rounds N] [--interval N] [--points N] [--warmup N] [--accuracy] [RETICLE]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-rounds=3 interval=10000000 accuracy=0
+rounds=3 interval=10000000 accuracy=0 points=() warm=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
 	--interval) interval=$2; shift 2 ;;
 	--accuracy) accuracy=1; shift ;;
+	--points) points=(--points "$2"); shift 2 ;;
+	--warmup) warm=(--warmup "$2"); shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -42,31 +48,46 @@ timed() {   # timed CMD...: wall seconds
 kinds=(native periodic sp1 sp26)
 run_kind() {
 	local k=$1; shift
-	local sp=(--sample "simpoint:$tmp/p.simpoints,$tmp/p.weights" --interval "$interval")
+	local sp=(--sample "simpoint:$tmp/p.simpoints,$tmp/p.weights" --interval "$interval" "${warm[@]}")
 	case $k in
 	native) timed "$@" ;;
-	periodic) timed "$RETICLE" run -c memtrace "${one[@]}" --sample periodic:1000000:9000000 \
+	periodic) timed "$RETICLE" run -c memtrace "${one[@]}" --sample periodic:1000000:9000000 "${warm[@]}" \
 		-o "$tmp/periodic.db" -- "$@" ;;
 	sp1) timed "$RETICLE" run -c memtrace "${one[@]}" "${sp[@]}" -o "$tmp/sp1.db" -- "$@" ;;
 	sp26) timed "$RETICLE" run -c memtrace "${bank[@]}" "${sp[@]}" -o "$tmp/sp26.db" -- "$@" ;;
 	esac
 }
 
+# worst FULL SAMPLED: the largest relative error of the L1D estimates of
+# the bank's configurations, and how many hold the full value in their interval
+worst() {
+	local c f e w=0 held=0 n=0 level=${3:-l1d}
+	for c in $(seq 0 $((${#bank[@]} / 2 - 1))); do
+		f=$(ratio "$1" "$c" "$level")
+		[ -n "$f" ] || continue   # no such level in this configuration
+		e=$(meta "$2" "memtrace_estimate_${c}_$level")
+		[ -n "$e" ] || { echo "no estimate for configuration $c in $2" >&2; exit 1; }
+		read -r w held n < <(echo "$f $e $w $held $n" | awk '{
+			r = $4; h = ($5 == "+-") ? $6 : -1; d = (r - $1) / $1; d = d < 0 ? -d : d
+			print (d > $(NF-2) ? d : $(NF-2)), $(NF-1) + (h >= 0 && (r - $1 <= h && $1 - r <= h)), $NF + 1 }')
+	done
+	printf '%.1f%% (%d of %d)' "$(echo "100 * $w" | bc -l)" "$held" "$n"
+}
 median() { tr ';' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 meta() { sqlite3 "$1" "select value from meta where key = '$2'"; }
 # L1D miss ratio of configuration N from the counts of a traced run
-ratio() { meta "$1" "memtrace_cache_$2_l1d" | awk -F': ' '{split($2, w, " "); printf "%.6f", (w[3] + w[6]) / (w[2] + w[5])}'; }
+ratio() { meta "$1" "memtrace_cache_$2_${3:-l1d}" | awk -F': ' '{split($2, w, " "); printf "%.6f", (w[3] + w[6]) / (w[2] + w[5])}'; }
 
 echo "medians of $rounds alternating rounds: wall seconds, and ratio to native; interval $interval"
 more=""
-[ "$accuracy" = 1 ] && more=", worst L1D miss-ratio error: simpoint / periodic"
+[ "$accuracy" = 1 ] && more=", worst miss-ratio error of the L1Ds and of the L2s: simpoint / periodic (full value in the 95% interval)"
 printf "%-8s %8s %16s %16s %16s  %s\n" workload native "periodic 1M:9M" "simpoint 1 cfg" "simpoint 26" \
 	"points, accesses traced (simpoint)$more"
 for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
 	"$RETICLE" run -c bbv --interval "$interval" --bbv-out "$tmp/p.bb" -o "$tmp/bbv.db" -- "${!cmd}" \
 		<"$STDIN" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-	"$RETICLE" simpoint "$tmp/p.bb" -k 30 --seed 1 --simpoints "$tmp/p.simpoints" --weights "$tmp/p.weights" \
+	"$RETICLE" simpoint "$tmp/p.bb" -k 30 --seed 1 "${points[@]}" --simpoints "$tmp/p.simpoints" --weights "$tmp/p.weights" \
 		>/dev/null
 	declare -A res=()
 	for k in "${kinds[@]}"; do res[$k]=""; done
@@ -87,18 +108,10 @@ for w in $WORKLOADS; do
 			{ cat "$tmp/err" >&2; exit 1; }
 		full_acc=$(meta "$tmp/full.db" memtrace_accesses)
 		acc="$acc of $full_acc ($(echo "100 * $acc / $full_acc" | bc -l | xargs printf '%.1f')%)"
-		worst_sp=0 worst_p=0
-		for c in $(seq 0 $((${#bank[@]} / 2 - 1))); do
-			f=$(ratio "$tmp/full.db" "$c")
-			e=$(meta "$tmp/sp26.db" "memtrace_estimate_${c}_l1d" | awk '{print $3}')
-			[ -n "$e" ] || { echo "no estimate for configuration $c" >&2; exit 1; }
-			worst_sp=$(echo "$f $e $worst_sp" | awk '{d = ($2 - $1) / $1; d = d < 0 ? -d : d; print (d > $3 ? d : $3)}')
-		done
-		# the periodic run's L1D is cachegrind's, 32k:8:64: the bank's 17th
-		pp=$(ratio "$tmp/periodic.db" 0)
-		f16=$(ratio "$tmp/full.db" 16)
-		worst_p=$(echo "$f16 $pp" | awk '{d = ($2 - $1) / $1; print (d < 0 ? -d : d)}')
-		extra=$(printf ', %.1f%% / %.1f%%' "$(echo "100 * $worst_sp" | bc -l)" "$(echo "100 * $worst_p" | bc -l)")
+		"$RETICLE" run -c memtrace "${bank[@]}" --sample periodic:1000000:9000000 "${warm[@]}" -o "$tmp/p26.db" -- "${!cmd}" \
+			<"$STDIN" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+		extra=", L1D $(worst "$tmp/full.db" "$tmp/sp26.db") / $(worst "$tmp/full.db" "$tmp/p26.db")"
+		extra+=", L2 $(worst "$tmp/full.db" "$tmp/sp26.db" l2) / $(worst "$tmp/full.db" "$tmp/p26.db" l2)"
 	fi
 	printf "%-8s %8.2f %16s %16s %16s  %s, %s%s\n" "$w" "$n" "${cells[0]}" "${cells[1]}" "${cells[2]}" \
 		"$npts" "$acc" "$extra"

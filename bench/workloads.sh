@@ -1,6 +1,9 @@
 # Workloads shared by the bench scripts: each sets up its input in $BENCH_DIR
 # and defines CMD_<name> (an array) and STDIN_<name> (a file or /dev/null).
 BENCH_DIR=${BENCH_DIR:-/tmp/reticle-bench}
+# python3's string hashes from a fixed seed: its runs repeat (a bbv run's
+# intervals are the ones a later sampled memtrace run meets)
+export PYTHONHASHSEED=0
 mkdir -p "$BENCH_DIR"
 
 setup_workloads() {

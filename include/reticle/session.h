@@ -104,6 +104,12 @@ struct rtl_session_opts {
 	 * holds each one's part) and are its stratum in the estimate's
 	 * confidence interval, which a cluster of one point leaves unknown. */
 	const uint32_t *memtrace_clusters;
+	/* With sampling (periodic or SimPoint), the last MEMTRACE_WARMUP
+	 * instructions before each traced window are traced too, into the
+	 * caches but not into the estimate, so that a window starts with
+	 * caches as they would be (0: none; each starts with what the last
+	 * window left). */
+	uint64_t memtrace_warmup;
 };
 enum { RTL_ASLR_DEFAULT, RTL_ASLR_ON, RTL_ASLR_OFF };
 

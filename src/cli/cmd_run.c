@@ -22,6 +22,7 @@ static void usage(FILE *f)
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
 	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
+	      "                   [--warmup N]\n"
 	      "                   [--no-chain] [--aslr | --no-aslr]\n"
 	      "                   [--modules LIST] [--functions LIST]\n"
 	      "                   [--from EDGE] [--to EDGE]\n"
@@ -93,6 +94,11 @@ static void usage(FILE *f)
 	      "                       (with --interval N, their size) and write each cache's\n"
 	      "                       miss ratio estimated from them (with its 95% interval\n"
 	      "                       where each cluster has two points or more)\n"
+	      "      --warmup N       with --sample: the N instructions before each traced\n"
+	      "                       window are traced too, into the caches but not into\n"
+	      "                       the estimate, so that the window starts with caches\n"
+	      "                       as the whole run would have them (default 0: each\n"
+	      "                       starts with what the last window left)\n"
 	      "      --interval N     bbv collector: instructions per interval (default\n"
 	      "                       100000000)\n"
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
@@ -252,6 +258,7 @@ struct run_args {
 	bool no_chain;            /* memtrace --no-chain */
 	int aslr;                 /* RTL_ASLR_*: --aslr, --no-aslr */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
+	uint64_t warmup;                  /* memtrace --warmup */
 	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
 	/* the run's context: scope (NULL-ended globs) and span */
 	const char *modules[MAX_GLOBS + 1], *functions[MAX_GLOBS + 1];
@@ -448,6 +455,7 @@ int cmd_run(int argc, char **argv)
 		{ "sample", required_argument, NULL, 'S' },
 		{ "no-chain", no_argument, NULL, 'W' },
 		{ "aslr", no_argument, NULL, 'R' },
+		{ "warmup", required_argument, NULL, 'U' },
 		{ "no-aslr", no_argument, NULL, 'r' },
 		{ "debug-on-fault", no_argument, NULL, 'Q' },
 		{ "modules", required_argument, NULL, 'M' },
@@ -511,6 +519,17 @@ int cmd_run(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			a.interval = v;
+			break;
+		}
+		case 'U': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || *end || v > (1ull << 62) || optarg[0] == '-' || !optarg[0]) {
+				cli_error("run: --warmup %s: a number of instructions", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a.warmup = v;
 			break;
 		}
 		case 'B': a.bbv_out = optarg; break;
@@ -695,7 +714,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .modules = a->nmodules ? a->modules : NULL,
 					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
 					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr,
-					 .memtrace_clusters = pts.cluster };
+					 .memtrace_clusters = pts.cluster, .memtrace_warmup = a->warmup };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -17,6 +17,10 @@
 #include <reticle/error.h>
 #include "analysis/bank_profile.h"
 #include "analysis/sample_estimate.h"
+
+/* A queue marker's number for "a traced window begins" (others: the end
+ * of window N) */
+#define WINDOW_STARTS SIZE_MAX
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/memtrace.h"
@@ -75,6 +79,13 @@ struct memtrace {
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
 	uint64_t tail[TA_COUNT], period[TA_COUNT];
+	/* --warmup W: the last W instructions before each window (of its gap)
+	 * are traced into the caches but not counted in the estimate: an
+	 * area is WARMING then, and WARM_NEXT is the warm-up that follows
+	 * its untraced part */
+	uint64_t warm;
+	bool warming[TA_COUNT];
+	uint64_t warm_next[TA_COUNT];
 	/* --sample simpoint: intervals of N instructions (POINT, sorted) traced,
 	 * each estimate weighted by its WEIGHT; per area, the next point and
 	 * the interval it is at */
@@ -92,7 +103,7 @@ struct memtrace {
 	rtl_cache_stats *prev;
 	struct sample_estimate *est;
 	size_t ncells;
-	bool unmarked;              /* records simulated since the last window's end */
+	unsigned open;              /* windows begun and not ended (threads') */
 	/* --trace: the stream written as a din trace instead of simulated */
 	FILE *trace;
 	char *trace_path;
@@ -149,7 +160,7 @@ static struct memtrace *state(struct proc *p)
 	pthread_cond_init(&mt->more, NULL);
 	pthread_cond_init(&mt->room, NULL);
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
-	session_memtrace_sample(p->s, &mt->on, &mt->off);
+	session_memtrace_sample(p->s, &mt->on, &mt->off, &mt->warm);
 	const uint32_t *cluster;
 	session_memtrace_points(p->s, &mt->point, &mt->weight, &cluster, &mt->npoints, &mt->interval);
 	if (mt->npoints)
@@ -304,7 +315,7 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
  * the bank's counts since the previous end into the estimate. */
 static void window_counts(struct memtrace *mt, size_t k)
 {
-	mt->unmarked = false;
+	mt->open -= mt->open > 0;
 	if (!mt->est || (mt->npoints && k >= mt->npoints))
 		return;
 	size_t h = mt->npoints ? mt->stratum[k] : 0;
@@ -324,17 +335,28 @@ static void window_counts(struct memtrace *mt, size_t k)
 	}
 }
 
+/* A traced window begins (after its warm-up): the estimate counts from
+ * here, unless another thread's window is open (theirs mix). */
+static void window_starts(struct memtrace *mt)
+{
+	for (size_t i = 0; !mt->open && i < mt->ncells; i++)
+		rtl_cachesim_stats(mt->bank, (int)(i / RTL_LEVELS), (int)(i % RTL_LEVELS), &mt->prev[i]);
+	mt->open++;
+}
+
 static void consume(struct memtrace *mt, const struct batch *b)
 {
-	if (!b->w) {   /* a marker: traced window B->N ended */
-		window_counts(mt, b->n);
+	if (!b->w) {   /* a marker: a traced window begins, or window B->N ended */
+		if (b->n == WINDOW_STARTS)
+			window_starts(mt);
+		else
+			window_counts(mt, b->n);
 		return;
 	}
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
 	flush(mt);
-	mt->unmarked = true;
 	mt->records += b->n / 2;
 }
 
@@ -456,6 +478,8 @@ static void window_begins(struct memtrace *mt, unsigned area)
 	mt->windows++;
 	if (mt->next[area] < mt->npoints && mt->next[area] + 1 > mt->reached)
 		mt->reached = mt->next[area] + 1;
+	if (mt->est)
+		enqueue(mt, (struct batch){ NULL, WINDOW_STARTS });
 }
 
 /* Instructions until area AREA's next point starts (SimPoint), its state
@@ -491,6 +515,27 @@ static uint64_t jittered_gap(struct memtrace *mt, unsigned area)
 	return gap;
 }
 
+/* Area AREA has GAP instructions before its next window: untraced, then
+ * the warm-up (traced, not counted), then the window; *LEFT (the clock)
+ * gets the first phase's length. */
+static void before_window(struct memtrace *mt, unsigned area, uint64_t gap, int64_t *left)
+{
+	uint64_t warm = gap < mt->warm ? gap : mt->warm;
+	if (gap > warm) {
+		mt->is_off[area] = true;
+		mt->warm_next[area] = warm;
+		*left += (int64_t)(gap - warm);
+	} else if (warm) {
+		mt->is_off[area] = false;
+		mt->warming[area] = true;
+		*left += (int64_t)warm;
+	} else {
+		mt->is_off[area] = false;
+		*left += (int64_t)mt->on;
+		window_begins(mt, area);
+	}
+}
+
 void memtrace_thread_start(struct proc *p, unsigned area)
 {
 	if (!session_memtrace_sampled(p->s) || !p->areas.addr || area >= TA_COUNT)
@@ -502,11 +547,10 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	mt->at[area] = 0;
 	mt->tail[area] = 0;
 	mt->period[area] = 0;
-	uint64_t gap = mt->npoints ? to_next_point(mt, area) : jittered_gap(mt, area);
-	mt->is_off[area] = gap != 0;   /* a thread starts with a traced window, or waits for its first point */
-	thread_area_clock_set(thread_area_local(&p->areas, area), (int64_t)(gap ? gap : mt->on));
-	if (!gap)
-		window_begins(mt, area);
+	mt->warming[area] = false;
+	int64_t left = 0;
+	before_window(mt, area, mt->npoints ? to_next_point(mt, area) : jittered_gap(mt, area), &left);
+	thread_area_clock_set(thread_area_local(&p->areas, area), left);
 	set_twins(p, mt, area);
 }
 
@@ -524,8 +568,12 @@ static bool window_end(struct proc *p, unsigned area)
 		/* a traced window ends: its records go to the bank; an untraced
 		 * one: what it recorded is dropped */
 		memtrace_drain(p, area);
-		if (mt->is_off[area]) {
-			mt->is_off[area] = false;
+		if (mt->is_off[area]) {   /* on to the warm-up, or the window */
+			before_window(mt, area, mt->warm_next[area], left);
+			continue;
+		}
+		if (mt->warming[area]) {
+			mt->warming[area] = false;
 			*left += (int64_t)mt->on;
 			window_begins(mt, area);
 			continue;
@@ -539,13 +587,7 @@ static bool window_end(struct proc *p, unsigned area)
 			mark_window(mt, 0);
 			gap = jittered_gap(mt, area);
 		}
-		if (gap) {
-			mt->is_off[area] = true;
-			*left += (int64_t)gap;
-		} else {   /* the next point follows at once */
-			*left += (int64_t)mt->on;
-			window_begins(mt, area);
-		}
+		before_window(mt, area, gap, left);   /* no gap: the next point follows at once */
 	}
 	thread_area_clock_set(thread_area_local(&p->areas, area), clock);
 	set_twins(p, mt, area);
@@ -651,7 +693,7 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 		return 0;
 	memtrace_drain(p, 0);   /* threads beyond the areas' number share the null one */
 	finish(mt);
-	if (mt->unmarked && !mt->npoints)
+	if (mt->open && !mt->npoints)
 		window_counts(mt, 0);   /* the window the image ended in */
 	int err = 0;
 	static const char *const names[] = { "mem_loads", "mem_stores", "mem_modifies" };
