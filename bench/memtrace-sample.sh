@@ -13,7 +13,7 @@
 # and the periodic estimate against the full run (the bar: 3%),
 # and for how many of the 26 the full run's value lies in the estimate's
 # 95% interval. --points N: `reticle simpoint --points N` (several points
-# per cluster) instead of one per cluster; --warmup N: that warm-up before
+# per cluster) instead of one per cluster (N%: that share of the intervals); --warmup N: that warm-up before
 # each window of the sampled runs. Bars: SimPoint-guided under 1.5x.
 # usage: bench/memtrace-sample.sh [--rounds N] [--interval N] [--points N] [--warmup N] [--accuracy] [RETICLE]
 set -euo pipefail
@@ -87,7 +87,11 @@ for w in $WORKLOADS; do
 	v=${w//./_}; cmd="CMD_$v[@]"; STDIN_VAR="STDIN_$v"; STDIN=${!STDIN_VAR}
 	"$RETICLE" run -c bbv --interval "$interval" --bbv-out "$tmp/p.bb" -o "$tmp/bbv.db" -- "${!cmd}" \
 		<"$STDIN" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-	"$RETICLE" simpoint "$tmp/p.bb" -k 30 --seed 1 "${points[@]}" --simpoints "$tmp/p.simpoints" --weights "$tmp/p.weights" \
+	pts=("${points[@]}")
+	if [ "${#pts[@]}" = 2 ] && [ "${pts[1]%\%}" != "${pts[1]}" ]; then   # N%: of the intervals
+		pts[1]=$(( $(grep -c '^T' "$tmp/p.bb") * ${pts[1]%\%} / 100 ))
+	fi
+	"$RETICLE" simpoint "$tmp/p.bb" -k 30 --seed 1 "${pts[@]}" --simpoints "$tmp/p.simpoints" --weights "$tmp/p.weights" \
 		>/dev/null
 	declare -A res=()
 	for k in "${kinds[@]}"; do res[$k]=""; done

@@ -384,6 +384,9 @@ char *session_bbv_path(const struct rtl_session *s, pid_t pid);
  * instruction whose accesses cannot be traced. */
 struct x86_access;
 uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *a, uint32_t after, int64_t delta);
+/* A copy's jump table at COPY, BYTES long, of the program's at ORIG: its
+ * loads are recorded at the program's table (the same lines as natively). */
+void memtrace_table(struct proc *p, uint64_t copy, uint64_t orig, uint64_t bytes);
 void memtrace_untraced(struct proc *p, uint64_t insn);
 /* Thread TID stopped at an int3: whether it is a trace snippet's, its
  * buffer full (then drained). */

@@ -17,10 +17,6 @@
 #include <reticle/error.h>
 #include "analysis/bank_profile.h"
 #include "analysis/sample_estimate.h"
-
-/* A queue marker's number for "a traced window begins" (others: the end
- * of window N) */
-#define WINDOW_STARTS SIZE_MAX
 #include "engine/engine.h"
 #include "isa/x86_64/insn.h"
 #include "isa/x86_64/memtrace.h"
@@ -28,6 +24,10 @@
 #include "util/array.h"
 #include "util/log.h"
 #include "util/thread.h"
+
+/* A queue marker's number for "a traced window begins" (others: the end
+ * of window N) */
+#define WINDOW_STARTS SIZE_MAX
 
 /* An access as copies record it: numbered from 1, never moved once
  * published (the consumer reads them while the event loop adds more). */
@@ -44,6 +44,15 @@ struct mem_point {
 
 enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
 
+/* A copy's own jump table [LO, HI) (isa/x86_64/emit.c copies them, and
+ * twins have theirs): a load from it is the program's load from its
+ * table, DELTA away. */
+struct mem_table {
+	uint64_t lo, hi;
+	int64_t delta;
+};
+enum { TAB_CHUNK = 4096, TAB_CHUNKS = 256 };
+
 /* Records drained from a thread's buffer, as it holds them: the newest
  * first (a record: address, then access number). */
 struct batch {
@@ -57,6 +66,14 @@ struct memtrace {
 	_Atomic size_t npts;
 	uint64_t *untraced;       /* instructions whose accesses are not recorded */
 	size_t nuntraced, capuntraced;
+	/* copies' jump tables: appended by the event loop (never moved once
+	 * published, as points), and the consumer's own sorted copy, with
+	 * the range they span and the last one a load fell in */
+	struct mem_table *tabs[TAB_CHUNKS];
+	_Atomic size_t ntabs;
+	struct mem_table *sorted;
+	size_t nsorted, capsorted, last_tab;
+	uint64_t tab_lo, tab_span;
 	rtl_cachesim *bank;
 	/* the consumer thread and its queue of batches */
 	pthread_t thread;
@@ -234,6 +251,63 @@ uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *
 	return id;
 }
 
+void memtrace_table(struct proc *p, uint64_t copy, uint64_t orig, uint64_t bytes)
+{
+	struct memtrace *mt = state(p);
+	size_t n = mt ? atomic_load(&mt->ntabs) : TAB_CHUNK * TAB_CHUNKS;
+	if (n >= TAB_CHUNK * TAB_CHUNKS || !bytes)
+		return;
+	struct mem_table **chunk = &mt->tabs[n / TAB_CHUNK];
+	if (!*chunk && !(*chunk = malloc(TAB_CHUNK * sizeof(**chunk))))
+		return;
+	(*chunk)[n % TAB_CHUNK] = (struct mem_table){ copy, copy + bytes, (int64_t)(orig - copy) };
+	atomic_store_explicit(&mt->ntabs, n + 1, memory_order_release);
+}
+
+/* The consumer takes the tables published since it last looked (before
+ * a batch: its records come from copies placed after their tables). */
+static void take_tables(struct memtrace *mt)
+{
+	size_t n = atomic_load_explicit(&mt->ntabs, memory_order_acquire);
+	if (n == mt->nsorted || rtl_grow(&mt->sorted, &mt->capsorted, n, sizeof(*mt->sorted)))
+		return;
+	for (size_t k = mt->nsorted; k < n; k++) {
+		struct mem_table t = mt->tabs[k / TAB_CHUNK][k % TAB_CHUNK];
+		size_t at = mt->nsorted++;
+		while (at && mt->sorted[at - 1].lo > t.lo) {
+			mt->sorted[at] = mt->sorted[at - 1];
+			at--;
+		}
+		mt->sorted[at] = t;
+	}
+	uint64_t lo = mt->sorted[0].lo, hi = 0;
+	for (size_t k = 0; k < mt->nsorted; k++)
+		hi = mt->sorted[k].hi > hi ? mt->sorted[k].hi : hi;
+	mt->tab_lo = lo;
+	mt->tab_span = hi - lo;
+	mt->last_tab = 0;
+}
+
+/* ADDR, or the program's table address for a load from a copy's table. */
+static uint64_t table_addr(struct memtrace *mt, uint64_t addr)
+{
+	const struct mem_table *t = &mt->sorted[mt->last_tab];
+	if (addr >= t->lo && addr < t->hi)
+		return addr + (uint64_t)t->delta;
+	size_t lo = 0, hi = mt->nsorted;   /* the last table starting at or below ADDR */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (mt->sorted[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= mt->sorted[lo - 1].hi)
+		return addr;
+	mt->last_tab = lo - 1;
+	return addr + (uint64_t)mt->sorted[lo - 1].delta;
+}
+
 void memtrace_untraced(struct proc *p, uint64_t insn)
 {
 	struct memtrace *mt = state(p);
@@ -266,6 +340,8 @@ static void flush(struct memtrace *mt)
 
 static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint64_t addr)
 {
+	if (addr - mt->tab_lo < mt->tab_span)   /* within the copies' code: a table */
+		addr = table_addr(mt, addr);
 	(*count_of(mt, id))++;
 	mt->accesses++;
 	/* the instruction with the kind in its low bit: misses are counted
@@ -354,6 +430,7 @@ static void consume(struct memtrace *mt, const struct batch *b)
 		return;
 	}
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
+	take_tables(mt);
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
 	flush(mt);
@@ -809,6 +886,10 @@ int memtrace_fork(struct proc *p, struct proc *c)
 	for (size_t i = 1; i <= n; i++)
 		if (!add_point(mt, point(p->mt, i)))
 			return -ENOMEM;
+	for (size_t k = 0, nt = atomic_load(&p->mt->ntabs); k < nt; k++) {
+		const struct mem_table *t = &p->mt->tabs[k / TAB_CHUNK][k % TAB_CHUNK];
+		memtrace_table(c, t->lo, t->lo + (uint64_t)t->delta, t->hi - t->lo);
+	}
 	memcpy(mt->untraced, p->mt->untraced, p->mt->nuntraced * sizeof(*mt->untraced));
 	mt->nuntraced = p->mt->nuntraced;
 	return 0;
@@ -838,6 +919,9 @@ static void memtrace_free_state(struct memtrace *mt)
 	free(mt->prev);
 	sample_estimate_free(mt->est);
 	free(mt->stratum);
+	for (size_t c = 0; c < TAB_CHUNKS && mt->tabs[c]; c++)
+		free(mt->tabs[c]);
+	free(mt->sorted);
 	free(mt->untraced);
 	free(mt);
 }

@@ -33,6 +33,7 @@ const struct patch_events engine_patch_events = {
 	.first_call = engine_first_call,
 	.memory_point = memtrace_point,
 	.memory_untraced = memtrace_untraced,
+	.memory_table = memtrace_table,
 	.timer_placed = timers_record,
 	.arc_site = arcs_site_init,
 };

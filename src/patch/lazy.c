@@ -217,6 +217,12 @@ static uint32_t ctx_mem_point(void *c, uint64_t insn, unsigned k, const struct x
 	return p->patch->env->ev->memory_point(p, insn, a, after, delta);
 }
 
+static void ctx_mem_table(void *c, uint64_t copy, uint64_t orig, uint64_t bytes)
+{
+	struct proc *p = ((struct reloc_ctx *)c)->p;
+	p->patch->env->ev->memory_table(p, copy, orig, bytes);
+}
+
 static void ctx_mem_untraced(void *c, uint64_t insn)
 {
 	struct proc *p = ((struct reloc_ctx *)c)->p;
@@ -1172,7 +1178,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.original_returns = p->original_returns,
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
-		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .fsgsbase = os_has_fsgsbase(),
+		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .mem_table = ctx_mem_table, .fsgsbase = os_has_fsgsbase(),
 		.mem_chain = p->patch->env->mem_chain,
 		.entry_pad = p->patch->env->dynamic,
 		.whole_lines = p->patch->env->probes->whole_lines,

@@ -42,6 +42,8 @@ struct patch_events {
 	uint32_t (*memory_point)(struct proc *p, uint64_t insn, const struct x86_access *a, uint32_t after,
 				 int64_t delta);
 	void (*memory_untraced)(struct proc *p, uint64_t insn);
+	/* A copy's jump table at COPY, BYTES long, of the program's at ORIG. */
+	void (*memory_table)(struct proc *p, uint64_t copy, uint64_t orig, uint64_t bytes);
 	/* FS's copy has a timer whose counter DESC holds its number. */
 	void (*timer_placed)(struct proc *p, struct func_state *fs, uint64_t desc);
 	/* A new point counted in the arc table: numbered, its words written. */

@@ -5,10 +5,10 @@ the window's end, at entries and where calls return. The oracle is the
 same run without twins (RETICLE_MEMTRACE_TWINS=0: every record written,
 those of untraced windows dropped), which traces by construction exactly
 the windows' instructions: with address randomization off (setarch -R) both
-must give the same accesses per instruction and kind and the same windows,
-and misses within 2% (a load from a jump table the copy has its own copy of
-records the copy's address, and twins move those tables), for several
-window shapes, on a
+must give the same accesses per instruction and kind, the same windows,
+and the same misses and estimates (a load from a jump table the copy or
+its twin has its own copy of is recorded at the program's table), for
+several window shapes, on a
 program with loops with and without calls, a jump table, recursion and a
 call through a pointer, and on an interpreter with computed gotos. The
 twins must exist (memtrace_twins). Then C++ exceptions thrown from twins'
@@ -68,20 +68,9 @@ def main():
                 fails.append(f"{what}: twins {m1.get('memtrace_twins')} (with), {m0.get('memtrace_twins')} (without)")
             for key in sorted(set(m1) | set(m0)):
                 a, b = m1.get(key, ""), m0.get(key, "")
-                if key.startswith("memtrace_cache_"):   # NAME: loads N MISSES stores N MISSES
-                    wa, wb = a.split(": ", 1)[-1].split(), b.split(": ", 1)[-1].split()
-                    # a first level's accesses exact; misses, and what they feed, close
-                    exact = (1, 4) if key.endswith(("_l1d", "_l1")) else ()
-                    if len(wa) != 6 or len(wb) != 6 or any(wa[j] != wb[j] for j in exact) or any(
-                            abs(int(wa[j]) - int(wb[j])) > max(5, 0.02 * int(wb[j])) for j in (1, 2, 4, 5)):
-                        fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
-                elif key.startswith("memtrace_estimate_"):   # miss ratio R +- H (...): from the misses
-                    ra, rb = float(a.split()[2]), float(b.split()[2])
-                    if abs(ra - rb) > max(0.02 * rb, 5e-6):
-                        fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
                 # (which functions got copies, and so the accesses numbered, may
                 # differ with timing: not a result)
-                elif key not in ("memtrace_twins", "memtrace_points_untraced", "memtrace_instrumented") and a != b:
+                if key not in ("memtrace_twins", "memtrace_points_untraced", "memtrace_instrumented") and a != b:
                     fails.append(f"{what}: {key}: {a!r} with twins, {b!r} without")
             if x1 != x0:
                 diff = [(a, b) for a, b in zip(x1, x0) if a != b][:5]
@@ -91,9 +80,10 @@ def main():
                   f"{'same' if x1 == x0 and m1['memtrace_accesses'] == m0['memtrace_accesses'] else 'DIFFERENT'}")
     # --warmup: a warm-up as long as the longest gap (twice OFF: the
     # windows lie at random offsets in their periods) traces everything
-    # into the caches, so the counts are the full run's (accesses exactly;
-    # misses within 2%: the twins' own jump tables); the estimate, from
-    # the windows alone, comes with its interval
+    # into the caches, so the counts are the full run's, exactly (loads
+    # from the copies' and the twins' own jump tables are recorded at the
+    # program's tables); the estimate, from the windows alone, comes with
+    # its interval
     for prog in ([twins_prog, "600"], [interp]):
         full, warm = (os.path.join(work, f"{os.path.basename(prog[0])}-{k}.db") for k in ("full", "warm"))
         r1 = run([reticle, "run", "-c", "memtrace", "-o", full, "--"] + prog)
@@ -105,9 +95,7 @@ def main():
         (mf, _), (mw, _) = profile(full), profile(warm)
         for key in sorted(k for k in mf if k.startswith("memtrace_cache_")):
             wa, wb = mw.get(key, "").split(": ", 1)[-1].split(), mf[key].split(": ", 1)[-1].split()
-            exact = (1, 4) if key.endswith(("_l1d", "_l1")) else ()   # a first level's accesses
-            if len(wa) != 6 or any(wa[j] != wb[j] for j in exact) or any(
-                    abs(int(wa[j]) - int(wb[j])) > max(5, 0.02 * int(wb[j])) for j in (1, 2, 4, 5)):
+            if len(wa) != 6 or wa != wb:
                 fails.append(f"{prog[0]} --warmup: {key}: {mw.get(key)!r}, full run {mf[key]!r}")
         est = mw.get("memtrace_estimate_0_l1d", "")
         if "95% confidence" not in est:

@@ -302,6 +302,8 @@ static int emit_tables(struct emitter *e)
 			else
 				x86_put_rel32(w, jt->new_base, target, orig);
 		}
+		if (e->traces_memory && a->env->mem_table)
+			a->env->mem_table(a->env->ctx, jt->new_base, jt->base, jt->n * (jt->abs64 ? 8 : 4));
 	}
 	for (size_t k = 0; k < e->ntd; k++) {
 		const struct jump_table *jt = &a->tables[e->table_disp_of[k]];

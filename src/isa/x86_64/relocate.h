@@ -68,6 +68,9 @@ struct x86_reloc_env {
 	uint32_t (*mem_point)(void *ctx, uint64_t insn, unsigned k, const struct x86_access *a, uint32_t after,
 			      int64_t delta);
 	void (*mem_untraced)(void *ctx, uint64_t insn);
+	/* A copy's own jump table, BYTES long at COPY, of the program's at
+	 * ORIG: its loads are recorded at the program's table. */
+	void (*mem_table)(void *ctx, uint64_t copy, uint64_t orig, uint64_t bytes);
 	/* accesses through the same registers within a block are chained
 	 * (x86_snip_memory_records) */
 	bool mem_chain;
