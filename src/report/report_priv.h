@@ -61,6 +61,8 @@ int rpt_metrics(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The process tree (report/tree.c): at most LIMIT lines (0: all), with the
  * counts HAVE names; and the one line that describes image ID. */
 int rpt_tree(rtl_profile *p, unsigned have, unsigned long limit, FILE *out);
+/* The memtrace collector's caches as a table (caches.c); nothing without them. */
+int rpt_caches(rtl_profile *p, FILE *out);
 int rpt_process_line(rtl_profile *p, int64_t id, FILE *out);
 
 /* Source places of the profile's modules (source.c): zero it, free it with

@@ -124,6 +124,18 @@ def main():
         elif name == "mem_untraced_instructions":
             untraced.add(site)
     meta = dict(con.execute("select key, value from meta"))
+    # reticle report's caches table: each level's accesses and misses as the meta has them
+    rep = subprocess.run([reticle, "report", db], capture_output=True, text=True, timeout=120)
+    rows = {}
+    for line in rep.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[0].isdigit() and f[1] in ("L1I", "L1D", "L1", "L2", "L3"):
+            rows[f"memtrace_cache_{f[0]}_{f[1].lower()}"] = (int(f[3]), int(f[4]))
+    for k, v in meta.items():
+        if k.startswith("memtrace_cache_"):
+            w = v.split(": ", 1)[1].split()
+            if rows.get(k) != (int(w[1]) + int(w[4]), int(w[2]) + int(w[5])):
+                fails.append(f"reticle report's caches table: {k} is {rows.get(k)}, the meta {v!r}")
 
     def function_of(a):
         for lo, hi, name in ranges:
