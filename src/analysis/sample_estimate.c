@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include "analysis/sample_estimate.h"
 
+static const double SINGLE_MAX = 0.01;
+
 /* Sums over one stratum's windows of one cell: enough for the mean and
  * the variance of miss - R acc for any R, known only at the end. */
 struct sums {
@@ -67,7 +69,9 @@ struct sample_result sample_estimate_get(const struct sample_estimate *e, size_t
 		return r;
 	const struct sums *s = &e->s[cell * e->nstrata];
 	bool known = true;
+	double total = 0, single = 0;   /* weights: all strata's, those of one window */
 	for (size_t h = 0; h < e->nstrata; h++) {
+		total += e->weight[h] > 0 ? e->weight[h] : 0;
 		if (!s[h].n) {
 			known &= e->weight[h] <= 0;
 			continue;
@@ -75,8 +79,13 @@ struct sample_result sample_estimate_get(const struct sample_estimate *e, size_t
 		r.acc += e->weight[h] * s[h].a / (double)s[h].n;
 		r.miss += e->weight[h] * s[h].m / (double)s[h].n;
 		r.windows += s[h].n;
-		known &= s[h].n >= 2 || e->weight[h] <= 0;
+		single += s[h].n == 1 && e->weight[h] > 0 ? e->weight[h] : 0;
 	}
+	/* strata of one window have no variance to measure: below 1% of the
+	 * weight in all (a cluster of one or two intervals, traced whole by
+	 * reticle simpoint --points) they are left out of it, else the
+	 * interval is unknown */
+	known &= single <= SINGLE_MAX * total;
 	if (r.acc <= 0)
 		return r;
 	r.ratio = r.miss / r.acc;

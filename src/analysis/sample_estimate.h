@@ -9,8 +9,11 @@
  * (Taylor linearization) sum_h W_h^2 s_h^2 / n_h / X^2, with s_h^2 the
  * sample variance of miss - R acc in stratum h and X the denominator,
  * times (1 - f) for the share f of the run the windows cover where that
- * is known. A stratum of weight > 0 with one window leaves the interval
- * unknown (SimPoint's usual one point per cluster). */
+ * is known. Strata of one window each have no variance to measure: if
+ * they hold more than 1% of the weight in all, the interval is unknown
+ * (SimPoint's usual one point per cluster); below that they are left out
+ * of the variance (clusters of one or two intervals, which reticle
+ * simpoint --points traces whole). */
 #ifndef RETICLE_ANALYSIS_SAMPLE_ESTIMATE_H
 #define RETICLE_ANALYSIS_SAMPLE_ESTIMATE_H
 #include <stddef.h>

@@ -103,13 +103,22 @@ int main(void)
 	CHECK(fabs(r.ratio - R) < 1e-12 * R && fabs(r.half - H) < 1e-9 * H);
 	sample_estimate_free(e);
 
-	/* a stratum of one window: no interval */
+	/* a stratum of one window: no interval; unless it holds under 1% of
+	 * the weight, then left out of the variance */
 	e = sample_estimate_new(1, 2, (double[]){ 0.5, 0.5 });
 	sample_estimate_add(e, 0, 0, 100, 5);
 	sample_estimate_add(e, 0, 0, 100, 7);
 	sample_estimate_add(e, 0, 1, 100, 1);
 	r = sample_estimate_get(e, 0, 0);
 	CHECK(r.half < 0 && fabs(r.ratio - 0.035) < 1e-12);
+	sample_estimate_free(e);
+	e = sample_estimate_new(1, 2, (double[]){ 0.995, 0.005 });
+	sample_estimate_add(e, 0, 0, 100, 5);
+	sample_estimate_add(e, 0, 0, 100, 7);
+	sample_estimate_add(e, 0, 1, 100, 1);
+	r = sample_estimate_get(e, 0, 0);
+	/* only stratum 0's variance: d = m - R a about its mean, (-1, 1) */
+	CHECK(r.half > 0 && fabs(r.half - 1.96 * sqrt(0.995 * 0.995 * 2.0 / 2) / r.acc) < 1e-9);
 	sample_estimate_free(e);
 
 	/* coverage: 2,000 stratified samples of 20 windows per stratum; the
