@@ -45,7 +45,8 @@
  *   reticle.simpoint_choose(v [, opts])       -> { k, tried, bic = {[k] = BIC}, points = {
  *                                                 {interval, weight, cluster, members}, ... },
  *                                                 label = {cluster of interval 0, ...} }
- *       opts = { max_k = 10, seed = 1, dims = 15, inits = 5, iters = 100, bic_frac = 0.9 }
+ *       opts = { max_k = 10, seed = 1, dims = 15, inits = 5, iters = 100, bic_frac = 0.9,
+ *                points = 0 (about that many points in all, several per cluster) }
  *
  * Constants: ACC_*, REPL_*, WRITE_*, L1I..L3 and LEVELS, CROSS_*, TRACE_*,
  * REUSE_BUCKETS. */
@@ -604,6 +605,7 @@ static void check_simpoint_opts(lua_State *L, int idx, rtl_simpoint_opts *o)
 	o->inits = (int)opt_range(L, idx, "inits", 5, INT32_MIN, INT32_MAX);
 	o->iters = (int)opt_range(L, idx, "iters", 100, INT32_MIN, INT32_MAX);
 	o->bic_frac = script_opt_num(L, idx, "bic_frac", 0.9);
+	o->points = (size_t)opt_range(L, idx, "points", 0, 0, INT32_MAX);
 }
 
 static void push_simpoint_result(lua_State *L, const rtl_simpoint_result *r, size_t intervals)
@@ -617,14 +619,14 @@ static void push_simpoint_result(lua_State *L, const rtl_simpoint_result *r, siz
 		lua_seti(L, -2, i + 1);
 	}
 	lua_setfield(L, -2, "bic");
-	lua_createtable(L, r->k, 0);
-	for (int i = 0; i < r->k; i++) {
+	lua_createtable(L, (int)r->npoints, 0);
+	for (size_t i = 0; i < r->npoints; i++) {
 		lua_createtable(L, 0, 4);
 		script_set_uint(L, "interval", r->points[i].interval);
 		script_set_num(L, "weight", r->points[i].weight);
 		script_set_int(L, "cluster", r->points[i].cluster);
 		script_set_uint(L, "members", r->points[i].members);
-		lua_seti(L, -2, i + 1);
+		lua_seti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_setfield(L, -2, "points");
 	lua_createtable(L, (int)intervals, 0);

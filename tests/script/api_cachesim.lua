@@ -466,6 +466,10 @@ end
 local r = R.simpoint_choose(v, { max_k = 5, seed = 3 })
 same_result(r, run_json(cli .. " simpoint --format json -k 5 --seed 3 '" .. bb_path .. "'"), "k 5 seed 3")
 same_result(R.simpoint_choose(vr, { max_k = 5, seed = 3 }), r, "read vs built") -- the same data
+-- several points per cluster, as the command line draws them
+local rp = R.simpoint_choose(v, { max_k = 5, seed = 3, points = 12 })
+same_result(rp, run_json(cli .. " simpoint --format json -k 5 --seed 3 --points 12 '" .. bb_path .. "'"), "points 12")
+assert(#rp.points > #r.points, "points 12: more points than clusters")
 same_result(R.simpoint_choose(v), run_json(cli .. " simpoint --format json '" .. bb_path .. "'"), "defaults")
 same_result(R.simpoint_choose(v, { dims = 4, inits = 2, seed = 9 }),
             run_json(cli .. " simpoint --format json --dims 4 --inits 2 --seed 9 '" .. bb_path .. "'"), "dims inits")
