@@ -7,13 +7,11 @@
 #include <reticle/error.h>
 #include <reticle/simpoint.h>
 #include "bbv.h"
+#include "util/hash.h"
 
 static uint64_t splitmix(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return rtl_mix64(x + 0x9e3779b97f4a7c15ULL);
 }
 
 /* Entry (block, dim) of the projection matrix, uniform in [-1, 1]: computed

@@ -313,11 +313,9 @@ static int read_points(const char *spec, struct points *pts)
 	memcpy(sp, spec, (size_t)(comma - spec));
 	sp[comma - spec] = 0;
 	FILE *fs = fopen(sp, "r"), *fw = fopen(comma + 1, "r");
-	static double wt[1024];
-	static bool have[1024];
-	static unsigned count[1024];
-	memset(have, 0, sizeof(have));
-	memset(count, 0, sizeof(count));
+	double wt[1024] = { 0 };
+	bool have[1024] = { false };
+	unsigned count[1024] = { 0 };
 	unsigned long long iv;
 	unsigned c;
 	double w;

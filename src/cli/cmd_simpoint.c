@@ -46,24 +46,29 @@ static int write_files(const rtl_simpoint_result *r, const char *sp, const char 
 	}
 	for (size_t i = 0; a && i < r->npoints; i++)
 		fprintf(a, "%zu %d\n", r->points[i].interval, r->points[i].cluster);
-	/* one line per cluster, in the order of its first point: a cluster's
-	 * points share its weight */
-	for (size_t i = 0; b && i < r->npoints; i++) {
+	/* one line per cluster, its points' weights added up, in the order of
+	 * its first point */
+	double *w = calloc((size_t)r->k + 1, sizeof(*w));
+	bool *done = calloc((size_t)r->k + 1, sizeof(*done));
+	for (size_t i = 0; w && i < r->npoints; i++)
+		w[r->points[i].cluster] += r->points[i].weight;
+	for (size_t i = 0; b && w && done && i < r->npoints; i++) {
 		int k = r->points[i].cluster;
-		bool first = true;
-		double w = 0;
-		for (size_t j = 0; j < r->npoints; j++) {
-			first &= !(j < i && r->points[j].cluster == k);
-			w += r->points[j].cluster == k ? r->points[j].weight : 0;
+		if (!done[k]) {
+			done[k] = true;
+			fprintf(b, "%.6f %d\n", w[k], k);
 		}
-		if (first)
-			fprintf(b, "%.6f %d\n", w, k);
 	}
+	bool failed = b && (!w || !done);
+	free(w);
+	free(done);
 	if (a)
 		fclose(a);
 	if (b)
 		fclose(b);
-	return 0;
+	if (failed)
+		cli_error("%s: out of memory", wf);
+	return failed ? CLI_EXIT_FAIL : 0;
 }
 
 static void print(const rtl_simpoint_result *r, const rtl_bbv *v, int json)

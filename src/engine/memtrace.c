@@ -22,6 +22,7 @@
 #include "isa/x86_64/memtrace.h"
 #include "os/linux/os.h"
 #include "util/array.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/thread.h"
 
@@ -271,6 +272,7 @@ static void take_tables(struct memtrace *mt)
 	size_t n = atomic_load_explicit(&mt->ntabs, memory_order_acquire);
 	if (n == mt->nsorted || rtl_grow(&mt->sorted, &mt->capsorted, n, sizeof(*mt->sorted)))
 		return;
+	uint64_t hi = mt->tab_lo + mt->tab_span;   /* 0 before the first */
 	for (size_t k = mt->nsorted; k < n; k++) {
 		struct mem_table t = mt->tabs[k / TAB_CHUNK][k % TAB_CHUNK];
 		size_t at = mt->nsorted++;
@@ -279,12 +281,10 @@ static void take_tables(struct memtrace *mt)
 			at--;
 		}
 		mt->sorted[at] = t;
+		hi = t.hi > hi ? t.hi : hi;
 	}
-	uint64_t lo = mt->sorted[0].lo, hi = 0;
-	for (size_t k = 0; k < mt->nsorted; k++)
-		hi = mt->sorted[k].hi > hi ? mt->sorted[k].hi : hi;
-	mt->tab_lo = lo;
-	mt->tab_span = hi - lo;
+	mt->tab_lo = mt->sorted[0].lo;
+	mt->tab_span = hi - mt->tab_lo;
 	mt->last_tab = 0;
 }
 
@@ -294,14 +294,9 @@ static uint64_t table_addr(struct memtrace *mt, uint64_t addr)
 	const struct mem_table *t = &mt->sorted[mt->last_tab];
 	if (addr >= t->lo && addr < t->hi)
 		return addr + (uint64_t)t->delta;
-	size_t lo = 0, hi = mt->nsorted;   /* the last table starting at or below ADDR */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (mt->sorted[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the last table starting at or below ADDR */
+	size_t lo = rtl_lower_bound_u64_in(mt->sorted, mt->nsorted, sizeof(*mt->sorted),
+					   offsetof(struct mem_table, lo), addr + 1);
 	if (!lo || addr >= mt->sorted[lo - 1].hi)
 		return addr;
 	mt->last_tab = lo - 1;
@@ -583,10 +578,7 @@ static void mark_window(struct memtrace *mt, size_t k)
  * a fixed seed: runs repeat). */
 static uint64_t jittered_gap(struct memtrace *mt, unsigned area)
 {
-	uint64_t x = ((uint64_t)area << 40) ^ mt->period[area]++ ^ 0x7265746963ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;   /* splitmix64's finalizer */
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
+	uint64_t x = rtl_mix64(((uint64_t)area << 40) ^ mt->period[area]++ ^ 0x7265746963ull);
 	uint64_t offset = x % (mt->off + 1), gap = mt->tail[area] + offset;
 	mt->tail[area] = mt->off - offset;
 	return gap;

@@ -191,14 +191,9 @@ static void read_proc_maps(struct sampler *s, struct image *img, pid_t pid)
 static bool module_at(void *user, uint64_t pc, const char **path, uint64_t *bias)
 {
 	const struct image *img = user;
-	size_t lo = 0, hi = img->nmaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (img->maps[mid].end <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first map ending above PC */
+	size_t lo = rtl_lower_bound_u64_in(img->maps, img->nmaps, sizeof(*img->maps), offsetof(struct sample_map, end),
+					   pc + 1);
 	if (lo < img->nmaps && img->maps[lo].start <= pc) {
 		*path = img->maps[lo].path;
 		*bias = img->maps[lo].bias;

@@ -169,14 +169,8 @@ static int64_t function_of(uint64_t pc, uint64_t *site, void *ctx)
 {
 	const struct simprof *s = ctx;
 	*site = pc;   /* the program's own addresses: bias 0 */
-	size_t lo = 0, hi = s->nfns;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->fns[mid].hi <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first function ending above PC */
+	size_t lo = rtl_lower_bound_u64_in(s->fns, s->nfns, sizeof(*s->fns), offsetof(struct fn_range, hi), pc + 1);
 	return lo < s->nfns && s->fns[lo].lo <= pc ? s->fns[lo].id : -1;
 }
 

@@ -16,4 +16,13 @@ static inline uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* splitmix64's finalizer: X's bits mixed, a bijection (seeds, offsets
+ * drawn from counters). */
+static inline uint64_t rtl_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 #endif
