@@ -41,6 +41,7 @@ struct mem_point {
 	bool absolute;            /* chained, at DELTA itself (an address fixed in the code) */
 	uint32_t next;            /* the access chained after it, 0 for none */
 	int64_t delta;
+	uint8_t table;            /* the consumer's: TABLE_UNKNOWN, _NO or _YES (reads a copy's jump table) */
 };
 
 enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
@@ -53,6 +54,9 @@ struct mem_table {
 	int64_t delta;
 };
 enum { TAB_CHUNK = 4096, TAB_CHUNKS = 256 };
+/* Whether an instruction's records fall in a copy's jump table, known
+ * from its first: only the dispatch loads the copies rewrote read them. */
+enum { TABLE_UNKNOWN, TABLE_NO, TABLE_YES };
 
 /* Records drained from a thread's buffer, as it holds them: the newest
  * first (a record: address, then access number). */
@@ -244,7 +248,7 @@ uint32_t memtrace_point(struct proc *p, uint64_t insn, const struct x86_access *
 				a->kind == X86_ACC_STORE ? RTL_ACC_STORE
 				: a->kind == X86_ACC_MODIFY ? RTL_ACC_MODIFY : RTL_ACC_LOAD, a->rep, after != 0,
 				after && x86_access_static(a), 0,
-				after && x86_access_static(a) ? (int64_t)x86_access_static_addr(a) : delta };
+				after && x86_access_static(a) ? (int64_t)x86_access_static_addr(a) : delta, TABLE_UNKNOWN };
 	uint32_t id = add_point(mt, &pt);
 	/* (no record of AFTER's chain runs yet: its copy is being made) */
 	if (id && after)
@@ -286,6 +290,17 @@ static void take_tables(struct memtrace *mt)
 	mt->tab_lo = mt->sorted[0].lo;
 	mt->tab_span = hi - mt->tab_lo;
 	mt->last_tab = 0;
+}
+
+static uint64_t table_addr(struct memtrace *mt, uint64_t addr);
+
+/* PT's record at ADDR, at the program's table when PT reads a copy's. */
+static uint64_t point_table_addr(struct memtrace *mt, struct mem_point *pt, uint64_t addr)
+{
+	uint64_t at = addr - mt->tab_lo < mt->tab_span ? table_addr(mt, addr) : addr;
+	if (pt->table == TABLE_UNKNOWN)
+		pt->table = at != addr ? TABLE_YES : TABLE_NO;
+	return at;
 }
 
 /* ADDR, or the program's table address for a load from a copy's table. */
@@ -335,8 +350,6 @@ static void flush(struct memtrace *mt)
 
 static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint64_t addr)
 {
-	if (addr - mt->tab_lo < mt->tab_span)   /* within the copies' code: a table */
-		addr = table_addr(mt, addr);
 	(*count_of(mt, id))++;
 	mt->accesses++;
 	/* the instruction with the kind in its low bit: misses are counted
@@ -357,8 +370,10 @@ static size_t expand(struct memtrace *mt, const uint64_t *w, size_t i, size_t np
 		mt->bad++;
 		return 2;
 	}
-	const struct mem_point *pt = point(mt, id);
+	struct mem_point *pt = point(mt, id);
 	if (!pt->rep) {
+		if (pt->table != TABLE_NO)   /* (the tables span the copies' windows, data between) */
+			addr = point_table_addr(mt, pt, addr);
 		add(mt, id, pt, addr);
 		/* the accesses chained to it, in the program's order */
 		for (uint32_t c = pt->next; c && c <= npts; c = point(mt, c)->next) {
