@@ -104,6 +104,14 @@ RTL_API int rtl_cachesim_enable_miss_attribution(rtl_cachesim *b, int cfg, int l
 /* Simulates N accesses through every hierarchy of the bank. -EINVAL (and
  * nothing simulated) if an access has a kind other than LOAD..IFETCH. */
 RTL_API int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n);
+/* Warms the levels below the first with N accesses, for the long warm-up
+ * of sampled simulation, at about the cost of simulating one first level:
+ * they pass one first-level filter (the first configuration's with a
+ * lower level) whose misses update every lower level's LRU state. No
+ * count changes and the first levels keep their state (warm those with
+ * rtl_cachesim_push). -ENOTSUP when a lower level is not LRU with
+ * write-allocate or a hierarchy is inclusive (push those). */
+RTL_API int rtl_cachesim_warm_lower(rtl_cachesim *b, const rtl_access *acc, size_t n);
 
 typedef struct rtl_cache_stats {
 	uint64_t access[RTL_ACC_KINDS];  /* by kind (MODIFY stays 0: see docs) */

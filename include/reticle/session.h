@@ -110,6 +110,10 @@ struct rtl_session_opts {
 	 * caches as they would be (0: none; each starts with what the last
 	 * window left). */
 	uint64_t memtrace_warmup;
+	/* And the MEMTRACE_WARMUP_LOWER instructions before those warm the
+	 * levels below the first only (rtl_cachesim_warm_lower): a long
+	 * warm-up for large caches at about one first level's cost. */
+	uint64_t memtrace_warmup_lower;
 };
 enum { RTL_ASLR_DEFAULT, RTL_ASLR_ON, RTL_ASLR_OFF };
 

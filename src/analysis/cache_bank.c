@@ -46,6 +46,12 @@ void rtl_cachesim_destroy(rtl_cachesim *b)
 		free(b->cons[i]->out);
 		free(b->cons[i]);
 	}
+	if (b->warm_filter) {
+		free(b->warm_filter->tags);
+		free(b->warm_filter->hist);
+		free(b->warm_filter);
+	}
+	free(b->warm_rep);
 	cs_attr_free(&b->attr);
 	cs_reuse_free(b->reuse);
 	free(b->eng);
@@ -268,7 +274,7 @@ static int init_engine(struct cs_engine *e)
 	return e->type == CS_STACK ? cs_stack_init(e) : cs_generic_init(e);
 }
 
-static int build(rtl_cachesim *b)
+int cs_bank_build(rtl_cachesim *b)
 {
 	int rc;
 
@@ -402,7 +408,7 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 
 /* Kinds index bit masks and views: anything but LOAD..IFETCH (0..3, two
  * bits) is refused. OR-ing the kinds costs one instruction per access. */
-static int kinds_valid(const rtl_access *a, size_t n)
+int cs_kinds_valid(const rtl_access *a, size_t n)
 {
 	uint32_t all = 0;
 
@@ -415,10 +421,12 @@ int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n)
 {
 	int rc;
 
-	if (!kinds_valid(acc, n))
+	if (!cs_kinds_valid(acc, n))
 		return -EINVAL;
-	if (!b->built && (rc = build(b)) < 0)
+	if (!b->built && (rc = cs_bank_build(b)) < 0)
 		return rc;
+	if (b->warm_unsynced)
+		cs_warm_sync(b);
 	for (size_t off = 0; off < n; off += b->chunk) {
 		size_t m = n - off < b->chunk ? n - off : b->chunk;
 		if ((rc = run_chunk(b, acc + off, m)) < 0)

@@ -28,6 +28,14 @@ struct rtl_cachesim {
 	uint32_t reuse_line;
 	int attr_cfg, attr_level;
 	struct cs_attr attr;
+	struct cs_engine *warm_filter;   /* rtl_cachesim_warm_lower's first level */
+	int *warm_rep;                   /* each engine's representative in a warm-up */
+	int warm_unsynced;               /* the others yet to take their state */
 };
+
+void cs_warm_sync(rtl_cachesim *b);
+
+int cs_bank_build(rtl_cachesim *b);
+int cs_kinds_valid(const rtl_access *a, size_t n);
 
 #endif

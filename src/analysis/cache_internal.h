@@ -106,6 +106,7 @@ int cs_stream_push(struct cs_stream *s, uint64_t addr, uint32_t size, uint32_t k
 
 /* cache_stack.c / cache_generic.c */
 int cs_stack_init(struct cs_engine *e);
+uint32_t cs_stack_warm(struct cs_engine *e, uint64_t line, int wr);
 void cs_stack_run(struct cs_engine *e, const rtl_access *a, size_t n, int root);
 void cs_stack_run_pair(struct cs_engine *fetch, struct cs_engine *data, const rtl_access *a, size_t n);
 void cs_stack_run_idx(struct cs_engine *e, const rtl_access *a, const uint32_t *idx,

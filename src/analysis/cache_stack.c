@@ -109,6 +109,40 @@ CS_INLINE uint32_t stack_touch(struct cs_engine *e, uint64_t line, int wr,
 	return d;
 }
 
+/* A warm-up's reference (cache_warm.c): LINE moved to the top of its
+ * set's stack as a reference moves it, nothing counted or passed down.
+ * Dirty bits follow: a line leaving a write-back consumer's ways loses its
+ * bit there, unwritten. Returns the depth it was found at (A: absent). */
+uint32_t cs_stack_warm(struct cs_engine *e, uint64_t line, int wr)
+{
+	const uint32_t A = e->A;
+	uint32_t set = cs_set_of(e, line);
+	uint64_t *s = e->tags + set_base(e, set), tag = line + 1;
+	uint32_t d = 0;
+
+	while (d < A && s[d] != tag)
+		d++;
+	if (e->dirty) {
+		uint32_t *m = e->dirty + set_base(e, set), old = d < A ? m[d] : 0, nm = 0;
+		for (int j = 0; j < e->ncons; j++) {
+			const struct cs_consumer *c = e->cons[j];
+			uint32_t bit = 1u << j;
+			if (c->write != RTL_WRITE_BACK)
+				continue;
+			if (d >= c->assoc)
+				m[c->assoc - 1] &= ~bit;
+			nm |= (d < c->assoc ? old & bit : 0) | (wr ? bit : 0);
+		}
+		for (uint32_t i = d < A ? d : A - 1; i > 0; i--)
+			m[i] = m[i - 1];
+		m[0] = nm;
+	}
+	for (uint32_t i = d < A ? d : A - 1; i > 0; i--)
+		s[i] = s[i - 1];
+	s[0] = tag;
+	return d;
+}
+
 static __attribute__((noinline)) void stack_slow(struct cs_engine *e, const rtl_access *a,
 						  uint32_t seq)
 {

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
 	      "                   [--freq HZ] [--event E] [--cache SPEC]... [--interval N]\n"
 	      "                   [--bbv-out FILE] [--trace FILE] [--sample periodic:ON:OFF]\n"
-	      "                   [--warmup N]\n"
+	      "                   [--warmup N] [--warmup-lower N]\n"
 	      "                   [--no-chain] [--aslr | --no-aslr]\n"
 	      "                   [--modules LIST] [--functions LIST]\n"
 	      "                   [--from EDGE] [--to EDGE]\n"
@@ -99,6 +99,11 @@ static void usage(FILE *f)
 	      "                       the estimate, so that the window starts with caches\n"
 	      "                       as the whole run would have them (default 0: each\n"
 	      "                       starts with what the last window left)\n"
+	      "      --warmup-lower N with --sample: the N instructions before those warm the\n"
+	      "                       levels below the first (L2, L3) only, through one\n"
+	      "                       first-level cache, at about the cost of one first\n"
+	      "                       level: a 1 MiB L2 needs millions of instructions of\n"
+	      "                       warm-up, an L1D thousands (default 0)\n"
 	      "      --interval N     bbv collector: instructions per interval (default\n"
 	      "                       100000000)\n"
 	      "      --bbv-out FILE   bbv collector: where the vectors go, exp-bbv's format\n"
@@ -258,7 +263,7 @@ struct run_args {
 	bool no_chain;            /* memtrace --no-chain */
 	int aslr;                 /* RTL_ASLR_*: --aslr, --no-aslr */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
-	uint64_t warmup;                  /* memtrace --warmup */
+	uint64_t warmup, warmup_lower;    /* memtrace --warmup, --warmup-lower */
 	const char *simpoint;     /* memtrace --sample simpoint:SIMPOINTS,WEIGHTS */
 	/* the run's context: scope (NULL-ended globs) and span */
 	const char *modules[MAX_GLOBS + 1], *functions[MAX_GLOBS + 1];
@@ -454,6 +459,7 @@ int cmd_run(int argc, char **argv)
 		{ "no-chain", no_argument, NULL, 'W' },
 		{ "aslr", no_argument, NULL, 'R' },
 		{ "warmup", required_argument, NULL, 'U' },
+		{ "warmup-lower", required_argument, NULL, 'u' },
 		{ "no-aslr", no_argument, NULL, 'r' },
 		{ "debug-on-fault", no_argument, NULL, 'Q' },
 		{ "modules", required_argument, NULL, 'M' },
@@ -519,15 +525,15 @@ int cmd_run(int argc, char **argv)
 			a.interval = v;
 			break;
 		}
-		case 'U': {
+		case 'U': case 'u': {
 			char *end;
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (errno || *end || v > (1ull << 62) || optarg[0] == '-' || !optarg[0]) {
-				cli_error("run: --warmup %s: a number of instructions", optarg);
+				cli_error("run: --warmup%s %s: a number of instructions", opt == 'u' ? "-lower" : "", optarg);
 				return CLI_EXIT_USAGE;
 			}
-			a.warmup = v;
+			*(opt == 'U' ? &a.warmup : &a.warmup_lower) = v;
 			break;
 		}
 		case 'B': a.bbv_out = optarg; break;
@@ -651,6 +657,10 @@ static int run_session(const struct run_args *a, const char *output, const char 
 		cli_error("run: --cache, --trace, --sample and --no-chain set the memtrace collector: add it (-c memtrace)");
 		return CLI_EXIT_USAGE;
 	}
+	if ((a->warmup || a->warmup_lower) && !a->sample_on && !a->simpoint) {
+		cli_error("run: --warmup and --warmup-lower warm the caches before each window of --sample: add it");
+		return CLI_EXIT_USAGE;
+	}
 	if (a->sample_on && vectors) {
 		cli_error("run: --sample and the bbv collector both count instructions down: choose one");
 		return CLI_EXIT_USAGE;
@@ -712,7 +722,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .modules = a->nmodules ? a->modules : NULL,
 					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
 					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr,
-					 .memtrace_clusters = pts.cluster, .memtrace_warmup = a->warmup };
+					 .memtrace_clusters = pts.cluster, .memtrace_warmup = a->warmup,
+					 .memtrace_warmup_lower = a->warmup_lower };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

@@ -398,7 +398,8 @@ bool memtrace_call_trap(struct proc *p, uint64_t pc);
 void memtrace_thread_start(struct proc *p, unsigned area);
 bool memtrace_window_trap(struct proc *p, pid_t tid);
 /* The session's periodic sampling (ON 0: none). */
-void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off, uint64_t *warm);
+void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off, uint64_t *warm,
+			     uint64_t *warm_lower);
 bool session_memtrace_sampled(const struct rtl_session *s);
 /* SimPoint-guided sampling: the traced intervals (sorted) and their
  * weights, N of them, of INTERVAL instructions (N 0: none). */

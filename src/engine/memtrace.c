@@ -63,7 +63,13 @@ enum { TABLE_UNKNOWN, TABLE_NO, TABLE_YES };
 struct batch {
 	uint64_t *w;
 	size_t n;                 /* words */
+	bool lower;               /* a lower-level warm-up's records */
 };
+
+/* Where an area's thread is on the way to its next traced window: running
+ * untraced; warming the lower levels (--warmup-lower); warming every level
+ * (--warmup); in the window. */
+enum phase { PH_OFF, PH_LOWER, PH_WARM, PH_WINDOW };
 
 struct memtrace {
 	struct mem_point *pts[MAX_CHUNKS];
@@ -92,6 +98,7 @@ struct memtrace {
 	uint64_t records, accesses, bad;
 	rtl_access buf[4096];
 	size_t nbuf;
+	bool lowering, lower_exact;  /* the batch warms the lower levels; which the bank cannot do alone */
 	/* --sample periodic:ON:OFF: instructions traced, then not, per thread
 	 * (its clock, TA_MT_CLOCK); an area's records are dropped while
 	 * it is off. Each period of ON+OFF has its window at a random offset
@@ -102,12 +109,13 @@ struct memtrace {
 	bool is_off[TA_COUNT];
 	uint64_t tail[TA_COUNT], period[TA_COUNT];
 	/* --warmup W: the last W instructions before each window (of its gap)
-	 * are traced into the caches but not counted in the estimate: an
-	 * area is WARMING then, and WARM_NEXT is the warm-up that follows
-	 * its untraced part */
-	uint64_t warm;
-	bool warming[TA_COUNT];
-	uint64_t warm_next[TA_COUNT];
+	 * are traced into the caches but not counted in the estimate; with
+	 * --warmup-lower L, the L before those into the lower levels only
+	 * (rtl_cachesim_warm_lower). An area's PHASE, and the warm-ups that
+	 * follow its untraced part */
+	uint64_t warm, warm_lower;
+	enum phase phase[TA_COUNT];
+	uint64_t warm_next[TA_COUNT], lower_next[TA_COUNT];
 	/* --sample simpoint: intervals of N instructions (POINT, sorted) traced,
 	 * each estimate weighted by its WEIGHT; per area, the next point and
 	 * the interval it is at */
@@ -182,7 +190,7 @@ static struct memtrace *state(struct proc *p)
 	pthread_cond_init(&mt->more, NULL);
 	pthread_cond_init(&mt->room, NULL);
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
-	session_memtrace_sample(p->s, &mt->on, &mt->off, &mt->warm);
+	session_memtrace_sample(p->s, &mt->on, &mt->off, &mt->warm, &mt->warm_lower);
 	const uint32_t *cluster;
 	session_memtrace_points(p->s, &mt->point, &mt->weight, &cluster, &mt->npoints, &mt->interval);
 	if (mt->npoints)
@@ -341,10 +349,17 @@ static void write_din(struct memtrace *mt)
 
 static void flush(struct memtrace *mt)
 {
-	if (mt->nbuf && mt->trace)
+	if (mt->nbuf && mt->trace) {
 		write_din(mt);
-	else if (mt->nbuf)
+	} else if (mt->nbuf && mt->lowering && !mt->lower_exact) {
+		/* caches whose lower levels it cannot warm alone: warmed exactly */
+		if (rtl_cachesim_warm_lower(mt->bank, mt->buf, mt->nbuf) == -ENOTSUP) {
+			mt->lower_exact = true;
+			rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
+		}
+	} else if (mt->nbuf) {
 		rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
+	}
 	mt->nbuf = 0;
 }
 
@@ -441,6 +456,7 @@ static void consume(struct memtrace *mt, const struct batch *b)
 	}
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
 	take_tables(mt);
+	mt->lowering = b->lower;
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
 	flush(mt);
@@ -519,7 +535,7 @@ void memtrace_drain(struct proc *p, unsigned area)
 	if (area < TA_COUNT && mt->is_off[area])
 		n = 0;   /* between two traced windows: not simulated */
 	if (n) {
-		struct batch b = { malloc(n * sizeof(uint64_t)), n };
+		struct batch b = { malloc(n * sizeof(uint64_t)), n, area < TA_COUNT && mt->phase[area] == PH_LOWER };
 		if (b.w) {
 			memcpy(b.w, w + end, n * sizeof(uint64_t));
 			enqueue(mt, b);
@@ -566,7 +582,7 @@ static void window_begins(struct memtrace *mt, unsigned area)
 	if (mt->next[area] < mt->npoints && mt->next[area] + 1 > mt->reached)
 		mt->reached = mt->next[area] + 1;
 	if (mt->est)
-		enqueue(mt, (struct batch){ NULL, WINDOW_STARTS });
+		enqueue(mt, (struct batch){ NULL, WINDOW_STARTS, false });
 }
 
 /* Instructions until area AREA's next point starts (SimPoint), its state
@@ -585,7 +601,7 @@ static uint64_t to_next_point(struct memtrace *mt, unsigned area)
 static void mark_window(struct memtrace *mt, size_t k)
 {
 	if (mt->est)
-		enqueue(mt, (struct batch){ NULL, k });
+		enqueue(mt, (struct batch){ NULL, k, false });
 }
 
 /* Area AREA's untraced instructions before its next periodic window: the
@@ -599,24 +615,42 @@ static uint64_t jittered_gap(struct memtrace *mt, unsigned area)
 	return gap;
 }
 
-/* Area AREA has GAP instructions before its next window: untraced, then
- * the warm-up (traced, not counted), then the window; *LEFT (the clock)
- * gets the first phase's length. */
-static void before_window(struct memtrace *mt, unsigned area, uint64_t gap, int64_t *left)
+/* Area AREA goes on to its next phase with instructions still to come
+ * before the window (its warm-ups, each possibly 0), then the window; *LEFT
+ * (the clock) gets the phase's length. */
+static void next_phase(struct memtrace *mt, unsigned area, int64_t *left)
 {
-	uint64_t warm = gap < mt->warm ? gap : mt->warm;
-	if (gap > warm) {
-		mt->is_off[area] = true;
-		mt->warm_next[area] = warm;
-		*left += (int64_t)(gap - warm);
-	} else if (warm) {
-		mt->is_off[area] = false;
-		mt->warming[area] = true;
-		*left += (int64_t)warm;
+	mt->is_off[area] = false;
+	if (mt->lower_next[area]) {
+		mt->phase[area] = PH_LOWER;
+		*left += (int64_t)mt->lower_next[area];
+		mt->lower_next[area] = 0;
+	} else if (mt->warm_next[area]) {
+		mt->phase[area] = PH_WARM;
+		*left += (int64_t)mt->warm_next[area];
+		mt->warm_next[area] = 0;
 	} else {
-		mt->is_off[area] = false;
+		mt->phase[area] = PH_WINDOW;
 		*left += (int64_t)mt->on;
 		window_begins(mt, area);
+	}
+}
+
+/* Area AREA has GAP instructions before its next window: untraced, then
+ * the lower levels' warm-up, then every level's (both traced, not
+ * counted), then the window. */
+static void before_window(struct memtrace *mt, unsigned area, uint64_t gap, int64_t *left)
+{
+	uint64_t warm = gap < mt->warm ? gap : mt->warm, rest = gap - warm;
+	uint64_t lower = rest < mt->warm_lower ? rest : mt->warm_lower;
+	mt->warm_next[area] = warm;
+	mt->lower_next[area] = lower;
+	if (rest > lower) {
+		mt->is_off[area] = true;
+		mt->phase[area] = PH_OFF;
+		*left += (int64_t)(rest - lower);
+	} else {
+		next_phase(mt, area, left);
 	}
 }
 
@@ -631,7 +665,6 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	mt->at[area] = 0;
 	mt->tail[area] = 0;
 	mt->period[area] = 0;
-	mt->warming[area] = false;
 	int64_t left = 0;
 	before_window(mt, area, mt->npoints ? to_next_point(mt, area) : jittered_gap(mt, area), &left);
 	thread_area_clock_set(thread_area_local(&p->areas, area), left);
@@ -652,14 +685,8 @@ static bool window_end(struct proc *p, unsigned area)
 		/* a traced window ends: its records go to the bank; an untraced
 		 * one: what it recorded is dropped */
 		memtrace_drain(p, area);
-		if (mt->is_off[area]) {   /* on to the warm-up, or the window */
-			before_window(mt, area, mt->warm_next[area], left);
-			continue;
-		}
-		if (mt->warming[area]) {
-			mt->warming[area] = false;
-			*left += (int64_t)mt->on;
-			window_begins(mt, area);
+		if (mt->phase[area] != PH_WINDOW) {   /* on to a warm-up, or the window */
+			next_phase(mt, area, left);
 			continue;
 		}
 		uint64_t gap;
@@ -835,6 +862,13 @@ int memtrace_write(struct proc *p, rtl_profile *prof)
 			 (unsigned long long)mt->off);
 		if (!err)
 			err = rtl_profile_set_meta(prof, "memtrace_sample", val);
+	}
+	if (mt->on && (mt->warm || mt->warm_lower)) {
+		snprintf(val, sizeof(val), "%llu instructions before each window, and %llu before those for the "
+			 "levels below the first%s", (unsigned long long)mt->warm, (unsigned long long)mt->warm_lower,
+			 mt->lower_exact ? " (warmed exactly: not LRU, or inclusive)" : "");
+		if (!err)
+			err = rtl_profile_set_meta(prof, "memtrace_warmup", val);
 	}
 	if (mt->on) {
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)mt->windows);

@@ -98,7 +98,7 @@ struct rtl_session {
 	char *bbv_path;
 	char *trace_path;         /* memtrace --trace */
 	uint64_t sample_on, sample_off;   /* memtrace --sample periodic:ON:OFF */
-	uint64_t warmup;                  /* memtrace --warmup */
+	uint64_t warmup, warmup_lower;    /* memtrace --warmup, --warmup-lower */
 	uint64_t *points, point_interval; /* memtrace --sample simpoint */
 	double *weights;
 	uint32_t *clusters;               /* of each point */
@@ -240,9 +240,11 @@ char *session_bbv_path(const struct rtl_session *s, pid_t pid)
 	return per_process(s, s->bbv_path ? s->bbv_path : deflt, pid);
 }
 
-void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off, uint64_t *warm)
+void session_memtrace_sample(const struct rtl_session *s, uint64_t *on, uint64_t *off, uint64_t *warm,
+			     uint64_t *warm_lower)
 {
 	*warm = s->warmup;
+	*warm_lower = s->warmup_lower;
 	*on = s->sample_on;
 	*off = s->sample_off;
 }
@@ -751,6 +753,8 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	}
 	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_warmup) + sizeof(opts->memtrace_warmup))
 		s->warmup = opts->memtrace_warmup;
+	if (opts->sz >= offsetof(struct rtl_session_opts, memtrace_warmup_lower) + sizeof(opts->memtrace_warmup_lower))
+		s->warmup_lower = opts->memtrace_warmup_lower;
 	int cache_err = session_parse_caches(s, opts);
 	if (!cache_err)
 		cache_err = session_parse_span(s, opts);

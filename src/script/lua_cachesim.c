@@ -18,6 +18,7 @@
  *   reticle.cachesim_enable_miss_attribution(b, cfg, level)
  *   reticle.cachesim_push(b, addr, size, kind [, iaddr])   one access, buffered (cheap)
  *   reticle.cachesim_push(b, { {addr, iaddr, size, kind}, ... })   a list, pushed at once
+ *   reticle.cachesim_warm_lower(b, { ... })   a list warming the levels below the first
  *   reticle.cachesim_count(b)                 -> number of configurations
  *   reticle.cachesim_config(b, cfg)           -> config, or nil when out of range
  *   reticle.cachesim_stats(b, cfg, level)     -> { access = {[kind] = n}, miss = {...},
@@ -289,25 +290,27 @@ static void check_access(lua_State *L, int idx, rtl_access *a)
 	a->kind = (uint32_t)opt_range(L, idx, "kind", RTL_ACC_LOAD, 0, UINT32_MAX);
 }
 
-/* push(b, list): the C entry on the whole list (all or nothing, as in C). */
-static int push_list(lua_State *L, struct bank *k)
+/* push(b, list) and warm_lower(b, list): the C entry WHAT on the whole
+ * list (all or nothing, as in C). */
+static int push_list(lua_State *L, struct bank *k, const char *what,
+		     int (*entry)(rtl_cachesim *, const rtl_access *, size_t))
 {
 	size_t n = (size_t)luaL_len(L, 2);
 	rtl_access *acc = lua_newuserdatauv(L, (n ? n : 1) * sizeof(*acc), 0);
 	for (size_t i = 0; i < n; i++) {
 		if (lua_geti(L, 2, (lua_Integer)i + 1) != LUA_TTABLE)
-			return luaL_error(L, "cachesim_push: access %d: a table expected", (int)i + 1);
+			return luaL_error(L, "%s: access %d: a table expected", what, (int)i + 1);
 		check_access(L, -1, &acc[i]);
 		lua_pop(L, 1);
 	}
-	int rc = rtl_cachesim_push(k->sim, acc, n);
-	return rc < 0 ? script_fail(L, "cachesim_push", rc) : 0;
+	int rc = entry(k->sim, acc, n);
+	return rc < 0 ? script_fail(L, what, rc) : 0;
 }
 
 static int l_cachesim_push(lua_State *L)
 {
 	if (lua_type(L, 2) == LUA_TTABLE)
-		return push_list(L, check_bank(L, 1));
+		return push_list(L, check_bank(L, 1), "cachesim_push", rtl_cachesim_push);
 	struct bank *k = script_check_object(L, 1, BANK_MT);
 	lua_Integer kind = luaL_checkinteger(L, 4);
 	rtl_access *a = &k->buf[k->n];
@@ -321,6 +324,12 @@ static int l_cachesim_push(lua_State *L)
 	if (++k->n == BANK_BUF)
 		flush(L, k);
 	return 0;
+}
+
+static int l_cachesim_warm_lower(lua_State *L)
+{
+	luaL_checktype(L, 2, LUA_TTABLE);
+	return push_list(L, check_bank(L, 1), "cachesim_warm_lower", rtl_cachesim_warm_lower);
 }
 
 static int l_cachesim_count(lua_State *L)
@@ -702,7 +711,7 @@ void script_open_cachesim(lua_State *L)
 		{ "enable_reuse", l_cachesim_enable_reuse },
 		{ "enable_attribution", l_cachesim_enable_attribution },
 		{ "enable_miss_attribution", l_cachesim_enable_miss_attribution },
-		{ "push", l_cachesim_push }, { "count", l_cachesim_count }, { "config", l_cachesim_config },
+		{ "push", l_cachesim_push }, { "warm_lower", l_cachesim_warm_lower }, { "count", l_cachesim_count }, { "config", l_cachesim_config },
 		{ "stats", l_cachesim_stats }, { "engines", l_cachesim_engines }, { "reuse", l_cachesim_reuse },
 		{ "foreach_instr", l_cachesim_foreach_instr }, { "sum_functions", l_cachesim_sum_functions },
 		{ NULL, NULL },
@@ -722,7 +731,8 @@ void script_open_cachesim(lua_State *L)
 		{ "cachesim_add", l_cachesim_add }, { "cachesim_enable_reuse", l_cachesim_enable_reuse },
 		{ "cachesim_enable_attribution", l_cachesim_enable_attribution },
 		{ "cachesim_enable_miss_attribution", l_cachesim_enable_miss_attribution },
-		{ "cachesim_push", l_cachesim_push }, { "cachesim_count", l_cachesim_count },
+		{ "cachesim_push", l_cachesim_push }, { "cachesim_warm_lower", l_cachesim_warm_lower },
+		{ "cachesim_count", l_cachesim_count },
 		{ "cachesim_config", l_cachesim_config }, { "cachesim_stats", l_cachesim_stats },
 		{ "cachesim_engines", l_cachesim_engines }, { "cachesim_reuse", l_cachesim_reuse },
 		{ "reuse_misses", l_reuse_misses }, { "cachesim_foreach_instr", l_cachesim_foreach_instr },

@@ -102,6 +102,20 @@ def main():
             fails.append(f"{prog[0]} --warmup: estimate {est!r}")
         print(f"{os.path.basename(prog[0])} periodic:1000:3000 --warmup 6000: counts as the full run's; "
               f"L1D estimate {est}")
+    # --warmup-lower: the lower levels' warm-up, then the exact one, as
+    # long as the longest gap between them: every access is traced once
+    # (counted in memtrace_accesses), into the caches or the window
+    for prog in ([twins_prog, "600"], [interp]):
+        full, low = (os.path.join(work, f"{os.path.basename(prog[0])}-{k}.db") for k in ("full", "lower"))
+        r = run([reticle, "run", "-c", "memtrace", "--cache", "l1d=8k:2:64,l2=64k:8:64", "--sample",
+                 "periodic:1000:3000", "--warmup", "700", "--warmup-lower", "5300", "-o", low, "--"] + prog)
+        (mf, _), (ml, _) = profile(full), profile(low)
+        est = ml.get("memtrace_estimate_0_l2", "")
+        print(f"{os.path.basename(prog[0])} periodic:1000:3000 --warmup 700 --warmup-lower 5300: "
+              f"{ml.get('memtrace_accesses')} accesses traced, full run {mf.get('memtrace_accesses')}; L2 estimate {est}")
+        if r.returncode or ml.get("memtrace_accesses") != mf.get("memtrace_accesses") or \
+           "95% confidence" not in est or not ml.get("memtrace_warmup", "").startswith("700 instructions"):
+            fails.append(f"{prog[0]} --warmup-lower: status {r.returncode}, {ml}\n{r.stderr[-500:]}")
     # (windows of a few hundred instructions under a 50 us timer signal
     # spend minutes in traps: the signals' program gets wider ones)
     for prog, wins in ((exceptions, ("300:700", "5000:5000")), (signals, ("2000:8000", "5000:5000")),

@@ -219,6 +219,24 @@ s = R.cachesim_stats(b, 1, R.L1D)
 eq(s.miss[R.ACC_STORE], 32, "B l1d store misses"); eq(s.writebacks, 0, "B l1d writebacks")
 eq(R.cachesim_engines(b), 2, "engines: one for both l1d, one for l2")
 
+-- A warm-up of the lower levels: line 0x50000 passes the 1 KiB L1D
+-- filter into the L2 and counts nothing; the load after it misses the L1D,
+-- which the warm-up left alone, and hits in the L2. Without the warm-up
+-- the L2 misses too.
+for _, warm in ipairs({ true, false }) do
+  local w = R.cachesim_create()
+  R.cachesim_add(w, R.cache_config_parse("l1d=1k:1:64,l2=64k:4:64"))
+  if warm then
+    R.cachesim_warm_lower(w, { { addr = 0x50000, size = 8, kind = R.ACC_LOAD } })
+    eq(R.cachesim_stats(w, 0, R.L2).access[R.ACC_LOAD], 0, "a warm-up counts nothing")
+  end
+  R.cachesim_push(w, 0x50008, 8, R.ACC_LOAD)
+  eq(R.cachesim_stats(w, 0, R.L1D).miss[R.ACC_LOAD], 1, "l1d miss after the lower warm-up")
+  eq(R.cachesim_stats(w, 0, R.L2).miss[R.ACC_LOAD], warm and 0 or 1, "l2 miss, warm " .. tostring(warm))
+  R.cachesim_destroy(w)
+end
+raises("cachesim_warm_lower", R.cachesim_warm_lower, b, { { addr = 0x30040, size = 4, kind = 9 } })
+
 -- Refused pushes simulate nothing (a bad kind in a list: none of it).
 raises("cachesim_push", R.cachesim_push, b, 0x30000, 4, R.ACC_WRITEBACK)
 raises("cachesim_push", R.cachesim_push, b,
