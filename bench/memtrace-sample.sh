@@ -14,8 +14,10 @@
 # and for how many of the 26 the full run's value lies in the estimate's
 # 95% interval. --points N: `reticle simpoint --points N` (several points
 # per cluster) instead of one per cluster (N%: that share of the intervals); --warmup N: that warm-up before
-# each window of the sampled runs. Bars: SimPoint-guided under 1.5x.
-# usage: bench/memtrace-sample.sh [--rounds N] [--interval N] [--points N] [--warmup N] [--accuracy] [RETICLE]
+# each window of the sampled runs; --warmup-lower N: that warm-up of the
+# L2s before it. Bars: SimPoint-guided under 1.5x.
+# usage: bench/memtrace-sample.sh [--rounds N] [--interval N] [--points N] [--warmup N] [--warmup-lower N]
+#                                 [--accuracy] [RETICLE]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 rounds=3 interval=10000000 accuracy=0 points=() warm=()
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
 	--interval) interval=$2; shift 2 ;;
 	--accuracy) accuracy=1; shift ;;
 	--points) points=(--points "$2"); shift 2 ;;
-	--warmup) warm=(--warmup "$2"); shift 2 ;;
+	--warmup) warm+=(--warmup "$2"); shift 2 ;;
+	--warmup-lower) warm+=(--warmup-lower "$2"); shift 2 ;;
 	*) break ;;
 	esac
 done

@@ -991,10 +991,13 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 	d->cached = dcache_get(m, f, d->code, &d->insns, &d->ninsns);
 	if (!d->cached)
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
+	free(d->foreign);   /* analysed again (same_as_fresh) */
+	d->foreign = x86_foreign_entries(m->bin, m->bias, f, d->insns, d->ninsns, &d->nforeign, &d->foreign_known);
 	struct reloc_ctx ctx = { p, m, NULL, f };
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d->code,
 		.interior = d->interior, .ninterior = d->ninterior,
+		.foreign = d->foreign, .nforeign = d->nforeign, .foreign_known = d->foreign_known,
 		.read = ctx_read, .is_code = ctx_is_code, .in_function = ctx_in_function,
 		.is_readonly = ctx_is_readonly, .ctx = &ctx,
 		.insns = d->insns, .ninsns = d->ninsns,
@@ -1046,6 +1049,7 @@ void lazy_decoded_free(struct lazy_decoded *d)
 	free(d->code);
 	free(d->insns);
 	free(d->interior);
+	free(d->foreign);
 	free(d->made);
 	*d = (struct lazy_decoded){ 0 };
 }
@@ -1053,16 +1057,14 @@ void lazy_decoded_free(struct lazy_decoded *d)
 /* RETICLE_VERIFY_COPIES=1: every saved copy placed is compared with a
  * fresh emission (a test of the fixups, which a missed one would make
  * point into the previous run's address space). */
-/* Where code outside enters F (x86_foreign_entries), into ENV when its
- * probes are swept (cover alone: implied blocks). Returns what to free. */
-static uint64_t *foreign_entries_of(struct x86_reloc_env *env, const struct module *m, const rtl_function *f)
+/* Where code outside enters D's function (x86_foreign_entries, found by
+ * its analysis), into ENV: blocks start there, and cover's swept probes
+ * stay there. */
+static void foreign_entries_of(struct x86_reloc_env *env, const struct lazy_decoded *d)
 {
-	if (!env->whole_lines)
-		return NULL;
-	uint64_t *v = x86_foreign_entries(m->bin, m->bias, f, env->insns, env->ninsns, &env->nforeign,
-					  &env->foreign_known);
-	env->foreign = v;
-	return v;
+	env->foreign = d->foreign;
+	env->nforeign = d->nforeign;
+	env->foreign_known = d->foreign_known;
 }
 
 static bool verify_copies(void)
@@ -1093,12 +1095,11 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	e.interior = d->interior;
 	e.ninterior = d->ninterior;
 	w->ctr_used = ctr_mark;   /* the same counters */
-	uint64_t *foreign = d->err ? NULL : foreign_entries_of(&e, m, rtl_binary_function(m->bin, idx));
+	foreign_entries_of(&e, d);
 	if (d->err || x86_emit(d->an, &e, r->w.base, &fresh, &reason))
 		why = reason ? reason : "no fresh copy";
 	else
 		why = x86_reloc_differs(r, &fresh, buf, sizeof(buf));
-	free(foreign);
 	w->ctr_used = used;
 	if (!d->err)
 		x86_reloc_free(&fresh);
@@ -1206,10 +1207,10 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 			env.ninsns = d.ninsns;
 		}
 	}
-	uint64_t *foreign = restore ? NULL : foreign_entries_of(&env, m, f);
-	if (!restore)
+	if (!restore) {
+		foreign_entries_of(&env, &d);
 		err = x86_emit(d.an, &env, dest, &r, &fs->reason);
-	free(foreign);
+	}
 	if (err) {
 		rtl_debug("%s: relocation failed (%d) at %#llx: code %zu/%zu counters %zu/%zu", f->name, err,
 			  (unsigned long long)dest, w->code_used, w->code_cap, w->ctr_used, w->ctr_cap);

@@ -169,6 +169,9 @@ struct lazy_decoded {
 	size_t ninsns;
 	uint64_t *interior;       /* run-time code pointers into it */
 	size_t ninterior;
+	uint64_t *foreign;        /* where its .cold parts jump back (x86_foreign_entries) */
+	size_t nforeign;
+	bool foreign_known;
 	struct x86_analysis *an;
 	bool cached;              /* INSNS came from the decode cache */
 	/* a copy saved by an earlier run (warm/copy_cache.c) or made ahead

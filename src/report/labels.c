@@ -84,6 +84,12 @@ bool rpt_switch_line(const char *s, size_t len)
 	return begins_with(s, len, "switch");
 }
 
+bool rpt_jump_line(const char *s, size_t len)
+{
+	return begins_with(s, len, "break") || begins_with(s, len, "continue") || begins_with(s, len, "goto") ||
+	       begins_with(s, len, "return");
+}
+
 bool rpt_va_end_line(const char *s, size_t len)
 {
 	return begins_with(s, len, "va_end");

@@ -32,5 +32,7 @@ void rpt_text_free(struct rpt_text *t);
 bool rpt_case_line(const char *s, size_t len);
 bool rpt_switch_line(const char *s, size_t len);
 bool rpt_va_end_line(const char *s, size_t len);
+/* Whether a line begins with break, continue, goto or return. */
+bool rpt_jump_line(const char *s, size_t len);
 
 #endif

@@ -12,7 +12,8 @@
  * Lines are statements, as gcov counts them: a function's prologue, which
  * DWARF gives the line of its '{', is the line of its name (gcov's line
  * for the function), and a row that only undoes the frame (leave, pop,
- * ret: the '}' after a return statement) is no line. */
+ * ret, registers reloaded from the frame: the '}' after a return
+ * statement) is no line. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -118,7 +119,11 @@ static bool epilogue(rtl_binary *bin, const rtl_source_range *r)
 			return false;
 		bool counter = (in.rip_rel && (in.opcode == 0x8b || in.opcode == 0x89)) ||
 			       (!in.has_mem && in.opcode == 0x83);
-		if (!counter && !x86_is_epilogue(code, len))
+		/* mov disp(%rbp), %reg: a callee-saved register restored, or
+		 * the hidden pointer of a struct returned in memory into %rax */
+		bool frame_load = len >= 3 && (code[0] & 0xfb) == 0x48 && code[1] == 0x8b &&
+				  ((code[2] & 0xc7) == 0x45 || (code[2] & 0xc7) == 0x85);
+		if (!counter && !frame_load && !x86_is_epilogue(code, len))
 			return false;
 		at += len;
 	}
@@ -227,13 +232,20 @@ static uint64_t count_at(const struct lcov *x, const rtl_profile_function *f, ui
 	return count;
 }
 
+/* LINE of FILE, a line of F's that ran COUNT times, its code at ADDR. */
+static int add_line_counted(struct lcov *x, const rtl_profile_function *f, const char *file,
+			    uint32_t line, uint64_t addr, uint64_t count)
+{
+	rtl_source_range r = { addr, addr, file, (int)line, 0 };
+	int err = add_line(x, &r, -1, 0);
+	return err ? err : add_line(x, &r, f->id, count);
+}
+
 /* LINE of FILE, a line of F's whose code starts at ADDR. */
 static int add_line_at(struct lcov *x, const rtl_profile_function *f, const char *file,
 		       uint32_t line, uint64_t addr)
 {
-	rtl_source_range r = { addr, addr, file, (int)line, 0 };
-	int err = add_line(x, &r, -1, 0);
-	return err ? err : add_line(x, &r, f->id, count_at(x, f, addr));
+	return add_line_counted(x, f, file, line, addr, count_at(x, f, addr));
 }
 
 /* F's lines with code in ENTRY's file (sorted, once each), and its
@@ -284,6 +296,22 @@ static uint64_t line_start(const struct lcov *x, const rtl_profile_function *f, 
 	return best;
 }
 
+/* The count of LINE's most executed code in F: where the ways into it
+ * join (a va_end after an if/else runs whenever the function ends, though
+ * the line's first instruction may be the jump that ends the if). */
+static uint64_t line_count(const struct lcov *x, const rtl_profile_function *f, const char *file,
+			   uint32_t line)
+{
+	uint64_t best = 0;
+
+	for (size_t i = first_range(x, f->addr); i < x->nranges && x->ranges[i].addr < f->addr + f->size; i++)
+		if ((uint32_t)x->ranges[i].line == line && !strcmp(x->ranges[i].file, file)) {
+			uint64_t c = count_at(x, f, x->ranges[i].addr);
+			best = c > best ? c : best;
+		}
+	return best;
+}
+
 /* Whether a conditional jump other than a switch's dispatch goes to ADDR,
  * taken or not: then GCC had a label of its own there (the end of an if),
  * which it kept instead of the case label, and gcov does not count the
@@ -320,7 +348,7 @@ static int place_labels(struct lcov *x, rtl_binary *bin, const rtl_profile_funct
 		return err == -ENOMEM ? err : 0;   /* no source: no labels */
 	for (size_t k = 0; k < x->ncode; k++) {
 		uint32_t line = x->code[k], above = k ? x->code[k - 1] : 0, first_case = 0;
-		bool named = false;
+		bool named = false, run_over = false;   /* the case labels right above LINE end */
 
 		if (line <= (uint32_t)entry->line || line == above)
 			continue;
@@ -333,11 +361,17 @@ static int place_labels(struct lcov *x, rtl_binary *bin, const rtl_profile_funct
 				named |= (uint32_t)x->labels[j].line == n;
 			if (!s)
 				break;
-			if (rpt_case_line(s, len))
-				first_case = n;
-			else if (rpt_va_end_line(s, len) &&
-				 (err = add_line_at(x, f, entry->file, n, line_start(x, f, entry->file, line))))
-				return err;
+			if (rpt_case_line(s, len)) {
+				first_case = run_over ? first_case : n;
+			} else if (rpt_va_end_line(s, len)) {
+				if ((err = add_line_counted(x, f, entry->file, n, line_start(x, f, entry->file, line),
+							    line_count(x, f, entry->file, line))))
+					return err;
+			} else if (rpt_jump_line(s, len)) {
+				/* a "break;" with no code of its own: the labels above
+				 * it lead elsewhere, not to LINE */
+				run_over = true;
+			}
 		}
 		if (first_case && !named) {
 			uint64_t at = line_start(x, f, entry->file, line);

@@ -111,8 +111,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 	struct x86_reloc r;
 	const char *reason;
 	uint64_t *foreign = NULL;
-	if (probes->whole_lines)
-		env.foreign = foreign = x86_foreign_entries(bin, bias, f, insns, ninsns, &env.nforeign, &env.foreign_known);
+	env.foreign = foreign = x86_foreign_entries(bin, bias, f, insns, ninsns, &env.nforeign, &env.foreign_known);
 	err = x86_relocate(&env, dest, &r, &reason);
 	free(foreign);
 	if (err) {

@@ -570,6 +570,10 @@ static int find_blocks(struct x86_analysis *a, const char **reason)
 			mark_leader(a, a->tables[t].targets[e]);
 	for (size_t k = 0; k < env->ninterior; k++)
 		mark_leader(a, env->interior[k]);
+	/* where its .cold parts jump back: a block starts there, or the
+	 * instructions from there to the block's end would run uncounted */
+	for (size_t k = 0; k < env->nforeign; k++)
+		mark_leader(a, env->foreign[k]);
 	for (size_t k = 0; k < a->ngotos; k++)
 		a->leader[a->gotos[k].target] = true;
 

@@ -2,8 +2,11 @@
  * --coverage for gcov and -O0 -g for reticle; the executed lines of both
  * must be the same set. Labels, stacked cases, a label before a brace,
  * goto, loops of every kind, multi-line statements, a longjmp, a signal
- * handler, functions that never run and an exit from a nested call. */
+ * handler, functions that never run and an exit from a nested call; a
+ * va_end after an if/else whose first arm never runs, case labels above a
+ * "break;" with no code, a struct returned in memory. */
 #include <setjmp.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +124,83 @@ static void finish(int code)
 	exit(code);
 }
 
+static int loud, quiet_ok;
+
+static int warn(const char *fmt, ...)
+{
+	va_list args;
+	int n = 0;
+	va_start(args, fmt);
+	if (loud)
+	{
+		n = vsnprintf(NULL, 0, fmt, args);
+		loud++;
+	}
+	else
+		if (quiet_ok)
+		{
+			n = vsnprintf(NULL, 0, fmt, args) + 1;
+		}
+	va_end(args);
+	return n;
+}
+
+static char said[64];
+
+static void say(const char *fmt, ...)
+{
+	va_list args;
+	va_start(args, fmt);
+	if (loud)
+	{
+		vsnprintf(said, sizeof(said), fmt, args);
+		loud++;
+	}
+	else
+		if (quiet_ok)
+		{
+			vsnprintf(said, sizeof(said), fmt, args);
+		}
+	va_end(args);
+}
+
+static int parse_mode(const char *mode)
+{
+	int m = 0, cloexec = 0, excl = 0;
+	while (*mode) {
+		switch (*mode) {
+		case 'r':
+			m = 1;
+			break;
+		case 'b':       /* ignored */
+			break;
+		case 'e':
+			cloexec = 1;
+			break;
+		case 'x':
+			excl = 1;
+			break;
+		default:        /* ignored too */
+			;
+		}
+		mode++;
+	}
+	return m + cloexec + excl;
+}
+
+struct triple { void *a; size_t na; void *b; size_t nb; int d; };
+
+static struct triple make_triple(size_t n)
+{
+	struct triple t;
+	t.na = n;
+	t.a = NULL;
+	t.nb = n * 2;
+	t.b = NULL;
+	t.d = 3;
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	struct shape shapes[3] = { { 0, 2.0 }, { 1, 1.0 }, { 2, 3.0 } };
@@ -143,6 +223,14 @@ int main(int argc, char **argv)
 		never_called();
 		sum += unused_with_switch(argc);
 	}
+	sum += warn("%d", 1);
+	quiet_ok = 1;
+	sum += warn("%d", 2);
+	say("%d", 3);
+	sum += said[0];
+	sum += parse_mode("rb") + parse_mode("wb9");
+	struct triple t = make_triple(100);
+	sum += (long)(t.na + t.nb) + t.d;
 	printf("%ld %.3f %d\n", sum, total, (int)got);
 	finish(0);
 	return 1;

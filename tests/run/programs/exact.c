@@ -127,6 +127,27 @@ NOINLINE long rejoin(long x)
 	return r;
 }
 
+/* rejoin_mid.cold jumps back to just after the hot call, where the two
+ * paths join: the middle of a block of rejoin_mid's own control flow. A
+ * block must start there too, or the instructions from there to the
+ * block's end go uncounted on the cold path. */
+volatile long bad_seen;
+__attribute__((cold, noinline)) void report_bad(long i) { bad_seen += i; }
+NOINLINE long step(long i) { return i * 3; }
+NOINLINE long rejoin_mid(int n)
+{
+	long acc = 0;
+	for (int i = 0; i < n; i++) {
+		if (i % 100 == 7) {
+			report_bad(i);
+			acc -= 1;
+			continue;
+		}
+		acc += step(i);
+	}
+	return acc;
+}
+
 typedef int (*op_fn)(int, int);
 NOINLINE int add(int a, int b) { return a + b; }
 NOINLINE int mul(int a, int b) { return a * b; }
@@ -150,6 +171,7 @@ int main(int argc, char **argv)
 	long (*volatile rejoin_ptr)(long) = rejoin;
 	for (int i = 0; i < 100; i++)
 		acc += rejoin_ptr(i);
+	acc += rejoin_mid(1000);
 	static char area[4096], from[4096] = "rep";
 	for (int i = 0; i < 20; i++)
 		fill_copy(area, from, (unsigned long)i * 37);
