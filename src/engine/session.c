@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <reticle/cachesim.h>
@@ -120,6 +121,7 @@ struct rtl_session {
 	bool main_ended;          /* the first process has ended (its status is known) */
 	uint64_t main_end_ns;     /* when */
 	bool releasing;           /* letting go of what the program left running (release_all) */
+	bool untraced_said;       /* the CLONE_UNTRACED note given (untraced_clone) */
 	bool said_waiting;        /* that some cannot be let go: said once */
 	double duration;
 	volatile sig_atomic_t stop;
@@ -1362,6 +1364,23 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 	resume(q, pid, sig);
 }
 
+/* A clone with CLONE_UNTRACED was made a followed one (RC 1): its child
+ * runs the copies, whose traps would kill it untraced. LeakSanitizer
+ * makes its tracer thread so, which then cannot attach to the program's
+ * threads (reticle traces them): it fails as under gdb or strace. */
+static void untraced_clone(struct rtl_session *s, pid_t tid, int rc)
+{
+	if (rc < 0)
+		rtl_warn("tid %d: a clone with CLONE_UNTRACED could not be made a followed one (%s): "
+			 "its child may die of a trap", (int)tid, rtl_strerror(rc));
+	else if (rc > 0 && !s->untraced_said) {
+		s->untraced_said = true;
+		rtl_warn("tid %d asked for a thread hidden from tracers (CLONE_UNTRACED): reticle follows it; "
+			 "a leak checker that attaches to its process (LeakSanitizer) fails as under gdb or strace "
+			 "(ASAN_OPTIONS=detect_leaks=0 turns it off)", (int)tid);
+	}
+}
+
 static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_stop *st)
 {
 	placement_task_exit(s->placement, st->tid);
@@ -1685,8 +1704,11 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 	case OS_EVENT_EXEC:
 		on_exec(s, p, st);
 		break;
-	case OS_EVENT_SECCOMP:   /* a sched_getaffinity: it sees its CPUs, not the pin */
-		placement_affinity_read(s->placement);
+	case OS_EVENT_SECCOMP:
+		if (os_seccomp_syscall(st->tid) == SYS_sched_getaffinity)   /* it sees its CPUs, not the pin */
+			placement_affinity_read(s->placement);
+		else
+			untraced_clone(s, st->tid, os_clone_traced(st->tid));   /* a clone (os_launch's filter) */
 		resume(p, st->tid, 0);
 		break;
 	case OS_EVENT_VFORK_DONE:

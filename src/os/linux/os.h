@@ -152,6 +152,12 @@ bool os_has_fsgsbase(void);
 int os_set_scratch(pid_t tid, uint64_t r0, uint64_t r1);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
+/* The system call a thread is stopped in (a seccomp stop's), or -1. */
+long os_seccomp_syscall(pid_t tid);
+/* The clone or clone3 a thread is stopped in (seccomp stop) made without
+ * CLONE_UNTRACED, so that the child is followed like any other: 1 when the
+ * flag was there, 0 when not, or -errno. */
+int os_clone_traced(pid_t tid);
 /* Flags of the clone/clone3/fork syscall a thread is stopped in (event stop). */
 int os_clone_flags(pid_t tid, uint64_t *flags);
 /* Thread group id of a thread (from /proc). */

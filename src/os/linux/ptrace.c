@@ -20,6 +20,10 @@
 #include <reticle/error.h>
 #include "os/linux/os.h"
 
+#ifndef CLONE_UNTRACED
+#define CLONE_UNTRACED 0x00800000
+#endif
+
 enum {
 	TRACE_OPTIONS = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL |
@@ -31,17 +35,25 @@ enum {
 };
 
 /* Every sched_getaffinity of this process and its children stops for the
- * tracer first; nothing else does. A program that may not gain privileges
- * (no CAP_SYS_ADMIN) needs no_new_privs for it, which a traced exec of a
- * setuid program does not get anyway. Without a tracer (a process reticle
- * let go), the call fails with ENOSYS. */
+ * tracer first, and so does every clone asking for CLONE_UNTRACED (and
+ * every clone3, whose flags BPF cannot read): a child reticle does not
+ * follow would die of the first int3 of the copies it runs (LeakSanitizer's
+ * tracer thread, which then hung its parent for ever). Nothing else stops.
+ * A program that may not gain privileges (no CAP_SYS_ADMIN) needs
+ * no_new_privs for it, which a traced exec of a setuid program does not get
+ * anyway. Without a tracer (a process reticle let go), these calls fail
+ * with ENOSYS (glibc then uses clone for clone3). */
 static void watch_affinity(void)
 {
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 7),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getaffinity, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getaffinity, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),   /* low half */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_UNTRACED, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};

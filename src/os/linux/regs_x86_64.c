@@ -11,6 +11,10 @@
 #include <reticle/error.h>
 #include "os/linux/os.h"
 
+#ifndef CLONE_UNTRACED
+#define CLONE_UNTRACED 0x00800000
+#endif
+
 static int get_regs(pid_t tid, struct user_regs_struct *r)
 {
 	return ptrace(PTRACE_GETREGS, tid, NULL, r) ? -errno : 0;
@@ -146,6 +150,40 @@ int os_clone_flags(pid_t tid, uint64_t *flags)
 		*flags = SIGCHLD;   /* fork and vfork share nothing but what vfork implies */
 		return 0;
 	}
+}
+
+long os_seccomp_syscall(pid_t tid)
+{
+	uint64_t nr;
+	return peek_user(tid, offsetof(struct user_regs_struct, orig_rax), &nr) ? -1 : (long)nr;
+}
+
+int os_clone_traced(pid_t tid)
+{
+	struct user_regs_struct r;
+	int err = get_regs(tid, &r);
+	if (err)
+		return err;
+	if ((long)r.orig_rax == SYS_clone) {
+		if (!(r.rdi & CLONE_UNTRACED))
+			return 0;
+		r.rdi &= ~(uint64_t)CLONE_UNTRACED;
+		return set_regs(tid, &r) ? -errno : 1;
+	}
+#ifdef SYS_clone3
+	if ((long)r.orig_rax == SYS_clone3) {   /* struct clone_args: flags first */
+		errno = 0;
+		long f = ptrace(PTRACE_PEEKDATA, tid, (void *)r.rdi, NULL);
+		if (errno)
+			return -errno;
+		if (!(f & CLONE_UNTRACED))
+			return 0;
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)r.rdi, (void *)(f & ~(long)CLONE_UNTRACED)))
+			return -errno;
+		return 1;
+	}
+#endif
+	return 0;
 }
 
 int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const uint64_t args[6],
