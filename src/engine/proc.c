@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "elf/code_facts.h"
+#include "elf/needed.h"
 #include "engine/engine.h"
 #include "engine/span.h"
 #include "runtime/arc_table.h"
@@ -450,6 +451,27 @@ int proc_add_main_modules(struct proc *p, pid_t tid, const char *exe, rtl_binary
 	return 0;
 }
 
+/* Whether a library the program needs walks its caller's stack (imports
+ * backtrace or _Unwind_Backtrace: libasan's error reports, libgfortran's
+ * and libruby's backtraces): its frames then need original return
+ * addresses as the executable's own walks do (lazy_wants_original_returns).
+ * Found before the loader maps them, since the first copies are made as
+ * it runs. RETICLE_ORIGINAL_RETURNS decides alone when set. */
+static bool libraries_walk_stack(struct proc *p, const char *exe, const rtl_binary *bin)
+{
+	const char *force = getenv("RETICLE_ORIGINAL_RETURNS");
+	if ((force && *force) || !rtl_binary_interp(bin))
+		return false;
+	size_t n;
+	const char *const *names = lazy_stack_walkers(&n);
+	char *library_path = os_environ_get(p->pid, "LD_LIBRARY_PATH");
+	bool walks = elf_needed_imports_any(bin, exe, library_path, names, n);
+	free(library_path);
+	if (walks)
+		rtl_debug("%s: a library it needs walks the stack: original return addresses", exe);
+	return walks;
+}
+
 int proc_setup_image(struct proc *p, pid_t tid)
 {
 	char exe[PATH_MAX];
@@ -457,7 +479,7 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	int err = proc_exe(p, exe, &bin);
 	if (err)
 		return err;
-	p->original_returns = lazy_wants_original_returns(bin);
+	p->original_returns = lazy_wants_original_returns(bin) || libraries_walk_stack(p, exe, bin);
 	if ((err = proc_add_main_modules(p, tid, exe, bin)))
 		return err;
 	return timers_setup_image(p, tid);

@@ -419,11 +419,20 @@ int unwind_detach(struct proc *p, pid_t tid)
 	return 0;
 }
 
+/* Function FN of module MOD waits for registration again. */
+static void unwind_queue_again(struct proc *p, uint32_t mod, uint32_t fn)
+{
+	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
+		return;
+	p->unw_pending[p->nunw_pending].mod = mod;
+	p->unw_pending[p->nunw_pending++].fn = fn;
+}
+
 void unwind_flush(struct proc *p, pid_t tid)
 {
 	if (!p->register_frame || p->in_call || !p->gadget || !p->nunw_pending)
 		return;
-	if (!unwinder_relocated(p) || !tls_ready(p, tid))
+	if (!unwinder_relocated(p) || !tls_ready(p, tid) || (p->unwind_at_entry && !p->warm_started))
 		return;
 	if (registration_would_wait(p, tid))
 		return;
@@ -452,6 +461,18 @@ void unwind_flush(struct proc *p, pid_t tid)
 		int err = register_batch(p, tid, m, fns, n, &fault_pc);
 		if (err == -ESRCH)
 			break;
+		if (err == -EFAULT && !fault_pc && !p->warm_started && !p->unwind_at_entry) {
+			/* a call through a pointer not yet set: AddressSanitizer's
+			 * pthread_mutex_lock before its initializer (preinit_array)
+			 * has found the real one. Again at the entry point. */
+			rtl_debug("pid %d: unwind registration jumped to 0: again at the entry point", (int)p->pid);
+			p->unwind_at_entry = true;
+			for (size_t i = 0; i < n; i++)
+				unwind_queue_again(p, mod, fns[i]);
+			for (size_t i = 0; i < n_list; i++)
+				unwind_queue_again(p, list[i].mod, list[i].fn);
+			break;
+		}
 		if (err == -EFAULT || err == -ETIMEDOUT) {
 			give_up(p, err, fault_pc);
 			break;

@@ -623,6 +623,13 @@ out:
 	free(interior);
 }
 
+const char *const *lazy_stack_walkers(size_t *n)
+{
+	static const char *const names[] = { "backtrace", "_Unwind_Backtrace" };
+	*n = sizeof(names) / sizeof(*names);
+	return names;
+}
+
 bool lazy_wants_original_returns(const rtl_binary *exe)
 {
 	const char *force = getenv("RETICLE_ORIGINAL_RETURNS");

@@ -223,6 +223,10 @@ bool patch_has_retired(const struct proc *p);
  * executable is known: Go, V8, backtrace(); RETICLE_ORIGINAL_RETURNS=0|1
  * forces it). */
 bool lazy_wants_original_returns(const rtl_binary *exe);
+/* The imports that mark a binary as walking its own stack (backtrace,
+ * _Unwind_Backtrace): a program whose libraries import them wants original
+ * return addresses too (the engine looks, elf/needed.c). */
+const char *const *lazy_stack_walkers(size_t *n);
 /* Reads the slots of the PLT stubs in P's plt_watch (a thread is exiting:
  * the process's memory is still there). */
 void lazy_bind_plt(struct proc *p);

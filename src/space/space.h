@@ -227,6 +227,7 @@ struct proc {
 	 * shares with its parent, put back when the parent goes on (session.c) */
 	struct text_snapshot *vfork_text;
 	bool unwind_off;          /* a registration call failed: none made any more */
+	bool unwind_at_entry;     /* one jumped to 0 before the entry point: wait for it */
 	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;

@@ -152,6 +152,8 @@ bool os_has_fsgsbase(void);
 int os_set_scratch(pid_t tid, uint64_t r0, uint64_t r1);
 /* Pops a return address: emulates a 'ret' at the current pc. */
 int os_emulate_ret(pid_t tid);
+/* The value of NAME in process PID's environment (malloc'd), or NULL. */
+char *os_environ_get(pid_t pid, const char *name);
 /* The system call a thread is stopped in (a seccomp stop's), or -1. */
 long os_seccomp_syscall(pid_t tid);
 /* The clone or clone3 a thread is stopped in (seccomp stop) made without

@@ -564,6 +564,25 @@ int os_mem_write(int memfd, uint64_t addr, const void *buf, size_t len)
 	return n < 0 ? -errno : -EIO;
 }
 
+char *os_environ_get(pid_t pid, const char *name)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *entry = NULL, *value = NULL;
+	size_t cap = 0, len = strlen(name);
+	while (getdelim(&entry, &cap, '\0', f) > 0)
+		if (!strncmp(entry, name, len) && entry[len] == '=') {
+			value = strdup(entry + len + 1);
+			break;
+		}
+	free(entry);
+	fclose(f);
+	return value;
+}
+
 pid_t os_tgid(pid_t tid)
 {
 	char path[64], line[256];
