@@ -22,6 +22,7 @@
 #include "util/array.h"
 #include "util/log.h"
 #include "warm/warm.h"
+#include "isa/x86_64/relocate.h"
 #include "isa/x86_64/writer.h"
 
 enum { PAGE = 4096 };
@@ -65,6 +66,7 @@ void proc_free(struct proc *p)
 		free(m->warm);
 		dcache_free(m);
 		ccache_free(m);
+		x86_foreign_cache_free(m->foreign);
 		patch_module_unwind_free(m);
 	}
 	free(p->mods);
@@ -384,6 +386,7 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return -ENOMEM;
 	}
 	fn_link_extent(bin, &m->lo, &m->hi);   /* an opened binary has a segment */
+	m->foreign = x86_foreign_cache_new(n);   /* NULL: learnt anew each time */
 	/* (only such programs can have them: not a scan of every module's names) */
 	m->return_tables = p->original_returns && fn_has_return_tables(bin);
 	m->lo += bias;
@@ -552,6 +555,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 		*m = *pm;
 		m->unw = NULL;   /* reloaded when needed */
 		m->dcache = m->ccache = NULL;   /* the parent's; the child decodes anew */
+		m->foreign = x86_foreign_cache_new(n);
 		m->path = strdup(pm->path);
 		m->fs = rtl_dup_array(pm->fs, n, sizeof(*m->fs));
 		m->warm = rtl_dup_array(pm->warm, pm->nwarm, sizeof(*m->warm));

@@ -999,7 +999,8 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 	if (!d->cached)
 		x86_decode_function(d->code, f->size, f->addr + m->bias, &d->insns, &d->ninsns);
 	free(d->foreign);   /* analysed again (same_as_fresh) */
-	d->foreign = x86_foreign_entries(m->bin, m->bias, f, d->insns, d->ninsns, &d->nforeign, &d->foreign_known);
+	d->foreign = x86_foreign_entries(m->bin, m->bias, f, d->insns, d->ninsns, &d->nforeign, &d->foreign_known,
+					 m->foreign, p->patch->env->probes->whole_lines);
 	struct reloc_ctx ctx = { p, m, NULL, f };
 	struct x86_reloc_env env = {
 		.addr = f->addr + m->bias, .size = f->size, .code = d->code,

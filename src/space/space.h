@@ -127,6 +127,8 @@ struct call_rec {
 	uint32_t block;           /* index into proc->blocks */
 };
 
+struct x86_foreign_cache;
+
 struct module {
 	char *path;
 	uint64_t bias;            /* run-time = link-time + bias */
@@ -153,6 +155,7 @@ struct module {
 	/* the listed functions decoded (patch/decode_cache.c) and relocated
 	 * (patch/copy_cache.c) in earlier runs: NULL without warm start */
 	struct fn_cache *dcache, *ccache;
+	struct x86_foreign_cache *foreign;   /* its functions' branches out, learnt (foreign.c) */
 };
 
 struct thread {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -40,6 +41,7 @@ struct pre_bin {
 	_Atomic(struct pre_fn *) *slot;
 	size_t n;
 	size_t next;              /* the sweep's next function; n when not sweeping */
+	struct x86_foreign_cache *foreign;   /* its functions' branches out, learnt once */
 };
 
 struct ahead {
@@ -57,10 +59,10 @@ struct ahead {
 	const struct probe_set *probes;
 };
 
-static struct pre_fn *make(const struct ahead *pd, const rtl_binary *bin, size_t k)
+static struct pre_fn *make(const struct ahead *pd, struct pre_bin *pb, size_t k)
 {
 	struct pre_fn *r = malloc(sizeof(*r));
-	if (r && prepare_copy(bin, k, pd->probes, &r->blob, &r->len))
+	if (r && prepare_copy(pb->bin, k, pd->probes, pb->foreign, &r->blob, &r->len))
 		free(r), r = NULL;
 	return r;
 }
@@ -70,7 +72,7 @@ static void run_item(struct ahead *pd, struct pre_bin *pb, size_t k)
 	struct pre_fn *expect = NULL;
 	if (!atomic_compare_exchange_strong(&pb->slot[k], &expect, CLAIMED))
 		return;
-	struct pre_fn *r = make(pd, pb->bin, k);
+	struct pre_fn *r = make(pd, pb, k);
 	expect = CLAIMED;
 	if (!r) {
 		atomic_compare_exchange_strong(&pb->slot[k], &expect, TAKEN);
@@ -182,6 +184,7 @@ bool ahead_free(struct ahead *pd)
 			}
 		}
 		free(pb->slot);
+		x86_foreign_cache_free(pb->foreign);
 		free(pb);
 	}
 	free(pd->bins);
@@ -210,7 +213,8 @@ static struct pre_bin *bin_of(struct ahead *pd, const rtl_binary *bin, bool make
 		free(slot);
 		return NULL;
 	}
-	*pb = (struct pre_bin){ .bin = bin, .slot = slot, .n = n, .next = n };
+	*pb = (struct pre_bin){ .bin = bin, .slot = slot, .n = n, .next = n,
+				.foreign = x86_foreign_cache_new(n) };
 	pd->bins[pd->nbins++] = pb;
 	return pb;
 }

@@ -73,8 +73,8 @@ static int made_plan(void *c, const struct rtl_function_cfg *cfg, struct probe_p
 	return probe_plan_build(m->probes, cfg, rtl_binary_path(m->bin), m->f->name, m->bias, out);
 }
 
-int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes, void **blob,
-		 size_t *len)
+int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes,
+		 struct x86_foreign_cache *fcache, void **blob, size_t *len)
 {
 	const rtl_function *f = rtl_binary_function(bin, k);
 	if (!f->size || (f->sources & RTL_SRC_PLT) || rtl_binary_has_textrel(bin))
@@ -111,7 +111,8 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 	struct x86_reloc r;
 	const char *reason;
 	uint64_t *foreign = NULL;
-	env.foreign = foreign = x86_foreign_entries(bin, bias, f, insns, ninsns, &env.nforeign, &env.foreign_known);
+	env.foreign = foreign = x86_foreign_entries(bin, bias, f, insns, ninsns, &env.nforeign, &env.foreign_known,
+						    fcache, probes->whole_lines);
 	err = x86_relocate(&env, dest, &r, &reason);
 	free(foreign);
 	if (err) {

@@ -64,8 +64,9 @@ int warm_open_binary(const char *dir, const char *path, rtl_binary **out);
 /* prepare.c: a copy made for no process */
 /* A position-free copy (isa/x86_64/persist.h) of function K of BIN with
  * the plans of PROBES, made from the binary alone: *BLOB malloc'd. */
-int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes, void **blob,
-		 size_t *len);
+struct x86_foreign_cache;
+int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes,
+		 struct x86_foreign_cache *foreign, void **blob, size_t *len);
 
 /* ahead.c: copies made ahead of first calls on a helper thread */
 struct ahead;

@@ -3,10 +3,17 @@
  * into its .cold parts, unnamed in stripped binaries, and they jump back
  * into its body; a .cold part is entered by its parent's jumps. The
  * dominators of x86_cfg_implied_blocks are rooted there too. */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include "isa/x86_64/relocate.h"
+#include "util/array.h"
 
-enum { MAX_FUNCS = 16, MAX_SIZE = 64 << 10 };
+/* Functions larger than MAX_SIZE are not read (cover's implied blocks
+ * read up to MAX_SIZE_COVER): a .cold part is small, and a large function
+ * F tail-calls is decoded for nothing (25 ms of a cold gcc run when every
+ * one was read). */
+enum { MAX_FUNCS = 16, MAX_SIZE = 4 << 10, MAX_SIZE_COVER = 64 << 10 };
 
 static bool jumps(const struct x86_insn *in)
 {
@@ -39,8 +46,86 @@ bool x86_branches_into(const rtl_binary *bin, uint64_t bias, const rtl_function 
 	return ok;
 }
 
+struct x86_foreign_cache {
+	size_t n;
+	_Atomic(struct branch_list *) *slot;
+};
+
+/* A function's direct branch targets outside itself (link-time), or
+ * UNREADABLE. */
+struct branch_list {
+	size_t n;
+	uint64_t t[];
+};
+static struct branch_list unreadable;
+
+struct x86_foreign_cache *x86_foreign_cache_new(size_t nfunctions)
+{
+	struct x86_foreign_cache *c = malloc(sizeof(*c));
+	if (c && !(c->slot = calloc(nfunctions ? nfunctions : 1, sizeof(*c->slot)))) {
+		free(c);
+		return NULL;
+	}
+	if (c)
+		c->n = nfunctions;
+	return c;
+}
+
+void x86_foreign_cache_free(struct x86_foreign_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		struct branch_list *l = atomic_load(&c->slot[i]);
+		if (l != &unreadable)
+			free(l);
+	}
+	free(c->slot);
+	free(c);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* C's branches out of itself (decoded once per cache: a function that many
+ * tail-call was decoded for each of them, 8% of a cold gcc run). */
+static struct branch_list *branches_of(const rtl_binary *bin, const rtl_function *c, struct x86_foreign_cache *cache)
+{
+	size_t k = (size_t)(c - rtl_binary_function(bin, 0));
+	struct branch_list *l = cache && k < cache->n ? atomic_load(&cache->slot[k]) : NULL;
+	if (l)
+		return l;
+	uint64_t *v = NULL;
+	size_t n = 0;
+	bool ok = c->size && c->size <= MAX_SIZE_COVER && x86_branches_into(bin, 0, c, 0, UINT64_MAX, &v, &n);
+	size_t kept = 0;
+	for (size_t i = 0; ok && i < n; i++)
+		if (v[i] < c->addr || v[i] >= c->addr + c->size)
+			v[kept++] = v[i];
+	l = ok ? malloc(sizeof(*l) + kept * sizeof(*l->t)) : NULL;
+	if (l) {
+		l->n = kept;
+		memcpy(l->t, v, kept * sizeof(*v));
+		qsort(l->t, kept, sizeof(*l->t), cmp_u64);   /* each caller takes its slice */
+	} else {
+		l = &unreadable;
+	}
+	free(v);
+	struct branch_list *none = NULL;
+	if (cache && k < cache->n && !atomic_compare_exchange_strong(&cache->slot[k], &none, l)) {
+		if (l != &unreadable)   /* another thread's came first */
+			free(l);
+		l = none;
+	}
+	return l;
+}
+
 uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_function *f,
-			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known)
+			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known,
+			      struct x86_foreign_cache *cache, bool all)
 {
 	const rtl_function *seen[MAX_FUNCS];
 	size_t nseen = 0;
@@ -60,8 +145,22 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 			dup = seen[k] == c;
 		if (!c || c == f || dup)
 			continue;   /* outside the binary's functions (the PLT's own jumps are indirect) */
-		*known = nseen < MAX_FUNCS && c->size && c->size <= MAX_SIZE &&
-			 x86_branches_into(bin, bias, c, lo, hi, &v, n);
+		struct branch_list *l = nseen < MAX_FUNCS && c->size <= (all ? MAX_SIZE_COVER : MAX_SIZE)
+					? branches_of(bin, c, cache) : &unreadable;
+		*known = l != &unreadable;
+		size_t j = *known ? rtl_lower_bound_u64(l->t, l->n, lo - bias + 1) : 0;
+		for (; *known && j < l->n && l->t[j] + bias < hi; j++) {
+			uint64_t t = l->t[j] + bias;
+			uint64_t *nv = realloc(v, (*n + 1) * sizeof(*v));
+			if (!nv) {
+				*known = false;
+				break;
+			}
+			v = nv;
+			v[(*n)++] = t;
+		}
+		if (!cache && l != &unreadable)
+			free(l);
 		if (*known)
 			seen[nseen++] = c;
 	}

@@ -234,11 +234,18 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
  * memory ran out. */
 bool x86_branches_into(const rtl_binary *bin, uint64_t bias, const rtl_function *c, uint64_t lo, uint64_t hi,
 		       uint64_t **v, size_t *n);
+struct x86_foreign_cache;
 /* Run-time addresses inside F (not its entry) where functions F jumps into
  * jump back (foreign.c): malloc'd, *N of them; *KNOWN false when some such
- * function could not be read (too many, too large). */
+ * function could not be read (too many, too large: ALL reads larger ones,
+ * as cover's implied blocks need). */
 uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_function *f,
-			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known);
+			      const struct x86_insn *insns, size_t ninsns, size_t *n, bool *known,
+			      struct x86_foreign_cache *cache, bool all);
+/* What x86_foreign_entries learns of a binary's functions, kept (NULL:
+ * nothing kept). Threads may share one. */
+struct x86_foreign_cache *x86_foreign_cache_new(size_t nfunctions);
+void x86_foreign_cache_free(struct x86_foreign_cache *c);
 size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t addr, size_t size,
 			    uint64_t *out, size_t max);
 /* Where A's function, at run-time [ADDR, ADDR+SIZE), may go outside itself
