@@ -102,9 +102,17 @@ static int make_filter(rtl_cachesim *b)
 	f->pow2 = !(f->nsets & (f->nsets - 1));
 	f->setmask = f->nsets - 1;
 	f->A = l->assoc;
-	b->warm_filter = f;
 	int rc = cs_stack_init(f);
-	return rc ? rc : pick_reps(b);
+	if (!rc)
+		rc = pick_reps(b);
+	if (rc) {   /* nothing half made: the next call tries again */
+		free(f->tags);
+		free(f->hist);
+		free(f);
+		return rc;
+	}
+	b->warm_filter = f;
+	return 0;
 }
 
 /* ADDR's reference in the lower engines that stand for their kind (their
