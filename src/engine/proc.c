@@ -482,7 +482,9 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	int err = proc_exe(p, exe, &bin);
 	if (err)
 		return err;
-	p->original_returns = lazy_wants_original_returns(bin) || libraries_walk_stack(p, exe, bin);
+	p->original_returns = lazy_wants_original_returns(bin);
+	p->original_returns_soft = !p->original_returns && libraries_walk_stack(p, exe, bin);
+	p->original_returns |= p->original_returns_soft;
 	if ((err = proc_add_main_modules(p, tid, exe, bin)))
 		return err;
 	return timers_setup_image(p, tid);
@@ -514,6 +516,7 @@ struct proc *proc_fork(struct proc *parent, pid_t child)
 	p->unwind_lock = parent->unwind_lock;
 	p->unwind_off = parent->unwind_off;
 	p->original_returns = parent->original_returns;
+	p->original_returns_soft = parent->original_returns_soft;
 	p->warm_started = parent->warm_started;
 	/* the child has the parent's patched text: detaching it undoes the same */
 	p->attached = parent->attached;

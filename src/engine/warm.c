@@ -104,7 +104,8 @@ void warm_load(struct proc *p, struct module *m)
 	free(path);
 	free(mine);
 	dcache_open(m, session_warm_dir(p->s));
-	ccache_open(m, session_warm_dir(p->s), session_probes(p->s), p->original_returns);
+	ccache_open(m, session_warm_dir(p->s), session_probes(p->s),
+		    p->original_returns_soft ? "rs" : p->original_returns ? "r" : "");
 }
 
 /* Decoding and analysis are most of relocating and read only the binaries

@@ -351,7 +351,7 @@ static int add_ret_trap(struct proc *p, uint64_t at, uint64_t to)
 		p->patch->ret_traps[k] = p->patch->ret_traps[k - 1];
 		k--;
 	}
-	p->patch->ret_traps[k] = (struct ret_trap){ at, to };
+	p->patch->ret_traps[k] = (struct ret_trap){ at, to, 0 };
 	p->patch->nret_traps++;
 	return 0;
 }
@@ -1185,6 +1185,9 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		 * placed, after the copy is saved as a single thread's */
 		.atomic = p->multithreaded && !p->thread_counters,
 		.original_returns = p->original_returns,
+		/* single-threaded, hot return traps are made plain calls instead
+		 * (patch_breakpoint) */
+		.original_returns_soft = p->original_returns_soft && p->multithreaded,
 		.insns = d.insns, .ninsns = d.ninsns,
 		.signal_id = probe_signal_id(m->bin, idx),
 		.mem_point = ctx_mem_point, .mem_untraced = ctx_mem_untraced, .mem_table = ctx_mem_table, .fsgsbase = os_has_fsgsbase(),
@@ -1434,14 +1437,50 @@ int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_
 	return err;
 }
 
+/* A call of a copy that pushed its original return address, whose
+ * return point took no jump and traps at every return (-O0's "call f;
+ * nop; leave; ret"): made a plain call, returning into the copy, once it
+ * has trapped HOT_RETURN times, where only a library the program needs
+ * walks the stack (original_returns_soft) and the one thread is stopped.
+ * The sequence before TO (push_original_return and its jmp: lea, mov,
+ * mov, jmp rel32) becomes 'call T' and a short jump to TO. */
+enum { HOT_RETURN = 64 };
+
+static void plain_call_before(struct proc *p, uint64_t to)
+{
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 }, mov0[] = { 0xc7, 0x04, 0x24 },
+			     mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
+	struct module *m;
+	const struct func_state *fs = proc_copy_at(p, to - 25, &m);
+	if (!fs || m->win < 0 || proc_copy_at(p, to - 1, &m) != fs)
+		return;
+	uint8_t *b = window_local(&p->shm.wins[m->win], to - 25);
+	if (memcmp(b, lea, 5) || memcmp(b + 5, mov0, 3) || memcmp(b + 12, mov4, 4) || b[20] != 0xe9)
+		return;
+	int32_t rel;
+	memcpy(&rel, b + 21, 4);
+	uint64_t target = to + (uint64_t)(int64_t)rel;
+	int64_t call_rel = (int64_t)(target - (to - 20));
+	if (call_rel != (int32_t)call_rel)
+		return;
+	uint8_t seq[7] = { 0xe8, 0, 0, 0, 0, 0xeb, 18 };   /* call T; jmp TO (from TO-18) */
+	int32_t r32 = (int32_t)call_rel;
+	memcpy(seq + 1, &r32, 4);
+	memcpy(b, seq, sizeof(seq));
+	rtl_debug("pid %d: the call returning at %#llx in a copy made a plain call (hot return trap)",
+		  (int)p->pid, (unsigned long long)to);
+}
+
 enum patch_trap patch_breakpoint(struct proc *p, pid_t tid, uint64_t pc)
 {
 	uint64_t addr = pc - 1;
 	struct module *m;
 	const rtl_function *f;
-	const struct ret_trap *rt = p->patch->nret_traps ? find_ret_trap(p, addr) : NULL;
+	struct ret_trap *rt = p->patch->nret_traps ? (struct ret_trap *)find_ret_trap(p, addr) : NULL;
 	if (rt) {   /* a return into the original code where no jump fitted */
 		p->patch->env->stats->traps++;
+		if (++rt->hits == HOT_RETURN && p->original_returns_soft && !p->multithreaded && !p->attached)
+			plain_call_before(p, rt->to);
 		return os_set_pc(tid, rt->to) ? PATCH_TRAP_NOT_MINE : PATCH_TRAP_HANDLED;
 	}
 	if (p->patch->nprobe_traps && patch_is_probe_trap(p, addr))

@@ -89,7 +89,7 @@ struct patch_proc {
 	 * point (original run-time ADDR, KIND), the snippet's ID, the function */
 	struct call_trap { uint64_t at, addr; uint32_t id, mod, fn; uint8_t kind; } *call_traps;
 	size_t ncall_traps, capcall_traps;
-	struct ret_trap { uint64_t at, to; } *ret_traps;
+	struct ret_trap { uint64_t at, to; uint32_t hits; } *ret_traps;
 	size_t nret_traps, capret_traps;
 	/* cover's one-shot int3s in the original code of functions whose
 	 * copies were given up (revert.c), sorted by AT: the block's COUNTER

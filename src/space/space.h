@@ -224,8 +224,10 @@ struct proc {
 	 * yet, 1 not found (another unwinder, or one without the lock) */
 	uint64_t unwind_lock;
 	/* copies push original return addresses (patch/lazy.c): the program
-	 * walks its own stack (Go, V8) or calls backtrace() */
-	bool original_returns;
+	 * walks its own stack (Go, V8) or calls backtrace(); SOFT: only a
+	 * library it needs does, and calls whose return points cannot take a
+	 * jump keep code-cache return addresses (x86_reloc_env) */
+	bool original_returns, original_returns_soft;
 	/* a vfork child let go at PTRACE_TRACEME: the instrumented text it
 	 * shares with its parent, put back when the parent goes on (session.c) */
 	struct text_snapshot *vfork_text;

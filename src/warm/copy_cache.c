@@ -20,7 +20,7 @@
 
 static const char magic[8] = "RTLCOPY7";
 
-void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, bool original_returns)
+void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, const char *mode)
 {
 	/* text the loader relocates (DT_TEXTREL) changes with the load address;
 	 * memory records name the run's own access numbers */
@@ -29,7 +29,7 @@ void ccache_open(struct module *m, const char *dir, const struct probe_set *prob
 	char suffix[32];
 	/* copies are kept per probe set (the collectors' plans), and those with
 	 * original return addresses apart */
-	snprintf(suffix, sizeof(suffix), "code%s%s", probes->key, original_returns ? "r" : "");
+	snprintf(suffix, sizeof(suffix), "code%s%s", probes->key, mode);
 	char *path = warm_file_path(dir, m->bin, suffix);
 	if (path)
 		m->ccache = fncache_open(path, magic);

@@ -102,7 +102,9 @@ void dcache_free(struct module *m);
 /* copy_cache.c: the warm-start list's functions, relocated */
 /* M's file in cache directory DIR for the copies of probe set PROBES,
  * with original return addresses or not. */
-void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, bool original_returns);
+/* MODE: "" for code-cache return addresses, "r" original ones, "rs" the
+ * soft kind (x86_reloc_env's original_returns_soft). */
+void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, const char *mode);
 /* F's saved copy (a blob for isa/x86_64/persist.h) when its bytes are
  * CODE, else NULL. Safe beside other threads. */
 const void *ccache_find(const struct module *m, const rtl_function *f, const uint8_t *code, size_t *len);

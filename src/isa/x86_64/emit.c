@@ -97,6 +97,37 @@ static bool returns_through_original(const struct emitter *e, size_t i)
 	return in->addr + in->len >= e->a->env->addr + 5 || e->a->env->original_returns;
 }
 
+/* Whether call I's return point can take a 5-byte jump back into the copy
+ * (lazy.c, patch_returns_as): inside the function, before the next call's
+ * return point, with no other way into the code under it. */
+static bool return_point_fits(const struct emitter *e, size_t i)
+{
+	const struct x86_analysis *a = e->a;
+	const struct x86_reloc_env *env = a->env;
+	uint64_t at = a->insns[i].addr + a->insns[i].len;
+	if (at + 5 > env->addr + env->size)
+		return false;
+	for (size_t j = i + 1; j < a->n && a->insns[j].addr < at + 5; j++)
+		if ((a->insns[j].kind == X86_CALL || a->insns[j].kind == X86_ICALL) &&
+		    a->insns[j].addr + a->insns[j].len < at + 5)
+			return false;
+	for (size_t k = 0; k < env->ninterior; k++)
+		if (env->interior[k] > at && env->interior[k] < at + 5)
+			return false;
+	for (size_t k = 0; k < env->nforeign; k++)
+		if (env->foreign[k] > at && env->foreign[k] < at + 5)
+			return false;
+	return true;
+}
+
+/* Whether call I pushes its original return address for the whole
+ * process's sake (x86_reloc_env's original_returns and _soft). */
+static bool wants_original_return(const struct emitter *e, size_t i)
+{
+	const struct x86_reloc_env *env = e->a->env;
+	return env->original_returns && (!env->original_returns_soft || return_point_fits(e, i));
+}
+
 /* The ModRM byte of 'call r/m64' (ff /2) in BYTES, or -1 for another form. */
 static int icall_modrm(const struct x86_insn *in, const uint8_t *bytes)
 {
@@ -191,7 +222,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 			out->calls[out->ncalls++] = cs;
 		const struct x86_reloc_env *env = e->a->env;
 		if (returns_through_original(e, i) &&
-		    (env->original_returns || (env->keeps_caller && env->keeps_caller(env->ctx, in->target))))
+		    (wants_original_return(e, i) || (env->keeps_caller && env->keeps_caller(env->ctx, in->target))))
 			return call_with_original_return(e, i, out);
 		return branch_to(e, in->target, x86_call, 0, false);
 	}
@@ -217,7 +248,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	uint8_t as_jmp[16];
 	int modrm = -1;
 	bool pushed = false;   /* the original return address: BYTES jump */
-	if (in->kind == X86_ICALL && e->a->env->original_returns && returns_through_original(e, i) &&
+	if (in->kind == X86_ICALL && wants_original_return(e, i) && returns_through_original(e, i) &&
 	    !(in->has_mem && in->mem.base == 4) && e->a->table_of[i] < 0 &&
 	    (modrm = icall_modrm(in, bytes)) >= 0 && in->len <= sizeof(as_jmp)) {
 		memcpy(as_jmp, bytes, in->len);

@@ -58,6 +58,11 @@ struct x86_reloc_env {
 	/* Every call pushes the original return address (runtimes that walk
 	 * their own stacks: Go, V8; backtrace()): see x86_ret_patch. */
 	bool original_returns;
+	/* ... asked for by a library the program needs, not by the program
+	 * (elf/needed.c): a call whose return point cannot take a 5-byte jump
+	 * back (it would trap at every return: -O0's "call; nop; leave; ret")
+	 * keeps its code-cache return address there. */
+	bool original_returns_soft;
 	/* Memory tracing (RTL_POINT_MEMORY): the number of the K-th data
 	 * access A of the instruction at run-time INSN, for its records (0:
 	 * no room, the access goes untraced); AFTER, when not 0, the access
