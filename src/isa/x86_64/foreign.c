@@ -145,6 +145,11 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 			dup = seen[k] == c;
 		if (!c || c == f || dup)
 			continue;   /* outside the binary's functions (the PLT's own jumps are indirect) */
+		/* a named function that is not a .cold part is a tail call's
+		 * callee (cold parts are local, unnamed where stripped): not read
+		 * for blocks' sake alone (cover's implied blocks read them all) */
+		if (!all && c->name && *c->name && !strstr(c->name, ".cold"))
+			continue;
 		struct branch_list *l = nseen < MAX_FUNCS && c->size <= (all ? MAX_SIZE_COVER : MAX_SIZE)
 					? branches_of(bin, c, cache) : &unreadable;
 		*known = l != &unreadable;
