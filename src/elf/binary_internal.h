@@ -110,6 +110,9 @@ char *rtl_binary_name_room(rtl_binary *bin, size_t len);
 /* The allocated section containing link-time ADDR, or NULL. */
 const struct rtl_section *rtl_elf_section_at(const rtl_binary *bin, uint64_t addr);
 int rtl_elf_is_plt_name(const char *name);
+/* Whether ELF's .dynsym names one of NAMES (or NAME@VERSION), undefined
+ * (IMPORTED) or defined. */
+bool rtl_elf_dynsym_has_any(Elf *elf, const char *const *names, size_t nnames, bool imported);
 /* A pointer to LEN bytes at VADDR in the file image, or NULL. */
 const unsigned char *rtl_binary_ptr(const rtl_binary *bin, uint64_t vaddr, size_t len);
 /* The named section (first match), its data, or NULL. */

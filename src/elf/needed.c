@@ -21,38 +21,15 @@ static const char *const system_dirs[] = {
 	"/lib", "/usr/lib", "/usr/local/lib",
 };
 
-/* Whether the ELF file at PATH has NAME among its undefined dynamic symbols. */
+/* Whether the ELF file at PATH imports one of NAMES (its .dynsym alone:
+ * the library is not analysed). */
 static bool file_imports_any(const char *path, const char *const *names, size_t nnames)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	bool found = false;
-	Elf_Scn *scn = NULL;
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d, *sd;
-		Elf_Scn *strs;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)) || !(strs = elf_getscn(e, sh.sh_link)) ||
-		    !(sd = elf_getdata(strs, NULL)) || !sd->d_buf)
-			continue;
-		bool any = false;   /* a name not in its strings is in no symbol */
-		for (size_t k = 0; k < nnames && !any; k++)
-			any = memmem(sd->d_buf, sd->d_size, names[k], strlen(names[k])) != NULL;
-		for (size_t i = 1; any && !found && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF ||
-			    !(n = elf_strptr(e, sh.sh_link, sym.st_name)))
-				continue;
-			for (size_t k = 0; k < nnames && !found; k++) {
-				size_t len = strlen(names[k]);
-				found = !strncmp(n, names[k], len) && (n[len] == '\0' || n[len] == '@');
-			}
-		}
-	}
+	bool found = e && rtl_elf_dynsym_has_any(e, names, nnames, true);
 	elf_end(e);
 	close(fd);
 	return found;

@@ -221,13 +221,10 @@ int rtl_elf_in_plt(const rtl_binary *bin, uint64_t addr)
 /* Whether the binary takes NAME from another object: an undefined symbol
  * of its dynamic symbol table (version suffixes aside), called through the
  * PLT or through a GOT slot alike (-z now, -fno-plt). */
-/* Whether .dynsym names NAME (or NAME@VERSION) undefined (IMPORTED) or
- * defined. */
-static int dynsym_has(const rtl_binary *bin, const char *name, bool imported)
+bool rtl_elf_dynsym_has_any(Elf *elf, const char *const *names, size_t nnames, bool imported)
 {
 	Elf_Scn *scn = NULL;
-	size_t len = strlen(name);
-	while ((scn = elf_nextscn(bin->elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
@@ -236,20 +233,31 @@ static int dynsym_has(const rtl_binary *bin, const char *name, bool imported)
 		/* a name not in its strings is in no symbol: a search of the bytes
 		 * instead of a look at every symbol (cc1 exports all of its own,
 		 * for plugins: 1.3 ms a question) */
-		Elf_Scn *strs = elf_getscn(bin->elf, sh.sh_link);
+		Elf_Scn *strs = elf_getscn(elf, sh.sh_link);
 		Elf_Data *sd = strs ? elf_getdata(strs, NULL) : NULL;
-		if (sd && sd->d_buf && !memmem(sd->d_buf, sd->d_size, name, len))
-			continue;
-		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+		bool any = !sd || !sd->d_buf;
+		for (size_t k = 0; k < nnames && !any; k++)
+			any = memmem(sd->d_buf, sd->d_size, names[k], strlen(names[k])) != NULL;
+		for (size_t i = 1; any && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			if (!gelf_getsym(d, (int)i, &sym) || (sym.st_shndx == SHN_UNDEF) != imported)
 				continue;
-			const char *n = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
-			if (n && !strncmp(n, name, len) && (n[len] == '\0' || n[len] == '@'))
-				return 1;
+			const char *n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			for (size_t k = 0; n && k < nnames; k++) {
+				size_t len = strlen(names[k]);
+				if (!strncmp(n, names[k], len) && (n[len] == '\0' || n[len] == '@'))
+					return true;
+			}
 		}
 	}
-	return 0;
+	return false;
+}
+
+/* Whether .dynsym names NAME (or NAME@VERSION) undefined (IMPORTED) or
+ * defined. */
+static int dynsym_has(const rtl_binary *bin, const char *name, bool imported)
+{
+	return rtl_elf_dynsym_has_any(bin->elf, &name, 1, imported);
 }
 
 int rtl_binary_imports(const rtl_binary *bin, const char *name)

@@ -33,14 +33,20 @@ void unwind_module_added(struct proc *p, struct module *m)
 		p->register_frame = a + m->bias;
 }
 
+/* Function FN of module MOD waits for registration. */
+static void unwind_queue(struct proc *p, uint32_t mod, uint32_t fn)
+{
+	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
+		return;
+	p->unw_pending[p->nunw_pending].mod = mod;
+	p->unw_pending[p->nunw_pending++].fn = fn;
+}
+
 void unwind_function_relocated(struct proc *p, struct module *m, size_t fn)
 {
 	if (!patch_module_unwind(p, m))
 		return;   /* C code: nothing to register (see patch_module_unwind) */
-	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
-		return;
-	p->unw_pending[p->nunw_pending].mod = (uint32_t)(m - p->mods);
-	p->unw_pending[p->nunw_pending++].fn = (uint32_t)fn;
+	unwind_queue(p, (uint32_t)(m - p->mods), (uint32_t)fn);
 }
 
 static bool inside_unwinder(struct proc *p, pid_t tid);
@@ -419,15 +425,6 @@ int unwind_detach(struct proc *p, pid_t tid)
 	return 0;
 }
 
-/* Function FN of module MOD waits for registration again. */
-static void unwind_queue_again(struct proc *p, uint32_t mod, uint32_t fn)
-{
-	if (rtl_grow(&p->unw_pending, &p->capunw_pending, p->nunw_pending + 1, sizeof(*p->unw_pending)))
-		return;
-	p->unw_pending[p->nunw_pending].mod = mod;
-	p->unw_pending[p->nunw_pending++].fn = fn;
-}
-
 void unwind_flush(struct proc *p, pid_t tid)
 {
 	if (!p->register_frame || p->in_call || !p->gadget || !p->nunw_pending)
@@ -468,9 +465,9 @@ void unwind_flush(struct proc *p, pid_t tid)
 			rtl_debug("pid %d: unwind registration jumped to 0: again at the entry point", (int)p->pid);
 			p->unwind_at_entry = true;
 			for (size_t i = 0; i < n; i++)
-				unwind_queue_again(p, mod, fns[i]);
+				unwind_queue(p, mod, fns[i]);
 			for (size_t i = 0; i < n_list; i++)
-				unwind_queue_again(p, list[i].mod, list[i].fn);
+				unwind_queue(p, list[i].mod, list[i].fn);
 			break;
 		}
 		if (err == -EFAULT || err == -ETIMEDOUT) {

@@ -641,8 +641,11 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	 * program that walks its own stack with _Unwind_Backtrace
 	 * (Rust's std for a panic's or a captured backtrace), called through
 	 * its PLT or through a GOT slot (-z now) */
-	if (rtl_binary_imports(exe, "backtrace") || rtl_binary_imports(exe, "_Unwind_Backtrace"))
-		return true;
+	size_t nwalkers;
+	const char *const *walkers = lazy_stack_walkers(&nwalkers);
+	for (size_t i = 0; i < nwalkers; i++)
+		if (rtl_binary_imports(exe, walkers[i]))
+			return true;
 	static const char *const names[] = {
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
 		"backtrace@plt", "backtrace", "_Unwind_Backtrace@plt",
@@ -1442,31 +1445,18 @@ int lazy_instrument_now(struct proc *p, struct module *m, size_t k, struct lazy_
  * nop; leave; ret"): made a plain call, returning into the copy, once it
  * has trapped HOT_RETURN times, where only a library the program needs
  * walks the stack (original_returns_soft) and the one thread is stopped.
- * The sequence before TO (push_original_return and its jmp: lea, mov,
- * mov, jmp rel32) becomes 'call T' and a short jump to TO. */
+ * The sequence before TO becomes 'call T' and a short jump to TO
+ * (x86_original_call_to_plain). */
 enum { HOT_RETURN = 64 };
 
 static void plain_call_before(struct proc *p, uint64_t to)
 {
-	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 }, mov0[] = { 0xc7, 0x04, 0x24 },
-			     mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
 	struct module *m;
-	const struct func_state *fs = proc_copy_at(p, to - 25, &m);
-	if (!fs || m->win < 0 || proc_copy_at(p, to - 1, &m) != fs)
+	uint64_t at = to - X86_ORIGINAL_CALL_LEN;
+	const struct func_state *fs = proc_copy_at(p, at, &m);
+	if (!fs || m->win < 0 || proc_copy_at(p, to - 1, &m) != fs ||
+	    !x86_original_call_to_plain(window_local(&p->shm.wins[m->win], at), at))
 		return;
-	uint8_t *b = window_local(&p->shm.wins[m->win], to - 25);
-	if (memcmp(b, lea, 5) || memcmp(b + 5, mov0, 3) || memcmp(b + 12, mov4, 4) || b[20] != 0xe9)
-		return;
-	int32_t rel;
-	memcpy(&rel, b + 21, 4);
-	uint64_t target = to + (uint64_t)(int64_t)rel;
-	int64_t call_rel = (int64_t)(target - (to - 20));
-	if (call_rel != (int32_t)call_rel)
-		return;
-	uint8_t seq[7] = { 0xe8, 0, 0, 0, 0, 0xeb, 18 };   /* call T; jmp TO (from TO-18) */
-	int32_t r32 = (int32_t)call_rel;
-	memcpy(seq + 1, &r32, 4);
-	memcpy(b, seq, sizeof(seq));
 	rtl_debug("pid %d: the call returning at %#llx in a copy made a plain call (hot return trap)",
 		  (int)p->pid, (unsigned long long)to);
 }

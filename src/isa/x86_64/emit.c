@@ -46,12 +46,14 @@ static int branch_to(struct emitter *e, uint64_t target, size_t (*emit)(struct x
 /* 'lea rsp,[rsp-8]; mov [rsp],lo; mov [rsp+4],hi': pushes call I's
  * original return address (no flags touched, as with a call). The return
  * point is filled in once labels are known (see emit). */
+/* lea rsp,[rsp-8]; mov dword [rsp],lo; mov dword [rsp+4],hi */
+static const uint8_t push_lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+static const uint8_t push_mov0[] = { 0xc7, 0x04, 0x24 }, push_mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
+
 static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *out)
 {
 	const struct x86_insn *in = &e->a->insns[i];
 	uint64_t ret = in->addr + in->len;
-	static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
-	static const uint8_t mov0[] = { 0xc7, 0x04, 0x24 }, mov4[] = { 0xc7, 0x44, 0x24, 0x04 };
 	/* a call that ends the function (to a function that does not return)
 	 * has nothing to resume in the copy: its return address is only read,
 	 * by an unwinder naming the frame */
@@ -60,13 +62,31 @@ static int push_original_return(struct emitter *e, size_t i, struct x86_reloc *o
 			return -ENOMEM;
 		out->rets[out->nrets++] = (struct x86_ret_patch){ ret, i + 1 };   /* index until emit ends */
 	}
-	x86_put(e->w, lea, sizeof(lea));
+	x86_put(e->w, push_lea, sizeof(push_lea));
 	x86_sp_moved(e->w, 8);   /* back to 0 once the jump that follows is written */
-	x86_put(e->w, mov0, sizeof(mov0));
+	x86_put(e->w, push_mov0, sizeof(push_mov0));
 	x86_put_half(e->w, ret, X86_FIX_LO32);
-	x86_put(e->w, mov4, sizeof(mov4));
+	x86_put(e->w, push_mov4, sizeof(push_mov4));
 	x86_put_half(e->w, ret, X86_FIX_HI32);
 	return 0;
+}
+
+bool x86_original_call_to_plain(uint8_t b[X86_ORIGINAL_CALL_LEN], uint64_t addr)
+{
+	if (memcmp(b, push_lea, sizeof(push_lea)) || memcmp(b + 5, push_mov0, sizeof(push_mov0)) ||
+	    memcmp(b + 12, push_mov4, sizeof(push_mov4)) || b[20] != 0xe9)
+		return false;
+	int32_t rel;
+	memcpy(&rel, b + 21, 4);
+	uint64_t end = addr + X86_ORIGINAL_CALL_LEN, target = end + (uint64_t)(int64_t)rel;
+	int64_t call_rel = (int64_t)(target - (addr + 5));
+	if (call_rel != (int32_t)call_rel)
+		return false;
+	uint8_t seq[7] = { 0xe8, 0, 0, 0, 0, 0xeb, X86_ORIGINAL_CALL_LEN - 7 };   /* call T; jmp END */
+	int32_t r32 = (int32_t)call_rel;
+	memcpy(seq + 1, &r32, 4);
+	memcpy(b, seq, sizeof(seq));
+	return true;
 }
 
 /* 'call T' with the original return address: pushed, then 'jmp T'. */

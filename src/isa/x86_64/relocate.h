@@ -239,6 +239,13 @@ int x86_decode_function(const uint8_t *code, size_t size, uint64_t addr, struct 
  * memory ran out. */
 bool x86_branches_into(const rtl_binary *bin, uint64_t bias, const rtl_function *c, uint64_t lo, uint64_t hi,
 		       uint64_t **v, size_t *n);
+/* A copy's 'call T' with the original return address (the return address
+ * pushed, then 'jmp T rel32'): X86_ORIGINAL_CALL_LEN bytes at B, run-time
+ * ADDR, made 'call T' (returning into the copy) and a short jump past the
+ * rest, where no thread can be inside them. False, nothing changed, when B
+ * holds no such sequence or T is out of reach. */
+enum { X86_ORIGINAL_CALL_LEN = 25 };
+bool x86_original_call_to_plain(uint8_t b[X86_ORIGINAL_CALL_LEN], uint64_t addr);
 struct x86_foreign_cache;
 /* Run-time addresses inside F (not its entry) where functions F jumps into
  * jump back (foreign.c): malloc'd, *N of them; *KNOWN false when some such

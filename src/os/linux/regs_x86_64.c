@@ -1,5 +1,6 @@
 /* Where Linux meets x86-64: the register set, syscall registers, returns. */
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stddef.h>
@@ -10,10 +11,6 @@
 #include <sys/user.h>
 #include <reticle/error.h>
 #include "os/linux/os.h"
-
-#ifndef CLONE_UNTRACED
-#define CLONE_UNTRACED 0x00800000
-#endif
 
 static int get_regs(pid_t tid, struct user_regs_struct *r)
 {
