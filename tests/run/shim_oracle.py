@@ -32,7 +32,8 @@ function only; then a function that spins 2P after a call returns (its
 time is seen only if the signal is set again there). Shim must see them
 as the program's own TSC sums do, within 5 points (each phase is only
 1,000 cycles: the signal stores' own stalls shift a few points), and its
-gap percentiles must spread (p10 < 0.8 x period < 1.2 x period < p90).
+gap percentiles must spread (p10 < 0.8 x period < 1.2 x period < p90); off in
+the first try, a second, as for phases.
 
 signals (programs/shim_signals.c ROUNDS: the program's own signals through
 reticle/signal.h, values 1, 2, 3 in turn in the main thread, 7 in a
@@ -160,6 +161,20 @@ def phases(reticle, work, prog, env, native):
             compare("calltime,shim", exact, doc, 2.0)
 
 
+def alias(reticle, work, prog, env):
+    p = int(prog[1]) if len(prog) > 1 else 1000
+    r, db, doc = run(reticle, work, f"shim:{4 * p}", prog, env)
+    if r.returncode != 0 or not doc:
+        fail(f"alias: status {r.returncode}\n{r.stderr[-2000:]}")
+        return
+    meta = fidelity("alias", doc)
+    compare("alias", truths(r.stdout), doc, 5.0)
+    p10, p50, p90 = (float(x) for x in meta["shim_gap_p10_p50_p90"].split())
+    print(f"alias: gaps p10 {p10:.0f} p50 {p50:.0f} p90 {p90:.0f} cycles, period {4 * p}")
+    if not (p10 < 0.8 * 4 * p and p90 > 1.2 * 4 * p):
+        fail(f"alias: the gaps do not spread (p10 {p10}, p90 {p90}, period {4 * p}): a fixed stride")
+
+
 def main():
     global fails
     reticle, work, mode = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -185,17 +200,18 @@ def main():
             fails = before
             phases(reticle, work, prog, env, native)
     elif mode == "alias":
-        p = int(prog[1]) if len(prog) > 1 else 1000
-        r, db, doc = run(reticle, work, f"shim:{4 * p}", prog, env)
-        if r.returncode != 0 or not doc:
-            fail(f"alias: status {r.returncode}\n{r.stderr[-2000:]}")
-        else:
-            meta = fidelity("alias", doc)
-            compare("alias", truths(r.stdout), doc, 5.0)
-            p10, p50, p90 = (float(x) for x in meta["shim_gap_p10_p50_p90"].split())
-            print(f"alias: gaps p10 {p10:.0f} p50 {p50:.0f} p90 {p90:.0f} cycles, period {4 * p}")
-            if not (p10 < 0.8 * 4 * p and p90 > 1.2 * 4 * p):
-                fail(f"alias: the gaps do not spread (p10 {p10}, p90 {p90}, period {4 * p}): a fixed stride")
+        # a second try when the shares are off, as for phases: a host that
+        # takes both CPUs away while the program is in one function adds
+        # that time to the program's truth, and DTE rightly drops the
+        # observer's read across it (a CI run: al_short 32.7% by the
+        # program's clock, 27.7% by shim's, which is what an undisturbed
+        # run's truth says)
+        before = fails
+        alias(reticle, work, prog, env)
+        if fails > before:
+            print(f"retrying once: {fails - before} failure(s) above")
+            fails = before
+            alias(reticle, work, prog, env)
     elif mode == "signals":
         rounds = int(prog[1])
         native = subprocess.run(prog, capture_output=True, text=True, timeout=600)
