@@ -15,6 +15,7 @@
 #include "isa/x86_64/writer.h"
 #include "engine/symbol.h"
 #include "os/linux/os.h"
+#include "sample/sample.h"
 #include "unwind/unwind.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -262,11 +263,12 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
  * unwinder's lock (a function called for the first time from
  * _Unwind_Find_FDE). Stale words count too: where the lock's word can be
  * read (registration_would_wait), it decides instead. */
-static bool inside_unwinder(struct proc *p, pid_t tid)
+/* The old reading: a word of the unwinder's (its text or its copies) in
+ * the top 16 KiB of the stack. Stale words count as well. */
+static bool unwinder_word_on_stack(struct proc *p, const struct module *m, pid_t tid)
 {
-	struct module *m = proc_module_at(p, p->register_frame);
 	uint64_t sp, words[2048];
-	if (!m || os_get_sp(tid, &sp))
+	if (os_get_sp(tid, &sp))
 		return true;
 	size_t n = sizeof(words) / 8;
 	while (n && os_mem_read(p->mem, sp, words, n * 8))
@@ -283,6 +285,35 @@ static bool inside_unwinder(struct proc *p, pid_t tid)
 	}
 	for (size_t i = 0; i < n; i++)
 		if ((words[i] >= m->lo && words[i] < m->hi) || (words[i] >= clo && words[i] < chi))
+			return true;
+	return false;
+}
+
+/* Whether TID is inside the unwinder: one of its callers (frame 1 on,
+ * walked by the call-frame information, copies read as their originals)
+ * is in the unwinder's module. Not frame 0: a thread at the first call of
+ * _Unwind_RaiseException has not entered it yet. Only live frames: a scan
+ * of the stack's words also met stale ones (earlier registration calls
+ * went through libgcc, and frames made later keep their words), and a
+ * thread served at once for them ran its new copies unregistered while
+ * another thread registered: _Unwind_RaiseException's copy could not
+ * unwind itself and libgcc aborted. Where the walk stops at once, the
+ * words decide. */
+static bool inside_unwinder(struct proc *p, pid_t tid)
+{
+	enum { MAX_FRAMES = 256 };
+	struct module *m = proc_module_at(p, p->register_frame);
+	if (!m)
+		return true;
+	uint64_t frames[MAX_FRAMES];
+	struct unw_mods *unw = unw_mods_new();
+	size_t n = unw ? stack_walk(p, tid, unw, frames, NULL, MAX_FRAMES) : 0;
+	if (unw)
+		unw_mods_free(unw);
+	if (n < 2)
+		return unwinder_word_on_stack(p, m, tid);
+	for (size_t i = 1; i < n; i++)
+		if (frames[i] >= m->lo && frames[i] < m->hi)
 			return true;
 	return false;
 }
