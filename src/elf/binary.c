@@ -254,6 +254,7 @@ static int open_binary(const char *path, int find_functions, rtl_binary **out)
 	if (!bin)
 		return -ENOMEM;
 	bin->debug_fd = -1;
+	bin->eh_plain = -1;
 	bin->fd = open(path, O_RDONLY | O_CLOEXEC);
 	bin->path = strdup(path);
 	if (bin->fd < 0) {

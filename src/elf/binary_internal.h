@@ -70,6 +70,7 @@ struct rtl_binary {
 	size_t nfdes;               /* valid FDEs seen (for tests and docs) */
 	uint64_t sigtramps[8];      /* entries of FDEs with augmentation 'S' */
 	size_t nsigtramps;
+	int eh_plain;               /* fn_eh_plain's answer: -1 not asked yet */
 
 	rtl_code_pointer *cptrs;
 	size_t ncptrs;

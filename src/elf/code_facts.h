@@ -27,6 +27,12 @@ uint64_t *fn_interior_pointers(const rtl_binary *bin, const rtl_function *f, uin
  * program starts and searched at every collection. Such code pointers keep
  * their values, and the program's calls push original return addresses. */
 bool fn_has_return_tables(const rtl_binary *bin);
+/* Whether no frame of BIN can catch an exception or run a cleanup: no
+ * .gcc_except_table, and no CIE of .eh_frame names a personality routine
+ * (plain C); false also when a record does not read. Walks the CIEs on
+ * the first call (FDEs are skipped by their length) and keeps the
+ * answer: not for concurrent first calls (ehframe.c). */
+bool fn_eh_plain(rtl_binary *bin);
 /* Whether F is a function that tells so (fn_has_return_tables). */
 bool fn_marks_return_tables(const rtl_function *f);
 /* Whether F identifies its caller by the return address (dlopen, dlsym):

@@ -1,7 +1,9 @@
 /* .eh_frame: every FDE's initial location is a function entry (or a cold
  * part of one) and its address range is the size. The section is read by
  * ehframe_read.c (shared with the unwind-info builder of src/patch). */
+#include <string.h>
 #include "binary_internal.h"
+#include "code_facts.h"
 
 static void section_bases(rtl_binary *bin, struct rtl_eh_bases *b)
 {
@@ -94,4 +96,41 @@ int rtl_elf_collect_fdes(rtl_binary *bin, struct rtl_cands *c)
 	/* the section's bytes were checked against the file size at open */
 	return rtl_elf_parse_eh_frame(bin->image + sh.sh_offset, sh.sh_size, sh.sh_addr, &b,
 				      add_fde, &ctx);
+}
+
+/* The CIEs only: an FDE record is stepped over by its length. */
+static bool cies_plain(const unsigned char *sec, size_t size, uint64_t base, const struct rtl_eh_bases *b)
+{
+	struct rtl_eh_frame eh = { sec, size, base, *b, .lenient = false };
+	for (size_t off = 0; off + 8 <= size;) {
+		uint32_t len, id;
+		memcpy(&len, sec + off, 4);
+		if (len == 0)
+			break;   /* the terminator: the unwinder reads no further */
+		if (len == 0xffffffff || len < 4 || len > size - off - 4)
+			return false;   /* 64-bit records, or out of the section: not known */
+		memcpy(&id, sec + off + 4, 4);
+		struct rtl_eh_cie c;
+		const char *why;
+		if (id == 0 && (rtl_eh_parse_cie(&eh, off, &c, &why) || c.pers_enc != DW_EH_PE_omit))
+			return false;
+		off += 4 + (size_t)len;
+	}
+	return true;
+}
+
+bool fn_eh_plain(rtl_binary *bin)
+{
+	if (bin->eh_plain >= 0)
+		return bin->eh_plain;
+	GElf_Shdr sh;
+	struct rtl_eh_bases b = { 0 };
+	bool plain = !(rtl_binary_find_section(bin, ".gcc_except_table", &sh) && sh.sh_type != SHT_NOBITS &&
+		       sh.sh_size);
+	if (plain && rtl_binary_find_section(bin, ".eh_frame", &sh) && sh.sh_type != SHT_NOBITS) {
+		section_bases(bin, &b);
+		plain = cies_plain(bin->image + sh.sh_offset, sh.sh_size, sh.sh_addr, &b);
+	}
+	bin->eh_plain = plain;
+	return plain;
 }

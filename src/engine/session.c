@@ -160,7 +160,8 @@ const struct patch_env *session_patch_env(struct rtl_session *s)
 		s->patch_env = (struct patch_env){ &s->probes, s->dynamic,
 						   session_memtrace_sampled(s) && !(twins && !strcmp(twins, "0")),
 						   session_memtrace_sampled(s), s->ahead, &s->stats, &engine_patch_events,
-						   s->mem_chain, s->placement ? placement_all_cpus(s->placement) : NULL };
+						   s->mem_chain, s->placement ? placement_all_cpus(s->placement) : NULL,
+						   patch_unw_templates_new() };
 	}
 	return &s->patch_env;
 }
@@ -793,6 +794,7 @@ void rtl_session_destroy(rtl_session *s)
 	shim_stop(s->shim, NULL);
 	armed_saver_free(s->armed);   /* the files it has yet to write */
 	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
+	patch_unw_templates_free(s->patch_env.unw_templates);
 	for (size_t i = 0; i < s->nbins; i++) {
 		if (bins_free)
 			rtl_binary_close(s->bins[i].bin);

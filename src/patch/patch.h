@@ -23,6 +23,7 @@
 
 struct probe_set;
 struct ahead;
+struct unw_templates;
 struct x86_access;
 struct x86_insn;
 struct x86_analysis;
@@ -65,6 +66,9 @@ struct patch_env {
 	/* the CPUs reticle may use (a helper thread arms half a large module's
 	 * entries there), or NULL: one CPU, or not known */
 	const struct os_cpus *cpus;
+	/* each binary's unwind tables as read once in the session
+	 * (module_unwind.c), or NULL: read for every module */
+	struct unw_templates *unw_templates;
 };
 
 /* A rel32 field in a copy that branches to a function's original entry,
@@ -277,6 +281,10 @@ void patch_release_move_traps(struct proc *p);
  * when first needed; NULL when M has none worth registering (C code). */
 struct unw_image *patch_module_unwind(struct proc *p, struct module *m);
 void patch_module_unwind_free(struct module *m);
+/* The session's store of each binary's tables, read once (at link-time
+ * addresses) and lent to every module of it. */
+struct unw_templates *patch_unw_templates_new(void);
+void patch_unw_templates_free(struct unw_templates *t);
 /* The landing pads of F in M (run-time addresses, sorted; *PADS malloc'd):
  * with original return addresses, an exception caught in a frame of a
  * copy lands in F's original code there (resume points). */

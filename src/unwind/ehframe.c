@@ -219,6 +219,28 @@ int unw_image_load(const char *path, uint64_t bias, struct unw_image *img)
 	return err;
 }
 
+int unw_image_rebase(const struct unw_image *from, uint64_t bias, struct unw_image *img)
+{
+	uint64_t d = bias - from->bias;
+	struct unw_index_entry *ix = NULL;
+	if (from->nindex && !(ix = malloc(from->nindex * sizeof(*ix))))
+		return -ENOMEM;
+	for (size_t i = 0; i < from->nindex; i++)
+		ix[i] = (struct unw_index_entry){ from->index[i].begin + d, from->index[i].end + d,
+						  from->index[i].fde_off };
+	*img = *from;
+	img->bias = bias;
+	img->eh_frame.addr += d;
+	img->except_table.addr += d;
+	if (img->text_base)
+		img->text_base += d;
+	if (img->data_base)
+		img->data_base += d;
+	img->index = ix;
+	img->owned = false;
+	return 0;
+}
+
 void unw_image_free(struct unw_image *img)
 {
 	if (img->owned) {

@@ -117,5 +117,9 @@ int unw_image_load(const char *path, uint64_t bias, struct unw_image *img);
 int unw_image_index(struct unw_image *img);
 /* Frees the index, and the region bytes when unw_image_load made them. */
 void unw_image_free(struct unw_image *img);
+/* IMG: FROM's tables as at load bias BIAS instead of FROM's (addresses and
+ * index moved; the region bytes lent: FROM must outlive IMG). Returns 0 or
+ * -ENOMEM. */
+int unw_image_rebase(const struct unw_image *from, uint64_t bias, struct unw_image *img);
 
 #endif
