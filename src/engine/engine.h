@@ -170,6 +170,9 @@ void warm_save(struct proc *p);
 void sigpc_to_original(struct proc *p, const struct os_stop *stop);
 /* engine/sigtrap.c: keeping the program's own SIGTRAP handler */
 void sigtrap_remember(struct proc *p, pid_t tid);
+/* The same, before any signal is delivered, while none is remembered and
+ * the process has a SIGTRAP handler. */
+void sigtrap_remember_once(struct proc *p, pid_t tid);
 void sigtrap_repair(struct proc *p, pid_t tid);
 
 /* unwind_register.c: registering unwind information for relocated code */

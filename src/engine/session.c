@@ -1671,6 +1671,9 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			timers_pause(p, st->tid, os_tsc() - trapped);
 			resume(p, st->tid, 0);
 		} else {
+			/* the program's own int3 (SBCL's error traps, a debugger's):
+			 * its handler is remembered as for a SIGTRAP sent to it */
+			sigtrap_remember(p, st->tid);
 			resume(p, st->tid, SIGTRAP);
 		}
 		break;
@@ -1688,6 +1691,8 @@ static void dispatch(struct rtl_session *s, struct os_stop *st)
 			mark_stopped(s, p->pid, 0);
 		if (st->sig == SIGTRAP)
 			sigtrap_remember(p, st->tid);
+		else
+			sigtrap_remember_once(p, st->tid);
 		if (st->sig == SIGSEGV || st->sig == SIGBUS || st->sig == SIGILL || st->sig == SIGFPE || st->sig == SIGABRT) {
 			if (s->debugger)
 				debug_fault(s, p, st->tid, st->sig);

@@ -2,9 +2,14 @@
  * the program has SIGTRAP blocked (inside its own SIGTRAP handler), the
  * kernel forces delivery: it unblocks SIGTRAP and resets the handler to
  * SIG_DFL, so the program's next SIGTRAP would kill it. reticle remembers
- * the handler when the program receives a SIGTRAP of its own, and after each
- * breakpoint puts back what the kernel took. */
+ * the handler when the program receives a SIGTRAP of its own (an int3 of
+ * its own or one sent), and before it runs any handler (SBCL blocks SIGTRAP
+ * in its SIGSEGV handler, where first calls met reticle's int3s before the
+ * program's first error trap), and after each breakpoint puts back what
+ * the kernel took. */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include "engine/engine.h"
@@ -29,12 +34,39 @@ static int query(struct proc *p, pid_t tid, uint64_t act[4])
 void sigtrap_remember(struct proc *p, pid_t tid)
 {
 	uint64_t act[4] = { 0 };
+	siginfo_t si;
+	bool info = !os_siginfo_get(tid, &si);
 	int q = query(p, tid, act);
+	if (info)   /* the signal goes on as it came (SBCL reads a fault's address) */
+		os_siginfo_set(tid, &si);
 	rtl_debug("SIGTRAP disposition: query %d handler %#llx", q, (unsigned long long)act[0]);
 	if (!q && act[0] != (uint64_t)SIG_DFL && act[0] != (uint64_t)SIG_IGN) {
 		memcpy(p->trap_act, act, sizeof(act));
 		p->trap_act_saved = true;
 	}
+}
+
+/* Whether process PID has a handler for SIGTRAP (SigCgt of its status). */
+static bool catches_sigtrap(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	bool caught = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigCgt:", 7)) {
+			caught = (strtoull(line + 7, NULL, 16) >> (SIGTRAP - 1)) & 1;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return caught;
+}
+
+void sigtrap_remember_once(struct proc *p, pid_t tid)
+{
+	if (!p->trap_act_saved && catches_sigtrap(p->pid))
+		sigtrap_remember(p, tid);
 }
 
 void sigtrap_repair(struct proc *p, pid_t tid)

@@ -4,6 +4,7 @@
 #ifndef RETICLE_OS_H
 #define RETICLE_OS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,6 +157,12 @@ int os_emulate_ret(pid_t tid);
 char *os_environ_get(pid_t pid, const char *name);
 /* The system call a thread is stopped in (a seccomp stop's), or -1. */
 long os_seccomp_syscall(pid_t tid);
+/* The signal TID is stopped to receive, as the kernel describes it; put
+ * back after reticle ran something in the thread (an inferior call ends
+ * at a stop of its own, and a signal injected then would arrive without
+ * its fault address). */
+int os_siginfo_get(pid_t tid, siginfo_t *si);
+int os_siginfo_set(pid_t tid, const siginfo_t *si);
 /* The clone or clone3 a thread is stopped in (seccomp stop) made without
  * CLONE_UNTRACED, so that the child is followed like any other: 1 when the
  * flag was there, 0 when not, or -errno. */

@@ -644,3 +644,13 @@ int os_set_sigmask(pid_t tid, uint64_t mask)
 {
 	return ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) ? -errno : 0;
 }
+
+int os_siginfo_get(pid_t tid, siginfo_t *si)
+{
+	return ptrace(PTRACE_GETSIGINFO, tid, NULL, si) < 0 ? -errno : 0;
+}
+
+int os_siginfo_set(pid_t tid, const siginfo_t *si)
+{
+	return ptrace(PTRACE_SETSIGINFO, tid, NULL, si) < 0 ? -errno : 0;
+}
