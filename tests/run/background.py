@@ -25,11 +25,18 @@ def fail(msg):
 
 
 def wait_for(path, seconds):
+    """The file's text once its line is whole: the program creates it
+    before it computes what it writes (under load that took over the 0.1 s
+    this once waited: the test read '' twice in a suite beside other work)."""
     end = time.time() + seconds
-    while time.time() < end and not os.path.exists(path):
+    text = None
+    while time.time() < end:
+        if os.path.exists(path):
+            text = open(path).read()
+            if text.endswith("\n"):
+                break
         time.sleep(0.05)
-    time.sleep(0.1)   # the writer closes it
-    return open(path).read() if os.path.exists(path) else None
+    return text
 
 
 def native_result(mode):
