@@ -86,8 +86,21 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 		move_to(p, tid, m, fs, i, pc, sig);   /* an instruction boundary */
 		return;
 	}
-	if (!stop->fault || !i)
+	if (!stop->fault)
 		return;
+	if (!i) {
+		/* in the code before the first instruction's (an entry timer's
+		 * register saves below %rsp): a stack overflow found there, which
+		 * OCaml turns into an exception when the PC is its own code. The
+		 * handler sees the function's entry, whose jump leads back to the
+		 * copy's start; any other fault there stays where it is */
+		if (os_get_sp(tid, &sp) || stop->addr >= sp || sp - stop->addr > (1u << 20) || !fs->nmap ||
+		    os_set_pc(tid, fs->map_from[0]))
+			return;
+		rtl_debug("tid %d: stack overflow in the entry code of a copy: pc %#llx moved to the entry %#llx",
+			  (int)tid, (unsigned long long)pc, (unsigned long long)fs->map_from[0]);
+		return;
+	}
 	/* a fault: PC is the faulting instruction's own bytes, past its
 	 * label; when those are the 'jmp' of a call rewritten to push the
 	 * original return address, the push is undone */
