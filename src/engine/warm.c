@@ -258,16 +258,29 @@ void warm_attach(struct proc *p)
 static bool ran(struct proc *p, const struct module *m, size_t k)
 {
 	const struct func_state *fs = &m->fs[k];
+	bool counted = false;
 	if (fs->status != FS_DONE)
 		return false;
-	if (fs->entry_counter && proc_read_counter(p, fs->entry_counter))
+	if (fs->entry_counter && (counted = true) && proc_read_counter(p, fs->entry_counter))
 		return true;
 	for (uint32_t b = 0; b < fs->nblocks; b++) {
 		const struct block_rec *br = &p->blocks[fs->block0 + b];
-		if (br->counter && proc_read_counter(p, br->counter))
+		if (br->counter && (counted = true) && proc_read_counter(p, br->counter))
 			return true;
 	}
-	return false;
+	/* the collectors' own counters (callgraph's call sites, edges'
+	 * branches, loops' back-edges) */
+	for (uint32_t i = 0; i < fs->npoints; i++) {
+		const struct point_rec *pr = &p->points[fs->point0 + i];
+		if (pr->counter && !point_in_arcs(pr) && (counted = true) && proc_read_counter(p, pr->counter))
+			return true;
+	}
+	/* nothing counts in it (a leaf under callgraph, any function under
+	 * memtrace or shim alone): relocated is taken for ran, so that such
+	 * runs start warm too (they never did: no list was ever written).
+	 * An eager callee that was not called is then listed as well, and
+	 * stays while its callers do. */
+	return !counted;
 }
 
 /* The new list: what ran now (age 0, in address order), with the

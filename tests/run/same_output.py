@@ -111,7 +111,7 @@ def main():
             print(f"FAIL [{tag}]: exit status {r.returncode}, native {shell_status(native.returncode)}")
             print(head_and_tail(r.stderr))
             ok = False
-        why = verify_copies.problem(r.stderr.decode(errors="replace"), warm)
+        why = verify_copies.problem(r.stderr.decode(errors="replace"), warm, cs)
         # a process left to run uninstrumented: its counts are missing; a
         # %gs base warning where no program here sets one (a vfork child's
         # exec resets it: not the program's doing)
