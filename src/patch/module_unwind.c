@@ -8,15 +8,6 @@
 #include "unwind/unwind.h"
 #include "util/array.h"
 
-/* The module's unwind tables, loaded once. Modules without a
- * .gcc_except_table and without a personality routine (plain C: libc,
- * python) are not registered, but for the unwinder's own (libgcc_s, whose
- * frames start every unwind): the call costs a ptrace round trip per
- * function, and only code with a personality catches. C code that names
- * one unwinds through its C frames (LuaJIT's VM catches Lua errors thrown
- * with _Unwind_RaiseException from lj_err_throw): its copies are
- * registered. An exception thrown through a C frame of plain C (a qsort
- * comparator that throws) therefore still terminates. */
 struct unw_templates {
 	struct unw_template {
 		const rtl_binary *bin;
@@ -63,6 +54,15 @@ static int load_module_tables(struct proc *p, struct module *m, struct unw_image
 	return t->failed ? -ENOENT : unw_image_rebase(&t->img, m->bias, img);
 }
 
+/* The module's unwind tables, loaded once. Modules without a
+ * .gcc_except_table and without a personality routine (plain C: python3.11;
+ * not glibc, whose cancellation cleanups have a table) are not registered, but for the unwinder's own (libgcc_s, whose
+ * frames start every unwind): the call costs a ptrace round trip per
+ * function, and only code with a personality catches. C code that names
+ * one unwinds through its C frames (LuaJIT's VM catches Lua errors thrown
+ * with _Unwind_RaiseException from lj_err_throw): its copies are
+ * registered. An exception thrown through a C frame of plain C (a qsort
+ * comparator that throws) therefore still terminates. */
 struct unw_image *patch_module_unwind(struct proc *p, struct module *m)
 {
 	/* the unwinder's own frames are unwound too: its module always counts */
