@@ -55,9 +55,10 @@ static int load_module_tables(struct proc *p, struct module *m, struct unw_image
 }
 
 /* The module's unwind tables, loaded once. Modules without a
- * .gcc_except_table and without a personality routine (plain C: python3.11;
- * not glibc, whose cancellation cleanups have a table) are not registered, but for the unwinder's own (libgcc_s, whose
- * frames start every unwind): the call costs a ptrace round trip per
+ * .gcc_except_table and without a personality routine (plain C:
+ * python3.11; not glibc, whose cancellation cleanups have a table) are not
+ * registered, but for the unwinder's own (libgcc_s, whose frames start
+ * every unwind): the call costs a ptrace round trip per
  * function, and only code with a personality catches. C code that names
  * one unwinds through its C frames (LuaJIT's VM catches Lua errors thrown
  * with _Unwind_RaiseException from lj_err_throw): its copies are
