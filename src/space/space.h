@@ -236,8 +236,9 @@ struct proc {
 	bool in_call;             /* an inferior function call is running */
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
-	bool trap_act_saved;      /* the program has received a SIGTRAP of its own */
+	bool trap_act_saved;      /* the program's SIGTRAP handler is known */
 	uint64_t trap_act[4];     /* its SIGTRAP disposition (kernel struct sigaction) */
+	uint64_t trap_looked_ns;  /* when a signal last had its SigCgt read (sigtrap.c) */
 	char *command;            /* its command line, for the profile */
 	/* its place in the session's process tree (the profile's processes) */
 	int64_t image, parent_image;
