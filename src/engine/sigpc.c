@@ -20,25 +20,6 @@
 #include "util/array.h"
 #include "util/log.h"
 
-/* Whether the thread's process has a handler for SIG (SigCgt). */
-static bool caught(pid_t tid, int sig)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	FILE *f = fopen(path, "r");
-	unsigned long long mask = 0;
-	bool found = false;
-	if (!f)
-		return true;   /* cannot tell: as if it had */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
-			found = true;
-			break;
-		}
-	fclose(f);
-	return !found || (sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1));
-}
-
 /* Whether instruction I of FS's function is in the process as in the file
  * (no patch of reticle's over it): a thread may resume there. */
 static bool intact(struct proc *p, const struct module *m, const struct func_state *fs, size_t i)
@@ -76,7 +57,7 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 	struct func_state *fs;
 	struct module *m;
 	if (!p->original_returns || os_is_stop_signal(sig) || sig == SIGCONT || os_get_pc(tid, &pc) ||
-	    !(fs = proc_copy_at(p, pc, &m)) || !caught(tid, sig))
+	    !(fs = proc_copy_at(p, pc, &m)) || !os_catches_signal(tid, sig))
 		return;
 	/* map_to is in emission order: ascending; labels are where each
 	 * instruction's code starts (its block's counter code first) */

@@ -8,8 +8,6 @@
  * program's first error trap), and after each breakpoint puts back what
  * the kernel took. */
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include "engine/engine.h"
@@ -46,23 +44,6 @@ void sigtrap_remember(struct proc *p, pid_t tid)
 	}
 }
 
-/* Whether process PID has a handler for SIGTRAP (SigCgt of its status). */
-static bool catches_sigtrap(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	bool caught = false;
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "SigCgt:", 7)) {
-			caught = (strtoull(line + 7, NULL, 16) >> (SIGTRAP - 1)) & 1;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return caught;
-}
-
 /* At most every 10 ms: a read of the status file costs about 10 us, and a
  * program that takes thousands of signals a second without a SIGTRAP
  * handler would pay it at each. A handler installed within the 10 ms
@@ -74,7 +55,7 @@ void sigtrap_remember_once(struct proc *p, pid_t tid)
 	if (p->trap_act_saved || (p->trap_looked_ns && now - p->trap_looked_ns < EVERY_NS))
 		return;
 	p->trap_looked_ns = now;
-	if (catches_sigtrap(p->pid))
+	if (os_catches_signal(p->pid, SIGTRAP))
 		sigtrap_remember(p, tid);
 }
 

@@ -258,13 +258,9 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 	return err;
 }
 
-/* Whether TID runs inside the unwinder: return addresses into its module
- * or its copies near the top of the stack. Such a thread may hold the
- * unwinder's lock (a function called for the first time from
- * _Unwind_Find_FDE). Stale words count too: where the lock's word can be
- * read (registration_would_wait), it decides instead. */
-/* The old reading: a word of the unwinder's (its text or its copies) in
- * the top 16 KiB of the stack. Stale words count as well. */
+/* Whether a word near the top of TID's stack (16 KiB) is an address in
+ * the unwinder's module or its copies: a return address of the unwinder's,
+ * or a stale word, which count alike (inside_unwinder's fallback). */
 static bool unwinder_word_on_stack(struct proc *p, const struct module *m, pid_t tid)
 {
 	uint64_t sp, words[2048];
@@ -289,7 +285,9 @@ static bool unwinder_word_on_stack(struct proc *p, const struct module *m, pid_t
 	return false;
 }
 
-/* Whether TID is inside the unwinder: one of its callers (frame 1 on,
+/* Whether TID is inside the unwinder, where it may hold the unwinder's
+ * lock (a function called for the first time from _Unwind_Find_FDE):
+ * one of its callers (frame 1 on,
  * walked by the call-frame information, copies read as their originals)
  * is in the unwinder's module. Not frame 0: a thread at the first call of
  * _Unwind_RaiseException has not entered it yet. Only live frames: a scan

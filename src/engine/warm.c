@@ -254,25 +254,33 @@ void warm_attach(struct proc *p)
 			batch(p, &p->mods[i]);
 }
 
-/* Whether function K of M ran: its entry or one of its blocks counted. */
+/* Whether COUNTER (0: none) counted; *HAS when there is one. */
+static bool counted(struct proc *p, uint64_t counter, bool *has)
+{
+	if (!counter)
+		return false;
+	*has = true;
+	return proc_read_counter(p, counter) != 0;
+}
+
+/* Whether function K of M ran: one of its counters counted, or it was
+ * relocated and has none. */
 static bool ran(struct proc *p, const struct module *m, size_t k)
 {
 	const struct func_state *fs = &m->fs[k];
-	bool counted = false;
+	bool has = false;
 	if (fs->status != FS_DONE)
 		return false;
-	if (fs->entry_counter && (counted = true) && proc_read_counter(p, fs->entry_counter))
+	if (counted(p, fs->entry_counter, &has))
 		return true;
-	for (uint32_t b = 0; b < fs->nblocks; b++) {
-		const struct block_rec *br = &p->blocks[fs->block0 + b];
-		if (br->counter && (counted = true) && proc_read_counter(p, br->counter))
+	for (uint32_t b = 0; b < fs->nblocks; b++)
+		if (counted(p, p->blocks[fs->block0 + b].counter, &has))
 			return true;
-	}
 	/* the collectors' own counters (callgraph's call sites, edges'
 	 * branches, loops' back-edges) */
 	for (uint32_t i = 0; i < fs->npoints; i++) {
 		const struct point_rec *pr = &p->points[fs->point0 + i];
-		if (pr->counter && !point_in_arcs(pr) && (counted = true) && proc_read_counter(p, pr->counter))
+		if (!point_in_arcs(pr) && counted(p, pr->counter, &has))
 			return true;
 	}
 	/* nothing counts in it (a leaf under callgraph, any function under
@@ -280,7 +288,7 @@ static bool ran(struct proc *p, const struct module *m, size_t k)
 	 * runs start warm too (they never did: no list was ever written).
 	 * An eager callee that was not called is then listed as well, and
 	 * stays while its callers do. */
-	return !counted;
+	return !has;
 }
 
 /* The new list: what ran now (age 0, in address order), with the

@@ -80,6 +80,9 @@ int os_resume(pid_t tid, int sig);
  * stop (sig SIGTRAP) and must be resumed. */
 int os_listen(pid_t tid);
 bool os_is_stop_signal(int sig);
+/* Whether process (or thread) PID has a handler for SIG (SigCgt of its
+ * status file, about 10 us); true when that cannot be told. */
+bool os_catches_signal(pid_t pid, int sig);
 /* A group-stop reported by os_wait or os_wait_tid and then not kept with
  * os_listen was passed over (by an inner wait: an inferior call, a system
  * call, leaving exec). True, once, for such a thread: after resuming it,

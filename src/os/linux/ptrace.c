@@ -218,6 +218,24 @@ bool os_is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+bool os_catches_signal(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	unsigned long long mask = 0;
+	bool found = false;
+	if (!f)
+		return true;   /* cannot tell: as if it had */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return !found || (sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1));
+}
+
 /* Threads whose group-stop was reported and not yet kept with os_listen
  * (see os_take_missed_stop). */
 static pid_t missed[64];
