@@ -559,6 +559,23 @@ static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
 	}
 }
 
+/* Whether one of R's blocks starts in the 5 bytes from AT: a thread still
+ * in the original code (there before the copy was made, or come in through
+ * a part of the function left as it is) may branch there. Blocks are in
+ * address order. */
+static bool block_starts_under(const struct x86_reloc *r, uint64_t at)
+{
+	size_t lo = 0, hi = r->nblocks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->blocks[mid].addr <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nblocks && r->blocks[lo].addr < at + PATCH_LEN;
+}
+
 static bool entry_shadowed(const struct x86_reloc *r, uint64_t entry)
 {
 	for (size_t i = 0; i < r->nrets; i++)
@@ -597,7 +614,7 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 			lim = pts[k + 1].orig;
 		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		bool fits = at + PATCH_LEN <= lim;
+		bool fits = at + PATCH_LEN <= lim && !block_starts_under(r, at);
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
 		struct ret_trap *t = again ? (struct ret_trap *)find_ret_trap(p, at) : NULL;
@@ -1093,6 +1110,19 @@ static bool verify_copies(void)
 	return on;
 }
 
+/* How R differs from D's function emitted afresh with ENV (FRESH: room
+ * for it), NULL if it does not. */
+static const char *differs_from_fresh(struct lazy_decoded *d, const struct x86_reloc_env *env,
+				      const struct x86_reloc *r, struct x86_reloc *fresh, char *buf, size_t len)
+{
+	const char *reason = NULL;
+	if (x86_emit(d->an, env, r->w.base, fresh, &reason))
+		return reason ? reason : "no fresh copy";
+	const char *why = x86_reloc_differs(r, fresh, buf, len);
+	x86_reloc_free(fresh);
+	return why;
+}
+
 /* Whether R, restored from function IDX's saved copy (D) with counters from
  * CTR_MARK on, is what emitting it afresh makes now. */
 static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct lazy_decoded *d,
@@ -1100,7 +1130,7 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 {
 	struct window *w = &p->shm.wins[m->win];
 	size_t used = w->ctr_used;
-	const char *reason = NULL, *why;
+	const char *why;
 	char buf[128];
 	struct x86_reloc fresh;
 	struct x86_reloc_env e = *env;
@@ -1112,13 +1142,18 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	e.ninterior = d->ninterior;
 	w->ctr_used = ctr_mark;   /* the same counters */
 	foreign_entries_of(&e, d);
-	if (d->err || x86_emit(d->an, &e, r->w.base, &fresh, &reason))
-		why = reason ? reason : "no fresh copy";
-	else
-		why = x86_reloc_differs(r, &fresh, buf, sizeof(buf));
+	why = d->err ? "no fresh copy" : differs_from_fresh(d, &e, r, &fresh, buf, sizeof(buf));
+	/* Where a library walks the stack, calls push their original return
+	 * address all while the process has one thread, and only where the
+	 * return point takes a jump once it has more (soft). A copy saved in
+	 * one of these states and placed in the other is right too. */
+	if (why && !d->err && p->original_returns_soft) {
+		e.original_returns_soft = !e.original_returns_soft;
+		w->ctr_used = ctr_mark;
+		if (!differs_from_fresh(d, &e, r, &fresh, buf, sizeof(buf)))
+			why = NULL;
+	}
 	w->ctr_used = used;
-	if (!d->err)
-		x86_reloc_free(&fresh);
 	if (why)
 		rtl_warn("%s: %s: a saved copy differs from a fresh one: %s", m->path,
 			 rtl_binary_function(m->bin, idx)->name, why);

@@ -125,11 +125,17 @@ static bool return_point_fits(const struct emitter *e, size_t i)
 	const struct x86_analysis *a = e->a;
 	const struct x86_reloc_env *env = a->env;
 	uint64_t at = a->insns[i].addr + a->insns[i].len;
-	if (at + 5 > env->addr + env->size)
+	/* where other functions jump in is not known (a part of it too large
+	 * to read): any place may be one */
+	if (at + 5 > env->addr + env->size || !env->foreign_known)
 		return false;
+	/* nor a block start under it: a thread still in the original code (it
+	 * came in before the copy was made, or through a part of the function
+	 * left as it is) may branch there */
 	for (size_t j = i + 1; j < a->n && a->insns[j].addr < at + 5; j++)
-		if ((a->insns[j].kind == X86_CALL || a->insns[j].kind == X86_ICALL) &&
-		    a->insns[j].addr + a->insns[j].len < at + 5)
+		if (((a->insns[j].kind == X86_CALL || a->insns[j].kind == X86_ICALL) &&
+		     a->insns[j].addr + a->insns[j].len < at + 5) ||
+		    (a->leader[j] && a->insns[j].addr > at))
 			return false;
 	for (size_t k = 0; k < env->ninterior; k++)
 		if (env->interior[k] > at && env->interior[k] < at + 5)

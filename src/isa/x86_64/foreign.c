@@ -1,7 +1,8 @@
 /* Where code outside a function enters it other than at its entry, as far
  * as the functions it jumps into show: a function jumps (it does not call)
  * into its .cold parts, unnamed in stripped binaries, and they jump back
- * into its body; a .cold part is entered by its parent's jumps. The
+ * into its body; a .cold part is entered by its parent's jumps (and
+ * BOLT's .warm parts the same way, in both directions). The
  * dominators of x86_cfg_implied_blocks are rooted there too. */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -9,8 +10,9 @@
 #include "isa/x86_64/relocate.h"
 #include "util/array.h"
 
-/* Functions larger than MAX_SIZE are not read (cover's implied blocks
- * read up to MAX_SIZE_COVER): a .cold part is small, and a large function
+/* Functions larger than MAX_SIZE are not read (cover's implied blocks,
+ * and parts of one function, read up to MAX_SIZE_COVER: BOLT's .cold and
+ * .warm parts of LLVM's functions are tens of KiB), and a large function
  * F tail-calls is decoded for nothing (25 ms of a cold gcc run when every
  * one was read). */
 enum { MAX_FUNCS = 16, MAX_SIZE = 4 << 10, MAX_SIZE_COVER = 64 << 10 };
@@ -84,6 +86,25 @@ void x86_foreign_cache_free(struct x86_foreign_cache *c)
 	free(c);
 }
 
+/* A part split off a function (GCC's and BOLT's NAME.cold, BOLT's
+ * NAME.warm), which jumps back into its body. */
+static bool is_part(const char *name)
+{
+	return name && (strstr(name, ".cold") || strstr(name, ".warm"));
+}
+
+/* Whether A and B are parts of one function: one of them a split part,
+ * the other its parent (NAME and NAME.cold) or another part of it. */
+static bool same_function(const rtl_function *a, const rtl_function *b)
+{
+	if (is_part(b->name))
+		return true;   /* jumped into by its parent, whatever F is */
+	if (!a->name || !b->name || !is_part(a->name))
+		return false;
+	size_t n = strlen(b->name);
+	return !strncmp(a->name, b->name, n) && a->name[n] == '.';
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -145,12 +166,13 @@ uint64_t *x86_foreign_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 			dup = seen[k] == c;
 		if (!c || c == f || dup)
 			continue;   /* outside the binary's functions (the PLT's own jumps are indirect) */
-		/* a named function that is not a .cold part is a tail call's
+		/* a named function that is not a part of F's is a tail call's
 		 * callee (cold parts are local, unnamed where stripped): not read
 		 * for blocks' sake alone (cover's implied blocks read them all) */
-		if (!all && c->name && *c->name && !strstr(c->name, ".cold"))
+		bool kin = same_function(f, c);
+		if (!all && c->name && *c->name && !kin)
 			continue;
-		struct branch_list *l = nseen < MAX_FUNCS && c->size <= (all ? MAX_SIZE_COVER : MAX_SIZE)
+		struct branch_list *l = nseen < MAX_FUNCS && c->size <= (all || kin ? MAX_SIZE_COVER : MAX_SIZE)
 					? branches_of(bin, c, cache) : &unreadable;
 		*known = l != &unreadable;
 		size_t j = *known ? rtl_lower_bound_u64(l->t, l->n, lo - bias + 1) : 0;

@@ -566,8 +566,9 @@ const char *x86_reloc_differs(const struct x86_reloc *a, const struct x86_reloc 
 {
 #define DIFF(...) do { snprintf(buf, len, __VA_ARGS__); return buf; } while (0)
 	if (a->w.base != b->w.base || a->w.len != b->w.len)
-		DIFF("copy at %#llx, %zu bytes against %#llx, %zu bytes", (unsigned long long)a->w.base,
-		     a->w.len, (unsigned long long)b->w.base, b->w.len);
+		DIFF("copy at %#llx, %zu bytes against %#llx, %zu bytes (%zu return points against %zu)",
+		     (unsigned long long)a->w.base, a->w.len, (unsigned long long)b->w.base, b->w.len, a->nrets,
+		     b->nrets);
 	for (size_t i = 0; i < a->w.len; i++)
 		if (a->w.buf[i] != b->w.buf[i])
 			DIFF("byte at +%#zx: %02x against %02x", i, a->w.buf[i], b->w.buf[i]);
