@@ -559,10 +559,10 @@ static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
 	}
 }
 
-/* Whether one of R's blocks starts in the 5 bytes from AT: a thread still
- * in the original code (there before the copy was made, or come in through
- * a part of the function left as it is) may branch there. Blocks are in
- * address order. */
+/* Whether one of R's blocks starts in the 5 bytes from AT: a thread that
+ * came into the original code from outside (a .cold or .warm part, or its
+ * parent, still running as it is) may branch there. Blocks are in address
+ * order. */
 static bool block_starts_under(const struct x86_reloc *r, uint64_t at)
 {
 	size_t lo = 0, hi = r->nblocks;
@@ -595,8 +595,11 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 	uint64_t *interior = pts && n ? fn_interior_pointers(m->bin, f, m->bias, &nint) : NULL;
 	if (!pts || !interior)
 		goto out;
+	size_t nown = nint;
 	if (p->original_returns)
 		foreign_entries(p, m, f, r, &interior, &nint);
+	/* come in from outside, a thread runs the original code on from there */
+	bool entered = nint > nown;
 	/* attached: where the frames of the threads' stacks resume stays whole */
 	uint64_t flo = f->addr + m->bias, fhi = flo + f->size;
 	size_t w0 = p->nresume_words ? rtl_lower_bound_u64(p->resume_words, p->nresume_words, flo) : 0;
@@ -614,7 +617,7 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 			lim = pts[k + 1].orig;
 		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		bool fits = at + PATCH_LEN <= lim && !block_starts_under(r, at);
+		bool fits = at + PATCH_LEN <= lim && !(entered && block_starts_under(r, at));
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
 		struct ret_trap *t = again ? (struct ret_trap *)find_ret_trap(p, at) : NULL;

@@ -3,9 +3,10 @@
  * the process has threads). Such a call's return point in the original
  * code gets a 5-byte jump back into the copy (patch/lazy.c), so it may
  * only be one where no other way into the original code lies under those
- * 5 bytes: a block start (a thread still in the original code branches
- * there: BOLT's .warm parts of LLVM's functions, rustc crashed), a place
- * other functions jump to, or anywhere when those are not known. The
+ * 5 bytes: a place other functions jump to, anywhere when those are not
+ * known, and a block start when there are some (a thread come in there
+ * runs the original code on: BOLT's .warm parts of LLVM's functions,
+ * rustc crashed). The
  * functions are assembled here at made-up addresses (relocated, never
  * run). */
 #include <stdint.h>
@@ -94,7 +95,13 @@ int main(void)
 	put("\xeb\xf7", 2);   /* jmp back to the je */
 	put(nops8, 8);
 	put(ret, 1);
-	CHECK_EQ(kept(NULL, 0, true), 0);
+	/* with no way in from outside, the original code runs only from the
+	 * return point's jump on: T is never reached there */
+	CHECK_EQ(kept(NULL, 0, true), 1);
+	/* another function jumping to the je (a .cold part back into its
+	 * parent): from there, the original code runs on to T */
+	uint64_t je = FN + 2;
+	CHECK_EQ(kept(&je, 1, true), 0);
 	/* with the jump far enough from T, the return point fits again */
 	len = 0;
 	put("\x85\xff", 2);
@@ -104,6 +111,6 @@ int main(void)
 	put("\xeb\xf1", 2);
 	put(nops8, 8);
 	put(ret, 1);
-	CHECK_EQ(kept(NULL, 0, true), 1);
+	CHECK_EQ(kept(&je, 1, true), 1);
 	return CHECK_DONE();
 }

@@ -129,13 +129,13 @@ static bool return_point_fits(const struct emitter *e, size_t i)
 	 * to read): any place may be one */
 	if (at + 5 > env->addr + env->size || !env->foreign_known)
 		return false;
-	/* nor a block start under it: a thread still in the original code (it
-	 * came in before the copy was made, or through a part of the function
-	 * left as it is) may branch there */
+	/* nor a block start under it where other functions jump in: a thread
+	 * come in there runs the original code on (a .cold or .warm part, or
+	 * its parent, still running as it is) */
 	for (size_t j = i + 1; j < a->n && a->insns[j].addr < at + 5; j++)
 		if (((a->insns[j].kind == X86_CALL || a->insns[j].kind == X86_ICALL) &&
 		     a->insns[j].addr + a->insns[j].len < at + 5) ||
-		    (a->leader[j] && a->insns[j].addr > at))
+		    (env->nforeign && a->leader[j] && a->insns[j].addr > at))
 			return false;
 	for (size_t k = 0; k < env->ninterior; k++)
 		if (env->interior[k] > at && env->interior[k] < at + 5)
