@@ -241,6 +241,8 @@ static uint64_t align_up(uint64_t v, uint64_t a)
  * size (the JVM reserves most of the space around the libraries it loads
  * late: libnio and libnet found no room for 4 times one run in four; a
  * copy that does not fit is left out and named in the report). */
+enum { WINDOW_CODE_BOUND = 256 << 20 };
+
 static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	uint64_t text = 0;
@@ -254,6 +256,11 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	 * program alike and a bbv run's intervals are the ones a sampled
 	 * memtrace run meets (python3 ran 6 M instructions more under bbv) */
 	unsigned factor = session_probes(p->s)->memory || session_bbv_interval(p->s) ? 16 : 4;
+	/* but not gigabytes for a library of tens of megabytes of text (the
+	 * 16 times of libLLVM's took the 2 GiB beside the libraries that
+	 * clang loads after it: they ran uninstrumented) */
+	while (factor > 4 && factor * text > WINDOW_CODE_BOUND)
+		factor /= 2;
 	size_t code_cap;
 	uint64_t addr;
 	/* and an arc table at the top: memfd pages cost nothing until touched */

@@ -13,7 +13,7 @@
 enum { PAGE = 4096 };
 #define USER_TOP 0x7ffffffff000ull         /* the canonical limit */
 #define STACK_ROOM (1ull << 30)             /* kept free below the main stack for its growth */
-#define REACH (2048ull << 20) - (64ull << 20)   /* 2GiB less a safety margin */
+#define REACH ((2048ull << 20) - (64ull << 20))   /* 2GiB less a safety margin */
 
 int shm_init(struct shm *s)
 {
