@@ -3,6 +3,7 @@
  * counters inlined, and the entry is patched with a jump to the copy. */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -565,15 +566,9 @@ static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
  * order. */
 static bool block_starts_under(const struct x86_reloc *r, uint64_t at)
 {
-	size_t lo = 0, hi = r->nblocks;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->blocks[mid].addr <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->nblocks && r->blocks[lo].addr < at + PATCH_LEN;
+	size_t i = rtl_lower_bound_u64_in(r->blocks, r->nblocks, sizeof(*r->blocks), offsetof(struct x86_block, addr),
+					  at + 1);
+	return i < r->nblocks && r->blocks[i].addr < at + PATCH_LEN;
 }
 
 static bool entry_shadowed(const struct x86_reloc *r, uint64_t entry)
