@@ -52,13 +52,15 @@ enum {
 	TA_FRAMES_LIMIT = TA_MT_SAVE1 - TA_FRAME_SIZE,
 	TA_WORDS = 1 << 20,       /* timers from here */
 	TA_INDEX = 4 << 20,       /* the context index: uint32_t node numbers */
-	TA_INDEX_BITS = 20,
-	TA_NODES = 8 << 20,       /* node K at TA_NODES + 32 * K (node 0 unused) */
+	/* 3 M paths (gcc's cc1 compiling one 2,000-line file took more than
+	 * 786,432 a thread; pages are touched as the tree grows) */
+	TA_INDEX_BITS = 22,
+	TA_NODES = 20 << 20,      /* node K at TA_NODES + 32 * K (node 0 unused) */
 	TA_MAX_NODES = (3 << (TA_INDEX_BITS - 2)) - 1,   /* the index under 3/4 full */
 	/* after the nodes, the memory trace: the 8-byte words left in the
 	 * thread's buffer (records fill it from the top down; 0: full, reticle
 	 * drains it), then the buffer */
-	TA_MT_LEFT = 32 << 20,
+	TA_MT_LEFT = 116 << 20,
 	/* basic-block vectors (the bbv collector): instructions left in the
 	 * thread's interval, signed; below zero, the interval has ended */
 	TA_BBV_LEFT = TA_MT_LEFT + 8,

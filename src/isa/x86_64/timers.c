@@ -92,7 +92,7 @@ static void find_context(struct x86_writer *w)
 	};
 	static const uint8_t hash[] = {
 		0x49, 0x0f, 0xaf, 0xf8,         /* imul rdi,r8 */
-		0x48, 0xc1, 0xef, 64 - TA_INDEX_BITS,   /* shr rdi,44: the slot */
+		0x48, 0xc1, 0xef, 64 - TA_INDEX_BITS,   /* shr rdi,64-BITS: the slot */
 	};
 	static const uint8_t probe[] = {
 		0x65, 0x44, 0x8b, 0x04, 0xbd, D32(TA_INDEX),   /* mov r8d,gs:[rdi*4+INDEX] */
