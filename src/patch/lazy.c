@@ -593,8 +593,12 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 	size_t nown = nint;
 	if (p->original_returns)
 		foreign_entries(p, m, f, r, &interior, &nint);
-	/* come in from outside, a thread runs the original code on from there */
-	bool entered = nint > nown;
+	/* come in from outside, a thread runs the original code on from there;
+	 * V8 sends an exception to the handler its builtin's table names for
+	 * the frame's (original) return address, a block of the original code
+	 * (node died of the jump over 'call; jmp; handler:' of
+	 * Builtins_PromiseFulfillReactionJob at every throw in a .then) */
+	bool entered = nint > nown || (f->name && !strncmp(f->name, "Builtins_", 9));
 	/* attached: where the frames of the threads' stacks resume stays whole */
 	uint64_t flo = f->addr + m->bias, fhi = flo + f->size;
 	size_t w0 = p->nresume_words ? rtl_lower_bound_u64(p->resume_words, p->nresume_words, flo) : 0;
