@@ -28,6 +28,7 @@ struct rank_load {
 	int64_t *ranks;           /* distinct, sorted */
 	size_t nranks, capranks;
 	int instrs;               /* count Ir (else calls) */
+	int counted;              /* some rank counted either (not with callgraph or edges alone) */
 	int err;
 };
 
@@ -46,6 +47,7 @@ static int have_kind(const rtl_profile_rank_count *r, void *user)
 {
 	struct rank_load *l = user;
 	l->instrs |= (r->have & RTL_HAVE_INSTRS) != 0;
+	l->counted |= (r->have & (RTL_HAVE_INSTRS | RTL_HAVE_CALLS)) != 0;
 	return note_rank(l, r->rank);
 }
 
@@ -53,6 +55,8 @@ static int add_count(const rtl_profile_rank_count *r, void *user)
 {
 	struct rank_load *l = user;
 	struct rank_row *last = l->n ? &l->v[l->n - 1] : NULL;
+	if (!(r->have & (l->instrs ? RTL_HAVE_INSTRS : RTL_HAVE_CALLS)))
+		return 0;   /* not counted there: as where it did not run */
 	double v = (double)(l->instrs ? r->instrs : r->calls);
 	if (!last || last->addr != r->addr || strcmp(last->module, r->module)) {
 		if (rtl_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
@@ -87,7 +91,7 @@ int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
 	struct rank_load l = { 0 };
 	int err = rtl_profile_foreach_rank_count(p, have_kind, &l);
-	if (err || l.nranks < 2)
+	if (err || l.nranks < 2 || !l.counted)
 		goto out;
 	if ((err = rtl_profile_foreach_rank_count(p, add_count, &l)))
 		goto out;

@@ -53,6 +53,8 @@ int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown
 int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The load-imbalance table of a merged profile with ranks (ranks.c). */
 int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out);
+/* The hottest call arcs, when the profile has call sites (arcs.c). */
+int rpt_arcs(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The inlined-code table (inlined.c): Ir by inlined function. */
 int rpt_inlined(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The metric tables (plug-in collectors' own measures), if P has any. */

@@ -218,7 +218,7 @@ int rtl_report_text(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		fprintf(out, "(%" PRIu64 " more function%s: --top N or --top 0 for more)\n",
 			avail - rows.n, avail - rows.n == 1 ? "" : "s");
 	int timed;
-	if ((err = rpt_caches(p, out)) || (err = rpt_times(p, o, out, &timed)) || (err = rpt_samples(p, o, out)) || (err = rpt_signals(p, o, out)) || (err = rpt_metrics(p, o, out)) ||
+	if ((err = rpt_arcs(p, o, out)) || (err = rpt_caches(p, out)) || (err = rpt_times(p, o, out, &timed)) || (err = rpt_samples(p, o, out)) || (err = rpt_signals(p, o, out)) || (err = rpt_metrics(p, o, out)) ||
 	    (err = rpt_loops(p, o, out)) || (err = rpt_ranks(p, o, out)) ||
 	    (o->inlined && (err = rpt_inlined(p, o, out))))
 		goto out;

@@ -102,6 +102,32 @@ def reticle_arcs(db):
     return out, callers
 
 
+def report_arcs(reticle, db):
+    """The text report's call arcs against the profile's call sites summed
+    per (caller, callee): True when they are the same."""
+    out = subprocess.run([reticle, "report", "--top", "0", "--no-demangle", db],
+                         capture_output=True, text=True).stdout.splitlines()
+    shown, inside = [], False
+    for line in out:
+        if line.startswith("calls between functions"):
+            inside = True
+        elif inside and line.strip() and not line.strip().startswith("calls"):
+            m = re.match(r"\s*(\d+)  (\S+) -> (\S+)$", line)
+            if not m:
+                break
+            shown.append((int(m.group(1)), m.group(2), m.group(3)))
+    con = sqlite3.connect(db)
+    rows = con.execute("""SELECT SUM(c.count), f1.name, f1.addr, f2.name, f2.addr FROM call_sites c
+                          JOIN functions f1 ON f1.id = c.caller JOIN functions f2 ON f2.id = c.callee
+                          GROUP BY c.caller, c.callee HAVING SUM(c.count) > 0""")
+    want = sorted((n, a or f"sub_{x:x}", b or f"sub_{y:x}") for n, a, x, b, y in rows)
+    if sorted(shown) != want:
+        print(f"FAIL: the report's {len(shown)} call arcs are not the profile's {len(want)}")
+        return False
+    print(f"ok: the report's {len(shown)} call arcs are the profile's")
+    return True
+
+
 def compare(theirs, mine, callers, exe, only, tag):
     compared, ok = 0, True
     for (obj, site), callees in sorted(theirs.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
@@ -158,6 +184,7 @@ def main():
             continue
         mine, callers = reticle_arcs(db)
         n, good = compare(theirs, mine, callers, exe, only, tag)
+        good = report_arcs(reticle, db) and good
         total += n
         ok = ok and good
     if total == 0:

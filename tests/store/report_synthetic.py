@@ -90,7 +90,7 @@ def text_rows(out):
     head = next(i for i, l in enumerate(lines) if l.startswith("module "))
     rows = {}
     for l in lines[head + 1:]:
-        if l.startswith("("):
+        if l.startswith("(") or not l.strip():   # the table's end: a note, or the next section
             break
         parts = re.split(r"\s{2,}", l.strip())
         nums = [int(x) for x in parts[3:] if re.fullmatch(r"\d+", x)]
