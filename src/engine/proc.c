@@ -231,6 +231,10 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
+/* bbv's and memtrace's code caches are 16 times a module's text up to
+ * this (add_window) */
+enum { WINDOW_CODE_BOUND = 256 << 20 };
+
 /* A window near module M: code room for its text several times over (blocks
  * grow by their counter increments; memory tracing puts a record's code
  * at every access: Rust's std grew past 4 times its text in a panic's
@@ -240,8 +244,6 @@ static uint64_t align_up(uint64_t v, uint64_t a)
  * size (the JVM reserves most of the space around the libraries it loads
  * late: libnio and libnet found no room for 4 times one run in four; a
  * copy that does not fit is left out and named in the report). */
-enum { WINDOW_CODE_BOUND = 256 << 20 };
-
 static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	uint64_t text = 0;

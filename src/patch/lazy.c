@@ -1112,16 +1112,17 @@ static bool verify_copies(void)
 	return on;
 }
 
-/* How R differs from D's function emitted afresh with ENV (FRESH: room
- * for it), NULL if it does not. */
+/* How R differs from D's function emitted afresh with ENV (the message
+ * in BUF, LEN bytes), NULL if it does not. */
 static const char *differs_from_fresh(struct lazy_decoded *d, const struct x86_reloc_env *env,
-				      const struct x86_reloc *r, struct x86_reloc *fresh, char *buf, size_t len)
+				      const struct x86_reloc *r, char *buf, size_t len)
 {
+	struct x86_reloc fresh;
 	const char *reason = NULL;
-	if (x86_emit(d->an, env, r->w.base, fresh, &reason))
+	if (x86_emit(d->an, env, r->w.base, &fresh, &reason))
 		return reason ? reason : "no fresh copy";
-	const char *why = x86_reloc_differs(r, fresh, buf, len);
-	x86_reloc_free(fresh);
+	const char *why = x86_reloc_differs(r, &fresh, buf, len);
+	x86_reloc_free(&fresh);
 	return why;
 }
 
@@ -1134,7 +1135,6 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	size_t used = w->ctr_used;
 	const char *why;
 	char buf[128];
-	struct x86_reloc fresh;
 	struct x86_reloc_env e = *env;
 	e.atomic = false;   /* as the copy was saved */
 	analyze_code(p, m, idx, d);
@@ -1144,7 +1144,7 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	e.ninterior = d->ninterior;
 	w->ctr_used = ctr_mark;   /* the same counters */
 	foreign_entries_of(&e, d);
-	why = d->err ? "no fresh copy" : differs_from_fresh(d, &e, r, &fresh, buf, sizeof(buf));
+	why = d->err ? "no fresh copy" : differs_from_fresh(d, &e, r, buf, sizeof(buf));
 	/* Where a library walks the stack, calls push their original return
 	 * address all while the process has one thread, and only where the
 	 * return point takes a jump once it has more (soft). A copy saved in
@@ -1152,7 +1152,7 @@ static bool same_as_fresh(struct proc *p, struct module *m, size_t idx, struct l
 	if (why && !d->err && p->original_returns_soft) {
 		e.original_returns_soft = !e.original_returns_soft;
 		w->ctr_used = ctr_mark;
-		if (!differs_from_fresh(d, &e, r, &fresh, buf, sizeof(buf)))
+		if (!differs_from_fresh(d, &e, r, buf, sizeof(buf)))
 			why = NULL;
 	}
 	w->ctr_used = used;
