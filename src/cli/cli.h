@@ -45,6 +45,13 @@ long cli_tracer_pid(pid_t pid);
 /* After a failed rtl_session_attach of PID (ERR) by command CMD: says why
  * (the tracer, Yama's scope) and returns the exit status. */
 int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
+/* Like a shell waiting for its job, from now on: the signals (TERM, HUP,
+ * INT, QUIT, USR1, USR2) some process sends to reticle alone (kill,
+ * sigqueue) go on to process PID, the launched program, which decides what
+ * they do; those the kernel sent (a terminal's ^C, ^\\ or hang-up) went to
+ * the whole foreground job, the program included, and are not sent twice.
+ * reticle itself goes on until the program ends. */
+void cli_forward_signals(pid_t pid);
 /* After a failed rtl_session_launch of PROGRAM: says why and returns the
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);

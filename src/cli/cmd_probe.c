@@ -29,8 +29,11 @@ static void usage(FILE *f)
 	      "compiled inline into the functions they name (no trap, no call per hit;\n"
 	      "printf() lines are printed by reticle at each hit, a trap each).\n"
 	      "With -- COMMAND it launches the command; with -p it attaches to a running\n"
-	      "process until --duration ends, Ctrl-C, or the process exits, then leaves\n"
-	      "it as it was. The aggregations are printed at the end. A point that names\n"
+	      "process until --duration ends, Ctrl-C (or SIGTERM, SIGHUP), or the process\n"
+	      "exits, then leaves it as it was. The aggregations are printed at the end.\n"
+	      "A launched command gets the signals sent to reticle (TERM, HUP, INT, QUIT,\n"
+	      "USR1, USR2), as with 'reticle run'; when it ends, the aggregations so far are\n"
+	      "printed and reticle exits with its status (128+signal). A point that names\n"
 	      "no function of the program and the libraries it starts with is refused\n"
 	      "(write MODULE:F for a library loaded later). While it runs, 'reticle ctl\n"
 	      "PID add|remove|list' changes the program (PID: the measured process).\n"
@@ -250,10 +253,9 @@ static int measure(char **command, long pid, double duration, const char *output
 			fprintf(stderr, "reticle: probing process %ld until it ends (Ctrl-C stops)\n", pid);
 	} else if ((err = rtl_session_launch(s, command))) {
 		rc = cli_launch_error(command[0], err);
-	} else {   /* as a shell's job: the terminal's signals are the program's */
-		sa.sa_handler = SIG_IGN;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
+	} else {   /* as a shell's job: the terminal's signals are the program's, and
+		    * those sent to reticle go on to it (its end prints the results) */
+		cli_forward_signals(rtl_session_pid(s));
 	}
 	if (!err && (err = rtl_session_run(s, &status))) {
 		cli_error("probe: %s", rtl_strerror(err));

@@ -15,8 +15,6 @@
 #include "cli.h"
 #include "control.h"
 
-static volatile pid_t forward_to;
-
 static void usage(FILE *f)
 {
 	fputs("usage: reticle run [-c COLLECTORS] [--collector ./x.so[:ARGS]] [-o PROFILE] [--cold]\n"
@@ -193,16 +191,6 @@ int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_col
 		return -RTL_ERR_UNKNOWN_COLLECTOR;
 	}
 	return 0;
-}
-
-/* A signal some process sent to reticle (kill, sigqueue) goes on to the
- * target. One the kernel sent (a terminal's ^C, ^\\ or hang-up) went to
- * the whole foreground job, the target included: not twice. */
-static void forward_signal(int sig, siginfo_t *info, void *uc)
-{
-	(void)uc;
-	if (forward_to > 0 && info->si_code <= 0)
-		kill(forward_to, sig);
 }
 
 /* The first of the variables NAMES set to a non-negative number, or -1. */
@@ -751,12 +739,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	}
 	/* Like a shell waiting for a job: terminal signals are the target's to
 	 * handle; termination requests sent to reticle alone are passed on. */
-	forward_to = rtl_session_pid(s);
-	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
-		sigaction(forwarded[i], &sa, NULL);
+	cli_forward_signals(rtl_session_pid(s));
 	err = rtl_session_run(s, &status);
 	if (err)
 		cli_error("run: %s", rtl_strerror(err));

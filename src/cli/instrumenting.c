@@ -1,12 +1,13 @@
 /* What the commands that instrument (run, attach, top, detach, probe,
  * ctl) share: where the warm-start cache lives and how much it may hold,
- * who traces a process, what its binaries are, and how attach and launch
- * failures are told. */
+ * who traces a process, what its binaries are, how attach and launch
+ * failures are told, and the signals a launched program is passed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <signal.h>
 #include <unistd.h>
 #include <reticle/error.h>
 #include "cli.h"
@@ -102,6 +103,25 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling)
 	else
 		cli_error("%s: process %ld: %s", cmd, pid, rtl_strerror(err));
 	return err == -RTL_ERR_BAD_OPTION ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+}
+
+static volatile pid_t forward_to;
+
+static void forward_signal(int sig, siginfo_t *info, void *uc)
+{
+	(void)uc;
+	if (forward_to > 0 && info->si_code <= 0)
+		kill(forward_to, sig);
+}
+
+void cli_forward_signals(pid_t pid)
+{
+	forward_to = pid;
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
 }
 
 int cli_launch_error(const char *program, int err)
