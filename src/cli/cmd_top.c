@@ -25,8 +25,10 @@ static void usage(FILE *f)
 	      "counters; with --by time also the time in them, from calltime's timers),\n"
 	      "refreshed every interval, without stopping it. With PID it attaches to\n"
 	      "that process (as 'reticle attach -c fcount,bbcount[,calltime]') and\n"
-	      "leaves it as it was when top ends (Ctrl-C, --iterations, or the process\n"
-	      "ending); with -- PROGRAM it launches it. A PID that a 'reticle probe'\n"
+	      "leaves it as it was when top ends (Ctrl-C, SIGTERM, SIGHUP, --iterations,\n"
+	      "or the process ending); with -- PROGRAM it launches it and ends with it,\n"
+	      "passing it the signals sent to reticle (TERM, HUP, INT, QUIT, USR1, USR2),\n"
+	      "as 'reticle run' does, and exiting with its status. A PID that a 'reticle probe'\n"
 	      "session measures is watched through that session (its control socket,\n"
 	      "as 'reticle ctl'), with its probes' hits per function. On a terminal the screen is\n"
 	      "redrawn; otherwise each refresh is printed after a line '--- T s'.\n"
@@ -415,12 +417,20 @@ int cmd_top(int argc, char **argv)
 	if (!err)
 		err = rtl_session_on_tick(t.s, t.interval, refresh, &t);
 	current = t.s;
+	/* attached: Ctrl-C, SIGTERM or SIGHUP (its terminal closed) ends top,
+	 * which leaves the process as it was (dying, reticle would leave it
+	 * with its patches); set before the attach, which they also stop */
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (!launch) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	if (!err)
 		err = launch ? rtl_session_launch(t.s, argv + optind) : rtl_session_attach(t.s, (pid_t)pid, 0);
+	if (!err && launch)   /* as 'reticle run': the signals go on to the program, whose end ends top */
+		cli_forward_signals(rtl_session_pid(t.s));
 	t.last = mono_now();
 	if (err) {
 		if (err == -ESRCH)
