@@ -27,6 +27,10 @@ int cli_load_collector(const char *spec, const struct rtl_collector *const *take
  * before anything runs; prints why not, as command CMD. */
 #include <stdbool.h>
 bool cli_output_writable(const char *cmd, const char *path);
+/* Why a file could not be created at PATH (errno ERR): strerror's words,
+ * or that its directory is on one of the kernel's file systems (/proc,
+ * /sys), where ENOENT and EACCES tell nothing true. A static buffer. */
+const char *cli_create_error(const char *path, int err);
 
 /* --freq ARG (samples per second, 1 to 1,000,000) into *FREQ: 0, or -1
  * after a message as command CMD. */

@@ -70,6 +70,8 @@ int cmd_merge(int argc, char **argv)
 			cli_error("merge: '%s' is both an input and the output", out);
 			return CLI_EXIT_USAGE;
 		}
+	if (!cli_output_writable("merge", out))
+		return CLI_EXIT_FAIL;
 	char *first = program_of(argv[optind]);
 	for (int i = optind + 1; i < argc && first; i++) {
 		char *prog = program_of(argv[i]);

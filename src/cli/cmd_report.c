@@ -245,7 +245,7 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 		return CLI_EXIT_USAGE;
 	}
 	if ((err = open_output(a->out, &o))) {
-		cli_error("report: cannot write '%s': %s", a->out, rtl_strerror(err));
+		cli_error("report: cannot write '%s': %s", a->out, cli_create_error(a->out, -err));
 		return CLI_EXIT_FAIL;
 	}
 	err = a->tree ? rtl_report_tree(p, o.f) : rtl_report_write(p, a->format, &a->opt, o.f);

@@ -207,6 +207,8 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (dis)
 		return disasm(isa, argv[optind]);
+	if (profile && !cli_output_writable("sim", profile))   /* before the program runs, not after */
+		return CLI_EXIT_FAIL;
 
 	/* the guest may close or replace its fds 0-2 ('uniq FILE' closes 0 to
 	 * open FILE there): reticle's own messages keep to the stderr it got */

@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include <reticle/error.h>
 #include "cli.h"
@@ -127,9 +131,51 @@ int main(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* The kernel's own file system DIR is on (proc, sysfs...), where no file
+ * can be created, or NULL. */
+static const char *kernel_fs(const char *dir)
+{
+	static const struct { unsigned long magic; const char *name; } fss[] = {
+		{ PROC_SUPER_MAGIC, "proc" }, { SYSFS_MAGIC, "sysfs" }, { CGROUP_SUPER_MAGIC, "cgroup" },
+		{ CGROUP2_SUPER_MAGIC, "cgroup2" }, { DEBUGFS_MAGIC, "debugfs" }, { TRACEFS_MAGIC, "tracefs" },
+		{ SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpf" }, { DEVPTS_SUPER_MAGIC, "devpts" },
+		{ PSTOREFS_MAGIC, "pstore" }, { EFIVARFS_MAGIC, "efivarfs" },
+	};
+	struct statfs fs;
+	if (statfs(dir, &fs))
+		return NULL;
+	for (size_t i = 0; i < sizeof(fss) / sizeof(*fss); i++)
+		if ((unsigned long)fs.f_type == fss[i].magic)
+			return fss[i].name;
+	return NULL;
+}
+
+const char *cli_create_error(const char *path, int err)
+{
+	static char why[PATH_MAX + 128];
+	char *copy = strdup(path);
+	char *slash = copy ? strrchr(copy, '/') : NULL;
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
+	const char *fs = copy ? kernel_fs(dir) : NULL;
+	if (fs)
+		snprintf(why, sizeof(why), "%s is on the kernel's %s file system, where no file can be created "
+			 "(%s)", dir, fs, strerror(err));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(err));
+	free(copy);
+	return why;
+}
+
 /* Whether the profile can be written where asked (PATH, or reticle.PID.db
  * in the current directory): found out before the program runs, not
- * after. Prints why not, as command CMD. */
+ * after, by doing what the end does (src/store/profile.c), which access()
+ * does not tell for root: a new or regular file is written under a
+ * temporary name beside it, then renamed over it; the temporary file is
+ * made here, a byte written to it, and removed. An existing regular file
+ * must open for writing. A character or block device (/dev/null) gets the
+ * finished file's bytes: it must open for writing and take a write (of
+ * nothing: /dev/full refuses even that); a FIFO is not opened (its reader
+ * would see the end of it). Prints why not, as command CMD. */
 bool cli_output_writable(const char *cmd, const char *path)
 {
 	char *copy = strdup(path ? path : "reticle.db");
@@ -137,30 +183,52 @@ bool cli_output_writable(const char *cmd, const char *path)
 		return false;
 	char *slash = strrchr(copy, '/');
 	const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
+	const char *name = path ? path : "in ", *where = path ? "" : dir;
 	struct stat st;
-	bool ok = false;
-	if (path && !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		/* /dev/null, a FIFO: the finished profile is copied into it */
-		ok = !access(path, W_OK);
+	char *tmp = NULL;
+	int fd = -1, err = 0;
+	bool exists = path && !stat(path, &st), ok = false;
+	if (exists && S_ISDIR(st.st_mode)) {
+		cli_error("%s: cannot write the profile %s: it is a directory", cmd, path);
+	} else if (exists && !S_ISREG(st.st_mode)) {   /* written into at the end */
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+			fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+			err = fd < 0 || write(fd, "", 0) < 0 ? errno : 0;
+		} else {
+			err = access(path, W_OK) ? errno : 0;
+		}
+		if (err)
+			cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(err));
+		ok = !err;
+	} else if (stat(dir, &st)) {
+		cli_error("%s: cannot write the profile %s%s: %s", cmd, name, where, strerror(errno));
+	} else if (!S_ISDIR(st.st_mode)) {
+		cli_error("%s: cannot write the profile %s: %s is not a directory", cmd, path, dir);
+	} else if (asprintf(&tmp, "%s/%s.tmp.XXXXXX", dir, slash ? slash + 1 : copy) < 0) {
+		tmp = NULL;
+		cli_error("%s: %s", cmd, strerror(ENOMEM));
+	} else if ((fd = mkstemp(tmp)) < 0) {
+		err = errno;
+		cli_error("%s: cannot write the profile %s%s: %s", cmd, name, where,
+			  cli_create_error(tmp, err));
+	} else if (write(fd, "", 1) != 1) {   /* a full file system, a quota */
+		cli_error("%s: cannot write the profile %s%s: %s", cmd, name, where, strerror(errno));
+	} else if (exists) {   /* replaced by the rename: it must be writable too */
+		int old = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		/* (a program running from it: the rename replaces it all the same) */
+		ok = old >= 0 || errno == ETXTBSY;
 		if (!ok)
 			cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(errno));
-		free(copy);
-		return ok;
-	}
-	if (stat(dir, &st))
-		cli_error("%s: cannot write the profile %s%s: %s", cmd, path ? path : "in ", path ? "" : dir,
-			  strerror(errno));
-	else if (!S_ISDIR(st.st_mode))
-		cli_error("%s: cannot write the profile %s: %s is not a directory", cmd, path, dir);
-	else if (access(dir, W_OK | X_OK))
-		cli_error("%s: cannot write the profile %s%s: %s", cmd, path ? path : "in ", path ? "" : dir,
-			  strerror(errno));
-	else if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
-		cli_error("%s: cannot write the profile %s: it is a directory", cmd, path);
-	else if (path && !stat(path, &st) && access(path, W_OK))
-		cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(errno));
-	else
+		if (old >= 0)
+			close(old);
+	} else {
 		ok = true;
+	}
+	if (tmp && fd >= 0)   /* the temporary file: nothing is left */
+		unlink(tmp);
+	if (fd >= 0)
+		close(fd);
+	free(tmp);
 	free(copy);
 	return ok;
 }
