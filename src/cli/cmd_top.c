@@ -432,13 +432,10 @@ int cmd_top(int argc, char **argv)
 	if (!err && launch)   /* as 'reticle run': the signals go on to the program, whose end ends top */
 		cli_forward_signals(rtl_session_pid(t.s));
 	t.last = mono_now();
-	if (err) {
-		if (err == -ESRCH)
-			cli_error("top: no process %ld", pid);
-		else if (err == -EBUSY)
-			cli_error("top: process %ld is already traced: detach that first", pid);
-		else
-			cli_error("top: %s: %s", launch ? argv[optind] : argv[optind], rtl_strerror(err));
+	if (err && !launch) {
+		rc = cli_attach_error("top", pid, err, false);
+	} else if (err) {
+		cli_error("top: %s: %s", argv[optind], rtl_strerror(err));
 		rc = CLI_EXIT_FAIL;
 	} else if ((err = rtl_session_run(t.s, &status))) {
 		cli_error("top: %s", rtl_strerror(err));

@@ -2,6 +2,7 @@
  * ctl) share: where the warm-start cache lives and how much it may hold,
  * who traces a process, what its binaries are, how attach and launch
  * failures are told, and the signals a launched program is passed. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,22 +55,121 @@ long cli_tracer_pid(pid_t pid)
 	return tracer;
 }
 
-/* Why ptrace may be refused: Yama's scope, or another user. */
-static const char *ptrace_hint(void)
+/* Yama's ptrace scope, -1 without Yama. */
+static int yama_scope(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = 0;
+	int scope = -1;
 	if (f) {
 		if (fscanf(f, "%d", &scope) != 1)
-			scope = 0;
+			scope = -1;
 		fclose(f);
 	}
-	if (scope >= 3)
-		return "kernel.yama.ptrace_scope is 3: no process may be traced until reboot";
-	if (scope >= 1 && geteuid())
-		return "kernel.yama.ptrace_scope is above 0: run as root, give reticle CAP_SYS_PTRACE, or "
-		       "'sysctl kernel.yama.ptrace_scope=0'";
-	return "another user's process needs root";
+	return scope;
+}
+
+/* The line KEY of /proc/PID/status (PID 0: reticle's own) after the key,
+ * into BUF; false without it. */
+static bool status_line(long pid, const char *key, char *buf, size_t len)
+{
+	char path[64], line[512];
+	size_t n = strlen(key);
+	bool found = false;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	FILE *f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			snprintf(buf, len, "%s", line + n + 1 + strspn(line + n + 1, " \t"));
+			buf[strcspn(buf, "\n")] = 0;
+			found = true;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether reticle may trace any process of its user namespace:
+ * CAP_SYS_PTRACE in its effective set (root has it, unless a container
+ * took it away). */
+static bool can_trace_any(void)
+{
+	char caps[64];
+	return status_line(0, "CapEff", caps, sizeof(caps)) && (strtoull(caps, NULL, 16) >> 19 & 1);
+}
+
+/* Whether process PID is a kernel thread (PF_KTHREAD in its flags). */
+static bool kernel_thread(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');   /* after the command, which may hold anything */
+	unsigned long flags = 0;
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000);
+}
+
+/* Why the kernel refused reticle process PID (EPERM): ptrace, and the
+ * /proc/PID/mem that sampling reads, make the same access check. The
+ * facts reticle can see, in turn: a kernel thread; Yama's scope; another
+ * user's process (or other ids: a set-user-ID program); and, when reticle
+ * may trace any process (root), whatever remains: a security policy
+ * (an LSM such as SELinux, AppArmor or Landlock, of the system or of a
+ * sandbox reticle runs in) protecting that process. */
+static const char *eperm_reason(long pid)
+{
+	static char buf[512];
+	char ids[128], mine[128];
+	int scope = yama_scope();
+	bool any = can_trace_any();
+	if (kernel_thread(pid))
+		snprintf(buf, sizeof(buf), "it is a kernel thread, which runs no program to measure");
+	else if (scope >= 3)
+		snprintf(buf, sizeof(buf), "kernel.yama.ptrace_scope is 3: no process may be traced until reboot");
+	else if (!any && scope == 2)
+		snprintf(buf, sizeof(buf), "kernel.yama.ptrace_scope is 2: only root (CAP_SYS_PTRACE) may trace; "
+			 "or 'sysctl kernel.yama.ptrace_scope=0'");
+	else if (!any && ((status_line(pid, "Uid", ids, sizeof(ids)) && status_line(0, "Uid", mine, sizeof(mine)) &&
+			   strcmp(ids, mine)) ||
+			  (status_line(pid, "Gid", ids, sizeof(ids)) && status_line(0, "Gid", mine, sizeof(mine)) &&
+			   strcmp(ids, mine))))
+		snprintf(buf, sizeof(buf), "it runs as another user, or with other ids (a set-user-ID program): "
+			 "that needs root or CAP_SYS_PTRACE");
+	else if (!any && scope == 1)
+		snprintf(buf, sizeof(buf), "kernel.yama.ptrace_scope is 1: only a process's ancestors may trace it; "
+			 "run as root, give reticle CAP_SYS_PTRACE, or 'sysctl kernel.yama.ptrace_scope=0'");
+	else if (!any)
+		snprintf(buf, sizeof(buf), "the kernel refuses it although it is your own process (it made itself "
+			 "non-dumpable, or has capabilities reticle has not, or a security module forbids it): "
+			 "root or CAP_SYS_PTRACE may");
+	else
+		snprintf(buf, sizeof(buf), "the kernel refuses it although reticle runs %swith CAP_SYS_PTRACE: a "
+			 "security policy protects that process (a security module such as SELinux, AppArmor or "
+			 "Landlock, of the system or of a sandbox reticle runs in)", geteuid() ? "" : "as root ");
+	return buf;
+}
+
+/* The command name of process PID ("?" when it cannot be read). */
+static const char *comm_of(long pid)
+{
+	static char comm[64];
+	char path[64];
+	snprintf(comm, sizeof(comm), "?");
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	return comm;
 }
 
 /* The name and pid of PID's tracer, for the message. */
@@ -93,10 +193,9 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling)
 {
 	if (err == -ESRCH)
 		cli_error("%s: no process %ld", cmd, pid);
-	else if (err == -EPERM && sampling)
-		cli_error("%s: process %ld: not allowed (another user's process needs root)", cmd, pid);
 	else if (err == -EPERM)
-		cli_error("%s: process %ld: not allowed to trace it (%s)", cmd, pid, ptrace_hint());
+		cli_error("%s: process %ld (%s): not allowed to %s it: %s", cmd, pid, comm_of(pid),
+			  sampling ? "read" : "trace", eperm_reason(pid));
 	else if (err == -EBUSY)
 		cli_error("%s: process %ld is already traced (by %s): detach that first", cmd, pid,
 			  tracer_of((pid_t)pid));
