@@ -19,8 +19,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "Measures process PID while it runs, every thread it has and every thread\n"
 	      "and process it creates meanwhile, until --duration seconds have passed,\n"
-	      "Ctrl-C (or SIGTERM, or 'reticle detach PID'), or the process exits; then\n"
-	      "writes PROFILE (default reticle.PID.db) for 'reticle report'.\n"
+	      "Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT, or 'reticle detach PID'), or the\n"
+	      "process exits; then writes PROFILE (default reticle.PID.db) for\n"
+	      "'reticle report'.\n"
 	      "\n"
 	      "-c sample (the default) samples call stacks with perf_event: no ptrace,\n"
 	      "the process is neither stopped nor changed.\n"
@@ -166,13 +167,17 @@ int cmd_attach(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	/* before the process is touched: a Ctrl-C while attaching must not
-	 * leave it with reticle's patches */
+	 * leave it with reticle's patches. Ctrl-\\ (QUIT) too ends the
+	 * measurement cleanly: dying, reticle would leave them in place. A
+	 * closed stderr (SIGPIPE) loses reticle's messages, not the run. */
 	current = s;
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	if ((err = rtl_session_attach(s, (pid_t)pid, duration))) {
 		rtl_session_destroy(s);
 		return cli_attach_error("attach", pid, err, sampling);

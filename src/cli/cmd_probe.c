@@ -29,8 +29,9 @@ static void usage(FILE *f)
 	      "compiled inline into the functions they name (no trap, no call per hit;\n"
 	      "printf() lines are printed by reticle at each hit, a trap each).\n"
 	      "With -- COMMAND it launches the command; with -p it attaches to a running\n"
-	      "process until --duration ends, Ctrl-C (or SIGTERM, SIGHUP), or the process\n"
-	      "exits, then leaves it as it was. The aggregations are printed at the end.\n"
+	      "process until --duration ends, Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT, or the\n"
+	      "reader of the results gone), or the process exits, then leaves it as it\n"
+	      "was. The aggregations are printed at the end.\n"
 	      "A launched command gets the signals sent to reticle (TERM, HUP, INT, QUIT,\n"
 	      "USR1, USR2), as with 'reticle run'; when it ends, the aggregations so far are\n"
 	      "printed and reticle exits with its status (128+signal). A point that names\n"
@@ -239,10 +240,14 @@ static int measure(char **command, long pid, double duration, const char *output
 	current = s;
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
-	if (!command) {   /* attached: Ctrl-C ends the measurement, not the process */
+	if (!command) {   /* attached: Ctrl-C ends the measurement, not the process;
+			   * so do QUIT and a reader of the results gone (PIPE),
+			   * of which reticle would die, leaving it patched */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+		sigaction(SIGPIPE, &sa, NULL);
 		err = rtl_session_attach(s, (pid_t)pid, duration);
 		if (err)
 			rc = cli_attach_error("probe", pid, err, false);

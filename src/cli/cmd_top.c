@@ -25,12 +25,13 @@ static void usage(FILE *f)
 	      "counters; with --by time also the time in them, from calltime's timers),\n"
 	      "refreshed every interval, without stopping it. With PID it attaches to\n"
 	      "that process (as 'reticle attach -c fcount,bbcount[,calltime]') and\n"
-	      "leaves it as it was when top ends (Ctrl-C, SIGTERM, SIGHUP, --iterations,\n"
-	      "or the process ending); with -- PROGRAM it launches it and ends with it,\n"
-	      "passing it the signals sent to reticle (TERM, HUP, INT, QUIT, USR1, USR2),\n"
-	      "as 'reticle run' does, and exiting with its status. A PID that a 'reticle probe'\n"
-	      "session measures is watched through that session (its control socket,\n"
-	      "as 'reticle ctl'), with its probes' hits per function. On a terminal the screen is\n"
+	      "leaves it as it was when top ends (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, the\n"
+	      "reader of its output gone, --iterations, or the process ending); with\n"
+	      "-- PROGRAM it launches it and ends with it, passing it the signals sent to\n"
+	      "reticle (TERM, HUP, INT, QUIT, USR1, USR2), as 'reticle run' does, and\n"
+	      "exiting with its status. A PID that a 'reticle probe' session measures is\n"
+	      "watched through that session (its control socket, as 'reticle ctl'), with\n"
+	      "its probes' hits per function. On a terminal the screen is\n"
 	      "redrawn; otherwise each refresh is printed after a line '--- T s'.\n"
 	      "\n"
 	      "      --by calls|instrs|time|hits  order by calls (default), instructions,\n"
@@ -417,15 +418,18 @@ int cmd_top(int argc, char **argv)
 	if (!err)
 		err = rtl_session_on_tick(t.s, t.interval, refresh, &t);
 	current = t.s;
-	/* attached: Ctrl-C, SIGTERM or SIGHUP (its terminal closed) ends top,
-	 * which leaves the process as it was (dying, reticle would leave it
-	 * with its patches); set before the attach, which they also stop */
+	/* attached: Ctrl-C, SIGTERM, SIGHUP (its terminal closed), SIGQUIT
+	 * or SIGPIPE (the reader of its output gone: top PID | head) ends
+	 * top, which leaves the process as it was (dying, reticle would leave
+	 * it with its patches); set before the attach, which they also stop */
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	if (!launch) {
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+		sigaction(SIGPIPE, &sa, NULL);
 	}
 	if (!err)
 		err = launch ? rtl_session_launch(t.s, argv + optind) : rtl_session_attach(t.s, (pid_t)pid, 0);
