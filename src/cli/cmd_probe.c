@@ -268,6 +268,10 @@ static int measure(char **command, long pid, double duration, const char *output
 	} else if (!err && command) {
 		rc = status;
 	}
+	struct rtl_session_stats st;
+	rtl_session_stats(s, &st);
+	if (!err && output && st.profiles_failed && rc == 0)   /* -o not written (said): as run */
+		rc = CLI_EXIT_FAIL;
 	current = NULL;
 	if (ticker.ctl >= 0) {
 		close(ticker.ctl);

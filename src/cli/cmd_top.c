@@ -447,6 +447,10 @@ int cmd_top(int argc, char **argv)
 	} else if (launch) {
 		rc = status;
 	}
+	struct rtl_session_stats st;
+	rtl_session_stats(t.s, &st);
+	if (!err && output && st.profiles_failed && rc == 0)   /* -o not written (said): as run */
+		rc = CLI_EXIT_FAIL;
 	current = NULL;
 	rtl_session_destroy(t.s);
 	free_rows(t.prev, t.nprev);

@@ -48,6 +48,16 @@ expect 0 "profile written to /dev/null" run -o /dev/null -- sh -c "$prog"
 expect 0 "" probe -o "$W/p.db" 'entry:malloc { @n = count(); }' -- sh -c "$prog"
 expect 0 "" report -o "$W/report.txt" "$W/new.db"
 "$R" report "$W/p.db" >/dev/null 2>&1 || { echo "FAIL: $W/p.db is no profile after probe -o"; fails=$((fails+1)); }
+# a profile that could not be written at the end (its directory gone):
+# the program succeeded, reticle did not
+for c in probe top; do
+	mkdir -p "$W/gone"
+	case $c in
+	probe) set -- probe -o "$W/gone/p.db" 'entry:malloc { @n = count(); }' ;;
+	top) set -- top --iterations 1 -o "$W/gone/p.db" ;;
+	esac
+	expect 1 "profile not written" "$@" -- rmdir "$W/gone"
+done
 # nothing half-written left: no temporary file beside any of them
 left=$(ls "$W" | grep '\.tmp\.')
 [ -z "$left" ] || { echo "FAIL: left behind in $W: $left"; fails=$((fails+1)); }
