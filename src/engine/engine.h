@@ -200,6 +200,8 @@ void dl_arm_r_brk(struct proc *p);
 /* Removes the increments of P whose counters have left 0, and gives up
  * hot copies; whether it stopped short (to go on at the next call). */
 bool sweep_proc(struct proc *p);
+/* Function K of M has a copy (made again, too): the sweeps look at it. */
+void sweep_relocated(struct proc *p, struct module *m, size_t k);
 /* A fork CHILD of PARENT gets the increments removed in its windows back. */
 void sweep_fork(struct proc *parent, struct proc *child);
 /* Fork child C's frames in the original code of functions its parent gave

@@ -8,7 +8,8 @@
 #include "sample/sample.h"
 
 /* The copy's unwind information is registered, the sampler maps its PCs
- * back, the debugger's breakpoints go into it. */
+ * back, a sweep will find its increments, the debugger's breakpoints go
+ * into it. */
 static void relocated(struct proc *p, struct module *m, size_t k)
 {
 	const struct func_state *fs = &m->fs[k];
@@ -18,6 +19,8 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap,
 				    fs->sp_rows, fs->nsp_rows);
 	unwind_function_relocated(p, m, k);
+	if (p->sweeping)
+		sweep_relocated(p, m, k);
 	if (session_debugger(p->s))
 		debug_relocated(p, m, k);
 }

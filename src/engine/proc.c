@@ -91,6 +91,7 @@ void proc_free(struct proc *p)
 	free(p->unw_objects);
 	free(p->resume_words);
 	free(p->sweep);
+	free(p->sweep_fns);
 	free(p->swept_sites);
 	if (p->mem >= 0)
 		close(p->mem);

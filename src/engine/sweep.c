@@ -205,6 +205,27 @@ static struct window *site_window(struct proc *p, const struct sweep_site *s)
 	return proc_window_at(p, s->at, 2) == proc_window_at(p, s->counter, 8) ? proc_window_at(p, s->at, 2) : NULL;
 }
 
+void sweep_relocated(struct proc *p, struct module *m, size_t k)
+{
+	if (m->fs[k].sweep_listed ||
+	    rtl_grow(&p->sweep_fns, &p->capsweep_fns, p->nsweep_fns + 1, sizeof(*p->sweep_fns)))
+		return;
+	m->fs[k].sweep_listed = true;
+	p->sweep_fns[p->nsweep_fns++] = (struct sweep_fn){ (uint32_t)(m - p->mods), (uint32_t)k };
+}
+
+/* Entry J of P's list of relocated functions (*M, *K), when it still has a
+ * copy in a module still there. */
+static bool relocated_fn(struct proc *p, size_t j, struct module **m, size_t *k)
+{
+	struct sweep_fn f = p->sweep_fns[j];
+	if (f.mod >= p->nmods)
+		return false;
+	*m = &p->mods[f.mod];
+	*k = f.fn;
+	return (*m)->win >= 0 && !(*m)->unloaded && (*m)->fs[f.fn].status == FS_DONE;
+}
+
 bool sweep_proc(struct proc *p)
 {
 	/* in slices of BUDGET_NS for finding increments and as much for
@@ -217,15 +238,14 @@ bool sweep_proc(struct proc *p)
 	bool more = false, found_all;
 	struct fn_ref *hot = NULL;
 	size_t nhot = 0, caphot = 0;
-	for (size_t i = 0; i < p->nmods && !more; i++) {
-		struct module *m = &p->mods[i];
-		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; m->win >= 0 && !m->unloaded && k < n && !more; k++)
-			if (m->fs[k].status == FS_DONE && !m->fs[k].swept) {
-				m->fs[k].swept = true;
-				find_sites(p, m, k);
-				more = ++work % 64 == 0 && os_now_ns() - t0 > BUDGET_NS;
-			}
+	for (; p->sweep_fns_found < p->nsweep_fns && !more; p->sweep_fns_found++) {
+		struct module *m;
+		size_t k;
+		if (!relocated_fn(p, p->sweep_fns_found, &m, &k) || m->fs[k].swept)
+			continue;
+		m->fs[k].swept = true;
+		find_sites(p, m, k);
+		more = ++work % 64 == 0 && os_now_ns() - t0 > BUDGET_NS;
 	}
 	found_all = !more;
 	more = false;
@@ -276,21 +296,21 @@ bool sweep_proc(struct proc *p)
 	}
 	p->sweep_next = more ? i : 0;
 	/* copies that became hot after their blocks were swept: by calls */
-	for (size_t mi = 0; giving_up() && !more && mi < p->nmods; mi++) {
-		struct module *m = &p->mods[mi];
-		size_t n = rtl_binary_function_count(m->bin);
-		for (size_t k = 0; m->win >= 0 && !m->unloaded && k < n; k++) {
-			struct func_state *fs = &m->fs[k];
-			if (fs->status != FS_DONE || !fs->swept || fs->revert_tried || !fs->entry_counter)
-				continue;
-			uint64_t calls = proc_read_counter(p, fs->entry_counter), since = calls - fs->calls_seen;
-			fs->calls_seen = calls;
-			bool was = fs->calls_hot;
-			fs->calls_hot = since >= HOT_CALLS;
-			if (since >= HOT_CALLS && was && patch_may_revert(p, m, k) && !listed(hot, nhot, m, k) &&
-			    !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
-				hot[nhot++] = (struct fn_ref){ m, k };
-		}
+	for (size_t j = 0; giving_up() && !more && j < p->sweep_fns_found; j++) {
+		struct module *m;
+		size_t k;
+		if (!relocated_fn(p, j, &m, &k))
+			continue;
+		struct func_state *fs = &m->fs[k];
+		if (!fs->swept || fs->revert_tried || !fs->entry_counter)
+			continue;
+		uint64_t calls = proc_read_counter(p, fs->entry_counter), since = calls - fs->calls_seen;
+		fs->calls_seen = calls;
+		bool was = fs->calls_hot;
+		fs->calls_hot = since >= HOT_CALLS;
+		if (since >= HOT_CALLS && was && patch_may_revert(p, m, k) && !listed(hot, nhot, m, k) &&
+		    !rtl_grow(&hot, &caphot, nhot + 1, sizeof(*hot)))
+			hot[nhot++] = (struct fn_ref){ m, k };
 	}
 	if (nhot)
 		give_up(p, hot, nhot);
@@ -341,6 +361,7 @@ void sweep_fork_frames(struct proc *c)
 
 void sweep_fork(struct proc *parent, struct proc *child)
 {
+	child->sweeping = parent->sweeping;
 	/* the child's windows are copies of the parent's, removed increments
 	 * included, and its counters start at 0: they are put back */
 	for (size_t i = 0; i < parent->nswept; i++) {
@@ -354,10 +375,12 @@ void sweep_fork(struct proc *parent, struct proc *child)
 		for (size_t k = 0; k < n; k++) {
 			m->fs[k].swept = false;
 			m->fs[k].calls_seen = 0;
+			m->fs[k].sweep_listed = false;
+			if (child->sweeping && m->fs[k].status == FS_DONE)
+				sweep_relocated(child, m, k);
 		}
 	}
 	child->nsweep = child->nswept = 0;
-	child->sweeping = parent->sweeping;
 }
 
 bool sweep_due(uint64_t *last, uint64_t now)
