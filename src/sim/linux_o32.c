@@ -86,6 +86,37 @@ static void put_stat64(struct rtl_sim *m, uint64_t ga, const struct stat *st)
 
 static int64_t err(int64_t r) { return r < 0 ? -errno : r; }
 
+/* Host (x86-64, asm-generic) errno -> MIPS errno, from the kernel's
+ * arch/mips/include/uapi/asm/errno.h; 0: the same number. Numbers 1-34
+ * and a few above (ENODATA, EPROTO...) are the same on both. */
+static const uint16_t mips_errno[] = {
+	[EDEADLK] = 45, [ENAMETOOLONG] = 78, [ENOLCK] = 46, [ENOSYS] = 89, [ENOTEMPTY] = 93, [ELOOP] = 90,
+	[ENOMSG] = 35, [EIDRM] = 36, [ECHRNG] = 37, [EL2NSYNC] = 38, [EL3HLT] = 39, [EL3RST] = 40,
+	[ELNRNG] = 41, [EUNATCH] = 42, [ENOCSI] = 43, [EL2HLT] = 44, [EBADE] = 50, [EBADR] = 51,
+	[EXFULL] = 52, [ENOANO] = 53, [EBADRQC] = 54, [EBADSLT] = 55, [EMULTIHOP] = 74, [EBADMSG] = 77,
+	[EOVERFLOW] = 79, [ENOTUNIQ] = 80, [EBADFD] = 81, [EREMCHG] = 82, [ELIBACC] = 83, [ELIBBAD] = 84,
+	[ELIBSCN] = 85, [ELIBMAX] = 86, [ELIBEXEC] = 87, [EILSEQ] = 88, [ERESTART] = 91, [ESTRPIPE] = 92,
+	[EUSERS] = 94, [ENOTSOCK] = 95, [EDESTADDRREQ] = 96, [EMSGSIZE] = 97, [EPROTOTYPE] = 98,
+	[ENOPROTOOPT] = 99, [EPROTONOSUPPORT] = 120, [ESOCKTNOSUPPORT] = 121, [EOPNOTSUPP] = 122,
+	[EPFNOSUPPORT] = 123, [EAFNOSUPPORT] = 124, [EADDRINUSE] = 125, [EADDRNOTAVAIL] = 126,
+	[ENETDOWN] = 127, [ENETUNREACH] = 128, [ENETRESET] = 129, [ECONNABORTED] = 130,
+	[ECONNRESET] = 131, [ENOBUFS] = 132, [EISCONN] = 133, [ENOTCONN] = 134, [ESHUTDOWN] = 143,
+	[ETOOMANYREFS] = 144, [ETIMEDOUT] = 145, [ECONNREFUSED] = 146, [EHOSTDOWN] = 147,
+	[EHOSTUNREACH] = 148, [EALREADY] = 149, [EINPROGRESS] = 150, [ESTALE] = 151, [EUCLEAN] = 135,
+	[ENOTNAM] = 137, [ENAVAIL] = 138, [EISNAM] = 139, [EREMOTEIO] = 140, [EDQUOT] = 1133,
+	[ENOMEDIUM] = 159, [EMEDIUMTYPE] = 160, [ECANCELED] = 158, [ENOKEY] = 161, [EKEYEXPIRED] = 162,
+	[EKEYREVOKED] = 163, [EKEYREJECTED] = 164, [EOWNERDEAD] = 165, [ENOTRECOVERABLE] = 166,
+	[ERFKILL] = 167, [EHWPOISON] = 168,
+};
+
+/* A result in -4095..-1 is -errno in the host's numbering: the guest gets MIPS's. */
+static int64_t guest_result(int64_t r)
+{
+	if (r < 0 && r >= -4095 && (uint64_t)-r < sizeof mips_errno / sizeof mips_errno[0] && mips_errno[-r])
+		return -(int64_t)mips_errno[-r];
+	return r;
+}
+
 /* MIPS signal numbers that differ from the host's (x86-64, asm-generic). */
 int sim_mips_host_signal(int sig)
 {
@@ -99,7 +130,7 @@ int sim_mips_host_signal(int sig)
 	}
 }
 
-int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
+static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
 {
 	uint64_t n = nr - 4000, b[6];
 	struct stat st;
@@ -222,4 +253,9 @@ int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t
 	sim_stop(m, "unsupported system call %llu (o32 %llu) at 0x%llx", (unsigned long long)nr,
 		 (unsigned long long)n, (unsigned long long)pc);
 	return -ENOSYS;
+}
+
+int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
+{
+	return guest_result(o32_call(m, pc, nr, a, generic));
 }
