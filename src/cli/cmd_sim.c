@@ -19,7 +19,7 @@ extern char **environ;
 static void usage(FILE *f)
 {
 	fputs("usage: reticle sim [--isa NAME|FILE] [-c TOOL[,TOOL...]] [--cache SPEC]... [--tool ./x.so[:ARGS]]\n"
-	      "                  [-o PROFILE]\n"
+	      "                  [-o PROFILE] [--strace]\n"
 	      "                  -- PROGRAM [ARGS...]\n"
 	      "       reticle sim --disasm PROGRAM\n\n"
 	      "Runs a statically linked Linux program for a described ISA (chosen from the ELF\n"
@@ -40,6 +40,9 @@ static void usage(FILE *f)
 	      "                  against include/reticle/sim.h (may be repeated)\n"
 	      "  --disasm        disassemble the executable sections with the description's syntax\n"
 	      "  --argv0 NAME    the program's argv[0] (default: PROGRAM; used for a guest execve)\n"
+	      "  --strace        trace the program's system calls on stderr: address, name,\n"
+	      "                  arguments and result as the program sees it (also\n"
+	      "                  RETICLE_SIM_STRACE=1 in the environment, which it sets)\n"
 	      "  -o PROFILE      write a profile for 'reticle report' at the end (also when the\n"
 	      "                  program fails or is killed): per procedure, instructions executed\n"
 	      "                  and executed blocks (no call counts); a fork or execve of the\n"
@@ -156,7 +159,8 @@ int cmd_sim(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "isa", required_argument, 0, 'i' }, { "tool", required_argument, 0, 't' },
 		{ "disasm", no_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
-		{ "argv0", required_argument, 0, 'a' }, { "cache", required_argument, 0, 'K' }, { 0, 0, 0, 0 },
+		{ "argv0", required_argument, 0, 'a' }, { "cache", required_argument, 0, 'K' },
+		{ "strace", no_argument, 0, 'S' }, { 0, 0, 0, 0 },
 	};
 	const char *isa = NULL, *argv0 = NULL;
 	char *tools = NULL, *sos[8];
@@ -172,6 +176,7 @@ int cmd_sim(int argc, char **argv)
 		case 'a': argv0 = optarg; break;
 		case 'c': tools = optarg; break;
 		case 'd': dis = 1; break;
+		case 'S': setenv("RETICLE_SIM_STRACE", "1", 1); break;   /* read by the simulator's Linux layer */
 		case 't':
 			if (nsos == 8) {
 				cli_error("at most 8 --tool options");

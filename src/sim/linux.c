@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include "sim/machine.h"
+#include "sim/syscall_names.h"
 
 enum {
 	G_getcwd = 17, G_fcntl = 25, G_ioctl = 29, G_faccessat = 48, G_openat = 56, G_close = 57,
@@ -36,27 +37,25 @@ enum {
 	G_prlimit64 = 261, G_getrandom = 278, G_statx = 291, G_rseq = 293,
 };
 
-static const struct { int nr; const char *name; } names[] = {
-	{ 17, "getcwd" }, { 23, "dup" }, { 24, "dup3" }, { 25, "fcntl" }, { 29, "ioctl" }, { 34, "mkdirat" },
-	{ 35, "unlinkat" }, { 48, "faccessat" }, { 56, "openat" }, { 57, "close" }, { 59, "pipe2" },
-	{ 61, "getdents64" }, { 62, "lseek" }, { 63, "read" }, { 64, "write" }, { 65, "readv" }, { 66, "writev" },
-	{ 67, "pread64" }, { 68, "pwrite64" }, { 72, "pselect6" }, { 73, "ppoll" }, { 78, "readlinkat" },
-	{ 79, "newfstatat" }, { 80, "fstat" }, { 93, "exit" }, { 94, "exit_group" }, { 96, "set_tid_address" },
-	{ 98, "futex" }, { 99, "set_robust_list" }, { 101, "nanosleep" }, { 113, "clock_gettime" },
-	{ 123, "sched_getaffinity" }, { 124, "sched_yield" }, { 129, "kill" }, { 131, "tgkill" },
-	{ 134, "rt_sigaction" }, { 135, "rt_sigprocmask" }, { 160, "uname" }, { 169, "gettimeofday" },
-	{ 172, "getpid" }, { 178, "gettid" }, { 198, "socket" }, { 214, "brk" }, { 215, "munmap" },
-	{ 216, "mremap" }, { 220, "clone" }, { 221, "execve" }, { 222, "mmap" }, { 226, "mprotect" },
-	{ 233, "madvise" }, { 260, "wait4" }, { 261, "prlimit64" }, { 278, "getrandom" }, { 291, "statx" },
-	{ 293, "rseq" }, { 435, "clone3" },
-};
-
-static const char *sys_name(uint64_t nr)
+/* The guest's name for its call NR (the number it passed, before any
+ * renumbering): "syscall_NR" when the kernel defines none. */
+static const char *guest_call_name(const struct rtl_sim *m, uint64_t nr, char *buf, size_t n)
 {
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if ((uint64_t)names[i].nr == nr)
-			return names[i].name;
-	return "?";
+	const char *name = sim_syscall_name(m->isa->syscall_abi[0] == 'm', nr);
+	if (name)
+		return name;
+	snprintf(buf, n, "syscall_%llu", (unsigned long long)nr);
+	return buf;
+}
+
+/* Stops the simulation at the guest's current system call, which is not
+ * emulated, naming it with the guest's number. */
+int64_t sim_unsupported(struct rtl_sim *m, uint64_t pc)
+{
+	char buf[32];
+	sim_stop(m, "unsupported system call %s (%llu) at 0x%llx", guest_call_name(m, m->sys_nr, buf, sizeof buf),
+		 (unsigned long long)m->sys_nr, (unsigned long long)pc);
+	return -ENOSYS;
 }
 
 void sim_stop(struct rtl_sim *m, const char *fmt, ...)
@@ -360,26 +359,30 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 	case G_nanosleep:
 		return R(nanosleep(G(a[0]), NULL));
 	}
-	sim_stop(m, "unsupported system call %s (%llu) at 0x%llx", sys_name(nr), (unsigned long long)nr,
-		 (unsigned long long)pc);
-	return -ENOSYS;
+	return sim_unsupported(m, pc);
 }
 
 static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a);
 
-/* RETICLE_SIM_STRACE=1 traces system calls on stderr (a debugging aid). */
 int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a,
 		     int64_t (*generic)(struct rtl_sim *, uint64_t, uint64_t, const uint64_t *));
 
+/* RETICLE_SIM_STRACE=1 (reticle sim --strace) traces system calls on
+ * stderr, with the guest's names, numbers and results (-errno as the guest
+ * sees it). */
 int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	static int trace = -1;
 	if (trace < 0)
 		trace = getenv("RETICLE_SIM_STRACE") != NULL;
+	m->sys_nr = nr;
 	int64_t r = m->isa->syscall_abi[0] == 'm' ? sim_mips_o32(m, pc, nr, a, dispatch) : dispatch(m, pc, nr, a);
-	if (trace)
-		fprintf(stderr, "[sim] 0x%llx %s(0x%llx, 0x%llx, 0x%llx) = %lld\n", (unsigned long long)pc, sys_name(nr),
-			(unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (long long)r);
+	if (trace) {
+		char buf[32];
+		fprintf(stderr, "[sim] 0x%llx %s(0x%llx, 0x%llx, 0x%llx) = %lld\n", (unsigned long long)pc,
+			guest_call_name(m, nr, buf, sizeof buf), (unsigned long long)a[0], (unsigned long long)a[1],
+			(unsigned long long)a[2], (long long)r);
+	}
 	return r;
 }
 

@@ -250,9 +250,7 @@ static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		return 0;
 	}
 	}
-	sim_stop(m, "unsupported system call %llu (o32 %llu) at 0x%llx", (unsigned long long)nr,
-		 (unsigned long long)n, (unsigned long long)pc);
-	return -ENOSYS;
+	return sim_unsupported(m, pc);
 }
 
 int64_t sim_mips_o32(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)

@@ -55,6 +55,7 @@ struct rtl_sim {
 	struct sim_memtrace *memtrace;   /* reticle sim -c memtrace (memtrace.h), NULL if none */
 	char msg[256];
 	int failed;
+	uint64_t sys_nr;             /* the guest's number of the system call running */
 	uint64_t icount;
 	/* blocks */
 	struct block **htab; size_t hsize;
@@ -96,6 +97,8 @@ int sim_map(struct rtl_sim *m, uint64_t addr, uint64_t len);
 int sim_unmap(struct rtl_sim *m, uint64_t addr, uint64_t len);
 void sim_stop(struct rtl_sim *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int64_t sim_linux_syscall(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a);
+/* Stops at the running system call (not emulated); returns -ENOSYS. */
+int64_t sim_unsupported(struct rtl_sim *m, uint64_t pc);
 uint64_t sim_mmap_alloc(struct rtl_sim *m, uint64_t len);
 int sim_analyse(struct rtl_sim *m);
 uint64_t *sim_reg_ptr(struct rtl_sim *m, const char *spec, unsigned *size);

@@ -25,6 +25,11 @@ riscv64-linux-gnu-gcc -O2 -static -nostdlib -o "$work/bad_insn" "$d/bad_insn.c" 
 	check "undecodable instruction at 0x" "$reticle" sim -- "$work/bad_insn"
 riscv64-linux-gnu-gcc -O2 -static -nostdlib -o "$work/bad_syscall" "$d/bad_syscall.c" &&
 	check "unsupported system call socket (198) at 0x" "$reticle" sim -- "$work/bad_syscall"
+# o32 numbers start at 4000: the message gives the program's own number
+if command -v mipsel-linux-gnu-gcc >/dev/null; then
+	mipsel-linux-gnu-gcc -O2 -static -nostdlib -e _start -o "$work/bad_syscall.mips32" "$d/bad_syscall.c" &&
+		check "unsupported system call socket (4183) at 0x" "$reticle" sim -- "$work/bad_syscall.mips32"
+fi
 printf 'not an elf\n' > "$work/text"
 check "not an ELF file" "$reticle" sim -- "$work/text"
 head -c 100 "$work/hello.static" > "$work/truncated"
