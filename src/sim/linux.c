@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -282,6 +283,93 @@ static int64_t do_exit(struct rtl_sim *m, uint64_t code)
 	return 0;
 }
 
+/* struct sysinfo with the guest's long: 112 bytes with 64-bit longs, 64
+ * with 32-bit ones. A 32-bit guest gets what a 64-bit kernel gives a
+ * compat process: memory sizes in mem_unit units (a page) when a byte
+ * count does not fit in 32 bits (compat_sysinfo). */
+static int64_t do_sysinfo(struct rtl_sim *m, uint64_t ga)
+{
+	struct sysinfo si;
+	unsigned word = m->isa->elf_class / 8;
+	CHECK(ga, word == 8 ? 112 : 64);
+	if (sysinfo(&si) < 0)
+		return -errno;
+	unsigned long *mem[] = { &si.totalram, &si.freeram, &si.sharedram, &si.bufferram, &si.totalswap,
+				 &si.freeswap, &si.totalhigh, &si.freehigh };
+	if (word == 4 && (si.totalram >> 32 || si.totalswap >> 32)) {
+		int shift = 0;
+		while (si.mem_unit < 4096)
+			si.mem_unit <<= 1, shift++;
+		for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
+			*mem[i] >>= shift;
+	}
+	uint8_t *g = G(ga);
+	memset(g, 0, word == 8 ? 112 : 64);
+	/* uptime, loads[3], the six sizes, procs (u16), then two sizes and mem_unit (u32) */
+	uint64_t longs[10] = { (uint64_t)si.uptime, si.loads[0], si.loads[1], si.loads[2], si.totalram, si.freeram,
+			       si.sharedram, si.bufferram, si.totalswap, si.freeswap };
+	for (int i = 0; i < 10; i++)
+		memcpy(g + i * word, &longs[i], word);   /* little-endian guests: the low bytes */
+	memcpy(g + 10 * word, &si.procs, 2);
+	unsigned at = 10 * word + 4;
+	at = (at + word - 1) & ~(word - 1);
+	memcpy(g + at, &si.totalhigh, word);
+	memcpy(g + at + word, &si.freehigh, word);
+	memcpy(g + at + 2 * word, &si.mem_unit, 4);
+	return 0;
+}
+
+/* The host's CPU affinity (the guest sees the machine's CPUs, as under
+ * qemu-user), in the guest's buffer: bytes of a bit mask, the same for
+ * 32- and 64-bit little-endian longs. Returns the bytes written. */
+static int64_t do_getaffinity(struct rtl_sim *m, const uint64_t *a)
+{
+	uint8_t mask[1024] = { 0 };
+	uint64_t len = a[1];
+	pid_t pid = (pid_t)a[0];
+	if (len % (m->isa->elf_class / 8))
+		return -EINVAL;
+	CHECK(a[2], len);
+	if (pid == sim_thread_tid(m))
+		pid = 0;   /* a guest thread's tid is not the host's */
+	long r = syscall(SYS_sched_getaffinity, pid, sizeof mask, mask);
+	if (r < 0)
+		return -errno;
+	if ((uint64_t)r > len)
+		return -EINVAL;   /* too small for the host's CPUs, as Linux says */
+	memcpy(G(a[2]), mask, (size_t)r);
+	return r;
+}
+
+/* mremap: shrinking unmaps the tail; growing moves the mapping to a new
+ * range (with MREMAP_MAYMOVE, as glibc's realloc asks; else ENOMEM, which
+ * Linux too may answer). MREMAP_FIXED and DONTUNMAP stop the simulation. */
+static int64_t do_mremap(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
+{
+	uint64_t old = a[0], old_len = (a[1] + 4095) & ~4095ull, len = (a[2] + 4095) & ~4095ull;
+	uint64_t flags = a[3];
+	if (flags & ~7ull)
+		return -EINVAL;
+	if (flags & 6)       /* MREMAP_FIXED, MREMAP_DONTUNMAP */
+		return sim_unsupported(m, pc);
+	if ((old & 4095) || !len || old + old_len > m->mem_size || old + old_len < old)
+		return -EINVAL;
+	if (len <= old_len) {
+		if (len < old_len)
+			sim_unmap(m, old + len, old_len - len);
+		return (int64_t)old;
+	}
+	if (!(flags & 1))    /* MREMAP_MAYMOVE */
+		return -ENOMEM;
+	uint64_t at = sim_mmap_alloc(m, len);
+	if (!at || sim_map(m, at, len) < 0)
+		return -ENOMEM;
+	memcpy(G(at), G(old), old_len);
+	memset(G(at + old_len), 0, len - old_len);
+	sim_unmap(m, old, old_len);
+	return (int64_t)at;
+}
+
 static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	switch (nr) {
@@ -299,11 +387,17 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 	case G_mprotect: case G_madvise:
 		return 0;
 	case G_futex:
-		return sim_thread_futex(m, a);
+		return sim_thread_futex(m, pc, a);
 	case G_munmap:
 		return sim_unmap(m, a[0], a[1]);
-	case G_rseq: case G_mremap: case G_sched_getaffinity: case G_sysinfo:
+	case G_rseq:   /* as a kernel before 4.18: glibc goes on without it */
 		return -ENOSYS;
+	case G_mremap:
+		return do_mremap(m, pc, a);
+	case G_sched_getaffinity:
+		return do_getaffinity(m, a);
+	case G_sysinfo:
+		return do_sysinfo(m, a[0]);
 	case G_statx:   /* struct statx has the same layout everywhere */
 		return R(syscall(SYS_statx, (int)a[0], G(a[1]), (int)a[2], (unsigned)a[3], G(a[4])));
 	case G_uname: {

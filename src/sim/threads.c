@@ -91,7 +91,7 @@ static void wake(struct rtl_sim *m, uint64_t addr, int64_t n, int64_t *woken)
 		}
 }
 
-int64_t sim_thread_futex(struct rtl_sim *m, const uint64_t *a)
+int64_t sim_thread_futex(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
 {
 	int op = (int)a[1] & 0x7f;
 	uint32_t cur;
@@ -114,7 +114,8 @@ int64_t sim_thread_futex(struct rtl_sim *m, const uint64_t *a)
 	case 1: case 10:  /* FUTEX_WAKE, FUTEX_WAKE_BITSET */
 		wake(m, a[0], (int64_t)(int)a[2], &woken);
 		return woken;
-	default:
+	default:   /* requeue, wake-op, PI locks: not emulated, said so */
+		sim_stop(m, "unsupported futex operation %d at 0x%llx", op, (unsigned long long)pc);
 		return -ENOSYS;
 	}
 }
