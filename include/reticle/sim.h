@@ -35,6 +35,14 @@ RTL_API void rtl_sim_close(struct rtl_sim *sim);
  * an error (undecodable instruction, unsupported system call...) explained
  * by rtl_sim_message(). Once per simulator: -EINVAL the second time. */
 RTL_API int rtl_sim_run(struct rtl_sim *sim, int *status);
+/* Asks a running simulation to stop at the end of the current block (an
+ * instruction boundary), as when SIG (SIGINT, SIGTERM...) reached the
+ * caller. Async-signal-safe: meant for the caller's signal handler. The
+ * trailers still run (a profile is written, marked stopped); rtl_sim_run
+ * then returns -EINTR, and rtl_sim_message() says "interrupted by SIG
+ * after N instructions". Without a run in progress the next run stops at
+ * its first block. */
+RTL_API void rtl_sim_interrupt(struct rtl_sim *sim, int sig);
 RTL_API const char *rtl_sim_message(const struct rtl_sim *sim);
 /* Names of the built-in descriptions, NULL-terminated. */
 RTL_API const char *const *rtl_sim_isas(void);

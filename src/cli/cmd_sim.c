@@ -1,9 +1,11 @@
 /* reticle sim: run a static Linux program on a simulator generated from a
  * Sim-nML description, with built-in or user tools; or disassemble it. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <elf.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +49,12 @@ static void usage(FILE *f)
 	      "                  program fails or is killed): per procedure, instructions executed\n"
 	      "                  and executed blocks (no call counts); a fork or execve of the\n"
 	      "                  guest is not profiled\n\n"
+	      "SIGINT, SIGTERM or SIGHUP stops the simulation at the next instruction boundary:\n"
+	      "the tools report and -o writes the profile of the run so far (a second signal\n"
+	      "kills at once).\n\n"
 	      "Exit status: the program's (128 + N when a fault or signal N kills it, as Linux\n"
-	      "would), or 1 when the simulation stops (undecodable instruction, unsupported system\n"
-	      "call), 2 for usage errors.\n", f);
+	      "would), 128 + N when signal N stops the simulation, 1 when the simulation stops\n"
+	      "(undecodable instruction, unsupported system call), 2 for usage errors.\n", f);
 }
 
 /* memtrace's cache configurations (--cache), as `reticle run -c memtrace` takes them */
@@ -125,6 +130,42 @@ static int load_tool(struct rtl_sim *sim, char *spec)
 		return CLI_EXIT_FAIL;
 	}
 	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP stop the simulation at the next block
+ * boundary: the tools report, the profile of the run so far is written,
+ * and reticle exits 128 + the signal. A second one kills (SA_RESETHAND).
+ * A signal ignored when reticle started stays ignored. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct rtl_sim *volatile running_sim;
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+	if (running_sim)
+		rtl_sim_interrupt(running_sim, sig);
+}
+
+static void catch_stop_signals(struct rtl_sim *sim, struct sigaction *old)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND;   /* no SA_RESTART: a blocking host call returns at once */
+	sigemptyset(&sa.sa_mask);
+	running_sim = sim;
+	for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) {
+		sigaction(stop_signals[i], NULL, &old[i]);
+		if (old[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &sa, NULL);
+	}
+}
+
+static void restore_stop_signals(const struct sigaction *old)
+{
+	for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+		sigaction(stop_signals[i], &old[i], NULL);
+	running_sim = NULL;
 }
 
 static int disasm(const char *isa, const char *path)
@@ -246,14 +287,23 @@ int cmd_sim(int argc, char **argv)
 		if ((err = load_tool(sim, sos[i])))
 			goto out;
 	fflush(stdout);
-	if (rtl_sim_run(sim, &status) < 0) {
+	struct sigaction old_sig[sizeof stop_signals / sizeof *stop_signals];
+	catch_stop_signals(sim, old_sig);
+	int run = rtl_sim_run(sim, &status);
+	restore_stop_signals(old_sig);
+	if (run == -EINTR) {   /* stopped by a signal: the profile holds the run so far */
+		cli_error("sim: %s", rtl_sim_message(sim));
+		err = 128 + stop_signal;
+		if (profile && !prof_result)
+			cli_error("sim: the profile of the run so far is in %s", profile);
+	} else if (run < 0) {
 		cli_error("sim: %s", rtl_sim_message(sim));
 		err = CLI_EXIT_FAIL;
-		goto out;
+	} else {
+		if (status > 128 && *rtl_sim_message(sim))
+			cli_error("sim: %s", rtl_sim_message(sim));   /* the guest died of a signal */
+		err = status;
 	}
-	if (status > 128 && *rtl_sim_message(sim))
-		cli_error("sim: %s", rtl_sim_message(sim));   /* the guest died of a signal */
-	err = status;
 	if (profile && prof_result < 0) {   /* 1: a forked child, whose parent writes it */
 		cli_error("sim: no profile written to %s: %s", profile, rtl_strerror(prof_result));
 		if (!err)

@@ -7,6 +7,8 @@
  *   reticle.sim_close(sim)                         (again: harmless)
  *   reticle.sim_run(sim)                           -> exit status (once per simulator)
  *   reticle.sim_message(sim)                       -> why the run stopped ("" if nothing to say)
+ *   reticle.sim_interrupt(sim [, sig])             stop at the end of the current block, as
+ *                                                    SIG (default SIGINT) would: sim_run fails
  *   reticle.sim_isa_name(sim)                      -> "rv64"...
  *
  *   Instrumentation, before the run; POS is reticle.SIM_BEFORE or SIM_AFTER:
@@ -413,6 +415,12 @@ static int l_message(lua_State *L)
 	return 1;
 }
 
+static int l_interrupt(lua_State *L)
+{
+	rtl_sim_interrupt(check_sim(L, 1), (int)luaL_optinteger(L, 2, 2 /* SIGINT */));
+	return 0;
+}
+
 static int l_isa_name(lua_State *L)
 {
 	lua_pushstring(L, rtl_sim_isa_name(check_sim(L, 1)));   /* NULL: nil */
@@ -782,6 +790,7 @@ void script_open_sim(lua_State *L)
 	static const luaL_Reg funcs[] = {
 		{ "sim_isas", l_isas }, { "sim_open", l_open }, { "sim_open_program", l_open_program },
 		{ "sim_close", l_close }, { "sim_run", l_run }, { "sim_message", l_message },
+		{ "sim_interrupt", l_interrupt },
 		{ "sim_isa_name", l_isa_name }, { "sim_add_call_by_name", l_add_call_by_name },
 		{ "sim_add_call", l_add_call }, { "sim_add_block_call", l_add_block_call },
 		{ "sim_add_proc_call", l_add_proc_call }, { "sim_add_mem_call", l_add_mem_call },

@@ -4,6 +4,7 @@
 #ifndef RETICLE_SIM_MACHINE_H
 #define RETICLE_SIM_MACHINE_H
 
+#include <signal.h>
 #include <stdio.h>
 #include "util/log.h"
 #include <reticle/sim.h>
@@ -55,6 +56,7 @@ struct rtl_sim {
 	struct sim_memtrace *memtrace;   /* reticle sim -c memtrace (memtrace.h), NULL if none */
 	char msg[256];
 	int failed;
+	volatile sig_atomic_t interrupt_sig;   /* rtl_sim_interrupt: stop at the next block, this signal */
 	uint64_t sys_nr;             /* the guest's number of the system call running */
 	uint64_t icount;
 	/* blocks */

@@ -3,6 +3,7 @@
  * core (flags from the generator), predecoded into an array of handler
  * calls; instrumentation hooks are extra entries in that array (the seed's
  * "calls inserted into the table of instruction function pointers"). */
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -226,6 +227,8 @@ static void dispatch(struct rtl_sim *m)
 			break;
 		cpu = m->cpu;
 		prev = NULL;
+		if (m->interrupt_sig)   /* it came as the step cleared the new thread's stop */
+			cpu->stop = 1;
 	}
 }
 
@@ -255,7 +258,25 @@ out:
 	running = NULL;
 	sigaction(SIGSEGV, &old_segv, NULL);
 	sigaction(SIGBUS, &old_bus, NULL);
+	if (m->interrupt_sig && !m->exited && !m->failed) {
+		int sig = m->interrupt_sig;
+		snprintf(m->msg, sizeof m->msg, "interrupted by %s after %llu instructions",
+			 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal",
+			 (unsigned long long)m->icount);
+		m->failed = 1;   /* stopped early: no exit status */
+		return -EINTR;
+	}
 	return m->failed ? -RTL_ERR_UNSUPPORTED : 0;
+}
+
+/* From a signal handler: only async-signal-safe stores. The loop sees
+ * the running thread's stop flag at the end of its block. */
+void rtl_sim_interrupt(struct rtl_sim *m, int sig)
+{
+	struct rtl_sim_cpu *cpu = m->cpu;
+	m->interrupt_sig = sig > 0 ? sig : SIGINT;
+	if (cpu)
+		cpu->stop = 1;
 }
 
 void rtl_sim_for_each_executed(struct rtl_sim *m, rtl_sim_count_fn fn, void *user)

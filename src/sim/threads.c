@@ -164,7 +164,7 @@ int64_t sim_thread_yield(struct rtl_sim *m)
  * switch if asked. Returns 0 to go on, 1 when the simulation ends. */
 int sim_thread_step(struct rtl_sim *m)
 {
-	if (m->exited || m->failed)
+	if (m->exited || m->failed || m->interrupt_sig)
 		return 1;
 	if (m->pending.tid) {
 		struct thread *t = calloc(1, sizeof *t);
