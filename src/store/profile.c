@@ -259,11 +259,14 @@ static int init_writer(rtl_profile *p)
 int rtl_profile_create(const char *path, rtl_profile **out)
 {
 	rtl_profile *p;
+	struct stat st;
 	int err;
 
 	*out = NULL;
 	if (!path || !*path)
 		return -EINVAL;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;   /* at once: the rename at the end would fail, after the run */
 	if (!(p = profile_new(path)))
 		return -ENOMEM;
 	if ((err = make_temp(p)) || (err = init_writer(p))) {

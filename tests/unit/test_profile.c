@@ -253,6 +253,12 @@ static void test_abandon(void)
 	CHECK(access(in_dir("b.db"), F_OK) < 0);
 	CHECK_EQ(rtl_profile_create(in_dir("nodir/c.db"), &p), -ENOENT);
 	CHECK(p == NULL);
+	/* a directory: refused at once, no temporary file beside it */
+	CHECK_EQ(mkdir(in_dir("d.db"), 0755), 0);
+	CHECK_EQ(rtl_profile_create(in_dir("d.db"), &p), -EISDIR);
+	CHECK(p == NULL);
+	CHECK_EQ(count_files(), 2);       /* a.db and the directory */
+	CHECK_EQ(rmdir(in_dir("d.db")), 0);
 }
 
 static void write_file(const char *path, const char *text)
