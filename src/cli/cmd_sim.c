@@ -215,12 +215,22 @@ int cmd_sim(int argc, char **argv)
 		switch (c) {
 		case 'i': isa = optarg; break;
 		case 'a': argv0 = optarg; break;
-		case 'c': tools = optarg; break;
+		case 'c':
+			tools = optarg;
+			if (!*tools || *tools == ',' || tools[strlen(tools) - 1] == ',' || strstr(tools, ",,")) {
+				cli_error("sim: -c '%s': an empty tool name (-c TOOL[,TOOL...])", tools);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'd': dis = 1; break;
 		case 'S': setenv("RETICLE_SIM_STRACE", "1", 1); break;   /* read by the simulator's Linux layer */
 		case 't':
 			if (nsos == 8) {
 				cli_error("at most 8 --tool options");
+				return CLI_EXIT_USAGE;
+			}
+			if (!*optarg || *optarg == ':') {   /* dlopen("") is reticle itself */
+				cli_error("sim: --tool '%s': no shared object named (--tool ./x.so[:ARGS])", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			sos[nsos++] = optarg;
@@ -247,7 +257,7 @@ int cmd_sim(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc || !*argv[optind]) {
 		cli_error("sim: no program given (try 'reticle sim --help')");
 		return CLI_EXIT_USAGE;
 	}

@@ -269,6 +269,25 @@ static uint64_t build_stack(struct rtl_sim *m, int word, int argc, char **argv, 
 	return sp;
 }
 
+/* For messages about a program of another machine. */
+static const char *machine_name(int machine)
+{
+	switch (machine) {
+	case EM_386: return "i386";
+	case EM_X86_64: return "x86-64";
+	case EM_AARCH64: return "AArch64";
+	case EM_ARM: return "ARM";
+	case EM_RISCV: return "RISC-V";
+	case EM_MIPS: return "MIPS";
+	case EM_PPC: return "PowerPC";
+	case EM_PPC64: return "PowerPC64";
+	case EM_S390: return "S/390";
+	case EM_SPARCV9: return "SPARC V9";
+	case EM_LOONGARCH: return "LoongArch";
+	default: return "unknown machine";
+	}
+}
+
 static int read_whole(const char *path, uint8_t **buf, size_t *n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -277,8 +296,9 @@ static int read_whole(const char *path, uint8_t **buf, size_t *n)
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int dir = S_ISDIR(st.st_mode);
 		close(fd);
-		return -EINVAL;
+		return dir ? -EISDIR : -ENOEXEC;   /* a device, a pipe: not a program file */
 	}
 	*n = st.st_size;
 	*buf = malloc(*n + 1);
@@ -300,7 +320,8 @@ int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, cha
 
 	m->path = strdup(path);
 	if ((err = read_whole(path, &b, &n)) < 0) {
-		snprintf(m->msg, sizeof m->msg, "%s: %s", path, strerror(-err));
+		snprintf(m->msg, sizeof m->msg, "%s: %s", path, err == -EISDIR ? "is a directory, not a program" :
+			 err == -ENOEXEC ? "not a regular file, not a program" : strerror(-err));
 		return err;
 	}
 	if ((err = read_ehdr(b, n, &e)) < 0) {
@@ -314,16 +335,18 @@ int sim_load(struct rtl_sim *m, const char *isa, const char *path, int argc, cha
 		m->isa = isa ? sim_isa_by_name(isa) : sim_isa_by_machine(e.machine, e.cls);
 	}
 	if (!m->isa) {
-		snprintf(m->msg, sizeof m->msg, isa ? "no description named '%s'" :
-			 "%s: ELF machine %d (%d-bit) has no description", isa ? isa : path, e.machine, e.cls);
-		if (!isa)
-			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) has no description (built in: rv64, mips32)",
-				 path, e.machine, e.cls);
+		if (isa)
+			snprintf(m->msg, sizeof m->msg, "no description named '%s' (built in: rv64, mips32; or a"
+				 " description FILE.nml)", isa);
+		else
+			snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%s, %d-bit) has no description (built in:"
+				 " rv64, mips32)", path, e.machine, machine_name(e.machine), e.cls);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;
 	}
 	if (m->isa->elf_machine != e.machine || m->isa->elf_class != e.cls) {
-		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%d-bit) is not %s", path, e.machine, e.cls, m->isa->name);
+		snprintf(m->msg, sizeof m->msg, "%s: ELF machine %d (%s, %d-bit) is not %s", path, e.machine,
+			 machine_name(e.machine), e.cls, m->isa->name);
 		err = -RTL_ERR_WRONG_ARCH;
 		goto out;
 	}
