@@ -543,6 +543,18 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		return R(syscall(SYS_getdents64, (int)a[0], G(a[1]), (unsigned)a[2]));
 	case 71: return R(sendfile((int)a[0], (int)a[1], a[2] ? G(a[2]) : NULL, a[3]));  /* 64-bit offset */
 	case 166: return umask((mode_t)a[0]);
+	case 33: return R(syscall(SYS_mknodat, (int)a[0], G(a[1]), (unsigned)a[2], (unsigned)a[3]));   /* mknodat */
+	case 81: sync(); return 0;                                           /* sync */
+	case 115: return R(syscall(SYS_clock_nanosleep, (int)a[0], (int)a[1], G(a[2]),   /* clock_nanosleep: */
+				   a[3] ? G(a[3]) : NULL));                   /* 64-bit timespecs */
+	case 73: return R(syscall(SYS_ppoll, G(a[0]), (unsigned)a[1], a[2] ? G(a[2]) : NULL,  /* ppoll: the */
+				  NULL, 8));          /* signal mask is not applied (no guest handlers) */
+	case 154: return R(setpgid((pid_t)a[0], (pid_t)a[1]));               /* setpgid */
+	case 155: return R(getpgid((pid_t)a[0]));                            /* getpgid */
+	case 156: return R(getsid((pid_t)a[0]));                             /* getsid */
+	case 157: return R(setsid());                                        /* setsid */
+	case 158: CHECK(a[1], (uint64_t)(int)a[0] * 4);                      /* getgroups: */
+		return R(getgroups((int)a[0], a[0] ? G(a[1]) : NULL));       /* 32-bit gids everywhere */
 	case 220: return do_clone(m, pc, a);
 	case 221: return do_execve(m, a);
 	case 260: return do_wait4(m, a);

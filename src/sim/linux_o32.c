@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "sim/machine.h"
@@ -28,7 +30,9 @@ static const struct { short o32, gen; } same[] = {
 	{ 338, 261 }, { 353, 278 }, { 366, 291 }, { 367, 293 }, { 403, 113 },
 	{ 41, 23 }, { 327, 24 }, { 328, 59 }, { 219, 61 }, { 237, 71 }, { 12, 49 }, { 133, 50 },
 	{ 294, 35 }, { 289, 34 }, { 299, 53 }, { 94, 52 }, { 95, 55 }, { 291, 54 }, { 295, 38 },
-	{ 296, 37 }, { 297, 36 }, { 435, 435 }, { 439, 439 }, { 118, 82 }, { 152, 83 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
+	{ 296, 37 }, { 297, 36 }, { 435, 435 }, { 439, 439 },
+	{ 422, 98 },   /* futex_time64: futex ignores its timeout */
+	{ 36, 81 }, { 57, 154 }, { 132, 155 }, { 151, 156 }, { 66, 157 }, { 80, 158 }, { 290, 33 }, { 118, 82 }, { 152, 83 }, { 60, 166 }, { 114, 260 }, { 120, 220 }, { 11, 221 }, { 162, 124 },
 };
 
 /* MIPS open flags that differ from the host's (x86-64). */
@@ -130,6 +134,54 @@ int sim_mips_host_signal(int sig)
 	}
 }
 
+/* A 32-bit timespec of the guest; NULL for guest NULL. */
+static struct timespec *get_ts32(struct rtl_sim *m, uint64_t ga, struct timespec *ts)
+{
+	int32_t v[2];
+	if (!ga)
+		return NULL;
+	memcpy(v, G(ga), 8);
+	ts->tv_sec = v[0];
+	ts->tv_nsec = v[1];
+	return ts;
+}
+
+/* A time64 timespec of the guest: 64-bit seconds, 32-bit nanoseconds and
+ * padding that Linux ignores for 32-bit programs. */
+static struct timespec *get_ts64(struct rtl_sim *m, uint64_t ga, struct timespec *ts)
+{
+	int64_t sec;
+	int32_t nsec;
+	if (!ga)
+		return NULL;
+	memcpy(&sec, G(ga), 8);
+	memcpy(&nsec, G(ga + 8), 4);
+	ts->tv_sec = sec;
+	ts->tv_nsec = nsec;
+	return ts;
+}
+
+/* MIPS poll events: POLLWRBAND is 0x100 (the host's POLLWRNORM), the
+ * host's 0x200; POLLWRNORM is POLLOUT. The rest agree. */
+static int64_t o32_poll(struct rtl_sim *m, uint64_t gfds, uint64_t n, const struct timespec *ts)
+{
+	struct pollfd *f = G(gfds);
+	if (n > 65536 || (gfds & (m->mem_size - 1)) + n * sizeof *f > m->mem_size)
+		return -EINVAL;
+	for (uint64_t i = 0; i < n; i++)
+		if (f[i].events & 0x100)
+			f[i].events = (short)((f[i].events & ~0x100) | POLLWRBAND);
+	int r = ppoll(f, (nfds_t)n, ts, NULL);
+	int e = errno;
+	for (uint64_t i = 0; i < n; i++) {
+		short ev = f[i].events, rev = f[i].revents;
+		f[i].events = (short)(ev & POLLWRBAND ? (ev & ~POLLWRBAND) | 0x100 : ev);
+		f[i].revents = (short)((rev & ~(POLLWRNORM | POLLWRBAND)) | (rev & POLLWRNORM ? POLLOUT : 0) |
+				       (rev & POLLWRBAND ? 0x100 : 0));
+	}
+	return r < 0 ? -e : r;
+}
+
 static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a, generic_fn generic)
 {
 	uint64_t n = nr - 4000, b[6];
@@ -186,6 +238,63 @@ static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		return err(mkdir(G(a[0]), (mode_t)a[1]));
 	case 40:     /* rmdir */
 		return err(rmdir(G(a[0])));
+	case 15:     /* chmod */
+		return err(chmod(G(a[0]), (mode_t)a[1]));
+	case 202:    /* chown */
+		return err(chown(G(a[0]), (uid_t)a[1], (gid_t)a[2]));
+	case 16:     /* lchown */
+		return err(lchown(G(a[0]), (uid_t)a[1], (gid_t)a[2]));
+	case 65:     /* getpgrp */
+		return getpgrp();
+	case 14:     /* mknod */
+		return err(syscall(SYS_mknodat, AT_FDCWD, G(a[0]), (unsigned)a[1], (unsigned)a[2]));
+	case 211:    /* truncate64(path, pad, lo, hi) */
+		return err(truncate(G(a[0]), (off_t)(((uint64_t)a[3] << 32) | (uint32_t)a[2])));
+	case 212:    /* ftruncate64(fd, pad, lo, hi) */
+		return err(ftruncate((int)a[0], (off_t)(((uint64_t)a[3] << 32) | (uint32_t)a[2])));
+	case 166: {  /* nanosleep with 32-bit timespecs */
+		struct timespec ts, rem;
+		if (nanosleep(get_ts32(m, a[0], &ts), &rem) == 0)
+			return 0;
+		int e = errno;
+		if (e == EINTR && a[1]) {
+			int32_t v[2] = { (int32_t)rem.tv_sec, (int32_t)rem.tv_nsec };
+			memcpy(G(a[1]), v, 8);
+		}
+		return -e;
+	}
+	case 265: case 407: {  /* clock_nanosleep with 32-bit timespecs, clock_nanosleep_time64 */
+		struct timespec ts, rem;
+		int t64 = n == 407, e = clock_nanosleep((clockid_t)a[0], (int)a[1],
+							t64 ? get_ts64(m, a[2], &ts) : get_ts32(m, a[2], &ts), &rem);
+		if (e == EINTR && a[3] && !(a[1] & TIMER_ABSTIME)) {
+			int32_t v[2] = { (int32_t)rem.tv_sec, (int32_t)rem.tv_nsec };
+			int64_t w[2] = { rem.tv_sec, rem.tv_nsec };
+			memcpy(G(a[3]), t64 ? (void *)w : (void *)v, t64 ? 16 : 8);
+		}
+		return -e;
+	}
+	case 316: case 412: {  /* utimensat with 32-bit timespecs (UTIME_NOW, UTIME_OMIT fit), _time64 */
+		struct timespec ts[2];
+		unsigned size = n == 412 ? 16 : 8;
+		for (int i = 0; a[2] && i < 2; i++)
+			n == 412 ? get_ts64(m, a[2] + i * size, &ts[i]) : get_ts32(m, a[2] + i * size, &ts[i]);
+		return err(syscall(SYS_utimensat, (int)a[0], a[1] ? G(a[1]) : NULL, a[2] ? ts : NULL, (int)a[3]));
+	}
+	case 188:    /* poll(fds, n, timeout in ms) */
+		if ((int)a[2] >= 0) {
+			struct timespec ts = { (int)a[2] / 1000, (long)((int)a[2] % 1000) * 1000000 };
+			return o32_poll(m, a[0], a[1], &ts);
+		}
+		return o32_poll(m, a[0], a[1], NULL);
+	case 302: {  /* ppoll with a 32-bit timespec; the signal mask is not applied */
+		struct timespec ts;
+		return o32_poll(m, a[0], a[1], get_ts32(m, a[2], &ts));
+	}
+	case 414: {  /* ppoll_time64 */
+		struct timespec ts;
+		return o32_poll(m, a[0], a[1], get_ts64(m, a[2], &ts));
+	}
 	case 192:    /* prctl: accepted, not applied (names, dumpable...) */
 		return 0;
 	case 63:     /* dup2 */

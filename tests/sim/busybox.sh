@@ -89,6 +89,15 @@ run sh -c 'yes | head -n 3'
 run sh -c "echo tee-me | tee $work/tee.txt; cat $work/tee.txt"
 run sort -u "$work/dup.txt"
 run wc "$work/in.txt"
+# system calls of everyday tools: file times and modes, fifos, sizes, sleeping,
+# groups, memory and processors (sysinfo, sched_getaffinity), poll
+run sh -c "rm -f $work/tm && touch -d '2001-09-09 01:46:40' $work/tm && stat -c '%Y %s' $work/tm && truncate -s 5000 $work/tm && chmod 640 $work/tm && stat -c '%a %s' $work/tm && rm $work/tm"
+run sh -c "rm -f $work/ff && mkfifo -m 600 $work/ff && stat -c '%F %a' $work/ff && rm $work/ff"
+run sh -c 'sleep 0.01; sync; echo slept'
+run sh -c 'id -u; id -g; id -G | wc -w'
+run sh -c 'test $(nproc) -ge 1 && echo cpus'
+run sh -c "free | head -1"
+run sh -c "echo typed | (read x; echo got \$x)"
 # a static glibc program started by a relative path: /proc/self/exe must
 # read as an absolute path (glibc's start-up asserts it)
 rel_s=$(cd "$work/bbx/bin" && env -i "$reticle" sim -- ./busybox echo relative 2>&1; echo "status $?")
