@@ -370,6 +370,23 @@ static int64_t do_mremap(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
 	return (int64_t)at;
 }
 
+/* fcntl: the commands whose argument points to a structure (record locks,
+ * whose struct flock is the host's for 64-bit guests and o32's flock64,
+ * and owners) get the guest's buffer; the others an integer. */
+static int64_t do_fcntl(struct rtl_sim *m, const uint64_t *a)
+{
+	switch ((int)a[1]) {
+	case F_GETLK: case F_SETLK: case F_SETLKW: case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
+		CHECK(a[2], sizeof(struct flock));
+		return R(fcntl((int)a[0], (int)a[1], G(a[2])));
+	case F_GETOWN_EX: case F_SETOWN_EX:
+		CHECK(a[2], sizeof(struct f_owner_ex));
+		return R(fcntl((int)a[0], (int)a[1], G(a[2])));
+	default:
+		return R(fcntl((int)a[0], (int)a[1], (long)a[2]));
+	}
+}
+
 static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	switch (nr) {
@@ -494,7 +511,7 @@ static int64_t dispatch(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 	case G_fstat: case G_newfstatat: return do_stat(m, nr, a);
 	case G_faccessat: return R(faccessat((int)a[0], G(a[1]), (int)a[2], 0));
 	case G_getcwd: return getcwd(G(a[0]), a[1]) ? (int64_t)strlen(G(a[0])) + 1 : -errno;
-	case G_fcntl: return R(fcntl((int)a[0], (int)a[1], (long)a[2]));
+	case G_fcntl: return do_fcntl(m, a);
 	case G_ioctl:
 		if (a[1] == TCGETS || a[1] == TIOCGWINSZ)
 			return R(ioctl((int)a[0], (unsigned long)a[1], G(a[2])));

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -60,6 +61,40 @@ static uint64_t guest_oflags(int h)
 		if (oflags[i].host && (h & (int)oflags[i].host) == (int)oflags[i].host)
 			g |= oflags[i].mips;
 	return g;
+}
+
+/* MIPS fcntl commands that differ. The 64-bit locks' struct flock64 (o32:
+ * type, whence, start at 8, len at 16, pid at 24) is the host's struct
+ * flock; F_GETLK, F_SETLK and F_SETLKW take a 32-bit one (o32_flock32). */
+static const struct { int mips, host; } fcntl_cmds[] = {
+	{ 33, F_GETLK }, { 34, F_SETLK }, { 35, F_SETLKW }, { 23, F_GETOWN }, { 24, F_SETOWN },
+};
+
+/* fcntl with MIPS's 32-bit struct flock: short type, short whence, then
+ * 32-bit start, len, sysid, pid and padding. CMD is 14 (F_GETLK), 6 or 7. */
+static int64_t o32_flock32(struct rtl_sim *m, int fd, int cmd, uint64_t ga)
+{
+	uint8_t *g = G(ga);
+	struct flock fl = { 0 };
+	int32_t start, len, pid;
+	memcpy(&fl.l_type, g, 2);
+	memcpy(&fl.l_whence, g + 2, 2);
+	memcpy(&start, g + 4, 4);
+	memcpy(&len, g + 8, 4);
+	fl.l_start = start, fl.l_len = len;
+	if (fcntl(fd, cmd == 14 ? F_GETLK : cmd == 6 ? F_SETLK : F_SETLKW, &fl) < 0)
+		return -errno;
+	if (cmd == 14) {
+		if (fl.l_start > INT32_MAX || fl.l_len > INT32_MAX)
+			return -EOVERFLOW;
+		start = (int32_t)fl.l_start, len = (int32_t)fl.l_len, pid = fl.l_pid;
+		memcpy(g, &fl.l_type, 2);
+		memcpy(g + 2, &fl.l_whence, 2);
+		memcpy(g + 4, &start, 4);
+		memcpy(g + 8, &len, 4);
+		memcpy(g + 16, &pid, 4);
+	}
+	return 0;
 }
 
 /* MIPS mmap flags: MAP_ANONYMOUS is 0x800 and MAP_NORESERVE 0x400. */
@@ -197,10 +232,15 @@ static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 		memcpy(b, a, sizeof b);
 		b[2] = (uint64_t)host_oflags(a[2]);
 		return generic(m, pc, 56, b);
-	case 220: {  /* fcntl64: the file status flags differ */
+	case 220: {  /* fcntl64: the file status flags and the lock and owner commands differ */
 		memcpy(b, a, sizeof b);
 		if (a[1] == F_SETFL)
 			b[2] = (uint64_t)host_oflags(a[2]);
+		if (a[1] == 6 || a[1] == 7 || a[1] == 14)
+			return o32_flock32(m, (int)a[0], (int)a[1], a[2]);
+		for (size_t i = 0; i < sizeof fcntl_cmds / sizeof fcntl_cmds[0]; i++)
+			if (a[1] == fcntl_cmds[i].mips)
+				b[1] = (uint64_t)fcntl_cmds[i].host;
 		int64_t r = generic(m, pc, 25, b);
 		return a[1] == F_GETFL && r >= 0 ? (int64_t)guest_oflags((int)r) : r;
 	}

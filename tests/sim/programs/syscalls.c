@@ -82,6 +82,37 @@ int main(int argc, char **argv)
 	show("sync", (sync(), 0));
 	printf("getpgid(0) == getpgrp(): %d\n", getpgid(0) == getpgrp());
 	printf("getsid(0) > 0: %d\n", getsid(0) > 0);
+	/* record locks: the child sees the parent's and cannot take it */
+	int lfd = open(f, O_RDWR);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 10, .l_len = 20 };
+	show("F_SETLK", fcntl(lfd, F_SETLK, &fl));
+	show("F_SETOWN", fcntl(lfd, F_SETOWN, getpid()));
+	printf("F_GETOWN is the pid: %d\n", fcntl(lfd, F_GETOWN) == getpid());
+	fflush(stdout);
+	pid_t locker = fork();
+	if (locker == 0) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+		int r = fcntl(lfd, F_GETLK, &q);
+		printf("child F_GETLK %d type %d start %ld len %ld pid is the parent's %d\n", r, q.l_type == F_WRLCK,
+		       (long)q.l_start, (long)q.l_len, q.l_pid == getppid());
+#if defined(__mips__)
+		/* MIPS's F_GETLK (14) with the 32-bit struct flock (glibc uses F_GETLK64) */
+		struct { short type, whence; int start, len, sysid, pid, pad[4]; } l32 = { F_WRLCK, SEEK_SET, 0, 100 };
+		r = syscall(SYS_fcntl64, lfd, 14, &l32);
+		printf("child F_GETLK 32 %d type %d start %d len %d pid is the parent's %d\n", r, l32.type == F_WRLCK,
+		       l32.start, l32.len, l32.pid == getppid());
+#endif
+		q.l_type = F_RDLCK;
+		r = fcntl(lfd, F_SETLK, &q);
+		printf("child F_SETLK %d %s\n", r, r < 0 && (errno == EAGAIN || errno == EACCES) ? "refused" : "?");
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(locker, NULL, 0);
+	fl.l_type = F_UNLCK;
+	show("F_SETLK unlock", fcntl(lfd, F_SETLK, &fl));
+	close(lfd);
+
 	fflush(stdout);
 	pid_t child = fork();
 	if (child == 0)   /* a new session: the child leads it */
