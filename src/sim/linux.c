@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/wait.h>
@@ -387,6 +388,31 @@ static int64_t do_fcntl(struct rtl_sim *m, const uint64_t *a)
 	}
 }
 
+/* kill, tkill, tgkill. A signal to the program itself (its pid, its
+ * process group, -1, one of its threads) ends it with status 128 + the
+ * signal, since guest handlers are not modelled, unless Linux ignores the
+ * signal by default (SIGCHLD, SIGCONT, SIGURG, SIGWINCH); signal 0 only
+ * checks. Another process (a forked guest child) gets it from the host. */
+static int64_t do_kill(struct rtl_sim *m, uint64_t nr, const uint64_t *a)
+{
+	int gsig = (int)(nr == G_tgkill ? a[2] : a[1]), sig = gsig ? sim_host_signal(m, gsig) : 0;
+	pid_t pid = (pid_t)a[0];
+	int self = nr == G_kill ? pid <= 0 || pid == getpid() :
+		   nr == G_tgkill ? pid == getpid() : sim_thread_is_ours(m, pid);
+
+	if (!self) {
+		long r = nr == G_kill ? kill(pid, sig) : nr == G_tkill ? syscall(SYS_tkill, pid, sig) :
+			 syscall(SYS_tgkill, pid, (pid_t)a[1], sig);
+		return r < 0 ? -errno : 0;
+	}
+	if (sig == 0 || sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH)
+		return 0;
+	m->exit_status = 128 + sig;
+	m->exited = 1;
+	m->cpu->stop = 1;
+	return 0;
+}
+
 static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64_t *a)
 {
 	switch (nr) {
@@ -460,13 +486,8 @@ static int64_t do_misc(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint64
 	case G_getrandom:
 		CHECK(a[0], a[1]);
 		return R(getrandom(G(a[0]), a[1], (unsigned)a[2]));
-	case G_kill: case G_tkill: case G_tgkill: {
-		int sig = sim_host_signal(m, (int)(nr == G_tgkill ? a[2] : a[1]));
-		m->exit_status = 128 + sig;
-		m->exited = 1;
-		m->cpu->stop = 1;
-		return 0;
-	}
+	case G_kill: case G_tkill: case G_tgkill:
+		return do_kill(m, nr, a);
 	case G_nanosleep:
 		return R(nanosleep(G(a[0]), NULL));
 	}

@@ -85,6 +85,7 @@ const struct rtl_sim_isa *sim_isa_by_name(const char *name);
 const struct rtl_sim_isa *sim_isa_by_machine(int machine, int elf_class);
 int sim_host_signal(struct rtl_sim *m, int guest_sig);
 int sim_thread_tid(struct rtl_sim *m);
+int sim_thread_is_ours(struct rtl_sim *m, int tid);
 int64_t sim_thread_clone(struct rtl_sim *m, uint64_t pc, const uint64_t *a);
 int64_t sim_thread_futex(struct rtl_sim *m, uint64_t pc, const uint64_t *a);
 int64_t sim_thread_set_tid_address(struct rtl_sim *m, uint64_t addr);

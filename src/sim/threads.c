@@ -120,6 +120,17 @@ int64_t sim_thread_futex(struct rtl_sim *m, uint64_t pc, const uint64_t *a)
 	}
 }
 
+/* Whether TID is one of the program's threads (the main one is the pid). */
+int sim_thread_is_ours(struct rtl_sim *m, int tid)
+{
+	if (!m->threads)
+		return tid == getpid();
+	for (struct thread *t = m->threads; t; t = t->next)
+		if (t->tid == tid && t->state != T_DONE)
+			return 1;
+	return 0;
+}
+
 int64_t sim_thread_set_tid_address(struct rtl_sim *m, uint64_t addr)
 {
 	struct thread *t = current(m);

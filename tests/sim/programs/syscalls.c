@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -120,6 +121,18 @@ int main(int argc, char **argv)
 	int status = -1;
 	waitpid(child, &status, 0);
 	printf("setsid in a child: %d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* signals: 0 only checks, SIGCHLD is ignored by default, another process dies of one */
+	show("kill self 0", kill(getpid(), 0));
+	show("raise SIGCHLD", raise(SIGCHLD));
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		for (;;)
+			nanosleep(&ts, NULL);
+	}
+	show("kill child SIGTERM", kill(sleeper, SIGTERM));
+	status = -1;
+	printf("child ended: %d\n", waitpid(sleeper, &status, 0) == sleeper);
+	show("kill it again", kill(sleeper, 0));
 	int n = getgroups(0, NULL);
 	gid_t g[256];
 	printf("getgroups: %d\n", n >= 0 && getgroups(256, g) == n);
