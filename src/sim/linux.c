@@ -333,11 +333,11 @@ static int64_t do_getaffinity(struct rtl_sim *m, const uint64_t *a)
 	CHECK(a[2], len);
 	if (pid == sim_thread_tid(m))
 		pid = 0;   /* a guest thread's tid is not the host's */
-	long r = syscall(SYS_sched_getaffinity, pid, sizeof mask, mask);
+	/* the host's long is 8 bytes: it may write up to 4 more than asked */
+	long r = syscall(SYS_sched_getaffinity, pid, len + 7 < sizeof mask ? (len + 7) & ~7ull : sizeof mask, mask);
 	if (r < 0)
-		return -errno;
-	if ((uint64_t)r > len)
-		return -EINVAL;   /* too small for the host's CPUs, as Linux says */
+		return -errno;   /* EINVAL: LEN too small for the host's CPUs */
+	r = (uint64_t)r < len ? r : (long)len;
 	memcpy(G(a[2]), mask, (size_t)r);
 	return r;
 }
