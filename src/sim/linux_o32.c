@@ -254,8 +254,9 @@ static int64_t o32_call(struct rtl_sim *m, uint64_t pc, uint64_t nr, const uint6
 			memcpy(G(a[2]), t, 36);
 			return 0;
 		}
-		if (a[1] == 0x40087468)      /* TIOCGWINSZ: same struct winsize */
-			b[1] = 0x5413;
+		if (a[1] != 0x40087468)      /* not TIOCGWINSZ: MIPS's numbers must not reach the host */
+			return -ENOTTY;      /* (its TCGETA is the host's TCGETS, whose termios is longer) */
+		b[1] = 0x5413;               /* TIOCGWINSZ: same struct winsize */
 		return generic(m, pc, 29, b);
 	case 33:     /* access */
 		return err(access(G(a[0]), (int)a[1]));
