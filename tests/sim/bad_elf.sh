@@ -54,7 +54,7 @@ usage "an empty tool name" "$reticle" sim -c icount,,mix -- "$work/hello.static"
 usage "no program given" "$reticle" sim -- ""
 # -o: refused at once for a directory; nothing left behind by a failure
 mkdir -p "$work/pdir"
-check "-o $work/pdir: Is a directory" "$reticle" sim -o "$work/pdir" -- "$work/hello.static"
+check "profile $work/pdir: it is a directory" "$reticle" sim -o "$work/pdir" -- "$work/hello.static"
 [ -z "$(ls "$work" | grep '^pdir\.tmp')" ] || { echo "FAIL: -o DIR left $(ls "$work" | grep '^pdir\.tmp')"; fail=1; }
 rm -f "$work"/p.db*
 check "is a directory" "$reticle" sim -o "$work/p.db" -- "$work"
