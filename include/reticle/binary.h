@@ -24,6 +24,7 @@ enum rtl_func_source {
 	RTL_SRC_ENTRY = 1 << 4,     /* ELF entry, DT_INIT/DT_FINI, init/fini arrays */
 	RTL_SRC_GAP = 1 << 5,       /* code between known functions (no symbol, no FDE) */
 	RTL_SRC_DEBUG = 1 << 6,     /* .symtab of the separate debug file (with RTL_SRC_SYMTAB) */
+	RTL_SRC_GOPCLNTAB = 1 << 7, /* Go's function table (.gopclntab) */
 };
 
 typedef struct rtl_function {

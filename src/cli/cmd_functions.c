@@ -41,9 +41,9 @@ static void sources_str(unsigned s, char *buf, size_t len, int json)
 {
 	const char *sep = json ? ", " : ",", *q = json ? "\"" : "";
 	static const char *const names[] = { "symtab", "dynsym", "plt", "eh_frame", "entry", "gap",
-					     "debugfile" };
+					     "debugfile", "gopclntab" };
 	buf[0] = 0;
-	for (unsigned i = 0; i < 7; i++)
+	for (unsigned i = 0; i < sizeof(names) / sizeof(*names); i++)
 		if (s & (1u << i))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s%s%s",
 				 buf[0] ? sep : "", q, names[i], q);

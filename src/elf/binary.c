@@ -211,7 +211,8 @@ int rtl_elf_discover(rtl_binary *bin)
 	int err;
 
 	if ((err = rtl_elf_collect_symbols(bin, &c)) || (err = rtl_elf_collect_plt(bin, &c)) ||
-	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_entries(bin, &c)))
+	    (err = rtl_elf_collect_fdes(bin, &c)) || (err = rtl_elf_collect_gopclntab(bin, &c)) ||
+	    (err = rtl_elf_collect_entries(bin, &c)))
 		goto out;
 	/* The scratch block for every sort at once, as large as the last (the
 	 * code pointers') may need: growing it would copy what it holds. Its

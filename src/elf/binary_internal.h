@@ -90,6 +90,7 @@ struct rtl_binary {
 	int debug_tried;            /* rtl_elf_open_debug_file looked, once */
 	char *debug_path;           /* the debug file opened, or NULL */
 	bool debug_consulted;       /* discovery looked for names in it (no .symtab) */
+	bool has_symtab;            /* the file has a .symtab of its own (symbols.c) */
 	/* discovery's results adopted from a facts blob (facts.c): names
 	 * point into it, released at close */
 	void *facts_owner;
@@ -136,6 +137,20 @@ typedef int (*rtl_fde_fn)(void *ctx, uint64_t pc, uint64_t range, int signal);
 int rtl_elf_parse_eh_frame(const unsigned char *sec, size_t size, uint64_t base,
 			   const struct rtl_eh_bases *b, rtl_fde_fn fn, void *ctx);
 int rtl_elf_collect_entries(rtl_binary *bin, struct rtl_cands *c);
+/* The value the loader stores in the 8-byte word at WHERE: the RELATIVE
+ * relocation's addend in a PIE or shared object, the word itself otherwise
+ * (entries.c). */
+uint64_t rtl_elf_word_at(rtl_binary *bin, uint64_t where);
+/* Go's function table, .gopclntab (gopclntab.c). */
+int rtl_elf_collect_gopclntab(rtl_binary *bin, struct rtl_cands *c);
+/* Go's function table parsed apart from the binary, so tests can feed it
+ * bytes: calls FN for every function with its entry, size and name (NULL
+ * when it does not read); TEXT stands for a 1.18+ table's textStart when
+ * that reads 0 (an unrelocated PIE). Returns 0, 1 when P is not a table
+ * it reads (FN may have been called for some functions before the fault),
+ * or FN's first non-zero return. */
+typedef int (*rtl_go_func_fn)(void *ctx, uint64_t entry, uint64_t size, const char *name);
+int rtl_elf_parse_gopclntab(const unsigned char *p, size_t n, uint64_t text, rtl_go_func_fn fn, void *ctx);
 /* After a first build: code in executable sections that no function covers. */
 int rtl_elf_collect_gaps(rtl_binary *bin, struct rtl_cands *c);
 /* 1 if ADDR lies in .plt, .plt.sec, .plt.got or .iplt. */
@@ -168,7 +183,7 @@ int rtl_elf_collect_code_pointers(rtl_binary *bin, struct rtl_scratch *room, str
 /* Name ranks: lower is preferred. */
 enum {
 	RANK_SYMTAB_GLOBAL = 0, RANK_SYMTAB_WEAK = 1, RANK_SYMTAB_LOCAL = 2,
-	RANK_DYNSYM = 3, RANK_PLT = 4, RANK_ENTRY = 5, RANK_NONE = 9,
+	RANK_DYNSYM = 3, RANK_PCLNTAB = 4, RANK_PLT = 5, RANK_ENTRY = 6, RANK_NONE = 9,
 };
 
 #endif

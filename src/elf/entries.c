@@ -6,9 +6,7 @@
 #include <reticle/error.h>
 #include "binary_internal.h"
 
-/* The value the loader stores in the 8-byte word at WHERE: the RELATIVE
- * relocation's addend in a PIE or shared object, the word itself otherwise. */
-static uint64_t word_at(rtl_binary *bin, uint64_t where)
+uint64_t rtl_elf_word_at(rtl_binary *bin, uint64_t where)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(bin->elf, scn))) {
@@ -35,7 +33,7 @@ static uint64_t word_at(rtl_binary *bin, uint64_t where)
 static int collect_array(rtl_binary *bin, const GElf_Shdr *sh, struct rtl_cands *c)
 {
 	for (uint64_t off = 0; off + 8 <= sh->sh_size && off < 8 * 256; off += 8) {
-		uint64_t fn = word_at(bin, sh->sh_addr + off);
+		uint64_t fn = rtl_elf_word_at(bin, sh->sh_addr + off);
 		/* 0 and -1 are the classic list terminators */
 		if (fn && fn != ~(uint64_t)0) {
 			int err = rtl_cands_push(c, fn, 0, NULL, RTL_SRC_ENTRY, RANK_NONE);

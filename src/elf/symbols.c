@@ -113,6 +113,7 @@ int rtl_elf_collect_symbols(rtl_binary *bin, struct rtl_cands *c)
 	bool had = false, debug_had = false;
 	int err = collect_file(bin->elf, bin->image, bin->image_size, 0, false, &had, c);
 	/* stripped: the names the separate debug file has */
+	bin->has_symtab = had;
 	bin->debug_consulted = !err && !had;
 	if (!err && !had && !rtl_elf_open_debug_file(bin))
 		err = collect_file(bin->debug_elf, bin->debug_image, bin->debug_image_size, RTL_SRC_DEBUG,

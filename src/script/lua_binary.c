@@ -42,7 +42,8 @@
  *   reticle.demangle(name)                -> string, or nil when NAME is not mangled
  *
  * Constants: reticle.BIN_EXEC, BIN_PIE, BIN_SHARED; reticle.SRC_SYMTAB,
- * SRC_DYNSYM, SRC_PLT, SRC_EH_FRAME, SRC_ENTRY, SRC_GAP, SRC_DEBUG. */
+ * SRC_DYNSYM, SRC_PLT, SRC_EH_FRAME, SRC_ENTRY, SRC_GAP, SRC_DEBUG,
+ * SRC_GOPCLNTAB. */
 #include <errno.h>
 #include <stdlib.h>
 #include <reticle/binary.h>
@@ -518,6 +519,7 @@ static void add_constants(lua_State *L)
 	script_set_int(L, "SRC_ENTRY", RTL_SRC_ENTRY);
 	script_set_int(L, "SRC_GAP", RTL_SRC_GAP);
 	script_set_int(L, "SRC_DEBUG", RTL_SRC_DEBUG);
+	script_set_int(L, "SRC_GOPCLNTAB", RTL_SRC_GOPCLNTAB);
 }
 
 void script_open_binary(lua_State *L)

@@ -206,7 +206,8 @@ end
 
 -- `reticle functions --format json`: the records reticle's CLI prints
 local source_bits = { symtab = R.SRC_SYMTAB, dynsym = R.SRC_DYNSYM, plt = R.SRC_PLT, eh_frame = R.SRC_EH_FRAME,
-                      entry = R.SRC_ENTRY, gap = R.SRC_GAP, debugfile = R.SRC_DEBUG }
+                      entry = R.SRC_ENTRY, gap = R.SRC_GAP, debugfile = R.SRC_DEBUG,
+                      gopclntab = R.SRC_GOPCLNTAB }
 local function cli_functions(path)
   local list = {}
   local out = sh("timeout -s KILL 60 " .. ctx.build .. "/src/reticle functions --format json " .. path)
