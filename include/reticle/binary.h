@@ -86,6 +86,9 @@ RTL_API uint64_t rtl_binary_plt_slot(const rtl_binary *bin, const rtl_function *
 RTL_API int rtl_binary_imports(const rtl_binary *bin, const char *name);
 /* Whether the binary defines NAME in its dynamic symbols (any version). */
 RTL_API int rtl_binary_exports(const rtl_binary *bin, const char *name);
+/* Whether the binary holds Go code: it has Go's function table
+ * (.gopclntab) or build information (.go.buildinfo), stripped or not. */
+RTL_API int rtl_binary_is_go(const rtl_binary *bin);
 
 /* Loadable segments, for mapping link-time to run-time addresses. */
 typedef struct rtl_segment {

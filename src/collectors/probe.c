@@ -138,14 +138,16 @@ static bool global_of(const char *module, const char *name, uint64_t *addr, uint
 static const uint8_t go_args[6] = { 0, 3, 1, 7, 6, 8 };
 
 /* Whether function NAME of MODULE is Go code: a Go program's (its
- * runtime.buildVersion) function with a package in its name (its C
- * functions, cgo's, take C's convention). Under the lock. */
+ * runtime.buildVersion, or when stripped its Go sections) function with a
+ * package in its name (its C functions, cgo's, take C's convention). Under
+ * the lock. */
 static bool go_function(const char *module, const char *name)
 {
 	struct symbols *m = module_symbols(module);
 	if (m && m->go < 0) {
 		uint64_t addr, size;
-		m->go = global_of(module, "runtime.buildVersion", &addr, &size);
+		m->go = global_of(module, "runtime.buildVersion", &addr, &size) ||
+			(m->bin && rtl_binary_is_go(m->bin));
 	}
 	return m && m->go > 0 && name && strchr(name, '.');
 }

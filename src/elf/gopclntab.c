@@ -225,3 +225,10 @@ int rtl_elf_collect_gopclntab(rtl_binary *bin, struct rtl_cands *c)
 	}
 	return scan_relro(bin, c);
 }
+
+int rtl_binary_is_go(const rtl_binary *bin)
+{
+	return rtl_binary_find_section(bin, ".gopclntab", NULL) ||
+	       rtl_binary_find_section(bin, ".data.rel.ro.gopclntab", NULL) ||
+	       rtl_binary_find_section(bin, ".go.buildinfo", NULL);
+}

@@ -24,6 +24,7 @@
  *                                            of B (its addr field is what counts)
  *   reticle.binary_imports(b, name)       -> boolean
  *   reticle.binary_exports(b, name)       -> boolean
+ *   reticle.binary_is_go(b)               -> boolean
  *   reticle.binary_segment_count(b)       -> integer
  *   reticle.binary_segment(b, i)          -> { vaddr, memsz, offset, filesz, flags } or nil
  *   reticle.binary_code_pointer_count(b)  -> integer
@@ -277,6 +278,12 @@ static int l_exports(lua_State *L)
 	return 1;
 }
 
+static int l_is_go(lua_State *L)
+{
+	lua_pushboolean(L, rtl_binary_is_go(check_binary(L)));
+	return 1;
+}
+
 static int l_segment_count(lua_State *L)
 {
 	lua_pushinteger(L, (lua_Integer)rtl_binary_segment_count(check_binary(L)));
@@ -493,6 +500,7 @@ static const luaL_Reg binary_entries[] = {
 	{ "plt_slot", l_plt_slot },
 	{ "imports", l_imports },
 	{ "exports", l_exports },
+	{ "is_go", l_is_go },
 	{ "segment_count", l_segment_count },
 	{ "segment", l_segment },
 	{ "code_pointer_count", l_code_pointer_count },

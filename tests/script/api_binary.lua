@@ -362,6 +362,18 @@ end
 eq(R.binary_exports(lc, "reticle_no_such_symbol"), false, "exports of a name nowhere")
 eq(R.binary_imports(lc, "reticle_no_such_symbol"), false, "imports of a name nowhere")
 
+-- Go or not: readelf's section names (Go's function table, build information);
+-- the Go test program of tests/run, and Debian's gofmt, when there
+for _, path in ipairs({ pie, exe, static, libc, ctx.build .. "/tests/run/work/go_static", "/usr/bin/gofmt" }) do
+  if io.open(path) then
+    local secs = sh("readelf -SW " .. path)
+    local go = secs:find("%.gopclntab") ~= nil or secs:find("%.go%.buildinfo") ~= nil
+    local x = R.binary_open_image(path)
+    eq(R.binary_is_go(x), go, path .. " is Go")
+    R.binary_close(x)
+  end
+end
+
 -- Bytes -----------------------------------------------------------------------
 
 -- a link-time address -> its file offset, through readelf's LOAD headers
