@@ -1447,7 +1447,7 @@ static void report_fault(struct proc *p, const struct os_stop *st)
 		for (int i = 0; i < 16; i++) {
 			proc_describe_pc(p, words[i], where, sizeof(where));
 			if (!strstr(where, "outside"))
-				rtl_debug("  [sp+%d] %s", i * 8, where);
+				rtl_info("  [sp+%d] %#llx: %s", i * 8, (unsigned long long)words[i], where);
 		}
 	if (getenv("RETICLE_DEBUG_DETACH_ON_FAULT") && st->sig != SIGFPE) {
 		rtl_log(0, "pid %d left stopped for a debugger (gdb -p %d)", (int)st->tid, (int)st->tid);
