@@ -549,7 +549,7 @@ int rtl_profile_foreach_process(rtl_profile *p,
  * unqualified name finds the temp schema first): the rows of the chosen
  * images, merged by module path and address. FILTER is "" or a condition
  * on the file's modules m. */
-static int build_scope(rtl_profile *p, const char *filter)
+static int build_scope(rtl_profile *p, const char *filter, long long process)
 {
 	char *sql = sqlite3_mprintf(
 		"CREATE TEMP TABLE modules AS SELECT min(m.id) AS id, m.path AS path,"
@@ -578,7 +578,7 @@ static int build_scope(rtl_profile *p, const char *filter)
 		"CREATE INDEX temp.call_sites_caller ON call_sites(caller, site, callee);"
 		"CREATE INDEX temp.call_sites_callee ON call_sites(callee);"
 		"%s%s%s%s%s",
-		(long long)p->process, filter, filter,
+		process, filter, filter,
 		file_has_table(p, "branches")
 		? "CREATE TEMP TABLE branches AS SELECT x.rep AS function, b.site AS site,"
 		  " sum(b.taken) AS taken, sum(b.not_taken) AS not_taken FROM main.branches b"
@@ -641,8 +641,26 @@ static int known_process(rtl_profile *p, int64_t id)
 	return found;
 }
 
+/* Whether a module's file was loaded more than once (dlopen, dlclose and
+ * dlopen again: a row per load, each with its own function rows). */
+static int repeated_paths(rtl_profile *p)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(p->db, "SELECT 1 FROM main.modules GROUP BY path HAVING count(*) > 1"
+			       " LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 /* Builds the scope rtl_profile_select_process() asked for, on the first
- * query after it: a merged view of many images costs a pass over them. */
+ * query after it: a merged view of many images costs a pass over them.
+ * One image is merged too when it loaded a file more than once, so that
+ * a library dlopen'ed 60 times shows its functions once, with every
+ * load's counts added up (they were 60 rows of 1 call each). */
 static int ensure_scope(rtl_profile *p)
 {
 	int err;
@@ -650,15 +668,19 @@ static int ensure_scope(rtl_profile *p)
 	if (p->scope_built)
 		return 0;
 	p->scope_built = 1;
-	if ((err = drop_scope(p)) || image_count(p) == 1)
-		return err;    /* one image: the file's tables are the scope */
-	if (p->process) {
+	if ((err = drop_scope(p)))
+		return err;
+	if (image_count(p) == 1) {
+		if (!repeated_paths(p))
+			return 0;   /* the file's tables are the scope */
+		err = build_scope(p, "", 1);
+	} else if (p->process) {
 		char filter[64];
 
 		snprintf(filter, sizeof(filter), "WHERE m.process = %lld", (long long)p->process);
-		err = build_scope(p, filter);
+		err = build_scope(p, filter, p->process);
 	} else {
-		err = build_scope(p, "");
+		err = build_scope(p, "", 0);
 	}
 	if (err) {
 		sqlite3_exec(p->db, drop_scope_sql, NULL, NULL, NULL);
