@@ -235,6 +235,9 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 /* bbv's and memtrace's code caches are 16 times a module's text up to
  * this (add_window) */
 enum { WINDOW_CODE_BOUND = 256 << 20 };
+/* and only while such a window is at most this share of the room left
+ * within its module's reach (1/N) */
+enum { WINDOW_ROOM_SHARE = 32 };
 
 /* A window near module M: code room for its text several times over (blocks
  * grow by their counter increments; memory tracing puts a record's code
@@ -264,12 +267,24 @@ static int add_window(struct proc *p, pid_t tid, struct module *m, uint64_t avoi
 	while (factor > 4 && factor * text > WINDOW_CODE_BOUND)
 		factor /= 2;
 	size_t code_cap;
-	uint64_t addr;
+	uint64_t addr = 0;
 	/* and an arc table at the top: memfd pages cost nothing until touched */
 	size_t ctr_cap = align_up(text + (256 << 10) + ARC_TABLE_BYTES, PAGE);
+	/* A library's window more than 4 times its text only where it leaves
+	 * the room within reach to the libraries loaded next: without address
+	 * randomization (memtrace, bbv) they lie against the stack's reserve
+	 * and every window goes in the 2 GiB below them. ffmpeg's 213
+	 * libraries (211 MB of text) took it all with their first 130
+	 * windows, and 54 libraries ran uninstrumented. (A randomized layout
+	 * has terabytes; the main executable has its own place, far from
+	 * the libraries.) */
+	bool share = factor > 4 && !m->is_main;
+	uint64_t room = share ? free_room_near(p->pid, m->lo, m->hi, avoid_lo, avoid_hi) : 0;
 	do {
 		size_t spare = factor >= 4 ? 1 << 20 : 128 << 10;
 		code_cap = align_up(factor * text + WINDOW_GADGET_SIZE + spare, PAGE);
+		if (share && factor > 4 && (code_cap + ctr_cap) * (uint64_t)WINDOW_ROOM_SHARE > room)
+			continue;
 		addr = find_free_range_near(p->pid, m->lo, m->hi, code_cap + ctr_cap, avoid_lo, avoid_hi);
 	} while (!addr && (factor /= 2) >= 1);
 	if (addr && factor < 4)
@@ -424,8 +439,8 @@ int proc_add_module(struct proc *p, pid_t tid, const char *path, uint64_t bias, 
 		return 0;   /* the module runs uninstrumented */
 	}
 	unwind_module_added(p, m);
-	rtl_debug("%s: bias %#llx, window %#llx", path, (unsigned long long)bias,
-		  (unsigned long long)p->shm.wins[m->win].addr);
+	rtl_debug("%s: bias %#llx, window %#llx (code %zu KiB)", path, (unsigned long long)bias,
+		  (unsigned long long)p->shm.wins[m->win].addr, p->shm.wins[m->win].code_cap >> 10);
 	span_mark_module(p, m);
 	if ((err = arm_module(p, tid, m)))
 		return err;

@@ -184,6 +184,40 @@ static uint64_t place_in_gap(uint64_t glo, uint64_t ghi, uint64_t lo, uint64_t h
 	return (glo + PAGE + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 }
 
+/* Bytes of [glo, ghi) outside [alo, ahi). */
+static uint64_t outside(uint64_t glo, uint64_t ghi, uint64_t alo, uint64_t ahi)
+{
+	if (glo >= ghi)
+		return 0;
+	uint64_t n = ghi - glo;
+	uint64_t olo = alo > glo ? alo : glo, ohi = ahi < ghi ? ahi : ghi;
+	return olo < ohi ? n - (ohi - olo) : n;
+}
+
+uint64_t free_room_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi)
+{
+	struct range *maps;
+	size_t n;
+	uint64_t room = 0;
+	uint64_t min = hi > REACH ? hi - REACH : PAGE * 16, max = lo + REACH;
+
+	if (read_maps(pid, &maps, &n))
+		return 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t glo = i ? maps[i - 1].hi : PAGE * 16;
+		uint64_t ghi = i < n ? maps[i].lo : USER_TOP;
+		if (ghi > USER_TOP)
+			ghi = USER_TOP;
+		if (glo < min)
+			glo = min;
+		if (ghi > max)
+			ghi = max;
+		room += outside(glo, ghi, avoid_lo, avoid_hi);
+	}
+	free(maps);
+	return room;
+}
+
 uint64_t find_free_range_near(pid_t pid, uint64_t lo, uint64_t hi, size_t len,
 			      uint64_t avoid_lo, uint64_t avoid_hi)
 {

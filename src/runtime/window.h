@@ -79,6 +79,9 @@ static inline void *window_local(const struct window *w, uint64_t addr)
 	return w->local + (addr - w->addr);
 }
 
+/* The free bytes of process PID that a window near [LO, HI) could use:
+ * every free gap's part within +-2GiB of it, less [AVOID_LO, AVOID_HI). */
+uint64_t free_room_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi);
 /* A free address range of LEN bytes whose every byte is within +-2GiB of
  * [LO, HI) in process PID, avoiding [AVOID_LO, AVOID_HI). 0 if none. */
 uint64_t find_free_range_near(pid_t pid, uint64_t lo, uint64_t hi, size_t len,
