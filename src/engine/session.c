@@ -2184,6 +2184,12 @@ static bool time_to_release(struct rtl_session *s)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const char *why;
 		if (!release_possible(s->procs[i], &why)) {
+			/* not for the processes that end in the grace, as the
+			 * others do (multiprocessing's forkserver and resource
+			 * tracker, reading their pipe's end under memtrace) */
+			bool daemon = getsid(s->procs[i]->pid) != own;
+			if (!daemon && os_now_ns() - s->main_end_ns < GRACE_NS)
+				return false;
 			if (!s->said_waiting)
 				rtl_warn("waiting for %zu process%s the program left running (pid %d: %s): %s",
 					 s->nprocs, s->nprocs == 1 ? "" : "es", (int)s->procs[i]->pid,
