@@ -665,9 +665,19 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	for (size_t i = 0; i < nwalkers; i++)
 		if (rtl_binary_imports(exe, walkers[i]))
 			return true;
+	/* gprof's arcs: a program built with -pg calls mcount at every
+	 * entry, which reads its own return address and its caller's and
+	 * keeps the pairs inside the program's text only (with code-cache
+	 * ones gmon.out had no call graph at all); its SIGPROF histogram
+	 * reads the interrupted PC (sigpc.c translates it then) */
+	static const char *const counters[] = { "mcount", "_mcount" };
+	for (size_t i = 0; i < sizeof(counters) / sizeof(*counters); i++)
+		if (rtl_binary_imports(exe, counters[i]))
+			return true;
 	static const char *const names[] = {
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
 		"backtrace@plt", "backtrace", "_Unwind_Backtrace@plt",
+		"mcount", "_mcount",   /* a static -pg program's own */
 	};
 	for (size_t i = 0; i < rtl_binary_function_count(exe); i++) {
 		const rtl_function *f = rtl_binary_function(exe, i);
