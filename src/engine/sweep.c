@@ -4,14 +4,15 @@
  * collector, the event loop sweeps every 20 ms (sweep_due): each counter
  * increment of a relocated copy whose counter is not 0 any more is turned
  * off with one atomic store through reticle's own mapping of the window:
- * the 9-byte 'add qword [rip+X], 1' becomes a 9-byte nop (its first 8
- * bytes written, the last one, the 1, becoming the top byte of the nop's
- * displacement), longer forms get a 2-byte 'jmp' over them (a jump per
- * block costs a taken branch: a tight loop ran 1.6x slower with jumps
- * than with nops). A thread that fetched the old bytes runs the increment
- * once more (its counter only grows); one that sees the new ones skips
- * it: both are right, so no thread is stopped. An increment whose bytes
- * to write straddle a cache line (no atomic store there) stays.
+ * the 9-byte 'ds add qword [rip+X], 1' becomes a 9-byte nop (its first 4
+ * bytes written: X and the 1 become the nop's SIB byte and displacement),
+ * longer forms get a 2-byte 'jmp' over them (a jump per block costs a
+ * taken branch: a tight loop ran 1.6x slower with jumps than with nops).
+ * A thread that fetched the old bytes runs the increment once more (its
+ * counter only grows); one that sees the new ones skips it: both are
+ * right, so no thread is stopped. The bytes that change lie in one
+ * 16-byte block of instruction fetch (fetch_block), else the 9-byte form
+ * gets the jump, and an increment where neither fits stays.
  * A long run then pays for each block once, and runs at native speed
  * afterwards (BENCHMARKS.md). Counts become "ran or not" (1 or 0).
  *
@@ -63,6 +64,20 @@ static const struct form {
 	{ { 0x3e, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 	{ { 0xf0, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 };
+
+/* Whether the N bytes at AT lie in one aligned 16-byte block. A thread
+ * on another CPU decodes an instruction from the blocks it fetched, each
+ * either all before or all after one store within it; an instruction whose
+ * changed bytes span two blocks can run half old, half new (Intel's
+ * "unsynchronized cross-modifying code"). Under load, a torn 'ds add'
+ * became 'add qword [rax+rax+0x1000000], imm8' one byte out of step, and
+ * a torn 'nop2; lea rsp,[rsp-128]' became 'and cx, [rax-0x73]' with the
+ * stack 128 bytes off after it: python children of CPython's
+ * test_subprocess died so under cover, about once in 40 runs. */
+static bool fetch_block(uint64_t at, unsigned n)
+{
+	return (at & 15) + n <= 16;
+}
 
 static bool giving_up(void)
 {
@@ -129,10 +144,19 @@ static void find_sites(struct proc *p, struct module *m, size_t k)
 			continue;
 		}
 		uint64_t at = fs->entry + i;
-		/* the nop's 8 bytes, or the jump's 2, within one cache line */
-		uint8_t skip = hit->len == 9 && (at & 63) <= 56 ? 0 : (at & 63) != 63 ? (uint8_t)(hit->len - 2) : 0xff;
+		/* the bytes that change, the nop's 4 or the jump's 2, within one
+		 * 16-byte block of instruction fetch (fetch_block); where the
+		 * jump does not fit at a 'ds add' (its last byte in a block),
+		 * 'ds; jmp' one byte on does */
+		uint8_t skip = 0xff, off = 0;
+		if (hit->len == 9 && fetch_block(at, 4))
+			skip = 0;
+		else if (fetch_block(at, 2))
+			skip = (uint8_t)(hit->len - 2);
+		else if (code[i] == 0x3e)
+			skip = (uint8_t)(hit->len - 3), off = 1;
 		if (skip != 0xff && !rtl_grow(&p->sweep, &p->capsweep, p->nsweep + 1, sizeof(*p->sweep)))
-			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, 0, (uint32_t)(m - p->mods), (uint32_t)k, skip };
+			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, 0, (uint32_t)(m - p->mods), (uint32_t)k, skip, off };
 		i += hit->len;
 		q = i + 2;
 	}
@@ -277,13 +301,17 @@ bool sweep_proc(struct proc *p)
 		uint8_t *site = window_local(w, s->at);
 		uint64_t old;
 		memcpy(&old, site, 8);
+		if (s->jump_off && site[0] != 0x3e) {   /* made atomic since ('lock jmp' is no instruction) */
+			*s = p->sweep[--p->nsweep];
+			continue;
+		}
 		if (s->skip) {   /* jmp +SKIP */
-			__atomic_store_n((uint16_t *)(void *)site, (uint16_t)(0xeb | s->skip << 8), __ATOMIC_RELEASE);
-		} else {         /* 66 0f 1f 84 00 [00 00 00 01]: nopw 0x1000000(%rax,%rax,1) */
-			static const uint8_t nop[8] = { 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00 };
-			uint64_t v;
-			memcpy(&v, nop, 8);
-			__atomic_store_n((uint64_t *)(void *)site, v, __ATOMIC_RELEASE);
+			__atomic_store_n((uint16_t *)(void *)(site + s->jump_off), (uint16_t)(0xeb | s->skip << 8),
+					 __ATOMIC_RELEASE);
+		} else {         /* 66 0f 1f 84 [X0 X1 X2 X3 01]: 'nopw 0x01X3X2X1(base,index)', SIB X0 */
+			uint32_t v;
+			memcpy(&v, PATCH_SWEPT_NOP, 4);
+			__atomic_store_n((uint32_t *)(void *)site, v, __ATOMIC_RELEASE);
 		}
 		if (!rtl_grow(&p->swept_sites, &p->capswept, p->nswept + 1, sizeof(*p->swept_sites)))
 			p->swept_sites[p->nswept++] = (struct swept_site){ s->at, old };

@@ -906,9 +906,13 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 
 /* Function K of M has a copy: the branches noted for it go there. Other
  * threads may be running such a branch: the four bytes are stored at once
- * (one store within a cache line is atomic on x86), and a field that
- * straddles two lines keeps its old destination, still correct where it is
- * the original entry (its jump leads to the copy). */
+ * (one store within a cache line is atomic on x86). A call or jump to the
+ * entry, which other threads may be running into the entry's trap right
+ * now, is re-pointed only within one 16-byte block of instruction fetch
+ * (a field across two could be fetched half old, half new: engine/sweep.c
+ * tells why); else it keeps its old destination, still correct (the
+ * entry's jump leads to the copy). A jump into the body (a .cold part's
+ * back into its parent) runs only once the copy is made. */
 static void back_patch(struct proc *p, struct module *m, size_t k)
 {
 	struct func_state *fs = &m->fs[k];
@@ -922,6 +926,8 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 		int32_t old;
 		memcpy(&old, field, 4);
 		uint64_t dest = bp->field + 4 + (uint64_t)(int64_t)old;
+		if (running && dest == entry && bp->field / 16 != (bp->field + 3) / 16)
+			continue;
 		uint64_t to = dest == entry ? fs->entry : x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, dest);
 		int64_t rel = (int64_t)(to - (bp->field + 4));
 		if (!to || rel != (int32_t)rel)

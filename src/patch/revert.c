@@ -107,25 +107,25 @@ static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_cop
 /* Calls and jumps of other copies that lead straight to FS's copy (they
  * were pointed there when both had copies) go on to the original ENTRY:
  * the copy's first instruction, its entry counter's increment (still
- * counting, or swept into 'nopw 0x1000000(%rax,%rax,1)'), becomes 'jmp
- * ENTRY' (its first 8 bytes in one store: the copy starts a cache line).
- * A thread that fetched the old bytes runs the copy as before. A fork
- * child gets them back (patch_fork_unrevert). */
+ * counting, or swept into a 'nopw'), becomes 'jmp ENTRY' (its first 8
+ * bytes in one store, the 5 that change within one 16-byte block of
+ * instruction fetch: engine/sweep.c tells why). A thread that fetched the
+ * old bytes runs the copy as before. A fork child gets them back
+ * (patch_fork_unrevert). */
 static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t entry)
 {
-	static const uint8_t nop[8] = { 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00 };
 	static const uint8_t add[3] = { 0x48, 0x83, 0x05 };   /* after a ds or lock prefix */
 	struct window *w = proc_window_at(p, fs->entry, 9);
 	int64_t rel = (int64_t)entry - (int64_t)(fs->entry + ENTRY_LEN);
-	if (!w || fs->entry % 64 > 56 || rel != (int32_t)rel)
+	if (!w || fs->entry % 64 > 56 || fs->entry % 16 > 16 - ENTRY_LEN || rel != (int32_t)rel)
 		return;
 	uint8_t *site = window_local(w, fs->entry), now[9];
 	memcpy(now, site, 9);
 	int32_t disp;
 	memcpy(&disp, now + 4, 4);
-	bool counting = (now[0] == 0x3e || now[0] == 0xf0) && !memcmp(now + 1, add, 3) && now[8] == 1 &&
-			fs->entry + 9 + (int64_t)disp == fs->entry_counter;
-	if (memcmp(now, nop, 8) && !counting)
+	bool increment = ((now[0] == 0x3e || now[0] == 0xf0) && !memcmp(now + 1, add, 3)) ||
+			 !memcmp(now, PATCH_SWEPT_NOP, 4);
+	if (!increment || now[8] != 1 || fs->entry + 9 + (int64_t)disp != fs->entry_counter)
 		return;
 	memcpy(&fs->left_head, now, 8);
 	now[0] = 0xe9;

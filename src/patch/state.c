@@ -150,7 +150,7 @@ void patch_go_multithreaded(struct proc *p)
 		struct window *w = proc_window_at(p, st->sites[i].addr, 2);
 		uint8_t *site = w ? window_local(w, st->sites[i].addr) : NULL;
 		/* one swept away already (sweep.c) stays away */
-		if (site && (st->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e))
+		if (site && (st->sites[i].keep_flags ? site[0] == 0x66 && site[1] == 0x90 : site[0] == 0x3e && site[1] == 0x48))
 			patch_switch_site(p, site, st->sites[i].addr, st->sites[i].keep_flags);
 	}
 	st->nsites = 0;
