@@ -11,8 +11,12 @@
  * A thread that fetched the old bytes runs the increment once more (its
  * counter only grows); one that sees the new ones skips it: both are
  * right, so no thread is stopped. The bytes that change lie in one
- * 16-byte block of instruction fetch (fetch_block), else the 9-byte form
- * gets the jump, and an increment where neither fits stays.
+ * 16-byte block of instruction fetch (x86_increment_off tells why: under
+ * load, an 8-byte nop across two blocks, fetched torn, ran as 'add qword
+ * [rax+rax+0x1000000], imm8' one byte out of step, and a 2-byte jump as
+ * 'and cx,[rax-0x73]' with the stack 128 bytes off after it: python
+ * children of CPython's test_subprocess died so, once in 40 runs), else
+ * the 9-byte form gets a jump, and an increment where none fits stays.
  * A long run then pays for each block once, and runs at native speed
  * afterwards (BENCHMARKS.md). Counts become "ran or not" (1 or 0).
  *
@@ -34,6 +38,7 @@
 #include <string.h>
 #include "engine/engine.h"
 #include "isa/x86_64/relocate.h"
+#include "isa/x86_64/writer.h"
 #include "os/linux/os.h"
 #include "patch/patch.h"
 #include "sample/sample.h"
@@ -64,20 +69,6 @@ static const struct form {
 	{ { 0x3e, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 	{ { 0xf0, 0x48, 0x83, 0x05 }, 4, 4, 9, 9 },
 };
-
-/* Whether the N bytes at AT lie in one aligned 16-byte block. A thread
- * on another CPU decodes an instruction from the blocks it fetched, each
- * either all before or all after one store within it; an instruction whose
- * changed bytes span two blocks can run half old, half new (Intel's
- * "unsynchronized cross-modifying code"). Under load, a torn 'ds add'
- * became 'add qword [rax+rax+0x1000000], imm8' one byte out of step, and
- * a torn 'nop2; lea rsp,[rsp-128]' became 'and cx, [rax-0x73]' with the
- * stack 128 bytes off after it: python children of CPython's
- * test_subprocess died so under cover, about once in 40 runs. */
-static bool fetch_block(uint64_t at, unsigned n)
-{
-	return (at & 15) + n <= 16;
-}
 
 static bool giving_up(void)
 {
@@ -144,19 +135,11 @@ static void find_sites(struct proc *p, struct module *m, size_t k)
 			continue;
 		}
 		uint64_t at = fs->entry + i;
-		/* the bytes that change, the nop's 4 or the jump's 2, within one
-		 * 16-byte block of instruction fetch (fetch_block); where the
-		 * jump does not fit at a 'ds add' (its last byte in a block),
-		 * 'ds; jmp' one byte on does */
-		uint8_t skip = 0xff, off = 0;
-		if (hit->len == 9 && fetch_block(at, 4))
-			skip = 0;
-		else if (fetch_block(at, 2))
-			skip = (uint8_t)(hit->len - 2);
-		else if (code[i] == 0x3e)
-			skip = (uint8_t)(hit->len - 3), off = 1;
-		if (skip != 0xff && !rtl_grow(&p->sweep, &p->capsweep, p->nsweep + 1, sizeof(*p->sweep)))
-			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, 0, (uint32_t)(m - p->mods), (uint32_t)k, skip, off };
+		struct x86_live_store st;
+		if (x86_increment_off(code + i, at, hit->len, &st) &&
+		    !rtl_grow(&p->sweep, &p->capsweep, p->nsweep + 1, sizeof(*p->sweep)))
+			p->sweep[p->nsweep++] = (struct sweep_site){ at, target, 0, (uint32_t)(m - p->mods), (uint32_t)k,
+								     hit->len };
 		i += hit->len;
 		q = i + 2;
 	}
@@ -301,17 +284,21 @@ bool sweep_proc(struct proc *p)
 		uint8_t *site = window_local(w, s->at);
 		uint64_t old;
 		memcpy(&old, site, 8);
-		if (s->jump_off && site[0] != 0x3e) {   /* made atomic since ('lock jmp' is no instruction) */
+		/* (from the bytes there now: a process that got a second
+		 * thread since has locked increments) */
+		struct x86_live_store st;
+		if (!x86_increment_off(site, s->at, s->len, &st)) {
 			*s = p->sweep[--p->nsweep];
 			continue;
 		}
-		if (s->skip) {   /* jmp +SKIP */
-			__atomic_store_n((uint16_t *)(void *)(site + s->jump_off), (uint16_t)(0xeb | s->skip << 8),
-					 __ATOMIC_RELEASE);
-		} else {         /* 66 0f 1f 84 [X0 X1 X2 X3 01]: 'nopw 0x01X3X2X1(base,index)', SIB X0 */
+		if (st.len == 4) {
 			uint32_t v;
-			memcpy(&v, PATCH_SWEPT_NOP, 4);
-			__atomic_store_n((uint32_t *)(void *)site, v, __ATOMIC_RELEASE);
+			memcpy(&v, st.bytes, 4);
+			__atomic_store_n((uint32_t *)(void *)(site + st.off), v, __ATOMIC_RELEASE);
+		} else {
+			uint16_t v;
+			memcpy(&v, st.bytes, 2);
+			__atomic_store_n((uint16_t *)(void *)(site + st.off), v, __ATOMIC_RELEASE);
 		}
 		if (!rtl_grow(&p->swept_sites, &p->capswept, p->nswept + 1, sizeof(*p->swept_sites)))
 			p->swept_sites[p->nswept++] = (struct swept_site){ s->at, old };

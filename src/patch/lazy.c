@@ -909,8 +909,8 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
  * (one store within a cache line is atomic on x86). A call or jump to the
  * entry, which other threads may be running into the entry's trap right
  * now, is re-pointed only within one 16-byte block of instruction fetch
- * (a field across two could be fetched half old, half new: engine/sweep.c
- * tells why); else it keeps its old destination, still correct (the
+ * (a field across two could be fetched half old, half new:
+ * x86_increment_off tells why); else it keeps its old destination, still correct (the
  * entry's jump leads to the copy). A jump into the body (a .cold part's
  * back into its parent) runs only once the copy is made. */
 static void back_patch(struct proc *p, struct module *m, size_t k)

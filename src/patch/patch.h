@@ -28,11 +28,6 @@ struct x86_access;
 struct x86_insn;
 struct x86_analysis;
 
-/* The first 4 bytes of a 9-byte counter increment ('ds add qword [rip+X],
- * 1') that cover swept away (engine/sweep.c): with the increment's own
- * displacement and 1 after them it is 'nopw' of 9 bytes. */
-#define PATCH_SWEPT_NOP "\x66\x0f\x1f\x84"
-
 /* What the patcher tells the engine, and asks of the collectors' runtime
  * while it emits a copy. Every member is set. */
 struct patch_events {

@@ -20,6 +20,7 @@
 #include <reticle/error.h>
 #include "elf/code_facts.h"
 #include "isa/x86_64/relocate.h"
+#include "isa/x86_64/writer.h"
 #include "os/linux/os.h"
 #include "patch/patch.h"
 #include "util/array.h"
@@ -109,7 +110,7 @@ static void repoint_data(struct proc *p, struct module *m, size_t k, bool to_cop
  * the copy's first instruction, its entry counter's increment (still
  * counting, or swept into a 'nopw'), becomes 'jmp ENTRY' (its first 8
  * bytes in one store, the 5 that change within one 16-byte block of
- * instruction fetch: engine/sweep.c tells why). A thread that fetched the
+ * instruction fetch: x86_increment_off tells why). A thread that fetched the
  * old bytes runs the copy as before. A fork child gets them back
  * (patch_fork_unrevert). */
 static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t entry)
@@ -124,7 +125,7 @@ static void leave_copy_entry(struct proc *p, struct func_state *fs, uint64_t ent
 	int32_t disp;
 	memcpy(&disp, now + 4, 4);
 	bool increment = ((now[0] == 0x3e || now[0] == 0xf0) && !memcmp(now + 1, add, 3)) ||
-			 !memcmp(now, PATCH_SWEPT_NOP, 4);
+			 !memcmp(now, X86_INCREMENT_NOP, 4);
 	if (!increment || now[8] != 1 || fs->entry + 9 + (int64_t)disp != fs->entry_counter)
 		return;
 	memcpy(&fs->left_head, now, 8);

@@ -280,7 +280,7 @@ struct proc {
 	 * nop), those swept (with the 8 bytes they had, which a fork child
 	 * gets back), how many */
 	bool sweeping;
-	struct sweep_site { uint64_t at, counter, seen; uint32_t mod, fn; uint8_t skip, jump_off; } *sweep;
+	struct sweep_site { uint64_t at, counter, seen; uint32_t mod, fn; uint8_t len; } *sweep;
 	size_t nsweep, capsweep;
 	size_t sweep_next;        /* where a sweep cut short goes on */
 	/* the functions relocated, in turn (module index, function): a sweep

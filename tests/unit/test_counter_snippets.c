@@ -7,7 +7,11 @@
  * second thread): the counter moves by exactly one per run (by RCX for
  * x86_add_rcx_to_counter), the flags come back where the snippet promises
  * to keep them, no register and no byte of the red zone changes, and two
- * threads running an atomic one lose no increment. The same for the
+ * threads running an atomic one lose no increment. Each of those removed
+ * as cover's sweep removes it (x86_increment_off), the increment starting
+ * at every column of a 16-byte fetch block: the bytes that change lie in
+ * one block, and the counter, the registers, the flags and the red zone
+ * stay as they were. The same for the
  * snippets on the thread's area (%gs): the signal slot (shim: an id, or
  * the copy's address through the red zone's first word) and the
  * countdown of bbv's intervals (its int3 exactly when it goes below zero). */
@@ -26,6 +30,11 @@
 
 static uint8_t *page;
 static size_t used;
+/* >= 0: the increment starts at this column of a 16-byte block and is
+ * removed (x86_increment_off) once placed; swept_ok says whether it was */
+static int sweep_col = -1;
+static bool swept_ok;
+static void sweep(uint8_t *site, size_t len);
 /* in the page: the snippets reach it rip-relative (within 2 GiB) */
 static volatile uint64_t *counter;
 /* what the harness saw after the snippet: flags, then the registers
@@ -71,8 +80,11 @@ static uint64_t harness(emit_fn emit, bool atomic, bool switch_after, bool keep_
 		memcpy(mov + 2, &v, 8);
 		put(&w, mov, sizeof(mov));
 	}
+	while (sweep_col >= 0 && (w.base + w.len) % 16 != (uint64_t)sweep_col)
+		put(&w, (const uint8_t[]){ 0x90 }, 1);
 	size_t site = w.len;
 	emit(&w, (uint64_t)(uintptr_t)counter, atomic);
+	size_t site_len = w.len - site;
 	/* registers into seen[1..15]: mov [abs], r via movabs is rax only, so
 	 * push them all and copy below */
 	/* lea rsp,[rsp-128] first: the red zone must stay as the snippet left it */
@@ -111,9 +123,37 @@ static uint64_t harness(emit_fn emit, bool atomic, bool switch_after, bool keep_
 	memcpy(page + used, w.buf, w.len);
 	if (switch_after)
 		x86_switch_atomic(page + used + site, keep_flags);
+	if (sweep_col >= 0)
+		sweep(page + used + site, site_len);
 	used += (w.len + 15) & ~(size_t)15;
 	x86_writer_free(&w);
 	return at;
+}
+
+/* Cover's removal of the increment of LEN bytes at SITE (placed), as
+ * engine/sweep.c stores it while threads run: every byte it changes in
+ * one aligned 16-byte block. */
+static void sweep(uint8_t *site, size_t len)
+{
+	uint8_t before[160];
+	struct x86_live_store st;
+	CHECK(len <= sizeof(before));
+	memcpy(before, site, len);
+	swept_ok = x86_increment_off(site, (uint64_t)(uintptr_t)site, len, &st);
+	if (!swept_ok)
+		return;
+	CHECK(st.off + st.len <= len);
+	memcpy(site + st.off, st.bytes, st.len);
+	uint64_t first = 0, last = 0;
+	for (size_t i = 0; i < len; i++)
+		if (site[i] != before[i]) {
+			last = (uint64_t)(uintptr_t)(site + i);
+			first = first ? first : last;
+		}
+	if (first / 16 != last / 16)
+		fprintf(stderr, "removing a %zu-byte increment at column %d changed %#llx..%#llx\n", len, sweep_col,
+			(unsigned long long)first, (unsigned long long)last);
+	CHECK(first && first / 16 == last / 16);
 }
 
 /* Runs F with every flag set (FLAGS_ON) or none: what it saw is in seen.
@@ -282,6 +322,24 @@ int main(void)
 				check_race(f, what, kinds[k].step);
 		}
 	}
+	/* removed at every column of a fetch block: the counter stays, and
+	 * nothing else changes, flags included */
+	for (size_t k = 0; k < 2; k++)
+		for (int mode = 0; mode < 3; mode++)
+			for (sweep_col = 0; sweep_col < 16; sweep_col++) {
+				char what[96];
+				bool atomic = mode == 1, switched = mode == 2;
+				uint64_t f = harness(kinds[k].emit, atomic, switched, kinds[k].keeps_flags);
+				snprintf(what, sizeof(what), "%s%s removed at column %d", kinds[k].name,
+					 atomic ? " (atomic)" : switched ? " (switched to atomic)" : "", sweep_col);
+				/* only a locked or long one ending a block stays */
+				bool may_stay = sweep_col == 15 && (kinds[k].keeps_flags || atomic || switched);
+				if (!swept_ok && !may_stay)
+					fprintf(stderr, "%s: not removed\n", what);
+				CHECK(swept_ok || may_stay);
+				check_run(f, what, swept_ok || kinds[k].keeps_flags, swept_ok ? 0 : 1);
+			}
+	sweep_col = -1;
 	check_area_snippets();
 	return CHECK_DONE();
 }

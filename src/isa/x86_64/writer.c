@@ -259,6 +259,22 @@ void x86_switch_per_thread(uint8_t *site, bool keep_flags, int32_t disp)
 		memcpy(site, x86_switch_keep_flags, 2);
 }
 
+bool x86_increment_off(const uint8_t *site, uint64_t at, size_t len, struct x86_live_store *st)
+{
+	unsigned col = (unsigned)(at & 15);
+	if (len < 3 || len > 129)
+		return false;
+	if (len == 9 && col <= 12)
+		*st = (struct x86_live_store){ 0, 4, { 0x66, 0x0f, 0x1f, 0x84 } };
+	else if (col <= 14)
+		*st = (struct x86_live_store){ 0, 2, { 0xeb, (uint8_t)(len - 2) } };
+	else if (site[0] == 0x3e)   /* a segment prefix on a jump does nothing */
+		*st = (struct x86_live_store){ 1, 2, { 0xeb, (uint8_t)(len - 3) } };
+	else
+		return false;
+	return true;
+}
+
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic)
 {
 	static const uint8_t op[] = { 0x48, 0x83 }, one = 1;

@@ -161,6 +161,24 @@ void x86_switch_per_thread(uint8_t *site, bool keep_flags, int32_t disp);
 
 size_t x86_inc_counter(struct x86_writer *w, uint64_t counter, bool atomic);
 size_t x86_inc_counter_keep_flags(struct x86_writer *w, uint64_t counter, bool atomic);
+
+/* One store that removes an increment of LEN bytes (9: x86_inc_counter's,
+ * plain, atomic or per thread; longer: the flags-live form) at SITE,
+ * run-time address AT, while other threads may run it: BYTES at SITE+OFF.
+ * The bytes that change lie in one aligned 16-byte block: a thread on
+ * another CPU decodes an instruction from fetch blocks each read before or
+ * after the store, so an instruction whose changed bytes span two can run
+ * half old, half new (Intel's "unsynchronized cross-modifying code").
+ * The 9-byte form becomes 'nopw' (its first 4 bytes X86_INCREMENT_NOP, its
+ * displacement and 1 the nop's SIB and displacement) or 'jmp +7'; the
+ * ds-prefixed one 'ds; jmp +6' one byte on; a longer one 'jmp +LEN-2'.
+ * False where none fits: a locked or longer form ending a block. */
+struct x86_live_store {
+	uint8_t off, len;
+	uint8_t bytes[4];
+};
+#define X86_INCREMENT_NOP "\x66\x0f\x1f\x84"
+bool x86_increment_off(const uint8_t *site, uint64_t at, size_t len, struct x86_live_store *st);
 /* add [rip+X], rcx inside pushfq/popfq below the red zone: the iterations a
  * plain rep string instruction is about to run. Returns the offset of its
  * ds/lock prefix byte (switched like x86_inc_counter's). */
