@@ -265,7 +265,12 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	}
 	/* an indirect call with the original return address: pushed, then the
 	 * same operand as 'jmp r/m64' (ff /4); an operand based on rsp, which
-	 * the push moves, keeps the plain call */
+	 * the push moves, keeps the plain call. One that reads a table of code
+	 * pointers ('call [T+rI*8]' of a non-PIE executable: python3.11 calls
+	 * binary_ops[oparg] so) pushes it too, the displacement sent to the
+	 * table's copy below as a plain call's: its code-cache return address,
+	 * left on a stack, kept an attached http.server's windows mapped at
+	 * one detach in four. */
 	if (in->kind == X86_ICALL) {
 		int err = x86_snip_call_probes(e, i, bytes, out);
 		if (err)
@@ -275,7 +280,7 @@ static int emit_insn(struct emitter *e, size_t i, struct x86_reloc *out)
 	int modrm = -1;
 	bool pushed = false;   /* the original return address: BYTES jump */
 	if (in->kind == X86_ICALL && wants_original_return(e, i) && returns_through_original(e, i) &&
-	    !(in->has_mem && in->mem.base == 4) && e->a->table_of[i] < 0 &&
+	    !(in->has_mem && in->mem.base == 4) &&
 	    (modrm = icall_modrm(in, bytes)) >= 0 && in->len <= sizeof(as_jmp)) {
 		memcpy(as_jmp, bytes, in->len);
 		as_jmp[modrm] = (uint8_t)((as_jmp[modrm] & ~0x38) | (4 << 3));
