@@ -540,8 +540,16 @@ static bool enters_a_head(struct proc *p, const uint64_t *targets, size_t n)
  * mempcpy goes on at memcpy+3, which its own copy leads to the copy of):
  * there, those bytes are the original's again and the entry an int3 that
  * leads to the copy, as an entry_shadowed one does. TARGETS: the
- * function's branches out. */
+ * function's branches out. Also for a copy's branch there that
+ * back_patch could not re-point (FULL false: said at verbose level 3). */
+static void keep_heads_whole_as(struct proc *p, const uint64_t *targets, size_t n, bool full);
+
 static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
+{
+	keep_heads_whole_as(p, targets, n, true);
+}
+
+static void keep_heads_whole_as(struct proc *p, const uint64_t *targets, size_t n, bool full)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct module *m;
@@ -554,9 +562,14 @@ static void keep_heads_whole(struct proc *p, const uint64_t *targets, size_t n)
 		for (size_t k = 0; k < p->patch->nentries; k++)   /* its jump not written yet */
 			if (p->patch->entries[k].at == entry)
 				p->patch->entries[k--] = p->patch->entries[--p->patch->nentries];
-		if (!lazy_return_trap(p, entry, g->entry) && !proc_patch_write(p, entry + 1, orig + 1, PATCH_LEN - 1))
+		if (lazy_return_trap(p, entry, g->entry) || proc_patch_write(p, entry + 1, orig + 1, PATCH_LEN - 1))
+			continue;
+		if (full)
 			rtl_warn("%s: %s: every call traps from now on: a function left as it is (code cache full) "
 				 "branches inside its entry jump", m->path, f->name ? f->name : "?");
+		else
+			rtl_debug("%s: %s: every call traps from now on: a copy's branch inside its entry jump "
+				  "could not be re-pointed while threads run", m->path, f->name ? f->name : "?");
 	}
 }
 
@@ -907,12 +920,12 @@ static void note_branches(struct proc *p, struct module *m, const struct x86_rel
 /* Function K of M has a copy: the branches noted for it go there. Other
  * threads may be running such a branch: the four bytes are stored at once
  * (one store within a cache line is atomic on x86). A call or jump to the
- * entry, which other threads may be running into the entry's trap right
- * now, is re-pointed only within one 16-byte block of instruction fetch
- * (a field across two could be fetched half old, half new:
- * x86_increment_off tells why); else it keeps its old destination, still correct (the
- * entry's jump leads to the copy). A jump into the body (a .cold part's
- * back into its parent) runs only once the copy is made. */
+ * entry (or into its first bytes), which other threads may be running
+ * into the entry's trap right now, is re-pointed only within one 16-byte
+ * block of instruction fetch (a field across two could be fetched half
+ * old, half new: x86_increment_off tells why). A jump further into the
+ * body (a .cold part's back into its parent) runs only once the copy is
+ * made. */
 static void back_patch(struct proc *p, struct module *m, size_t k)
 {
 	struct func_state *fs = &m->fs[k];
@@ -920,14 +933,24 @@ static void back_patch(struct proc *p, struct module *m, size_t k)
 	for (uint32_t i = fs->patch_head; i; i = p->patch->patches[i - 1].next) {
 		const struct branch_patch *bp = &p->patch->patches[i - 1];
 		bool running = p->multithreaded || p->attached;   /* a thread may run the copy */
-		if (running && bp->field / 64 != (bp->field + 3) / 64)
-			continue;
 		uint8_t *field = window_local(&p->shm.wins[bp->win], bp->field);
 		int32_t old;
 		memcpy(&old, field, 4);
 		uint64_t dest = bp->field + 4 + (uint64_t)(int64_t)old;
-		if (running && dest == entry && bp->field / 16 != (bp->field + 3) / 16)
+		/* no atomic store across two cache lines; a branch into the
+		 * entry's jump bytes, which other threads may run into now,
+		 * only within one 16-byte fetch block */
+		bool head = dest >= entry && dest < entry + PATCH_LEN;
+		if (running && (bp->field / 64 != (bp->field + 3) / 64 ||
+				(head && bp->field / 16 != (bp->field + 3) / 16))) {
+			/* kept: right for the entry (its jump leads here), not
+			 * inside the entry jump's bytes (a mempcpy's copy going
+			 * on at memcpy+3): those become the original's again,
+			 * behind an int3 at the entry that leads to the copy */
+			if (dest > entry && dest < entry + PATCH_LEN)
+				keep_heads_whole_as(p, &dest, 1, false);
 			continue;
+		}
 		uint64_t to = dest == entry ? fs->entry : x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, dest);
 		int64_t rel = (int64_t)(to - (bp->field + 4));
 		if (!to || rel != (int32_t)rel)
@@ -971,10 +994,14 @@ static void instrument_branch_targets(struct proc *p, const uint64_t *targets, s
 			tm->fs[k].companion_of = (uint32_t)(f - rtl_binary_function(m->bin, 0)) + 1;
 			/* relocated later in this warm-start batch: the branch is
 			 * noted and re-pointed then (note_branches). Not with
-			 * threads: a field across two cache lines would keep
-			 * its original target, which the entry jump overwrites
-			 * when that lies in the entry's first five bytes. */
-			if (tm->fs[k].queued && !p->multithreaded)
+			 * threads, nor attached (back_patch counts a thread as
+			 * running then, even alone): a field across two cache
+			 * lines would keep its original target, which the entry
+			 * jump overwrites when that lies in the entry's first
+			 * five bytes (an attached python3 http.server, one
+			 * thread between requests: ld.so's mempcpy's copy went
+			 * on inside memcpy's entry jump, SIGSEGV). */
+			if (tm->fs[k].queued && !p->multithreaded && !p->attached)
 				continue;
 		}
 		if (entry && (tf->sources & RTL_SRC_PLT)) {
