@@ -29,8 +29,8 @@
  * Detaching: the text and data words are restored from the undo log
  * (proc_patch_write), the copies' unwind information deregistered, and the
  * windows unmapped, unless a thread could not leave the code cache or a
- * word of a stack still points into it: then they stay mapped, inert,
- * and the caller reports it. */
+ * word of a stack still points where a frame may resume in it: then they
+ * stay mapped, inert, and the caller reports it. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -284,20 +284,89 @@ static bool in_unloaded(const struct proc *p, uint64_t addr)
 	return false;
 }
 
-/* Any word into a window keeps it: a window beside a non-PIE executable
- * sits at small addresses, where a stack's integers fall too (node kept
- * its windows in 2 attaches of 3), but counting only words into the code
- * written so far was followed once by a python3 http.server dying of
- * SIGSEGV after a detach (not understood, not reproduced): kept safe. */
-static void count_cache_word(struct proc *p, uint64_t w, void *ctx)
+/* Whether W is where a copy's 'syscall' returns to, the copy of an
+ * original 'syscall': the value the kernel leaves in rcx. Snippets that
+ * save rcx below rsp (calltime's timer stops after a system call wrapper:
+ * write, mmap, the futex calls) leave it in words that deeper frames
+ * later hold unwritten (a large buffer); code that sets only rcx's low
+ * byte afterwards (setcc) spills it too, with that byte changed. */
+static bool syscall_rcx(struct proc *p, uint64_t w)
 {
-	if (!proc_window_at(p, w, 1))
-		return;
-	char where[256];
-	proc_describe_pc(p, w, where, sizeof(where));
-	rtl_debug("pid %d: a stack word points into the code cache: %#llx (%s)", (int)p->pid,
-		  (unsigned long long)w, where);
-	++*(size_t *)ctx;
+	uint64_t orig;
+	bool own;
+	uint8_t copy[2], file[2];
+	struct module *m;
+	return copy_original(p, w, &orig, &own) && !own && (m = proc_module_at(p, orig - 2)) &&
+	       !os_mem_read(p->mem, w - 2, copy, 2) && copy[0] == 0x0f && copy[1] == 0x05 &&
+	       !rtl_binary_read(m->bin, orig - 2 - m->bias, file, 2) && file[0] == 0x0f && file[1] == 0x05;
+}
+
+/* Whether some call instruction of the code cache may end at W (its bytes
+ * decode as one): W may be its return address. */
+static bool call_ends_at(struct proc *p, uint64_t w)
+{
+	uint8_t code[15];
+	if (os_mem_read(p->mem, w - sizeof(code), code, sizeof(code)))
+		return true;
+	for (size_t len = 2; len <= sizeof(code); len++) {
+		struct x86_insn in;
+		if (!x86_decode(code + sizeof(code) - len, len, w - len, &in) && in.len == len &&
+		    (in.kind == X86_CALL || in.kind == X86_ICALL))
+			return true;
+	}
+	return false;
+}
+
+/* Whether word K of the N words S of a stack is the pc of a signal's
+ * frame (the kernel's ucontext: gregs ..., rsp, rip, eflags, cs/gs/fs/ss):
+ * sigreturn resumes there. */
+static bool signal_frame_pc(const uint64_t *s, size_t n, size_t k)
+{
+	return k + 2 < n && (s[k + 1] & 2) && s[k + 1] < (1u << 22) && (s[k + 2] & 0xffff) == 0x33;
+}
+
+/* Counts the words of thread TID's stack (from its sp up) that point into
+ * a window where a frame may resume: an instruction of a copy (a return
+ * address of a call that kept the copy's, the label a copied jump table or
+ * computed goto spilled), the end of a call, a signal frame's pc. A window
+ * beside a non-PIE executable sits at small addresses, where a stack's
+ * integers fall too (node kept its windows in 2 attaches of 3). Not
+ * counted, said at verbose level 3: a system call's rcx (no frame resumes
+ * after a 'syscall': no call precedes it, and a signal's frame gets the
+ * original pc, sigpc.c), a word inside snippet code or inside an
+ * instruction (rcx's low byte set by setcc). Each kept the windows mapped
+ * at the detach: calltime on python3 http.server, every attach. */
+static size_t count_cache_words(struct proc *p, pid_t tid)
+{
+	char line[4096 + 128];
+	unsigned long long lo, hi;
+	uint64_t sp;
+	size_t count = 0;
+	if (os_get_sp(tid, &sp) || os_map_line(p->pid, sp & ~7ull, line, sizeof(line)) ||
+	    sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+		return 0;
+	sp &= ~7ull;
+	size_t len = hi - sp > STACK_SCAN ? STACK_SCAN : hi - sp, n = len / 8;
+	uint64_t *s = malloc(len ? len : 8);
+	if (!s || os_mem_read(p->mem, sp, s, len)) {
+		free(s);
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint64_t w = s[k], orig;
+		bool own;
+		if (!proc_window_at(p, w, 1))
+			continue;
+		char where[256];
+		proc_describe_pc(p, w, where, sizeof(where));
+		bool resumes = signal_frame_pc(s, n, k) ||
+			       (copy_original(p, w, &orig, &own) ? !syscall_rcx(p, w) : call_ends_at(p, w));
+		rtl_debug("pid %d: a stack word points into the code cache%s: %#llx (%s)", (int)p->pid,
+			  resumes ? "" : ", where no frame resumes", (unsigned long long)w, where);
+		count += resumes;
+	}
+	free(s);
+	return count;
 }
 
 /* munmap in P's stopped thread TID, whose own pc lends the 'syscall'
@@ -364,7 +433,7 @@ int attach_detach(struct proc *p, size_t *kept)
 	if (failed)
 		rtl_warn("pid %d: %zu patches could not be taken back", (int)p->pid, failed);
 	for (size_t i = 0; i < p->nthreads; i++)
-		scan_stack(p, p->threads[i].tid, count_cache_word, &words);
+		words += count_cache_words(p, p->threads[i].tid);
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);

@@ -1,21 +1,32 @@
 #!/usr/bin/env python3
-"""Detaching leaves no window mapped after calls through a table of code
-pointers ('call [T+rI*8]', a non-PIE build's; python3.11's BINARY_OP calls
-binary_ops[oparg] so): such a call in a copy pushed its code-cache return
-address, and a thread blocked below it (here, reading its next line) held
-that word on its stack at the detach, so the windows stayed mapped, at
-every attach (an attached python3 -m http.server: one detach in four).
+"""Detaching leaves no window mapped when no frame can resume in one.
 
-usage: attach_table_call.py RETICLE WORKDIR PROGRAM
-PROGRAM (programs/attach_table_call.c) answers mix(N) for each line N and
-reads its lines through the table. Three attach/detach cycles (fcount),
-ten lines while attached: every answer right (computed here), mix() and
-next_line() counted 10 times each, and after each detach no mapping of
-reticle's left, the text equal to the files, the process untraced.
-Exit 77 when the machine does not let reticle trace a process."""
+usage: attach_table_call.py RETICLE WORKDIR PROGRAM [COLLECTOR]
+
+- programs/attach_table_call.c (fcount): calls through a table of code
+  pointers ('call [T+rI*8]', a non-PIE build's; python3.11's BINARY_OP
+  calls binary_ops[oparg] so) push original return addresses. Such a call
+  in a copy pushed its code-cache return address, and a thread blocked
+  below it (here, reading its next line) held that word on its stack at
+  the detach: the windows stayed mapped, at every attach (an attached
+  python3 -m http.server: one detach in four).
+- programs/attach_syscall_rcx.c (calltime): a system call made in a copy
+  leaves its return address, in the code cache, in rcx; calltime's timer
+  stop after it saves rcx below rsp, and a deeper frame that leaves a
+  large buffer unwritten (the next read's) holds that word at the detach.
+  No frame resumes after a 'syscall': the windows stayed mapped, every
+  attach (http.server: every attach, 3 to 7 such words).
+
+PROGRAM answers mix(N) for each line N and says how many lines it read
+at the end. Three attach/detach cycles of COLLECTOR (default fcount), ten
+lines while attached: every answer right (computed here), mix() and
+next_line() counted (or timed) 10 times each, and after each detach no
+mapping of reticle's left, the text equal to the files, the process
+untraced. Exit 77 when the machine does not let reticle trace a process."""
 import json, os, shutil, subprocess, sys, time
 
 reticle, work, prog = sys.argv[1:4]
+collector = sys.argv[4] if len(sys.argv) > 4 else "fcount"
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), XDG_RUNTIME_DIR=work)
@@ -75,7 +86,7 @@ try:
         db = os.path.join(work, f"a{c}.db")
         errf = os.path.join(work, f"attach{c}.err")
         with open(errf, "w") as e:
-            a = subprocess.Popen([reticle, "attach", "-c", "fcount", "-o", db, str(p.pid)], stderr=e, env=env)
+            a = subprocess.Popen([reticle, "attach", "-c", collector, "-o", db, str(p.pid)], stderr=e, env=env)
         while "instrumenting" not in open(errf).read() and a.poll() is None:
             time.sleep(0.05)
         if a.poll() is not None:
@@ -99,8 +110,14 @@ try:
             fail(f"cycle {c}: text differs from the files: {text_diffs(p.pid)}")
         if "TracerPid:\t0\n" not in open(f"/proc/{p.pid}/status").read():
             fail(f"cycle {c}: still traced")
-        r = subprocess.run([reticle, "report", "--format", "json", db], capture_output=True, text=True)
-        got = {f["name"]: f["calls"] for f in json.loads(r.stdout)["functions"]} if not r.returncode else {}
+        r = subprocess.run([reticle, "report", "--format", "json", "--all", db], capture_output=True, text=True)
+        got = {}
+        if not r.returncode:   # fcount's calls, or calltime's timed calls (threads added up)
+            d = json.loads(r.stdout)
+            names = {f["id"]: f["name"] for f in d["functions"]}
+            got = {f["name"]: f["calls"] for f in d["functions"] if f.get("calls")}
+            for t in d.get("times", []):
+                got[names.get(t["function"])] = got.get(names.get(t["function"]), 0) + t["calls"]
         if (got.get("mix"), got.get("next_line")) != (10, 10):
             fail(f"cycle {c}: mix {got.get('mix')}, next_line {got.get('next_line')} calls: 10 lines sent")
         for n in range(5):
