@@ -325,6 +325,27 @@ static bool signal_frame_pc(const uint64_t *s, size_t n, size_t k)
 	return k + 2 < n && (s[k + 1] & 2) && s[k + 1] < (1u << 22) && (s[k + 2] & 0xffff) == 0x33;
 }
 
+/* Whether W, a word of a window, may be used as code-cache address once
+ * the windows are gone: an instruction of a copy (a label a copied table or
+ * computed goto leads to, the return address of a call that kept the
+ * copy's) unless it is a system call's rcx, a copy's last instruction and
+ * what follows it (its jump out, its copied jump tables: a base kept in a
+ * register or spilled), the end of some call instruction, any place of a
+ * copy without an instruction map. Not inside snippet code, nor inside an
+ * instruction (rcx's low byte set by setcc), nor elsewhere in a window. */
+static bool cache_word_used(struct proc *p, uint64_t w)
+{
+	struct copy_map c;
+	uint64_t orig;
+	bool own;
+	struct module *m;
+	if (!copy_map_at(p, w, &c))
+		return proc_copy_at(p, w, &m) || call_ends_at(p, w);
+	if (copy_original(p, w, &orig, &own))
+		return !syscall_rcx(p, w);
+	return (c.n && w >= c.to[c.n - 1]) || call_ends_at(p, w);
+}
+
 /* Counts the words of thread TID's stack (from its sp up) that point into
  * a window where a frame may resume: an instruction of a copy (a return
  * address of a call that kept the copy's, the label a copied jump table or
@@ -353,20 +374,67 @@ static size_t count_cache_words(struct proc *p, pid_t tid)
 		return 0;
 	}
 	for (size_t k = 0; k < n; k++) {
-		uint64_t w = s[k], orig;
-		bool own;
+		uint64_t w = s[k];
 		if (!proc_window_at(p, w, 1))
 			continue;
 		char where[256];
 		proc_describe_pc(p, w, where, sizeof(where));
-		bool resumes = signal_frame_pc(s, n, k) ||
-			       (copy_original(p, w, &orig, &own) ? !syscall_rcx(p, w) : call_ends_at(p, w));
+		bool resumes = signal_frame_pc(s, n, k) || cache_word_used(p, w);
 		rtl_debug("pid %d: a stack word points into the code cache%s: %#llx (%s)", (int)p->pid,
 			  resumes ? "" : ", where no frame resumes", (unsigned long long)w, where);
 		count += resumes;
 	}
 	free(s);
 	return count;
+}
+
+/* Counts thread TID's registers that hold a code-cache address it may use
+ * (cache_word_used): a callee-saved register holding a copied table's base
+ * across a call, say. */
+static size_t count_cache_regs(struct proc *p, pid_t tid)
+{
+	const char *names[OS_NREGS];
+	uint64_t v[OS_NREGS];
+	size_t count = 0;
+	if (os_get_named_regs(tid, names, v))
+		return 0;
+	for (size_t i = 0; i < OS_NREGS; i++) {
+		if (!strcmp(names[i], "rip") || !strcmp(names[i], "rsp") || !proc_window_at(p, v[i], 1))
+			continue;
+		char where[256];
+		proc_describe_pc(p, v[i], where, sizeof(where));
+		bool used = cache_word_used(p, v[i]);
+		rtl_debug("tid %d: %s points into the code cache%s: %#llx (%s)", (int)tid, names[i],
+			  used ? "" : ", where no frame resumes", (unsigned long long)v[i], where);
+		count += used;
+	}
+	return count;
+}
+
+/* Thread TID, out of the code cache: a register that holds a label of a
+ * copy (the target a copied jump table or computed goto gave it, not yet
+ * jumped to: python3.11's dispatch, 'mov rax,[T'+rI*8]' then 'jmp rax')
+ * gets the original instruction's address, the value the original code
+ * would have loaded (or a stale value, as harmless there). Kept, the
+ * original jump went to the unmapped copy after the detach (python3 with
+ * four threads: SIGSEGV about one detach in 20), or, counted, kept the
+ * windows mapped. A system call's rcx is left: no code uses it. */
+static void regs_to_original(struct proc *p, pid_t tid)
+{
+	const char *names[OS_NREGS];
+	uint64_t v[OS_NREGS], pc;
+	if (os_get_pc(tid, &pc) || proc_window_at(p, pc, 1) || os_get_named_regs(tid, names, v))
+		return;
+	for (size_t i = 0; i < OS_NREGS; i++) {
+		uint64_t orig;
+		bool own;
+		if (!strcmp(names[i], "rip") || !strcmp(names[i], "rsp") || !proc_window_at(p, v[i], 1) ||
+		    !copy_original(p, v[i], &orig, &own) || own || syscall_rcx(p, v[i]))
+			continue;
+		if (!os_set_named_reg(tid, names[i], orig))
+			rtl_debug("tid %d: %s from %#llx in the copy to %#llx", (int)tid, names[i],
+				  (unsigned long long)v[i], (unsigned long long)orig);
+	}
 }
 
 /* munmap in P's stopped thread TID, whose own pc lends the 'syscall'
@@ -432,8 +500,10 @@ int attach_detach(struct proc *p, size_t *kept)
 	}
 	if (failed)
 		rtl_warn("pid %d: %zu patches could not be taken back", (int)p->pid, failed);
-	for (size_t i = 0; i < p->nthreads; i++)
-		words += count_cache_words(p, p->threads[i].tid);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		regs_to_original(p, p->threads[i].tid);
+		words += count_cache_words(p, p->threads[i].tid) + count_cache_regs(p, p->threads[i].tid);
+	}
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
