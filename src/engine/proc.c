@@ -510,6 +510,10 @@ int proc_setup_image(struct proc *p, pid_t tid)
 	p->original_returns = lazy_wants_original_returns(bin);
 	p->original_returns_soft = !p->original_returns && libraries_walk_stack(p, exe, bin);
 	p->original_returns |= p->original_returns_soft;
+	if (p->attached) {   /* a program exec'd while attached: no stack may hold a code-cache address at the detach */
+		p->original_returns = true;
+		p->original_returns_soft = false;
+	}
 	if ((err = proc_add_main_modules(p, tid, exe, bin)))
 		return err;
 	return timers_setup_image(p, tid);

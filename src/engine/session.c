@@ -1358,6 +1358,9 @@ static void on_exec(struct rtl_session *s, struct proc *p, struct os_stop *st)
 	if (q) {   /* the sampler counts the execs of a pid likewise */
 		q->exec_gen = pid == p->pid ? exec_gen + 1 : 1;
 		span_proc_start(q, span_state, true);
+		/* attached: the new program is left as it was too (its patches
+		 * logged, proc_setup_image gives it original returns) */
+		q->attached = s->attached;
 	}
 	struct os_stop other = { .kind = OS_OTHER };
 	int sig = 0, err = !q ? -ENOMEM : add_proc(s, q, parent, kind);
