@@ -79,6 +79,19 @@ def ask(n):
         wrong += 1
 
 
+def wait_in_read(pid):
+    """Until PID blocks in read(0, ...) again: its answer is out before it
+    calls next_line for the next line, which the detach must find begun."""
+    for _ in range(500):
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split()[:2] == ["0", "0x0"]:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.01)
+
+
 try:
     for n in range(5):
         ask(n)
@@ -98,6 +111,7 @@ try:
             break
         for n in range(100 * c, 100 * c + 10):
             ask(n)
+        wait_in_read(p.pid)
         d = subprocess.run([reticle, "detach", str(p.pid)], capture_output=True, text=True, env=env, timeout=60)
         a.wait(timeout=60)
         err = open(errf).read()
