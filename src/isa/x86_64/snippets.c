@@ -327,16 +327,17 @@ int x86_snip_memory_records(struct emitter *e, size_t i, const uint8_t *bytes, s
 }
 
 /* An increment of COUNTER. Where the sweep will remove it (env->whole_lines),
- * the 9-byte form never straddles a cache line: the nop that replaces it
- * is then one atomic 8-byte store (engine/sweep.c), where a straddling one
- * got a jump over it, a taken branch per run of its block (1,382 of
- * sqlite3's 14,500 increments) */
+ * the 9-byte form starts where the 4 bytes that make it a nop lie in one
+ * 16-byte fetch block (x86_increment_off): elsewhere it would get a jump
+ * over it, a taken branch per run of its block (1,382 of sqlite3's 14,500
+ * increments when it had to lie in one cache line); the longer form where
+ * its jump's 2 bytes do. */
 int x86_snip_counter(struct x86_writer *w, uint64_t counter, bool keep_flags, const struct x86_reloc_env *env,
 			struct x86_reloc *out)
 {
 	bool atomic = env->atomic;
-	if (env->whole_lines && !keep_flags && x86_writer_pc(w) % 64 > 64 - 8)
-		x86_align_nops(w, 64);
+	if (env->whole_lines && x86_writer_pc(w) % 16 > (keep_flags ? 14u : 12u))
+		x86_align_nops(w, 16);
 	size_t at = keep_flags ? x86_inc_counter_keep_flags(w, counter, atomic)
 			       : x86_inc_counter(w, counter, atomic);
 	return atomic ? 0 : x86_snip_site(out, at, keep_flags);
