@@ -8,6 +8,7 @@
 #include <reticle/error.h>
 #include "cli.h"
 #include "util/array.h"
+#include "util/json.h"
 
 static const char *const level_names[RTL_LEVELS] = { "l1i", "l1d", "l1", "l2", "l3" };
 static const char *const kind_names[RTL_ACC_KINDS] = { "load", "store", "modify", "ifetch", "writeback" };
@@ -205,21 +206,6 @@ static void print_level_json(const char *lname, const rtl_cache_stats *s, int fi
 	       (unsigned long long)s->writebacks);
 }
 
-/* NAME as a JSON string (a name= item may hold any character). */
-static void json_string(const char *name)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static void print_configs(const rtl_cachesim *b, int json)
 {
 	for (int i = 0; i < rtl_cachesim_count(b); i++) {
@@ -227,7 +213,7 @@ static void print_configs(const rtl_cachesim *b, int json)
 		int first = 1;
 		if (json) {
 			printf("%s{\"name\":", i ? "," : "");
-			json_string(c->name);
+			rtl_json_string(stdout, c->name);
 			printf(",\"levels\":{");
 		}
 		else

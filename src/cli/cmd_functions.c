@@ -8,6 +8,7 @@
 #include <reticle/binary.h>
 #include <reticle/error.h>
 #include "cli.h"
+#include "util/json.h"
 
 static const char usage_text[] =
 	"usage: reticle functions [--format text|json] [--all] [--no-demangle]\n"
@@ -47,21 +48,6 @@ static void sources_str(unsigned s, char *buf, size_t len, int json)
 		if (s & (1u << i))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s%s%s",
 				 buf[0] ? sep : "", q, names[i], q);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 static const char *kind_str(const rtl_binary *bin)
@@ -127,7 +113,7 @@ static void print_json(rtl_binary *bin, int all)
 	char src[96];
 
 	printf("{\"path\": ");
-	json_str(stdout, rtl_binary_path(bin));
+	rtl_json_string(stdout, rtl_binary_path(bin));
 	printf(", \"kind\": \"%s\", \"static\": %s, \"entry\": %" PRIu64 ", \"fde_count\": %zu,\n \"functions\": [",
 	       kind_str(bin), rtl_binary_is_static(bin) ? "true" : "false", rtl_binary_entry(bin),
 	       rtl_binary_fde_count(bin));
@@ -139,20 +125,20 @@ static void print_json(rtl_binary *bin, int all)
 		if (f->instrumentable)
 			fputs("null", stdout);
 		else
-			json_str(stdout, f->reason);
+			rtl_json_string(stdout, f->reason);
 		fputs(", \"name\": ", stdout);
-		json_str(stdout, f->name);
+		rtl_json_string(stdout, f->name);
 		char *d = rtl_demangle(f->name);
 		if (d) {
 			fputs(", \"demangled\": ", stdout);
-			json_str(stdout, d);
+			rtl_json_string(stdout, d);
 			free(d);
 		}
 		const char *file;
 		int line;
 		if (!rtl_binary_source_line(bin, f->addr, &file, &line)) {
 			fputs(", \"file\": ", stdout);
-			json_str(stdout, file);
+			rtl_json_string(stdout, file);
 			printf(", \"line\": %d", line);
 		}
 		fputc('}', stdout);

@@ -32,7 +32,7 @@ static int process_name(const rtl_profile_process *proc, void *user)
 	event_head(c);
 	fprintf(c->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
 		proc->pid, proc->pid);
-	rpt_json_string(c->out, proc->command ? proc->command : "?");
+	rtl_json_string(c->out, proc->command ? proc->command : "?");
 	fputs("}}", c->out);
 	return 0;
 }
@@ -93,9 +93,9 @@ int rtl_report_chrome(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		char buf[32];
 		event_head(&c);
 		fputs("{\"name\":", out);
-		rpt_json_string(out, cct_name(&t, i, buf));
+		rtl_json_string(out, cct_name(&t, i, buf));
 		fputs(",\"cat\":", out);
-		rpt_json_string(out, cct_module(&t, i));
+		rtl_json_string(out, cct_module(&t, i));
 		fprintf(out, ",\"ph\":\"X\",\"ts\":%lld.%03d,\"dur\":%lld.%03d,\"pid\":%d,\"tid\":%d,"
 			"\"args\":{\"calls\":%llu,\"inclusive_s\":%.9f,\"exclusive_s\":%.9f}}",
 			(long long)(ts / 1000), (int)(ts % 1000), (long long)(dur / 1000), (int)(dur % 1000), n->pid, n->tid, (unsigned long long)n->calls, n->inclusive, n->exclusive);

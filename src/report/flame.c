@@ -23,7 +23,7 @@ static void xml_text(FILE *out, const char *str, size_t max)
 	const unsigned char *s = (const unsigned char *)str;
 	size_t chars = 0, len = 0;
 	for (const unsigned char *q = s; *q; len++) {
-		int n = *q < 0x80 ? 1 : rpt_utf8_len(q);
+		int n = *q < 0x80 ? 1 : rtl_utf8_len(q);
 		q += n ? n : 1;
 	}
 	int cut = max && len > max;
@@ -40,7 +40,7 @@ static void xml_text(FILE *out, const char *str, size_t max)
 				fputc('?', out);
 			else if (*s < 0x80)
 				fputc(*s, out);
-			else if ((n = rpt_utf8_len(s))) {
+			else if ((n = rtl_utf8_len(s))) {
 				fwrite(s, 1, (size_t)n, out);
 				s += n - 1;
 			} else

@@ -9,44 +9,6 @@
 #include "report/samples.h"
 #include "report/signals.h"
 
-int rpt_utf8_len(const unsigned char *s)
-{
-	int n = s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
-
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
-void rpt_json_string(FILE *out, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	fputc('"', out);
-	while (*s) {
-		int n;
-
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s++);
-		else if (*s < 0x20)
-			fprintf(out, "\\u%04x", *s++);
-		else if (*s < 0x80)
-			fputc(*s++, out);
-		else if ((n = rpt_utf8_len(s))) {
-			fwrite(s, 1, n, out);
-			s += n;
-		} else {
-			fputs("\\ufffd", out);
-			s++;
-		}
-	}
-	fputc('"', out);
-}
-
 struct list { FILE *out; int n; };
 
 static void sep(struct list *l)
@@ -59,9 +21,9 @@ static int meta_item(const char *key, const char *value, void *user)
 	struct list *l = user;
 
 	sep(l);
-	rpt_json_string(l->out, key);
+	rtl_json_string(l->out, key);
 	fputs(": ", l->out);
-	rpt_json_string(l->out, value);
+	rtl_json_string(l->out, value);
 	return 0;
 }
 
@@ -71,10 +33,10 @@ static int process_item(const rtl_profile_process *pr, void *user)
 	sep(l);
 	fprintf(l->out, "\n    {\"id\": %" PRId64 ", \"parent\": %" PRId64 ", \"pid\": %d, \"kind\": ",
 		pr->id, pr->parent, pr->pid);
-	rpt_json_string(l->out, pr->kind);
+	rtl_json_string(l->out, pr->kind);
 	fputs(", \"command\": ", l->out);
 	if (pr->command)
-		rpt_json_string(l->out, pr->command);
+		rtl_json_string(l->out, pr->command);
 	else
 		fputs("null", l->out);
 	if (pr->exit_status >= 0)
@@ -94,7 +56,7 @@ static int module_item(const rtl_profile_module *m, void *user)
 
 	sep(l);
 	fprintf(l->out, "{\"id\": %" PRId64 ", \"path\": ", m->id);
-	rpt_json_string(l->out, m->path);
+	rtl_json_string(l->out, m->path);
 	fprintf(l->out, ", \"load_bias\": \"0x%" PRIx64 "\"}", m->load_bias);
 	return 0;
 }
@@ -136,7 +98,7 @@ static int metric_item(const rtl_profile_metric *m, void *user)
 
 	sep(l);
 	fprintf(l->out, "{\"function\": %" PRId64 ", \"name\": ", m->function);
-	rpt_json_string(l->out, m->name);
+	rtl_json_string(l->out, m->name);
 	fprintf(l->out, ", \"site\": \"0x%" PRIx64 "\", \"value\": %.17g}", m->site, m->value);
 	return 0;
 }
@@ -147,10 +109,10 @@ static void function_item(FILE *out, const rtl_profile_function *f, const rtl_pr
 
 	fprintf(out, "{\"id\": %" PRId64 ", \"module_id\": %" PRId64 ", \"module\": ",
 		f->id, f->module_id);
-	rpt_json_string(out, f->module);
+	rtl_json_string(out, f->module);
 	fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"name\": ",
 		f->addr, f->size);
-	rpt_json_string(out, rpt_name(f, buf));
+	rtl_json_string(out, rpt_name(f, buf));
 	if (f->have & RTL_HAVE_CALLS)
 		fprintf(out, ", \"calls\": %" PRIu64, f->calls);
 	if (f->have & RTL_HAVE_INSTRS)
@@ -159,7 +121,7 @@ static void function_item(FILE *out, const rtl_profile_function *f, const rtl_pr
 	fprintf(out, ", \"instrumented\": %s", f->instrumented ? "true" : "false");
 	if (f->reason) {
 		fputs(", \"reason\": ", out);
-		rpt_json_string(out, f->reason);
+		rtl_json_string(out, f->reason);
 	}
 	fputc('}', out);
 }
@@ -206,9 +168,9 @@ static int write_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		const struct rpt_sampled_fn *f = &s.fn[i];
 		const rtl_profile_function *row = rpt_rows_by_id(&s.tree.rows, f->function);
 		fprintf(out, "%s\n    {\"module\": ", i ? "," : "");
-		rpt_json_string(out, row && row->module ? row->module : "?");
+		rtl_json_string(out, row && row->module ? row->module : "?");
 		fputs(", \"name\": ", out);
-		rpt_json_string(out, row && row->name ? row->name : "?");
+		rtl_json_string(out, row && row->name ? row->name : "?");
 		fprintf(out, ", \"address\": %" PRIu64 ", \"self\": %" PRIu64 ", \"total\": %" PRIu64
 			", \"self_seconds\": %.9f, \"total_seconds\": %.9f}", row ? row->addr : 0, f->self, f->total,
 			f->self_seconds, f->total_seconds);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <reticle/profile.h>
 #include <reticle/report.h>
+#include "util/json.h"
 
 /* What a NULL options pointer means: every counted row. */
 extern const rtl_report_options rpt_default_options;
@@ -39,11 +40,6 @@ const char *rpt_basename(const char *path);
  * analyzer's spelling). */
 const char *rpt_name(const rtl_profile_function *f, char buf[32]);
 
-/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms and
- * surrogates are invalid too: strict JSON and XML readers reject them). */
-int rpt_utf8_len(const unsigned char *s);
-/* S as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
-void rpt_json_string(FILE *out, const char *s);
 
 /* The time table (times.c) when P has function times: *SHOWN set then. */
 int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown);
