@@ -1,11 +1,14 @@
-/* JSON report: one object with meta, totals, modules, functions (by count,
- * every row unless --top is given) and call sites. Counts are numbers;
+/* JSON report: one object with meta, totals, modules, functions (by count:
+ * with --all every row, else those counted and those the other tables
+ * name; the first --top of them) and call sites. Counts are numbers;
  * addresses are "0x..." strings so that no reader rounds them. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <reticle/error.h>
 #include "report/report_priv.h"
+#include "util/array.h"
 #include "report/samples.h"
 #include "report/signals.h"
 
@@ -180,6 +183,68 @@ static int write_samples(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	return 0;
 }
 
+/* The function ids the other tables name (call sites, branches, times,
+ * metrics), sorted, duplicates kept. */
+struct ids {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int note_id(struct ids *s, int64_t id)
+{
+	if (rtl_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
+	s->v[s->n++] = (uint64_t)id;
+	return 0;
+}
+
+static int call_ids(const rtl_profile_call *c, void *u) { return note_id(u, c->caller) ?: note_id(u, c->callee); }
+static int branch_id(const rtl_profile_branch *b, void *u) { return note_id(u, b->function); }
+static int time_id(const rtl_profile_time *t, void *u) { return note_id(u, t->function); }
+static int metric_id(const rtl_profile_metric *m, void *u) { return note_id(u, m->function); }
+
+static bool named(const struct ids *s, int64_t id)
+{
+	size_t i = rtl_lower_bound_u64(s->v, s->n, (uint64_t)id);
+	return i < s->n && s->v[i] == (uint64_t)id;
+}
+
+/* The rows of the functions list: every function with --all; else those
+ * counted and those another table names (a calltime profile has times,
+ * not counts: its ids must have their rows), the first o->top of them. */
+static int load_rows(rtl_profile *p, const rtl_report_options *o, struct rpt_rows *rows)
+{
+	struct ids s = { 0 };
+	unsigned long top = rows->limit;
+	int err;
+
+	if (o->all)
+		return rpt_rows_load(p, 1, 0, rows);
+	if ((err = rtl_profile_foreach_call(p, call_ids, &s)) || (err = rtl_profile_foreach_branch(p, branch_id, &s)) ||
+	    (err = rtl_profile_foreach_time(p, time_id, &s)) || (err = rtl_profile_foreach_metric(p, metric_id, &s)) ||
+	    (err = rtl_radix_sort_u64(s.v, s.n, sizeof(*s.v), 0) ? -ENOMEM : 0))
+		goto out;
+	rows->limit = 0;
+	if ((err = rpt_rows_load(p, !!s.n, 0, rows)))
+		goto out;
+	size_t k = 0;
+	for (size_t i = 0; i < rows->n; i++) {
+		rtl_profile_function *f = &rows->fn[i];
+		if ((f->calls || f->instrs || named(&s, f->id)) && (!top || k < top)) {
+			rows->fn[k++] = *f;
+			continue;
+		}
+		free((char *)f->module);
+		free((char *)f->name);
+		free((char *)f->reason);
+	}
+	rows->n = k;
+out:
+	rows->limit = top;
+	free(s.v);
+	return err;
+}
+
 int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
 	if (!o)
@@ -189,7 +254,7 @@ int rtl_report_json(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	rtl_profile_totals t;
 	int err;
 
-	if ((err = rtl_profile_get_totals(p, &t)) || (err = rpt_rows_load(p, o->all, 0, &rows)))
+	if ((err = rtl_profile_get_totals(p, &t)) || (err = load_rows(p, o, &rows)))
 		goto out;
 	fprintf(out, "{\n  \"schema_version\": %d,\n  \"meta\": {", RTL_PROFILE_SCHEMA_VERSION);
 	if ((err = rtl_profile_foreach_meta(p, meta_item, &l)))
