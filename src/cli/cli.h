@@ -56,6 +56,18 @@ int cli_attach_error(const char *cmd, long pid, int err, bool sampling);
  * the whole foreground job, the program included, and are not sent twice.
  * reticle itself goes on until the program ends. */
 void cli_forward_signals(pid_t pid);
+/* An attached session S ends cleanly, the process left as it was, at the
+ * signals that would kill reticle with its patches in place: TERM, HUP
+ * (its terminal closed), QUIT; INT with CLI_STOP_INT (not where Ctrl-C is
+ * the program's); PIPE with CLI_STOP_PIPE (the reader of the results gone:
+ * top PID | head), else PIPE is ignored (a closed stderr loses messages,
+ * not the run). Set before the attach, which they also stop. NULL: the
+ * session is gone (the signals then only set cli_stop_asked). */
+enum { CLI_STOP_INT = 1, CLI_STOP_PIPE = 2 };
+struct rtl_session;
+void cli_stop_on_signals(struct rtl_session *s, unsigned also);
+/* Whether one of those signals came. */
+bool cli_stop_asked(void);
 /* After a failed rtl_session_launch of PROGRAM: says why and returns the
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);

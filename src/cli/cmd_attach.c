@@ -42,15 +42,6 @@ static void usage(FILE *f)
 	      "  -h, --help           this help\n", f);
 }
 
-static rtl_session *current;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	if (current)
-		rtl_session_stop(current);
-}
-
 /* -c LIST: 'sample' alone, or counting collectors. How many, or -1 after
  * a message. */
 static int parse_list(const char *list, const struct rtl_collector **out)
@@ -170,15 +161,9 @@ int cmd_attach(int argc, char **argv)
 	 * leave it with reticle's patches. Ctrl-\\ (QUIT) too ends the
 	 * measurement cleanly: dying, reticle would leave them in place. A
 	 * closed stderr (SIGPIPE) loses reticle's messages, not the run. */
-	current = s;
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_stop_on_signals(s, CLI_STOP_INT);
 	if ((err = rtl_session_attach(s, (pid_t)pid, duration))) {
+		cli_stop_on_signals(NULL, CLI_STOP_INT);
 		rtl_session_destroy(s);
 		return cli_attach_error("attach", pid, err, sampling);
 	}
@@ -188,7 +173,7 @@ int cmd_attach(int argc, char **argv)
 	else
 		fprintf(stderr, "reticle: %s process %ld until it ends (Ctrl-C stops)\n", what, pid);
 	err = rtl_session_run(s, &status);
-	current = NULL;
+	cli_stop_on_signals(NULL, CLI_STOP_INT);
 	int rc = 0;
 	if (err) {
 		cli_error("attach: %s", rtl_strerror(err));

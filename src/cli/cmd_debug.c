@@ -493,6 +493,10 @@ int cmd_debug(int argc, char **argv)
 		cli_error("debug: %s", rtl_strerror(err));
 		rc = CLI_EXIT_FAIL;
 	}
+	/* attached: TERM, HUP and QUIT detach, the process left as it was
+	 * (dying, reticle would leave its breakpoints and patches there) */
+	if (!rc && pid)
+		cli_stop_on_signals(d.s, 0);
 	if (!rc && pid && (err = rtl_session_attach(d.s, (pid_t)pid, 0)))
 		rc = cli_attach_error("debug", pid, err, false);
 	else if (!rc && !pid && (err = rtl_session_launch(d.s, command)))
@@ -504,7 +508,8 @@ int cmd_debug(int argc, char **argv)
 			cli_error("debug: %s", rtl_strerror(err));
 			rc = CLI_EXIT_FAIL;
 		} else if (pid) {
-			printf("[reticle debug: process %ld %s]\n", pid, d.quit ? "detached, running on" : "ended");
+			printf("[reticle debug: process %ld %s]\n", pid,
+			       d.quit || cli_stop_asked() ? "detached, running on" : "ended");
 			rc = 0;
 		} else {
 			printf("[reticle debug: %s %s %d]\n", command[0],
@@ -513,6 +518,8 @@ int cmd_debug(int argc, char **argv)
 			rc = status;
 		}
 	}
+	if (pid)
+		cli_stop_on_signals(NULL, 0);
 	if (d.s)
 		rtl_session_destroy(d.s);
 	if (d.script)

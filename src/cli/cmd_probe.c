@@ -59,7 +59,6 @@ static void usage(FILE *f)
 	      "  -h, --help            this help\n", f);
 }
 
-static rtl_session *current;
 
 enum { TICK_MS = 50 };
 
@@ -110,13 +109,6 @@ static void tick(rtl_session *s, void *ctx)
 		while (t->next <= now)
 			t->next += t->interval;
 	}
-}
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	if (current)
-		rtl_session_stop(current);
 }
 
 static char *read_file(const char *path)
@@ -237,17 +229,10 @@ static int measure(char **command, long pid, double duration, const char *output
 			unlink(tmp);
 		return CLI_EXIT_FAIL;
 	}
-	current = s;
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigemptyset(&sa.sa_mask);
 	if (!command) {   /* attached: Ctrl-C ends the measurement, not the process;
 			   * so do QUIT and a reader of the results gone (PIPE),
 			   * of which reticle would die, leaving it patched */
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
-		sigaction(SIGPIPE, &sa, NULL);
+		cli_stop_on_signals(s, CLI_STOP_INT | CLI_STOP_PIPE);
 		err = rtl_session_attach(s, (pid_t)pid, duration);
 		if (err)
 			rc = cli_attach_error("probe", pid, err, false);
@@ -272,7 +257,8 @@ static int measure(char **command, long pid, double duration, const char *output
 	rtl_session_stats(s, &st);
 	if (!err && output && st.profiles_failed && rc == 0)   /* -o not written (said): as run */
 		rc = CLI_EXIT_FAIL;
-	current = NULL;
+	if (!command)
+		cli_stop_on_signals(NULL, CLI_STOP_INT | CLI_STOP_PIPE);
 	if (ticker.ctl >= 0) {
 		close(ticker.ctl);
 		unlink(ticker.path);

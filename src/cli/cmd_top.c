@@ -68,17 +68,6 @@ struct top {
 	long session;             /* the pid a 'reticle probe' session measures, or 0 */
 };
 
-static rtl_session *current;
-static volatile sig_atomic_t stopping;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stopping = 1;
-	if (current)
-		rtl_session_stop(current);
-}
-
 static int by_key(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -282,23 +271,20 @@ static void refresh(rtl_session *s, void *ctx)
  * counts over its control socket every interval, until it ends or Ctrl-C. */
 static int watch_session(struct top *t)
 {
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals(NULL, CLI_STOP_INT | CLI_STOP_PIPE);
 	char *text = NULL;
 	if (!ctl_ask(t->session, "live", 5000, &text) && !strncmp(text, "ok\n", 3))   /* the first interval's base */
 		t->nprev = session_rows(text + 3, &t->prev);
 	free(text);
 	if (t->prev)
 		qsort(t->prev, t->nprev, sizeof(*t->prev), by_key);
-	while (!stopping && !(t->iterations && t->shown >= t->iterations)) {
+	while (!cli_stop_asked() && !(t->iterations && t->shown >= t->iterations)) {
 		struct timespec ts = { (time_t)t->interval, (long)((t->interval - (time_t)t->interval) * 1e9) };
-		while (nanosleep(&ts, &ts) && !stopping)
+		while (nanosleep(&ts, &ts) && !cli_stop_asked())
 			;
 		text = NULL;
-		if (stopping || ctl_ask(t->session, "live", 5000, &text) || strncmp(text, "ok\n", 3)) {
-			if (!stopping)
+		if (cli_stop_asked() || ctl_ask(t->session, "live", 5000, &text) || strncmp(text, "ok\n", 3)) {
+			if (!cli_stop_asked())
 				fprintf(stderr, "reticle: top: the session of process %ld has ended\n", t->session);
 			free(text);
 			break;
@@ -417,20 +403,11 @@ int cmd_top(int argc, char **argv)
 	free(warm);
 	if (!err)
 		err = rtl_session_on_tick(t.s, t.interval, refresh, &t);
-	current = t.s;
 	/* attached: Ctrl-C, SIGTERM, SIGHUP (its terminal closed), SIGQUIT
 	 * or SIGPIPE (the reader of its output gone: top PID | head) ends
-	 * top, which leaves the process as it was (dying, reticle would leave
-	 * it with its patches); set before the attach, which they also stop */
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigemptyset(&sa.sa_mask);
-	if (!launch) {
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
-		sigaction(SIGPIPE, &sa, NULL);
-	}
+	 * top, which leaves the process as it was */
+	if (!launch)
+		cli_stop_on_signals(t.s, CLI_STOP_INT | CLI_STOP_PIPE);
 	if (!err)
 		err = launch ? rtl_session_launch(t.s, argv + optind) : rtl_session_attach(t.s, (pid_t)pid, 0);
 	if (!err && launch)   /* as 'reticle run': the signals go on to the program, whose end ends top */
@@ -451,7 +428,8 @@ int cmd_top(int argc, char **argv)
 	rtl_session_stats(t.s, &st);
 	if (!err && output && st.profiles_failed && rc == 0)   /* -o not written (said): as run */
 		rc = CLI_EXIT_FAIL;
-	current = NULL;
+	if (!launch)
+		cli_stop_on_signals(NULL, CLI_STOP_INT | CLI_STOP_PIPE);
 	rtl_session_destroy(t.s);
 	free_rows(t.prev, t.nprev);
 	if (!output)

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <reticle/error.h>
+#include <reticle/session.h>
 #include "cli.h"
 
 uint64_t cli_cache_max_bytes(void)
@@ -221,6 +222,38 @@ void cli_forward_signals(pid_t pid)
 	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
 		sigaction(forwarded[i], &sa, NULL);
+}
+
+static struct rtl_session *volatile stop_session;
+static volatile sig_atomic_t stop_asked;
+
+static void stop_on(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+	if (stop_session)
+		rtl_session_stop(stop_session);
+}
+
+void cli_stop_on_signals(struct rtl_session *s, unsigned also)
+{
+	stop_session = s;
+	struct sigaction sa = { .sa_handler = stop_on };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	if (also & CLI_STOP_INT)
+		sigaction(SIGINT, &sa, NULL);
+	if (also & CLI_STOP_PIPE)
+		sigaction(SIGPIPE, &sa, NULL);
+	else
+		signal(SIGPIPE, SIG_IGN);
+}
+
+bool cli_stop_asked(void)
+{
+	return stop_asked;
 }
 
 int cli_launch_error(const char *program, int err)

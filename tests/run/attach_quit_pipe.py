@@ -4,7 +4,9 @@ its output gone: `reticle top PID | head`) ends the measurement as Ctrl-C
 does and leaves the process as it was: running, untraced, without
 reticle's code mapped. Before, reticle died of them and left the process
 with its patches and code cache (it died at its next first call).
-attach -c fcount and -c sample (profile written), top PID, probe -p PID.
+attach -c fcount and -c sample (profile written), top PID, probe -p PID;
+debug -p PID (its breakpoints too) at SIGTERM, SIGHUP and SIGQUIT, which
+says the process runs on.
 
 usage: attach_quit_pipe.py RETICLE WORKDIR LOOP
 LOOP (programs/probe_loop.c) calls work() for ever."""
@@ -44,22 +46,23 @@ def left_as_it_was(what, target, err):
     return True
 
 
-def case(what, args, sig=None, pipe=False):
+def case(what, args, sig=None, pipe=False, ready="until it ends"):
     """reticle ARGS PID on a fresh LOOP; SIG sent to reticle once it
-    measures, or its stdout a pipe closed after the first line."""
+    measures (once READY is in its output), or its stdout a pipe closed
+    after the first line."""
     target = subprocess.Popen([loop], preexec_fn=no_core)
     try:
         time.sleep(0.2)
         errf = os.path.join(work, "err")
         with open(errf, "w") as e:
-            p = subprocess.Popen([reticle] + args + [str(target.pid)], stdout=subprocess.PIPE if pipe else
-                                 subprocess.DEVNULL, stderr=e, env=env, preexec_fn=no_core)
+            p = subprocess.Popen([reticle] + args + [str(target.pid)], stdout=subprocess.PIPE if pipe else e,
+                                 stderr=e, stdin=subprocess.DEVNULL, env=env, preexec_fn=no_core)
             if pipe:   # as head -1: one line read, then gone
                 p.stdout.readline()
                 p.stdout.close()
             else:
                 deadline = time.time() + 30
-                while "until it ends" not in open(errf).read() and time.time() < deadline:
+                while ready not in open(errf).read() and time.time() < deadline:
                     time.sleep(0.05)
                 time.sleep(0.5)
                 p.send_signal(sig)
@@ -77,6 +80,8 @@ def case(what, args, sig=None, pipe=False):
             fail(f"{what}: exit status {rc}, stderr {err!r}")
         elif "-o" in args and "profile written" not in err:
             fail(f"{what}: no profile written: {err!r}")
+        elif "debug" in args and "detached, running on" not in err:
+            fail(f"{what}: not said to run on: {err!r}")
         else:
             print(f"ok [{what}]: exit status {rc}, the process runs on untouched")
     finally:
@@ -90,5 +95,7 @@ case("attach -c sample, SIGQUIT", ["attach", "-o", db], signal.SIGQUIT)
 case("top PID | head -1", ["top", "--interval", "0.2"], pipe=True)
 case("probe -i 0.2 -p PID | head -1", ["probe", "-i", "0.2", "entry:work { @n = count(); }", "-p"], pipe=True)
 case("probe -p PID, SIGQUIT", ["probe", "entry:work { @n = count(); }", "-p"], signal.SIGQUIT)
+for name, sig in (("SIGTERM", signal.SIGTERM), ("SIGHUP", signal.SIGHUP), ("SIGQUIT", signal.SIGQUIT)):
+    case(f"debug -b work -p PID, {name}", ["debug", "-b", "work", "-p"], sig, ready="its threads held")
 print("all passed" if not fails else f"{fails} failed")
 sys.exit(1 if fails else 0)
