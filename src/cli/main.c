@@ -191,14 +191,18 @@ bool cli_output_writable(const char *cmd, const char *path)
 	if (exists && S_ISDIR(st.st_mode)) {
 		cli_error("%s: cannot write the profile %s: it is a directory", cmd, path);
 	} else if (exists && !S_ISREG(st.st_mode)) {   /* written into at the end */
+		const char *why = NULL;
 		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
 			fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 			err = fd < 0 || write(fd, "", 0) < 0 ? errno : 0;
-		} else {
+		} else if (S_ISSOCK(st.st_mode)) {
+			err = ENXIO;
+			why = "it is a socket";
+		} else {   /* a FIFO, a pipe (>(...)): not opened, its reader would see the end */
 			err = access(path, W_OK) ? errno : 0;
 		}
 		if (err)
-			cli_error("%s: cannot write the profile %s: %s", cmd, path, strerror(err));
+			cli_error("%s: cannot write the profile %s: %s", cmd, path, why ? why : strerror(err));
 		ok = !err;
 	} else if (stat(dir, &st)) {
 		cli_error("%s: cannot write the profile %s%s: %s", cmd, name, where, strerror(errno));

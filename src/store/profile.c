@@ -278,11 +278,11 @@ int rtl_profile_create(const char *path, rtl_profile **out)
 }
 
 /* The bytes of file FROM written into TO (opened for writing, not
- * created). */
+ * created; a FIFO no process reads is an error, not a wait for ever). */
 static int copy_into(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = in < 0 ? -1 : open(to, O_WRONLY | O_CLOEXEC);
-	int err = in < 0 || out < 0 ? -errno : 0;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = in < 0 ? -1 : open(to, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int err = in < 0 || out < 0 || fcntl(out, F_SETFL, fcntl(out, F_GETFL) & ~O_NONBLOCK) < 0 ? -errno : 0;
 	char buf[65536];
 	ssize_t n;
 	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {

@@ -6,6 +6,7 @@
 # each with its true reason; the program does not run, nothing is left.
 # A new file in a writable directory, an existing profile and /dev/null
 # are still taken. For run, probe, top, attach, and merge and report's -o.
+# A socket is refused; a FIFO is written into when a process reads it.
 # usage: output_checked.sh RETICLE WORKDIR
 R=$1; W=$2; fails=0
 rm -rf "$W"; mkdir -p "$W"
@@ -58,6 +59,20 @@ for c in probe top; do
 	esac
 	expect 1 "profile not written" "$@" -- rmdir "$W/gone"
 done
+# a socket is refused before the run; a FIFO that no process reads at the
+# end is an error, not a wait for ever (reticle blocked in open(), deaf to
+# SIGTERM); one with a reader gets the profile, as >(...) does
+python3 -c "import socket, time; s = socket.socket(socket.AF_UNIX); s.bind('$W/sock'); time.sleep(60)" &
+spid=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -S "$W/sock" ] && break; sleep 0.2; done
+expect 1 "run: cannot write the profile $W/sock: it is a socket" run -o "$W/sock" -- sh -c "$prog"
+kill $spid 2>/dev/null
+mkfifo "$W/fifo"
+expect 1 "profile not written" run -o "$W/fifo" -- /bin/true
+cat "$W/fifo" >"$W/from_fifo.db" &
+expect 0 "profile written to $W/fifo" run -o "$W/fifo" -- /bin/true
+wait $!
+"$R" report "$W/from_fifo.db" >/dev/null 2>&1 || { echo "FAIL: no profile came through the FIFO"; fails=$((fails+1)); }
 # nothing half-written left: no temporary file beside any of them
 left=$(ls "$W" | grep '\.tmp\.')
 [ -z "$left" ] || { echo "FAIL: left behind in $W: $left"; fails=$((fails+1)); }
