@@ -14,19 +14,11 @@ offset of a cache line in one copy or another; it answers each line N with
 a sum the test computes. Four attach/detach cycles (fcount), three lines
 in each: every answer right, the process alive and left as it was.
 Exit 77 when the machine does not let reticle trace a process."""
-import os, shutil, subprocess, sys, time
+import subprocess, sys, time
+from attach_cycle import Session
 
 reticle, work, prog = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), XDG_RUNTIME_DIR=work)
-fails = 0
-
-
-def fail(msg):
-    global fails
-    fails += 1
-    print("FAIL " + msg, flush=True)
+t = Session(reticle, work)
 
 
 def want(n):
@@ -41,10 +33,10 @@ def ask(n):
     p.stdin.flush()
     line = p.stdout.readline()
     if not line:
-        fail(f"no answer to {n}: the program ended ({p.wait()})")
+        t.fail(f"no answer to {n}: the program ended ({p.wait()})")
         return False
     if int(line) != want(n):
-        fail(f"{n}: answered {line.strip()}, want {want(n)}")
+        t.fail(f"{n}: answered {line.strip()}, want {want(n)}")
     return True
 
 
@@ -52,38 +44,21 @@ try:
     for n in range(3):
         ask(n)
     for c in range(4):
-        errf = os.path.join(work, f"attach{c}.err")
-        with open(errf, "w") as e:
-            a = subprocess.Popen([reticle, "attach", "-c", "fcount", "-o", os.path.join(work, f"a{c}.db"),
-                                  str(p.pid)], stderr=e, env=env)
-        while "instrumenting" not in open(errf).read() and a.poll() is None:
-            time.sleep(0.05)
-        if a.poll() is not None:
-            err = open(errf).read()
-            if "not allowed" in err:
-                print("SKIP: " + err.strip())
-                sys.exit(77)
-            fail(f"cycle {c}: attach exited {a.returncode}: {err}")
+        attached = t.attach(p.pid, f"cycle {c}")
+        if not attached:
             break
         time.sleep(0.3)   # the warm-start batch is placed while the process runs
         alive = all(ask(n) for n in range(100 * c, 100 * c + 3))
-        d = subprocess.run([reticle, "detach", str(p.pid)], capture_output=True, text=True, env=env, timeout=60)
-        a.wait(timeout=60)
-        err = open(errf).read()
+        err = t.detach(p.pid, attached, f"cycle {c}")
         if not alive:
             print(err[-2000:])
             break
-        if d.returncode or a.returncode or "stays mapped" in err:
-            fail(f"cycle {c}: detach {d.returncode} {d.stderr.strip()}, attach {a.returncode}: {err}")
-        left = [line.strip() for line in open(f"/proc/{p.pid}/maps") if "reticle" in line]
-        if left or "TracerPid:\t0\n" not in open(f"/proc/{p.pid}/status").read():
-            fail(f"cycle {c}: not left as it was: {left[:3]}")
+        t.left_as_it_was(p.pid, f"cycle {c}")
     p.stdin.close()
     if p.wait(timeout=60) != 0:
-        fail(f"the program ended with status {p.returncode}")
+        t.fail(f"the program ended with status {p.returncode}")
 finally:
     if p.poll() is None:
         p.kill()
         p.wait()
-print(f"{fails} failure(s)")
-sys.exit(1 if fails else 0)
+t.done()

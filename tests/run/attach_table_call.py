@@ -24,46 +24,18 @@ next_line() counted (or timed) 10 times each, and after each detach no
 mapping of reticle's left, the text equal to the files, the process
 untraced. The counts come from the JSON report without --all: a calltime
 profile has times and no counts, and its functions must be listed. Exit 77 when the machine does not let reticle trace a process."""
-import json, os, shutil, subprocess, sys, time
+import json, subprocess, sys, time
+from attach_cycle import Session
 
 reticle, work, prog = sys.argv[1:4]
 collector = sys.argv[4] if len(sys.argv) > 4 else "fcount"
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), XDG_RUNTIME_DIR=work)
-fails = 0
-
-
-def fail(msg):
-    global fails
-    fails += 1
-    print("FAIL " + msg, flush=True)
+t = Session(reticle, work)
 
 
 def mix(x):
     for i in range(5):
         x = (x * 31 + i) % 1000003
     return x
-
-
-def text_diffs(pid):
-    """Executable file mappings whose bytes differ from the file's."""
-    bad = []
-    with open(f"/proc/{pid}/maps") as f:
-        maps = [line.split(None, 5) for line in f]
-    with open(f"/proc/{pid}/mem", "rb") as mem:
-        for f in maps:
-            if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/") or "(deleted)" in f[5]:
-                continue
-            lo, hi = (int(x, 16) for x in f[0].split("-"))
-            mem.seek(lo)
-            got = mem.read(hi - lo)
-            with open(f[5].strip(), "rb") as fh:
-                fh.seek(int(f[2], 16))
-                want = fh.read(hi - lo)
-            if got[:len(want)] != want[:len(got)]:
-                bad.append(f[5].strip())
-    return bad
 
 
 p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -97,53 +69,33 @@ try:
     for n in range(5):
         ask(n)
     for c in range(3):
-        db = os.path.join(work, f"a{c}.db")
-        errf = os.path.join(work, f"attach{c}.err")
-        with open(errf, "w") as e:
-            a = subprocess.Popen([reticle, "attach", "-c", collector, "-o", db, str(p.pid)], stderr=e, env=env)
-        while "instrumenting" not in open(errf).read() and a.poll() is None:
-            time.sleep(0.05)
-        if a.poll() is not None:
-            err = open(errf).read()
-            if "not allowed" in err:
-                print("SKIP: " + err.strip())
-                sys.exit(77)
-            fail(f"cycle {c}: attach exited {a.returncode}: {err}")
+        attached = t.attach(p.pid, f"cycle {c}", collector)
+        if not attached:
             break
         for n in range(100 * c, 100 * c + 10):
             ask(n)
         wait_in_read(p.pid)
-        d = subprocess.run([reticle, "detach", str(p.pid)], capture_output=True, text=True, env=env, timeout=60)
-        a.wait(timeout=60)
-        err = open(errf).read()
-        if d.returncode or a.returncode or "stays mapped" in err:
-            fail(f"cycle {c}: detach {d.returncode} {d.stderr.strip()}, attach {a.returncode}: {err}")
-        left = [line.strip() for line in open(f"/proc/{p.pid}/maps") if "reticle" in line]
-        if left:
-            fail(f"cycle {c}: reticle's mappings left after the detach: {left[:3]}")
-        if text_diffs(p.pid):
-            fail(f"cycle {c}: text differs from the files: {text_diffs(p.pid)}")
-        if "TracerPid:\t0\n" not in open(f"/proc/{p.pid}/status").read():
-            fail(f"cycle {c}: still traced")
+        t.detach(p.pid, attached, f"cycle {c}")
+        t.left_as_it_was(p.pid, f"cycle {c}")
+        db = attached[2]
         r = subprocess.run([reticle, "report", "--format", "json", db], capture_output=True, text=True)
         got = {}
         if not r.returncode:   # fcount's calls, or calltime's timed calls (threads added up)
             d = json.loads(r.stdout)
             names = {f["id"]: f["name"] for f in d["functions"]}
             got = {f["name"]: f["calls"] for f in d["functions"] if f.get("calls")}
-            for t in d.get("times", []):
-                got[names.get(t["function"])] = got.get(names.get(t["function"]), 0) + t["calls"]
+            for tm in d.get("times", []):
+                got[names.get(tm["function"])] = got.get(names.get(tm["function"]), 0) + tm["calls"]
         if (got.get("mix"), got.get("next_line")) != (10, 10):
-            fail(f"cycle {c}: mix {got.get('mix')}, next_line {got.get('next_line')} calls: 10 lines sent")
+            t.fail(f"cycle {c}: mix {got.get('mix')}, next_line {got.get('next_line')} calls: 10 lines sent")
         for n in range(5):
             ask(1000 + n)
     p.stdin.close()
     tail = p.stdout.read()
     if p.wait(timeout=60) != 0 or tail.strip() != f"lines {sent}" or wrong:
-        fail(f"the program: status {p.returncode}, {wrong} wrong answers, ended with {tail!r} ({sent} lines)")
+        t.fail(f"the program: status {p.returncode}, {wrong} wrong answers, ended with {tail!r} ({sent} lines)")
 finally:
     if p.poll() is None:
         p.kill()
         p.wait()
-print(f"{fails} failure(s)")
-sys.exit(1 if fails else 0)
+t.done()
