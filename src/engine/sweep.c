@@ -12,11 +12,11 @@
  * counter only grows); one that sees the new ones skips it: both are
  * right, so no thread is stopped. The bytes that change lie in one
  * 16-byte block of instruction fetch (x86_increment_off tells why: under
- * load, an 8-byte nop across two blocks, fetched torn, ran as 'add qword
+ * load, python children of CPython's test_subprocess died once in 40 runs
+ * when an 8-byte nop could span two: fetched torn, it runs as 'add qword
  * [rax+rax+0x1000000], imm8' one byte out of step, and a 2-byte jump as
- * 'and cx,[rax-0x73]' with the stack 128 bytes off after it: python
- * children of CPython's test_subprocess died so, once in 40 runs), else
- * the 9-byte form gets a jump, and an increment where none fits stays.
+ * 'and cx,[rax-0x73]' with the stack 128 bytes off after it), else the
+ * 9-byte form gets a jump, and an increment where none fits stays.
  * A long run then pays for each block once, and runs at native speed
  * afterwards (BENCHMARKS.md). Counts become "ran or not" (1 or 0).
  *
