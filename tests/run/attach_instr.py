@@ -349,6 +349,7 @@ def http_test(reticle, work, env, python3):
 
         t = threading.Thread(target=client)
         t.start()
+        kept = []   # what each detach said of windows it could not free
         for i in range(5):
             r = subprocess.run([reticle, "attach", "-c", "fcount", "-d", "1", "-o",
                                 os.path.join(work, f"http{i}.db"), str(srv.pid)], capture_output=True,
@@ -357,6 +358,8 @@ def http_test(reticle, work, env, python3):
             if r.returncode or "killed by" in r.stderr:
                 fail(f"http.server cycle {i}: attach exited {r.returncode}: {r.stderr}")
                 break
+            kept += [f"cycle {i}: {line}" for line in r.stderr.splitlines()
+                     if "stays mapped" in line or "into the code cache" in line or "still in" in line]
         stop.set()
         t.join()
         if srv.poll() is not None:
@@ -373,7 +376,8 @@ def http_test(reticle, work, env, python3):
         # address on a stack at one detach in four: windows kept each time
         left = [m[5].strip() for m in maps(srv.pid) if len(m) > 5 and "reticle" in m[5]] if srv.poll() is None else []
         if left:
-            fail(f"http.server: {len(left)} mappings of reticle's left after 5 cycles: {left[:3]}")
+            fail(f"http.server: {len(left)} mappings of reticle's left after 5 cycles: {left[:3]}; "
+                 "the detaches said:\n" + "\n".join(kept[-40:]))
     finally:
         srv.kill()
         srv.wait()
