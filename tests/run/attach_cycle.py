@@ -2,7 +2,8 @@
 and reticle's environment for it, FAIL lines and the exit status, an attach
 that returns once reticle instruments, a detach, and what "left as it was"
 means: no mapping of reticle's, untraced, the text equal to the files."""
-import os, shutil, subprocess, sys, time
+import os, subprocess, sys, time
+from checks import Checks
 
 
 def text_diffs(pid):
@@ -25,16 +26,10 @@ def text_diffs(pid):
     return bad
 
 
-class Session:
+class Session(Checks):
     def __init__(self, reticle, work, **env):
-        self.reticle, self.work, self.fails = reticle, work, 0
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        self.env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"), XDG_RUNTIME_DIR=work, **env)
-
-    def fail(self, msg):
-        self.fails += 1
-        print("FAIL " + msg, flush=True)
+        super().__init__(work, XDG_RUNTIME_DIR=work, **env)
+        self.reticle = reticle
 
     def attach(self, pid, what, collector="fcount"):
         """reticle attach -c COLLECTOR -o WORK/WHAT.db PID, once it says it
@@ -79,7 +74,3 @@ class Session:
         if left or traced or diffs:
             self.fail(f"{what}: not left as it was: mappings {left[:3]}, traced {traced}, text differs {diffs}")
         return not (left or traced or diffs)
-
-    def done(self):
-        print(f"{self.fails} failure(s)")
-        sys.exit(1 if self.fails else 0)

@@ -10,19 +10,12 @@ function was timed. Under memtrace (processes waited for, not let go)
 reticle says nothing of a child that ends within the grace.
 
 usage: late_child.py RETICLE WORKDIR PROGRAM"""
-import os, shutil, sqlite3, subprocess, sys
+import os, sqlite3, subprocess, sys
+from checks import Checks
 
 reticle, work, prog = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
-fails = 0
-
-
-def fail(msg):
-    global fails
-    fails += 1
-    print("FAIL " + msg)
+t = Checks(work)
+env, fail = t.env, t.fail
 
 
 native = subprocess.run([prog], capture_output=True, text=True, timeout=120)
@@ -62,5 +55,4 @@ statuses = [s for (s,) in sqlite3.connect(db).execute("SELECT exit_status FROM p
 if statuses != [0, 0]:
     fail(f"memtrace: processes' exit statuses {statuses}, not [0, 0]")
 
-print(f"{fails} failed")
-sys.exit(1 if fails else 0)
+t.done()

@@ -8,19 +8,12 @@ Before, a one-image profile listed a row per load (1000 calls each) and
 only profiles of several processes were merged by module path.
 
 usage: report_reloads.py RETICLE WORKDIR PROGRAM PLUGIN"""
-import json, os, re, shutil, subprocess, sys
+import json, os, re, subprocess, sys
+from checks import Checks
 
 reticle, work, prog, plugin = sys.argv[1:5]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, RETICLE_CACHE_DIR=os.path.join(work, "cache"))
-fails = 0
-
-
-def fail(msg):
-    global fails
-    fails += 1
-    print("FAIL " + msg)
+t = Checks(work)
+env, fail = t.env, t.fail
 
 
 native = subprocess.run([prog, plugin], capture_output=True, text=True, timeout=60)
@@ -59,5 +52,4 @@ n = sum(1 for l in open(cg) if re.match(r"fn=\(\d+\) plugin_square$", l.strip())
 if n != 1:
     fail(f"callgrind export: plugin_square named {n} times, not once")
 
-print(f"{0 if fails else 1} passed, {fails} failed")
-sys.exit(1 if fails else 0)
+t.done()
