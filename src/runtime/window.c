@@ -184,6 +184,17 @@ static uint64_t place_in_gap(uint64_t glo, uint64_t ghi, uint64_t lo, uint64_t h
 	return (glo + PAGE + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 }
 
+/* Free gap I (0..N) of a process whose N mappings are MAPS, in address
+ * order: [*GLO, *GHI), before the first mapping, between two, or after the
+ * last up to the top of user space (empty when a mapping lies there). */
+static void free_gap(const struct range *maps, size_t n, size_t i, uint64_t *glo, uint64_t *ghi)
+{
+	*glo = i ? maps[i - 1].hi : PAGE * 16;
+	*ghi = i < n ? maps[i].lo : USER_TOP;
+	if (*ghi > USER_TOP)
+		*ghi = USER_TOP;
+}
+
 /* Bytes of [glo, ghi) outside [alo, ahi). */
 static uint64_t outside(uint64_t glo, uint64_t ghi, uint64_t alo, uint64_t ahi)
 {
@@ -204,10 +215,8 @@ uint64_t free_room_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t avoid_lo, 
 	if (read_maps(pid, &maps, &n))
 		return 0;
 	for (size_t i = 0; i <= n; i++) {
-		uint64_t glo = i ? maps[i - 1].hi : PAGE * 16;
-		uint64_t ghi = i < n ? maps[i].lo : USER_TOP;
-		if (ghi > USER_TOP)
-			ghi = USER_TOP;
+		uint64_t glo, ghi;
+		free_gap(maps, n, i, &glo, &ghi);
 		if (glo < min)
 			glo = min;
 		if (ghi > max)
@@ -228,10 +237,8 @@ uint64_t find_free_range_near(pid_t pid, uint64_t lo, uint64_t hi, size_t len,
 	if (read_maps(pid, &maps, &n))
 		return 0;
 	for (size_t i = 0; i <= n; i++) {
-		uint64_t glo = i ? maps[i - 1].hi : PAGE * 16;
-		uint64_t ghi = i < n ? maps[i].lo : USER_TOP;
-		if (ghi > USER_TOP)
-			ghi = USER_TOP;
+		uint64_t glo, ghi;
+		free_gap(maps, n, i, &glo, &ghi);
 		/* cut the avoided range out of the gap, keep the larger side near us */
 		uint64_t parts[2][2] = { { glo, ghi }, { 0, 0 } };
 		if (avoid_hi > glo && avoid_lo < ghi) {
