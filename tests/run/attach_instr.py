@@ -172,7 +172,7 @@ def attach(reticle, args, env, log):
     return p, "no word from reticle attach in 60 s"
 
 
-def cycle_under_load(reticle, work, env, pid, port, n, base):
+def cycle_under_load(reticle, work, env, srv, port, n, base):
     """N attach/detach cycles while three connections send requests.
     Returns the wrong answers, and the cycles that had to leave the code
     cache mapped because a stack word pointed into it (a frame of a copy
@@ -185,8 +185,11 @@ def cycle_under_load(reticle, work, env, pid, port, n, base):
     load.start()
     for i in range(n):
         r = subprocess.run([reticle, "attach", "-c", "fcount,bbcount", "-d", "0.2", "-o",
-                            os.path.join(work, f"cyc{i}.db"), str(pid)], capture_output=True, text=True,
+                            os.path.join(work, f"cyc{i}.db"), str(srv.pid)], capture_output=True, text=True,
                            env=dict(env, RETICLE_VERBOSE="2"), timeout=120)
+        if srv.poll() is not None:
+            fail(f"cycle {i}: the server died ({srv.returncode}); attach exited {r.returncode}: {r.stderr}")
+            break
         if "stays mapped" in r.stderr and "(0 threads inside it" in r.stderr:
             kept += 1
             print(f"NOTE cycle {i}: {r.stderr.strip().splitlines()[-2]}")
@@ -247,9 +250,12 @@ def server_test(reticle, work, env, server):
             print("ok: text as in the files, mappings and threads as before the attach")
         top_test(reticle, env, srv.pid, port, before)
         rss0 = rss_kb(srv.pid)
-        wrong, kept = cycle_under_load(reticle, work, env, srv.pid, port, 20, 3 * 10**6)
+        wrong, kept = cycle_under_load(reticle, work, env, srv, port, 20, 3 * 10**6)
         if wrong:
             fail(f"{wrong} wrong answers while attaching and detaching 20 times")
+        if srv.poll() is not None:
+            fail(f"the server died ({srv.returncode}) during the 20 cycles")
+            return
         after = shape(srv.pid)
         if kept:   # those cycles' windows stay, said so: the rest must be as before
             after = ([m for m in after[0] if "memfd:reticle" not in m[1]], after[1])

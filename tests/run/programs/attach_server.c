@@ -8,12 +8,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 enum { WORKERS = 6 };
@@ -66,8 +68,34 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A fault says where it happened, and the mappings around it, before the
+ * process dies of it: the test prints it (a crash after a detach is
+ * otherwise only a closed connection). */
+static void crashed(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	char buf[4096];
+	int n = snprintf(buf, sizeof(buf), "attach_server: signal %d at pc %#llx, address %p\n", sig,
+			 (unsigned long long)uc->uc_mcontext.gregs[REG_RIP], si->si_addr);
+	if (write(2, buf, (size_t)n) < 0)
+		_exit(128 + sig);
+	FILE *maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(buf, sizeof(buf), maps))
+		if (write(2, buf, strlen(buf)) < 0)
+			break;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(void)
 {
+	struct sigaction sa = { .sa_sigaction = crashed, .sa_flags = SA_SIGINFO };
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGTRAP, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
 	listener = socket(AF_INET, SOCK_STREAM, 0);
