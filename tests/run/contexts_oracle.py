@@ -15,8 +15,9 @@ MODE "times" (programs/phases.c): the program's phases are spins and
 sleeps of set lengths, and it prints what it measured of each function
 ("time FUNCTION TID CALLS INCLUSIVE EXCLUSIVE"): a function met on one path
 only has that path's times within 2% (or 2 ms) of the program's; each
-level of ph_rec spins 10 ms and each of ph_even/ph_odd 5 ms, its inclusive
-time the levels below it. In both modes: per function and thread, the
+level of ph_rec (10 ms spins) and of ph_even/ph_odd (5 ms) has the own time
+the program measured of it ("level"; a loaded machine stretches spins) as
+exclusive time, and the sum of the levels below as inclusive time. In both modes: per function and thread, the
 contexts add up to function_times exactly (calls, exclusive time, and the
 inclusive time of the paths where the function is not its own caller);
 `report --format folded` has one line per path that took time, the sums of
@@ -189,32 +190,34 @@ def check_times(names, ctx, stdout):
             if want != "-" and not close(got, float(want)):
                 fail(f"{w[1]}: its one path's {what} {got:.6f} s, measured {float(want):.6f} s")
         checked += 1
-    for fn, spin in (("ph_rec", 0.01), ("ph_even", 0.005), ("ph_odd", 0.005)):
-        levels = sorted((len(path_of(ctx, names, cid)), cid) for cid in ctx if names[ctx[cid]["fn"]] == fn)
-        for _, cid in levels:
-            c = ctx[cid]
-            below = sum(1 for _, d in levels if path_of(ctx, names, d)[:len(path_of(ctx, names, cid))]
-                        == path_of(ctx, names, cid))
-            if fn != "ph_rec":   # even and odd alternate: the chain below is both
-                below = sum(1 for d in ctx if names[ctx[d]["fn"]] in ("ph_even", "ph_odd")
-                            and is_below(ctx, d, cid))
-            if not close(c["exc"], spin * c["calls"]):
-                fail(f"{fn} at depth {len(path_of(ctx, names, cid))}: exclusive {c['exc']:.6f}, spins {spin}")
-            if not close(c["inc"], spin * below):
-                fail(f"{fn} at depth {len(path_of(ctx, names, cid))}: inclusive {c['inc']:.6f},"
-                     f" {below} levels of {spin}")
+    # the recursive levels against each one's measured own time: the
+    # outermost call has the largest argument
+    own = defaultdict(dict)
+    for line in stdout.splitlines():
+        w = line.split()
+        if len(w) == 4 and w[0] == "level":
+            own[w[1]][int(w[2])] = float(w[3])
+    for fns, chain in ((("ph_rec",), "ph_rec"), (("ph_even", "ph_odd"), "ph_mutual")):
+        levels = sorted((len(path_of(ctx, names, cid)), cid) for cid in ctx if names[ctx[cid]["fn"]] in fns)
+        top = len(levels) - 1
+        if set(own[chain]) != set(range(top + 1)):
+            fail(f"{'/'.join(fns)}: {len(levels)} levels timed, the program measured {sorted(own[chain])}")
+            continue
+        for i, (depth, cid) in enumerate(levels):
+            c, n = ctx[cid], top - i
+            if c["calls"] != 1:
+                fail(f"{names[c['fn']]} at depth {depth}: {c['calls']} calls, want 1")
+            if not close(c["exc"], own[chain][n]):
+                fail(f"{names[c['fn']]}({n}) at depth {depth}: exclusive {c['exc']:.6f}, "
+                     f"measured {own[chain][n]:.6f}")
+            inc = sum(own[chain][m] for m in range(n + 1))
+            if not close(c["inc"], inc):
+                fail(f"{names[c['fn']]}({n}) at depth {depth}: inclusive {c['inc']:.6f}, "
+                     f"measured {inc:.6f} ({n + 1} levels)")
             checked += 1
     print(f"{checked} paths' times compared with the program's")
     if checked < 10:
         fail("too few timed paths")
-
-
-def is_below(ctx, d, cid):
-    while d in ctx:
-        if d == cid:
-            return True
-        d = ctx[d]["parent"]
-    return False
 
 
 def export(reticle, db, work, fmt, name, demangle=False):

@@ -3,7 +3,10 @@
  * tail-called functions, a longjmp out of a nest, and two threads. The
  * program measures each phase itself with CLOCK_MONOTONIC and prints
  * "time FUNCTION TID CALLS INCLUSIVE EXCLUSIVE" (seconds) for the oracle
- * (calltime_oracle.py), and "thread TID SECONDS" for each worker. */
+ * (contexts_oracle.py), "level FUNCTION N SECONDS" for the own time of the
+ * recursive call with argument N (a loaded machine stretches a 10 ms spin:
+ * the oracle compares each level with what it took), and "thread TID
+ * SECONDS" for each worker. */
 #pragma GCC diagnostic ignored "-Winfinite-recursion"   /* ph_deep leaves by longjmp */
 #include <pthread.h>
 #include <setjmp.h>
@@ -51,10 +54,14 @@ NOINLINE void ph_outer(void)
 	KEEP();
 }
 
+/* the own time of each level, by argument */
+static uint64_t lv_rec[10], lv_mutual[8];
+#define OWN_LEVEL(acc, lv, stmt) do { uint64_t l_ = 0; OWN(l_, stmt); acc += l_; lv = l_; } while (0)
+
 /* recursion: each level spins 10 ms */
 NOINLINE int ph_rec(int n)
 {
-	OWN(ex_rec, spin(0.01));
+	OWN_LEVEL(ex_rec, lv_rec[n], spin(0.01));
 	int r = n ? ph_rec(n - 1) : 0;
 	KEEP();
 	return r + 1;
@@ -62,8 +69,8 @@ NOINLINE int ph_rec(int n)
 
 /* mutual recursion */
 NOINLINE int ph_odd(int n);
-NOINLINE int ph_even(int n) { OWN(ex_even, spin(0.005)); int r = n ? ph_odd(n - 1) : 1; KEEP(); return r; }
-NOINLINE int ph_odd(int n) { OWN(ex_odd, spin(0.005)); int r = n ? ph_even(n - 1) : 0; KEEP(); return r; }
+NOINLINE int ph_even(int n) { OWN_LEVEL(ex_even, lv_mutual[n], spin(0.005)); int r = n ? ph_odd(n - 1) : 1; KEEP(); return r; }
+NOINLINE int ph_odd(int n) { OWN_LEVEL(ex_odd, lv_mutual[n], spin(0.005)); int r = n ? ph_even(n - 1) : 0; KEEP(); return r; }
 
 /* a longjmp out of three frames */
 static jmp_buf jb;
@@ -107,6 +114,10 @@ int main(void)
 	double mutual = now() - s;
 	printf("time ph_even %d 4 %.6f %.6f\n", me, mutual, ex_even / hz);
 	printf("time ph_odd %d 4 - %.6f\n", me, ex_odd / hz);
+	for (int n = 0; n < 10; n++)
+		printf("level ph_rec %d %.6f\n", n, lv_rec[n] / hz);
+	for (int n = 0; n < 8; n++)
+		printf("level ph_mutual %d %.6f\n", n, lv_mutual[n] / hz);
 
 	s = now();
 	for (int i = 0; i < 5; i++) {
