@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "os/linux/os.h"
 
 static void usage(FILE *f)
 {
@@ -67,21 +68,6 @@ static long sampler_of(pid_t pid)
 	return found;
 }
 
-/* Gone, or a zombie its parent has not reaped yet. */
-static bool ended(long pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
-}
-
 int cmd_detach(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -114,7 +100,7 @@ int cmd_detach(int argc, char **argv)
 	}
 	/* done once the session has let go and ended */
 	for (int i = 0; i < 6000; i++) {
-		if (ended(session))
+		if (os_task_ended((pid_t)session))
 			return 0;
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	}

@@ -13,6 +13,7 @@
 #include <reticle/error.h>
 #include <reticle/session.h>
 #include "cli.h"
+#include "os/linux/os.h"
 
 uint64_t cli_cache_max_bytes(void)
 {
@@ -101,22 +102,6 @@ static bool can_trace_any(void)
 	return status_line(0, "CapEff", caps, sizeof(caps)) && (strtoull(caps, NULL, 16) >> 19 & 1);
 }
 
-/* Whether process PID is a kernel thread (PF_KTHREAD in its flags). */
-static bool kernel_thread(long pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');   /* after the command, which may hold anything */
-	unsigned long flags = 0;
-	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000);
-}
-
 /* Why the kernel refused reticle process PID (EPERM): ptrace, and the
  * /proc/PID/mem that sampling reads, make the same access check. The
  * facts reticle can see, in turn: a kernel thread; Yama's scope; another
@@ -130,7 +115,7 @@ static const char *eperm_reason(long pid)
 	char ids[128], mine[128];
 	int scope = yama_scope();
 	bool any = can_trace_any();
-	if (kernel_thread(pid))
+	if (os_kernel_thread((pid_t)pid))
 		snprintf(buf, sizeof(buf), "it is a kernel thread, which runs no program to measure");
 	else if (scope >= 3)
 		snprintf(buf, sizeof(buf), "kernel.yama.ptrace_scope is 3: no process may be traced until reboot");

@@ -2039,27 +2039,12 @@ static void finish_sampling(struct rtl_session *s, int64_t parent)
 	write_sample_meta(s, &st);
 }
 
-/* Whether PID has ended (gone, or a zombie its parent has not reaped). */
-static bool ended(pid_t pid)
-{
-	char path[64], buf[256];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');   /* the command may hold spaces and parentheses */
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
-}
-
 /* An attached run: the sampler's reader does the work; this waits. */
 static int run_attached(struct rtl_session *s, int *status)
 {
 	uint64_t end = s->duration > 0 ? os_now_ns() + (uint64_t)(s->duration * 1e9) : UINT64_MAX;
 	struct proc *p = s->procs[0];
-	while (!s->stop && os_now_ns() < end && !ended(p->pid))
+	while (!s->stop && os_now_ns() < end && !os_task_ended(p->pid))
 		usleep(20000);
 	finish_proc(s, p);
 	int64_t parent = p->image;

@@ -14,26 +14,6 @@ int os_cpu_current(void)
 	return sched_getcpu();
 }
 
-int os_task_cpu(pid_t tid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	/* "pid (comm) state ...": field 39, processor, is the 37th after the
-	 * parenthesis (comm may hold spaces and parentheses) */
-	char *c = strrchr(buf, ')');
-	for (int field = 2; c && field < 39; field++)
-		c = strchr(c + 1, ' ');
-	return c ? atoi(c + 1) : -1;
-}
-
 pid_t os_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

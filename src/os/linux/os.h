@@ -218,13 +218,22 @@ int os_call_end(pid_t tid, const struct os_saved_regs *saved, long *ret);
 /* Reads auxv entry TYPE of process PID; 0 if absent. */
 uint64_t os_auxv(pid_t pid, unsigned long type);
 
+/* A task's state from /proc/TID/stat (task.c). Field FIELD (numbered as
+ * proc(5) does, 3 or more) in OUT (LEN bytes): 0, or -1 when the task is
+ * gone or the field absent or too long. */
+int os_task_field(pid_t tid, int field, char *out, size_t len);
+/* Gone, or a zombie its parent has not reaped yet. */
+bool os_task_ended(pid_t pid);
+/* The CPU thread TID last ran on, or -1. */
+int os_task_cpu(pid_t tid);
+/* A kernel thread (PF_KTHREAD), which runs no program. */
+bool os_kernel_thread(pid_t pid);
+
 /* CPU placement (cpu.c). A set of CPUs as the kernel's affinity mask. */
 struct os_cpus {
 	uint64_t bits[16];   /* 1024 CPUs, as glibc's cpu_set_t */
 };
 int os_cpu_current(void);
-/* The CPU thread TID last ran on, or -1. */
-int os_task_cpu(pid_t tid);
 pid_t os_gettid(void);
 int os_cpus_get(pid_t tid, struct os_cpus *c);
 int os_cpus_set(pid_t tid, const struct os_cpus *c);
