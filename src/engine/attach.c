@@ -50,22 +50,35 @@ enum { PATCH_LEN = 5, STACK_SCAN = 1 << 20, STEP_MAX = 20000 };
 
 static const char entered[] = "a thread was inside its first bytes when reticle attached";
 
-/* Calls FN for every aligned word of thread TID's stack from its sp up, as
- * far as the mapping that holds sp goes (at most STACK_SCAN bytes). */
-static void scan_stack(struct proc *p, pid_t tid, void (*fn)(struct proc *, uint64_t, void *), void *ctx)
+/* The aligned words of thread TID's stack from its sp up, as far as the
+ * mapping that holds sp goes (at most STACK_SCAN bytes), in a buffer to
+ * free, their number in *N; NULL when it cannot be read. */
+static uint64_t *read_stack(struct proc *p, pid_t tid, size_t *n)
 {
 	char line[4096 + 128];
 	unsigned long long lo, hi;
 	uint64_t sp;
 	if (os_get_sp(tid, &sp) || os_map_line(p->pid, sp & ~7ull, line, sizeof(line)) ||
 	    sscanf(line, "%llx-%llx", &lo, &hi) != 2)
-		return;
+		return NULL;
 	sp &= ~7ull;
 	size_t len = hi - sp > STACK_SCAN ? STACK_SCAN : hi - sp;
 	uint64_t *w = malloc(len ? len : 8);
-	if (w && !os_mem_read(p->mem, sp, w, len))
-		for (size_t i = 0; i < len / 8; i++)
-			fn(p, w[i], ctx);
+	if (w && os_mem_read(p->mem, sp, w, len)) {
+		free(w);
+		return NULL;
+	}
+	*n = len / 8;
+	return w;
+}
+
+/* Calls FN for every word read_stack gives. */
+static void scan_stack(struct proc *p, pid_t tid, void (*fn)(struct proc *, uint64_t, void *), void *ctx)
+{
+	size_t n;
+	uint64_t *w = read_stack(p, tid, &n);
+	for (size_t i = 0; w && i < n; i++)
+		fn(p, w[i], ctx);
 	free(w);
 }
 
@@ -359,20 +372,10 @@ static bool cache_word_used(struct proc *p, uint64_t w)
  * at the detach: calltime on python3 http.server, every attach. */
 static size_t count_cache_words(struct proc *p, pid_t tid)
 {
-	char line[4096 + 128];
-	unsigned long long lo, hi;
-	uint64_t sp;
-	size_t count = 0;
-	if (os_get_sp(tid, &sp) || os_map_line(p->pid, sp & ~7ull, line, sizeof(line)) ||
-	    sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+	size_t count = 0, n;
+	uint64_t *s = read_stack(p, tid, &n);
+	if (!s)
 		return 0;
-	sp &= ~7ull;
-	size_t len = hi - sp > STACK_SCAN ? STACK_SCAN : hi - sp, n = len / 8;
-	uint64_t *s = malloc(len ? len : 8);
-	if (!s || os_mem_read(p->mem, sp, s, len)) {
-		free(s);
-		return 0;
-	}
 	for (size_t k = 0; k < n; k++) {
 		uint64_t w = s[k];
 		if (!proc_window_at(p, w, 1))
@@ -411,6 +414,30 @@ static size_t count_cache_regs(struct proc *p, pid_t tid)
 	return count;
 }
 
+/* Whether ADDR lies in the function whose copy C is. */
+static bool in_function_of(struct proc *p, uint64_t addr, const struct copy_map *c)
+{
+	struct module *m;
+	const rtl_function *f = proc_function_at(p, addr, &m);
+	return f && m == c->m && (size_t)(f - rtl_binary_function(m->bin, 0)) == c->k;
+}
+
+/* Whether thread TID, at PC, is in the function whose copy C is, or has a
+ * frame of it (a return address into it on its stack: the process runs
+ * with original return addresses). */
+static bool runs_function_of(struct proc *p, pid_t tid, uint64_t pc, const struct copy_map *c)
+{
+	if (in_function_of(p, pc, c))
+		return true;
+	size_t n;
+	uint64_t *s = read_stack(p, tid, &n);
+	bool found = false;
+	for (size_t k = 0; s && k < n && !found; k++)
+		found = in_function_of(p, s[k], c) && call_ends_at(p, s[k]);
+	free(s);
+	return found;
+}
+
 /* Thread TID, out of the code cache: a register that holds a label of a
  * copy (the target a copied jump table or computed goto gave it, not yet
  * jumped to: python3.11's dispatch, 'mov rax,[T'+rI*8]' then 'jmp rax')
@@ -418,7 +445,12 @@ static size_t count_cache_regs(struct proc *p, pid_t tid)
  * would have loaded (or a stale value, as harmless there). Kept, the
  * original jump went to the unmapped copy after the detach (python3 with
  * four threads: SIGSEGV about one detach in 20), or, counted, kept the
- * windows mapped. A system call's rcx is left: no code uses it. */
+ * windows mapped. Only a label of a function the thread is in or has a
+ * frame of (a callee-saved register across a call): a register is as
+ * likely an integer that equals an address of the code cache (a window
+ * beside a non-PIE executable lies at a few MiB, a size or a count), which
+ * must not change; a label of another function is counted instead, and
+ * keeps the windows. A system call's rcx is left: no code uses it. */
 static void regs_to_original(struct proc *p, pid_t tid)
 {
 	const char *names[OS_NREGS];
@@ -428,7 +460,9 @@ static void regs_to_original(struct proc *p, pid_t tid)
 	for (size_t i = 0; i < OS_NREGS; i++) {
 		uint64_t orig;
 		bool own;
+		struct copy_map c;
 		if (!strcmp(names[i], "rip") || !strcmp(names[i], "rsp") || !proc_window_at(p, v[i], 1) ||
+		    !copy_map_at(p, v[i], &c) || !runs_function_of(p, tid, pc, &c) ||
 		    !copy_original(p, v[i], &orig, &own) || own || syscall_rcx(p, v[i]))
 			continue;
 		if (!os_set_named_reg(tid, names[i], orig))
