@@ -41,8 +41,10 @@
 #include <unistd.h>
 #include <reticle/error.h>
 #include "engine/engine.h"
+#include "isa/x86_64/cfg.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "patch/patch.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -52,8 +54,9 @@ static const char entered[] = "a thread was inside its first bytes when reticle 
 
 /* The aligned words of thread TID's stack from its sp up, as far as the
  * mapping that holds sp goes (at most STACK_SCAN bytes), in a buffer to
- * free, their number in *N; NULL when it cannot be read. */
-static uint64_t *read_stack(struct proc *p, pid_t tid, size_t *n)
+ * free, their number in *N, the address of the first in *AT (when given);
+ * NULL when it cannot be read. */
+static uint64_t *read_stack(struct proc *p, pid_t tid, size_t *n, uint64_t *at)
 {
 	char line[4096 + 128];
 	unsigned long long lo, hi;
@@ -69,6 +72,8 @@ static uint64_t *read_stack(struct proc *p, pid_t tid, size_t *n)
 		return NULL;
 	}
 	*n = len / 8;
+	if (at)
+		*at = sp;
 	return w;
 }
 
@@ -76,7 +81,7 @@ static uint64_t *read_stack(struct proc *p, pid_t tid, size_t *n)
 static void scan_stack(struct proc *p, pid_t tid, void (*fn)(struct proc *, uint64_t, void *), void *ctx)
 {
 	size_t n;
-	uint64_t *w = read_stack(p, tid, &n);
+	uint64_t *w = read_stack(p, tid, &n, NULL);
 	for (size_t i = 0; w && i < n; i++)
 		fn(p, w[i], ctx);
 	free(w);
@@ -338,25 +343,59 @@ static bool signal_frame_pc(const uint64_t *s, size_t n, size_t k)
 	return k + 2 < n && (s[k + 1] & 2) && s[k + 1] < (1u << 22) && (s[k + 2] & 0xffff) == 0x33;
 }
 
+/* Whether ORIG, an instruction of function K of M that a copy's label W
+ * stands for, starts a block of the function (its analysis, made again):
+ * the first instruction, a branch's or a jump table's or a computed goto's
+ * target, what follows a call or a jump. Only such a label can a program
+ * hold as an address it will jump to or return to; a word that equals a
+ * label inside a block (seen: __lll_lock_wait's 'je' after its 'cmp', in
+ * a python3 http.server thread's stack under calltime, about one detach in
+ * 30) is not one. True when the function cannot be analysed. */
+static bool starts_block(struct proc *p, const struct copy_map *c, uint64_t orig)
+{
+	struct lazy_decoded d;
+	lazy_analyze(p, c->m, c->k, &d);
+	bool yes = true;
+	for (size_t i = 0; !d.err && d.an && i < d.an->n; i++)   /* the analysis keeps no env: by address */
+		if (d.an->insns[i].addr == orig) {
+			yes = d.an->leader[i];
+			break;
+		}
+	lazy_decoded_free(&d);
+	return yes;
+}
+
 /* Whether W, a word of a window, may be used as code-cache address once
- * the windows are gone: an instruction of a copy (a label a copied table or
- * computed goto leads to, the return address of a call that kept the
- * copy's) unless it is a system call's rcx, a copy's last instruction and
+ * the windows are gone (WHY says how, when given): an instruction of a
+ * copy that starts a block (a label a copied table or computed goto leads
+ * to, the return address of a call that kept the copy's) unless it is a
+ * system call's rcx, a copy's last instruction and
  * what follows it (its jump out, its copied jump tables: a base kept in a
  * register or spilled), the end of some call instruction, any place of a
  * copy without an instruction map. Not inside snippet code, nor inside an
  * instruction (rcx's low byte set by setcc), nor elsewhere in a window. */
-static bool cache_word_used(struct proc *p, uint64_t w)
+static bool cache_word_used(struct proc *p, uint64_t w, const char **why)
 {
 	struct copy_map c;
 	uint64_t orig;
 	bool own;
 	struct module *m;
-	if (!copy_map_at(p, w, &c))
-		return proc_copy_at(p, w, &m) || call_ends_at(p, w);
-	if (copy_original(p, w, &orig, &own))
-		return !syscall_rcx(p, w);
-	return (c.n && w >= c.to[c.n - 1]) || call_ends_at(p, w);
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	if (!copy_map_at(p, w, &c)) {
+		if (proc_copy_at(p, w, &m))
+			return *why = "in a copy without a map", true;
+		return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
+	}
+	if (copy_original(p, w, &orig, &own)) {
+		if (syscall_rcx(p, w) || (!own && !starts_block(p, &c, orig)))
+			return false;
+		return *why = own ? "an instruction's own bytes in a copy" : "an instruction of a copy", true;
+	}
+	if (c.n && w >= c.to[c.n - 1])
+		return *why = "the last instruction of a copy or after it", true;
+	return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
 }
 
 /* Counts the words of thread TID's stack (from its sp up) that point into
@@ -373,7 +412,8 @@ static bool cache_word_used(struct proc *p, uint64_t w)
 static size_t count_cache_words(struct proc *p, pid_t tid)
 {
 	size_t count = 0, n;
-	uint64_t *s = read_stack(p, tid, &n);
+	uint64_t sp;
+	uint64_t *s = read_stack(p, tid, &n, &sp);
 	if (!s)
 		return 0;
 	for (size_t k = 0; k < n; k++) {
@@ -382,9 +422,11 @@ static size_t count_cache_words(struct proc *p, pid_t tid)
 			continue;
 		char where[256];
 		proc_describe_pc(p, w, where, sizeof(where));
-		bool resumes = signal_frame_pc(s, n, k) || cache_word_used(p, w);
-		rtl_debug("pid %d: a stack word points into the code cache%s: %#llx (%s)", (int)p->pid,
-			  resumes ? "" : ", where no frame resumes", (unsigned long long)w, where);
+		const char *why = "a signal frame's pc";
+		bool resumes = signal_frame_pc(s, n, k) || cache_word_used(p, w, &why);
+		rtl_debug("pid %d: a stack word points into the code cache, %s: %#llx at %#llx (%s)", (int)p->pid,
+			  resumes ? why : "where no frame resumes", (unsigned long long)w,
+			  (unsigned long long)(sp + 8 * k), where);
 		count += resumes;
 	}
 	free(s);
@@ -406,7 +448,7 @@ static size_t count_cache_regs(struct proc *p, pid_t tid)
 			continue;
 		char where[256];
 		proc_describe_pc(p, v[i], where, sizeof(where));
-		bool used = cache_word_used(p, v[i]);
+		bool used = cache_word_used(p, v[i], NULL);
 		rtl_debug("tid %d: %s points into the code cache%s: %#llx (%s)", (int)tid, names[i],
 			  used ? "" : ", where no frame resumes", (unsigned long long)v[i], where);
 		count += used;
@@ -430,7 +472,7 @@ static bool runs_function_of(struct proc *p, pid_t tid, uint64_t pc, const struc
 	if (in_function_of(p, pc, c))
 		return true;
 	size_t n;
-	uint64_t *s = read_stack(p, tid, &n);
+	uint64_t *s = read_stack(p, tid, &n, NULL);
 	bool found = false;
 	for (size_t k = 0; s && k < n && !found; k++)
 		found = in_function_of(p, s[k], c) && call_ends_at(p, s[k]);
