@@ -305,18 +305,22 @@ static bool in_unloaded(const struct proc *p, uint64_t addr)
 /* Whether W is where a copy's 'syscall' returns to, the copy of an
  * original 'syscall': the value the kernel leaves in rcx. Snippets that
  * save rcx below rsp (calltime's timer stops after a system call wrapper:
- * write, mmap, the futex calls) leave it in words that deeper frames
- * later hold unwritten (a large buffer); code that sets only rcx's low
- * byte afterwards (setcc) spills it too, with that byte changed. */
+ * write, mmap, clone3, the futex calls) leave it in words that deeper
+ * frames later hold unwritten (a large buffer); code that sets only rcx's
+ * low byte afterwards (setcc) spills it too, with that byte changed. W is
+ * the next instruction's label, or inside the syscall's own code when a
+ * snippet follows it there (calltime's timer stop after the wrapper's
+ * 'syscall': python3 http.server kept its windows so about one detach in
+ * 50). */
 static bool syscall_rcx(struct proc *p, uint64_t w)
 {
-	uint64_t orig;
-	bool own;
+	struct copy_map c;
 	uint8_t copy[2], file[2];
-	struct module *m;
-	return copy_original(p, w, &orig, &own) && !own && (m = proc_module_at(p, orig - 2)) &&
-	       !os_mem_read(p->mem, w - 2, copy, 2) && copy[0] == 0x0f && copy[1] == 0x05 &&
-	       !rtl_binary_read(m->bin, orig - 2 - m->bias, file, 2) && file[0] == 0x0f && file[1] == 0x05;
+	if (!copy_map_at(p, w - 2, &c) || !c.n || w - 2 < c.to[0])
+		return false;
+	uint64_t orig = c.from[copy_map_index(&c, w - 2)];   /* the instruction whose code holds w - 2 */
+	return !os_mem_read(p->mem, w - 2, copy, 2) && copy[0] == 0x0f && copy[1] == 0x05 &&
+	       !rtl_binary_read(c.m->bin, orig - c.m->bias, file, 2) && file[0] == 0x0f && file[1] == 0x05;
 }
 
 /* Whether some call instruction of the code cache may end at W (its bytes
@@ -388,8 +392,10 @@ static bool cache_word_used(struct proc *p, uint64_t w, const char **why)
 			return *why = "in a copy without a map", true;
 		return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
 	}
+	if (syscall_rcx(p, w))
+		return false;
 	if (copy_original(p, w, &orig, &own)) {
-		if (syscall_rcx(p, w) || (!own && !starts_block(p, &c, orig)))
+		if (!own && !starts_block(p, &c, orig))
 			return false;
 		return *why = own ? "an instruction's own bytes in a copy" : "an instruction of a copy", true;
 	}
