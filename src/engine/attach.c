@@ -369,6 +369,33 @@ static bool starts_block(struct proc *p, const struct copy_map *c, uint64_t orig
 	return yes;
 }
 
+/* Whether W, past LAST, the last label of a copy, lies inside one of the
+ * instructions of LAST's code: decoded from LAST on, through jumps within
+ * that code (a snippet's loops), up to a return, a call or a jump
+ * elsewhere, after which the copy's tables may follow, which do not
+ * decode. A stale word seen there at a detach of python3 http.server
+ * under calltime (the second byte of a timer stop's 'mov rdx,[rsp-16]')
+ * kept the windows mapped. */
+static bool inside_last_code(struct proc *p, uint64_t last, uint64_t w)
+{
+	enum { SPAN = 1024 };
+	uint8_t code[SPAN + 16];
+	if (w <= last || w - last > SPAN || os_mem_read(p->mem, last, code, (size_t)(w - last) + 16))
+		return false;
+	for (size_t off = 0; last + off < w;) {
+		struct x86_insn in;
+		if (x86_decode(code + off, sizeof(code) - off, last + off, &in) || !in.len)
+			return false;
+		if (last + off + in.len > w)
+			return true;
+		bool local = (in.kind == X86_JMP || in.kind == X86_JCC) && in.target >= last && in.target < w + 64;
+		if (in.kind != X86_OTHER && !local)
+			return false;
+		off += in.len;
+	}
+	return false;
+}
+
 /* Whether W, a word of a window, may be used as code-cache address once
  * the windows are gone (WHY says how, when given): an instruction of a
  * copy that starts a block (a label a copied table or computed goto leads
@@ -400,7 +427,8 @@ static bool cache_word_used(struct proc *p, uint64_t w, const char **why)
 		return *why = own ? "an instruction's own bytes in a copy" : "an instruction of a copy", true;
 	}
 	if (c.n && w >= c.to[c.n - 1])
-		return *why = "the last instruction of a copy or after it", true;
+		return inside_last_code(p, c.to[c.n - 1], w) ? false
+							     : (*why = "the last instruction of a copy or after it", true);
 	return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
 }
 
