@@ -289,8 +289,13 @@ static bool leave_copies(struct proc *p, struct thread *t)
 {
 	uint64_t orig;
 	bool own, restart;
-	if (!copy_settle(p, t, &orig, &own, &restart))
-		return false;
+	if (!copy_settle(p, t, &orig, &own, &restart)) {
+		/* one that ended while stepped (a thread exiting) is in no copy */
+		bool gone = os_task_ended(t->tid);
+		rtl_debug("tid %d: %s", (int)t->tid, gone ? "ended while it left the code cache"
+							  : "cannot leave the code cache");
+		return gone;
+	}
 	return !orig || !os_set_pc(t->tid, orig + (restart ? 2 : 0));
 }
 
