@@ -374,31 +374,37 @@ static bool starts_block(struct proc *p, const struct copy_map *c, uint64_t orig
 	return yes;
 }
 
-/* Whether W, past LAST, the last label of a copy, lies inside one of the
- * instructions of LAST's code: decoded from LAST on, through jumps within
- * that code (a snippet's loops), up to a return, a call or a jump
- * elsewhere, after which the copy's tables may follow, which do not
- * decode. A stale word seen there at a detach of python3 http.server
- * under calltime (the second byte of a timer stop's 'mov rdx,[rsp-16]')
- * kept the windows mapped. */
-static bool inside_last_code(struct proc *p, uint64_t last, uint64_t w)
+/* Whether W, past the label of a copy's last instruction, lies where no
+ * code jumps to: inside one of the instructions of that label's code, or,
+ * when the instruction is a return (copied as it is, after its
+ * snippets), anywhere in the snippets before it. Decoded from the label
+ * on, through jumps within that code (a snippet's loops), up to a call or
+ * a jump elsewhere, after which the copy's tables may follow, which do not
+ * decode. Stale words seen there at detaches of python3 http.server under
+ * calltime (the second byte of a timer stop's 'mov rdx,[rsp-16]', an
+ * instruction in the middle of one) kept the windows mapped. */
+static bool in_last_snippets(struct proc *p, const struct copy_map *c, uint64_t w)
 {
 	enum { SPAN = 1024 };
-	uint8_t code[SPAN + 16];
+	uint64_t last = c->to[c->n - 1], orig = c->from[c->n - 1];
+	uint8_t code[SPAN + 16], file[16];
+	struct x86_insn oi;
 	if (w <= last || w - last > SPAN || os_mem_read(p->mem, last, code, (size_t)(w - last) + 16))
 		return false;
+	bool ret = !rtl_binary_read(c->m->bin, orig - c->m->bias, file, sizeof(file)) &&
+		   !x86_decode(file, sizeof(file), orig, &oi) && oi.kind == X86_RET;
 	for (size_t off = 0; last + off < w;) {
 		struct x86_insn in;
 		if (x86_decode(code + off, sizeof(code) - off, last + off, &in) || !in.len)
 			return false;
 		if (last + off + in.len > w)
 			return true;
-		bool local = (in.kind == X86_JMP || in.kind == X86_JCC) && in.target >= last && in.target < w + 64;
+		bool local = (in.kind == X86_JMP || in.kind == X86_JCC) && in.target >= last && in.target < last + SPAN;
 		if (in.kind != X86_OTHER && !local)
-			return false;
+			return false;   /* the return itself among them: W is past it */
 		off += in.len;
 	}
-	return false;
+	return ret;
 }
 
 /* Whether W, a word of a window, may be used as code-cache address once
@@ -432,7 +438,7 @@ static bool cache_word_used(struct proc *p, uint64_t w, const char **why)
 		return *why = own ? "an instruction's own bytes in a copy" : "an instruction of a copy", true;
 	}
 	if (c.n && w >= c.to[c.n - 1])
-		return inside_last_code(p, c.to[c.n - 1], w) ? false
+		return in_last_snippets(p, &c, w) ? false
 							     : (*why = "the last instruction of a copy or after it", true);
 	return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
 }
