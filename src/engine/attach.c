@@ -238,8 +238,11 @@ bool copy_settle(struct proc *p, struct thread *t, uint64_t *orig, bool *own, bo
 {
 	for (int step = 0; step < STEP_MAX; step++) {
 		uint64_t pc;
-		if (os_get_pc(t->tid, &pc))
+		int err = os_get_pc(t->tid, &pc);
+		if (err) {
+			rtl_debug("tid %d: its pc unreadable (%d) after %d steps", (int)t->tid, err, step);
 			return false;
+		}
 		*orig = 0;
 		*own = *restart = false;
 		if (!proc_window_at(p, pc, 1))
@@ -262,8 +265,10 @@ bool copy_settle(struct proc *p, struct thread *t, uint64_t *orig, bool *own, bo
 			return false;
 		}
 		int sig;
-		if (os_singlestep(t->tid, &sig))
+		if ((err = os_singlestep(t->tid, &sig))) {
+			rtl_debug("tid %d: a step failed (%d) after %d steps", (int)t->tid, err, step);
 			return false;
+		}
 		if (sig && !t->pending_sig)
 			t->pending_sig = sig;
 	}
