@@ -357,8 +357,9 @@ static bool signal_frame_pc(const uint64_t *s, size_t n, size_t k)
 	return k + 2 < n && (s[k + 1] & 2) && s[k + 1] < (1u << 22) && (s[k + 2] & 0xffff) == 0x33;
 }
 
-/* Whether ORIG, an instruction of function K of M that a copy's label W
- * stands for, starts a block of the function (its analysis, made again):
+/* Whether ORIG, the instruction of copy C's function that one of C's
+ * labels stands for, starts a block of the function (its analysis, made
+ * again):
  * the first instruction, a branch's or a jump table's or a computed goto's
  * target, what follows a call or a jump. Only such a label can a program
  * hold as an address it will jump to or return to; a word that equals a
@@ -394,13 +395,14 @@ static bool in_last_snippets(struct proc *p, const struct copy_map *c, uint64_t 
 	uint64_t last = c->to[c->n - 1], orig = c->from[c->n - 1];
 	uint8_t code[SPAN + 16], file[16];
 	struct x86_insn oi;
-	if (w <= last || w - last > SPAN || os_mem_read(p->mem, last, code, (size_t)(w - last) + 16))
+	size_t len = (size_t)(w - last) + 16;
+	if (w <= last || w - last > SPAN || os_mem_read(p->mem, last, code, len))
 		return false;
 	bool ret = !rtl_binary_read(c->m->bin, orig - c->m->bias, file, sizeof(file)) &&
 		   !x86_decode(file, sizeof(file), orig, &oi) && oi.kind == X86_RET;
 	for (size_t off = 0; last + off < w;) {
 		struct x86_insn in;
-		if (x86_decode(code + off, sizeof(code) - off, last + off, &in) || !in.len)
+		if (x86_decode(code + off, len - off, last + off, &in) || !in.len)
 			return false;
 		if (last + off + in.len > w)
 			return true;
@@ -442,9 +444,11 @@ static bool cache_word_used(struct proc *p, uint64_t w, const char **why)
 			return false;
 		return *why = own ? "an instruction's own bytes in a copy" : "an instruction of a copy", true;
 	}
-	if (c.n && w >= c.to[c.n - 1])
-		return in_last_snippets(p, &c, w) ? false
-							     : (*why = "the last instruction of a copy or after it", true);
+	if (c.n && w >= c.to[c.n - 1]) {
+		if (in_last_snippets(p, &c, w))
+			return false;
+		return *why = "the last instruction of a copy or after it", true;
+	}
 	return call_ends_at(p, w) ? (*why = "the end of a call", true) : false;
 }
 
@@ -542,7 +546,8 @@ static bool runs_function_of(struct proc *p, pid_t tid, uint64_t pc, const struc
  * likely an integer that equals an address of the code cache (a window
  * beside a non-PIE executable lies at a few MiB, a size or a count), which
  * must not change; a label of another function is counted instead, and
- * keeps the windows. A system call's rcx is left: no code uses it. */
+ * keeps the windows. A system call's rcx is left: no code uses it; so is
+ * a label inside a block, no place code jumps to (cache_word_used). */
 static void regs_to_original(struct proc *p, pid_t tid)
 {
 	const char *names[OS_NREGS];
@@ -555,7 +560,7 @@ static void regs_to_original(struct proc *p, pid_t tid)
 		struct copy_map c;
 		if (!strcmp(names[i], "rip") || !strcmp(names[i], "rsp") || !proc_window_at(p, v[i], 1) ||
 		    !copy_map_at(p, v[i], &c) || !runs_function_of(p, tid, pc, &c) ||
-		    !copy_original(p, v[i], &orig, &own) || own || syscall_rcx(p, v[i]))
+		    !copy_original(p, v[i], &orig, &own) || own || syscall_rcx(p, v[i]) || !starts_block(p, &c, orig))
 			continue;
 		if (!os_set_named_reg(tid, names[i], orig))
 			rtl_debug("tid %d: %s from %#llx in the copy to %#llx", (int)tid, names[i],
