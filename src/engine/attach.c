@@ -33,6 +33,7 @@
  * stay mapped, inert, and the caller reports it. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,7 +295,20 @@ static bool leave_copies(struct proc *p, struct thread *t)
 {
 	uint64_t orig;
 	bool own, restart;
-	if (!copy_settle(p, t, &orig, &own, &restart)) {
+	bool settled = copy_settle(p, t, &orig, &own, &restart);
+	struct os_stop st;
+	uint64_t pc;
+	if (!settled && os_get_pc(t->tid, &pc) && !os_task_ended(t->tid) &&
+	    !os_wait_tid_until(t->tid, &st, os_now_ns() + 200000000ull)) {
+		/* a thread cloned just before, whose first stop nobody had waited
+		 * for: its registers could not be read (-ESRCH) */
+		if (st.kind == OS_SIGNAL && st.sig != SIGSTOP && !t->pending_sig)
+			t->pending_sig = st.sig;
+		settled = copy_settle(p, t, &orig, &own, &restart);
+		rtl_debug("tid %d: waited for its stop (kind %d)%s", (int)t->tid, (int)st.kind,
+			  settled ? ", then left the code cache" : "");
+	}
+	if (!settled) {
 		/* one that ended while stepped (a thread exiting) is in no copy */
 		bool gone = os_task_ended(t->tid);
 		rtl_debug("tid %d: %s", (int)t->tid, gone ? "ended while it left the code cache"
