@@ -334,8 +334,7 @@ static bool in_unloaded(const struct proc *p, uint64_t addr)
  * low byte afterwards (setcc) spills it too, with that byte changed. W is
  * the next instruction's label, or inside the syscall's own code when a
  * snippet follows it there (calltime's timer stop after the wrapper's
- * 'syscall': python3 http.server kept its windows so about one detach in
- * 50). */
+ * 'syscall': such words were seen at detaches of python3 http.server). */
 static bool syscall_rcx(struct proc *p, uint64_t w)
 {
 	struct copy_map c;

@@ -1,8 +1,5 @@
 /* Which CPUs threads run on: sched_getaffinity/sched_setaffinity on tids. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
