@@ -217,8 +217,14 @@ void timers_check_gs(struct proc *p, pid_t tid)
 	    base != thread_area_addr(&p->areas, (unsigned)t->area)) {
 		/* the program set its own %gs base (docs/engine.md, Known limits) */
 		p->gs_taken = true;
+		/* the values say whose doing it was if it was not the program's:
+		 * 0 after an exec, another area's address, the null area's after
+		 * an inferior call */
 		rtl_warn("pid %d: thread %d set its own %%gs base: reticle's counts and times of its threads may "
-			 "be wrong (RETICLE_THREAD_COUNTERS=0 counts without %%gs)", (int)p->pid, (int)tid);
+			 "be wrong (RETICLE_THREAD_COUNTERS=0 counts without %%gs; base %#llx, its area %d at %#llx, "
+			 "areas from %#llx)", (int)p->pid, (int)tid, (unsigned long long)base, t->area,
+			 (unsigned long long)thread_area_addr(&p->areas, (unsigned)t->area),
+			 (unsigned long long)p->areas.addr);
 	}
 }
 
