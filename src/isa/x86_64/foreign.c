@@ -149,6 +149,31 @@ static struct branch_list *branches_of(const rtl_binary *bin, const rtl_function
 	return l;
 }
 
+/* Whether stub C (link-time) may hold a direct jump or branch into (LO,
+ * HI): a byte that would start one, wherever it lies, as a filter before
+ * decoding (most functions beside F hold none, and a cold gcc run looks
+ * beside thousands). */
+static bool may_branch_into(const rtl_binary *bin, const rtl_function *c, uint64_t lo, uint64_t hi)
+{
+	uint8_t b[STUB_SIZE];
+	if (rtl_binary_read(bin, c->addr, b, c->size))
+		return true;   /* left to the decoder to say */
+	for (size_t i = 0; i < c->size; i++) {
+		uint64_t t = 0;
+		if ((b[i] == 0xeb || (b[i] & 0xf0) == 0x70) && i + 2 <= c->size)   /* jmp, jcc rel8 */
+			t = c->addr + i + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1];
+		else if (b[i] == 0xe9 && i + 5 <= c->size)   /* jmp rel32 */
+			t = c->addr + i + 5 + (uint64_t)(int64_t)(int32_t)(b[i + 1] | b[i + 2] << 8 | b[i + 3] << 16 |
+									 (uint32_t)b[i + 4] << 24);
+		else if (b[i] == 0x0f && i + 6 <= c->size && (b[i + 1] & 0xf0) == 0x80)   /* jcc rel32 */
+			t = c->addr + i + 6 + (uint64_t)(int64_t)(int32_t)(b[i + 2] | b[i + 3] << 8 | b[i + 4] << 16 |
+									 (uint32_t)b[i + 5] << 24);
+		if (t > lo && t < hi)
+			return true;
+	}
+	return false;
+}
+
 /* Appends to *V (*N) where the stubs beside F jump into its middle
  * (run-time addresses in (LO, HI)). Hand-written assembly enters a function
  * from small functions next to it: glibc's __mempcpy_avx_unaligned is a
@@ -171,8 +196,9 @@ static void neighbour_entries(const rtl_binary *bin, uint64_t bias, const rtl_fu
 			if (dir < 0 ? c->addr + c->size + NEIGHBOUR_GAP < f->addr
 				    : c->addr > f->addr + f->size + NEIGHBOUR_GAP)
 				break;
-			if (!c->size || c->size > STUB_SIZE || (c->addr < f->addr + f->size && c->addr + c->size > f->addr))
-				continue;   /* not a stub, or overlapping F (an alias's range) */
+			if (!c->size || c->size > STUB_SIZE || (c->addr < f->addr + f->size && c->addr + c->size > f->addr) ||
+			    !may_branch_into(bin, c, lo - bias, hi - bias))
+				continue;   /* not a stub, overlapping F (an alias's range), or no branch into F */
 			struct branch_list *l = branches_of(bin, c, cache);
 			if (l == &unreadable)
 				continue;
