@@ -18,7 +18,7 @@
 #include "warm/fn_cache.h"
 #include "warm/warm.h"
 
-static const char magic[8] = "RTLCOPY9";
+static const char magic[8] = "RTLCOPYA";
 
 void ccache_open(struct module *m, const char *dir, const struct probe_set *probes, const char *mode)
 {

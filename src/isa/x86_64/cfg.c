@@ -8,7 +8,7 @@
 #include "isa/x86_64/cfg.h"
 #include "util/array.h"
 
-enum { MAX_TABLE_ENTRIES = 4096 };
+enum { MAX_TABLE_ENTRIES = 4096, MIN_OFFSET_ENTRIES = 4 };
 
 void x86_cfg_free(struct x86_analysis *a)
 {
@@ -24,6 +24,7 @@ void x86_cfg_free(struct x86_analysis *a)
 	free(a->live_in);
 	free(a->table_of);
 	free(a->gotos);
+	free(a->label_bases);
 }
 
 static int decode_all(struct x86_analysis *a, const char **reason)
@@ -74,7 +75,7 @@ static int decode_all(struct x86_analysis *a, const char **reason)
  * an enum without a bounds check, llvm::opt::Option::acceptInternal),
  * after which the table goes on. */
 static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool inside_only,
-			 size_t limit, uint64_t **out)
+			 long rel_label, size_t limit, uint64_t **out)
 {
 	const struct x86_reloc_env *env = a->env;
 	uint64_t *t = NULL;
@@ -91,7 +92,7 @@ static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool
 			int32_t rel;
 			if (env->read(env->ctx, base + 4 * n, &rel, 4))
 				break;
-			target = base + (int64_t)rel;
+			target = (rel_label >= 0 ? a->insns[rel_label].addr : base) + (int64_t)rel;
 		}
 		if (cfg_inside(a, target) ? cfg_index_at(a, target) < 0
 				      : inside_only || (target != env->addr + env->size &&
@@ -105,21 +106,40 @@ static size_t scan_table(struct x86_analysis *a, uint64_t base, bool abs64, bool
 	return n;
 }
 
+/* How many values V[0..N) holds, up to 3. */
+static size_t distinct(const uint64_t *v, size_t n)
+{
+	uint64_t seen[3];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < 3; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = seen[j] == v[i];
+		if (!dup)
+			seen[k++] = v[i];
+	}
+	return k;
+}
+
 /* The table at BASE, of which instruction INSN reads at most LIMIT
  * entries. A table two dispatches read keeps the larger limit. */
 static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool abs64, bool inside_only,
-		     size_t limit)
+		     long rel_label, size_t limit)
 {
 	size_t at = 0;
-	while (at < a->ntables && !(a->tables[at].base == base && a->tables[at].abs64 == abs64))
+	while (at < a->ntables && !(a->tables[at].base == base && a->tables[at].abs64 == abs64 &&
+				    a->tables[at].rel_label == rel_label))
 		at++;
 	if (at < a->ntables && a->tables[at].limit >= limit) {
 		a->table_of[insn] = (int32_t)at;
 		return 0;
 	}
 	uint64_t *targets = NULL;
-	size_t n = scan_table(a, base, abs64, inside_only, limit, &targets);
-	if (n < 2) {
+	size_t n = scan_table(a, base, abs64, inside_only, rel_label, limit, &targets);
+	/* a table of offsets from a label: at least a few, and of a few
+	 * values: relocated data holds zeros in the file (a FILE's vtable in
+	 * vfprintf, its copy then refused by glibc's vtable check) */
+	if (n < (rel_label >= 0 ? MIN_OFFSET_ENTRIES : 2) || (rel_label >= 0 && distinct(targets, n) < 3)) {
 		free(targets);
 		return 0;
 	}
@@ -134,8 +154,8 @@ static int add_table(struct x86_analysis *a, size_t insn, uint64_t base, bool ab
 	} else {
 		free(a->tables[at].targets);
 	}
-	a->tables[at] = (struct jump_table){ .base = base, .abs64 = abs64, .limit = limit, .n = n,
-					     .targets = targets };
+	a->tables[at] = (struct jump_table){ .base = base, .abs64 = abs64, .rel_label = rel_label, .limit = limit,
+					     .n = n, .targets = targets };
 	a->table_of[insn] = (int32_t)at;
 	return 0;
 }
@@ -250,6 +270,106 @@ static bool lea_feeds_data(const struct x86_analysis *a, size_t i)
 	return false;
 }
 
+/* 'add D, S' of two 64-bit registers (REX.W 01 /r or 03 /r, register
+ * operands): its registers. */
+static bool add_reg_reg(const uint8_t *b, size_t len, int *d, int *s)
+{
+	if (len != 3 || (b[0] & 0xf8) != 0x48 || (b[1] != 0x01 && b[1] != 0x03) || (b[2] & 0xc0) != 0xc0)
+		return false;
+	int reg = ((b[2] >> 3) & 7) | (b[0] & 4 ? 8 : 0), rm = (b[2] & 7) | (b[0] & 1 ? 8 : 0);
+	*d = b[1] == 0x01 ? rm : reg;
+	*s = b[1] == 0x01 ? reg : rm;
+	return true;
+}
+
+/* Dispatches through a table of offsets from a label of this function:
+ * 'goto *(&&L + table[i])', as glibc's vfprintf dispatches on each
+ * character of a format (and OCaml's bytecode interpreter on each
+ * opcode). The straight-line run 'movsxd rX,[rT+rI*4] ... add rX,rB ...
+ * jmp rX' (or the add into rB, the jump through rB) names the registers
+ * that held the table (rT) and the label (rB). A rip-relative lea of
+ * read-only data into rT whose entries, added to a label some lea loads
+ * into rB, land on this function's instructions is such a table: its copy
+ * holds the offsets from the label's copy, and the lea of the label loads
+ * the label's copy. Before, the dispatch kept the original label and ran
+ * the original code on, uncounted (vfprintf: two thirds of its
+ * instructions). */
+static int offset_tables(struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	struct { int t, b; } pairs[8];
+	size_t npairs = 0;
+	for (size_t j = 0; j < a->n && npairs < 8; j++) {
+		if (a->insns[j].kind != X86_IJMP)
+			continue;
+		int r = x86_jmp_register(env->code + (a->insns[j].addr - env->addr), a->insns[j].len);
+		for (size_t k = j; r >= 0 && k-- > 0 && j - k <= 8;) {
+			const struct x86_insn *in = &a->insns[k];
+			const uint8_t *bytes = env->code + (in->addr - env->addr);
+			int d, s;
+			if (in->kind != X86_OTHER)
+				break;
+			if (!add_reg_reg(bytes, in->len, &d, &s) || d != r) {
+				if (x86_regs_written(bytes, in->len) & (1u << r))
+					break;
+				continue;
+			}
+			for (size_t m = k; m-- > 0 && k - m <= 8;) {
+				const struct x86_insn *ld = &a->insns[m];
+				if (ld->kind != X86_OTHER)
+					break;
+				if (ld->is_movsxd4 && (ld->dst_reg == d || ld->dst_reg == s) && ld->mem.base >= 0 &&
+				    ld->mem.base < 16) {
+					int b = ld->dst_reg == d ? s : d;
+					/* rT == rB: a switch's table of offsets from itself */
+					bool dup = ld->mem.base == b;
+					for (size_t p = 0; p < npairs && !dup; p++)
+						dup = pairs[p].t == ld->mem.base && pairs[p].b == b;
+					if (!dup) {
+						pairs[npairs].t = ld->mem.base;
+						pairs[npairs++].b = b;
+					}
+					break;
+				}
+			}
+			break;
+		}
+	}
+	for (size_t i = 0; i < a->n && npairs; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		if (!in->is_lea || !in->rip_rel || a->table_of[i] >= 0 || cfg_inside(a, in->target) ||
+		    !may_hold_table(env, in->target) || !env->is_readonly ||
+		    !env->is_readonly(env->ctx, in->target, 4 * MIN_OFFSET_ENTRIES))
+			continue;
+		for (size_t k = 0; k < a->n && a->table_of[i] < 0; k++) {
+			const struct x86_insn *bl = &a->insns[k];
+			long label = bl->is_lea && bl->rip_rel ? cfg_index_at(a, bl->target) : -1;
+			bool paired = false;
+			for (size_t p = 0; p < npairs && !paired && label >= 0; p++)
+				paired = pairs[p].t == in->dst_reg && pairs[p].b == bl->dst_reg;
+			if (!paired)
+				continue;
+			int err = add_table(a, i, in->target, false, true, label, MAX_TABLE_ENTRIES);
+			if (err)
+				return err;
+		}
+	}
+	/* the leas of the labels the tables found are relative to */
+	for (size_t k = 0; k < a->n; k++) {
+		const struct x86_insn *bl = &a->insns[k];
+		long label = bl->is_lea && bl->rip_rel && a->table_of[k] < 0 ? cfg_index_at(a, bl->target) : -1;
+		bool used = false;
+		for (size_t t = 0; t < a->ntables && !used && label >= 0; t++)
+			used = a->tables[t].rel_label == label;
+		if (!used || bl->dst_reg < 0 || bl->dst_reg > 15)
+			continue;
+		if (rtl_grow(&a->label_bases, &a->caplabel_bases, a->nlabel_bases + 1, sizeof(*a->label_bases)))
+			return -ENOMEM;
+		a->label_bases[a->nlabel_bases++] = (struct goto_src){ (uint32_t)k, (uint32_t)label, bl->dst_reg };
+	}
+	return 0;
+}
+
 /* PIC switch code: lea rB,[rip+T]; movsxd rX,[rB+rI*4]; add rX,rB; jmp rX
  * (gcc -O0: mov eX,[rB+rI]; cdqe, and a second lea of T for the add).
  * Non-PIC: jmp [T+rI*8] or mov rX,[T+rI*8]. Computed gotos compiled as PIC
@@ -288,18 +408,18 @@ static int find_jump_tables(struct x86_analysis *a)
 			is_data = in->is_lea && in->rip_rel && data[k] == in->target;
 		if (in->is_lea && in->rip_rel && a->has_movsxd4 && may_hold_table(env, in->target) &&
 		    !is_data) {
-			err = add_table(a, i, in->target, false, false, MAX_TABLE_ENTRIES);
+			err = add_table(a, i, in->target, false, false, -1, MAX_TABLE_ENTRIES);
 		} else if (in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
 			   in->mem.index < 16 && in->mem.scale == 8 && in->disp_size == 4) {
 			if (!entered && !(entered = entered_insns(a)))
 				return -ENOMEM;
-			err = add_table(a, i, (uint64_t)in->mem.disp, true, false,
+			err = add_table(a, i, (uint64_t)in->mem.disp, true, false, -1,
 					index_bound(a, entered, i, in->mem.index));
 		}
 		if (!err && a->table_of[i] < 0 && in->is_lea && in->rip_rel && a->has_index8 &&
 		    !cfg_inside(a, in->target) && env->is_readonly &&
 		    env->is_readonly(env->ctx, in->target, 16))
-			err = add_table(a, i, in->target, true, true, MAX_TABLE_ENTRIES);
+			err = add_table(a, i, in->target, true, true, -1, MAX_TABLE_ENTRIES);
 		if (err) {
 			free(entered);
 			free(data);
@@ -308,7 +428,7 @@ static int find_jump_tables(struct x86_analysis *a)
 	}
 	free(entered);
 	free(data);
-	return 0;
+	return a->has_movsxd4 ? offset_tables(a) : 0;
 }
 
 /* Whether register R, loaded with a label of this function by instruction
@@ -531,6 +651,26 @@ out:
 	return err;
 }
 
+/* The leas of labels that tables of offsets are relative to join the
+ * computed gotos' (ascending): the copy loads the label's copy. */
+static int add_label_bases(struct x86_analysis *a)
+{
+	for (size_t k = 0; k < a->nlabel_bases; k++) {
+		const struct goto_src *b = &a->label_bases[k];
+		size_t at = 0;
+		while (at < a->ngotos && a->gotos[at].insn < b->insn)
+			at++;
+		if (at < a->ngotos && a->gotos[at].insn == b->insn)
+			continue;
+		if (rtl_grow(&a->gotos, &a->capgotos, a->ngotos + 1, sizeof(*a->gotos)))
+			return -ENOMEM;
+		memmove(&a->gotos[at + 1], &a->gotos[at], (a->ngotos - at) * sizeof(*a->gotos));
+		a->gotos[at] = *b;
+		a->ngotos++;
+	}
+	return 0;
+}
+
 static bool ends_block(const struct x86_insn *in)
 {
 	return in->kind != X86_OTHER;
@@ -674,7 +814,8 @@ int x86_cfg_analyze(struct x86_analysis *a, const char **reason)
 	int err;
 
 	if ((err = decode_all(a, reason)) || (err = find_jump_tables(a)) ||
-	    (err = find_gotos(a)) || (err = find_blocks(a, reason)) || (err = compute_liveness(a)))
+	    (err = find_gotos(a)) || (err = add_label_bases(a)) || (err = find_blocks(a, reason)) ||
+	    (err = compute_liveness(a)))
 		return err;
 	return 0;
 }

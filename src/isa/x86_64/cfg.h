@@ -13,6 +13,9 @@
 struct jump_table {
 	uint64_t base;       /* original run-time address */
 	bool abs64;          /* 8-byte absolute entries; else int32 relative to base */
+	/* int32 entries relative to this function's instruction REL_LABEL
+	 * instead (-1: to base): 'goto *(&&L + table[i])' (offset_tables) */
+	long rel_label;
 	size_t limit;        /* entries the dispatches may read, at most */
 	size_t n;
 	uint64_t *targets;   /* original target of each entry */
@@ -39,6 +42,10 @@ struct x86_analysis {
 	 * 'jmp r' in the same block uses: a computed goto, sent to L's copy */
 	struct goto_src { uint32_t insn, target; int reg; } *gotos;  /* ascending */
 	size_t ngotos, capgotos;
+	/* lea r,[rip+L] of a label L that tables of offsets are relative to
+	 * (offset_tables): sent to L's copy like a computed goto's */
+	struct goto_src *label_bases;
+	size_t nlabel_bases, caplabel_bases;
 };
 
 static inline bool cfg_inside(const struct x86_analysis *a, uint64_t addr)

@@ -351,6 +351,11 @@ static int emit_tables(struct emitter *e)
 		struct jump_table *jt = &a->tables[t];
 		x86_align(w, 8, 0xcc);
 		jt->new_base = x86_writer_pc(w);
+		/* offsets from a label: from what the label's lea loads in this
+		 * copy (emit_insn, as a computed goto's) */
+		long rel = jt->rel_label;
+		uint64_t from = rel < 0 ? jt->new_base
+			      : e->pass && !e->switch_at[rel] ? e->out->map_to[rel] : e->label[rel];
 		for (size_t k = 0; k < jt->n; k++) {
 			long idx = cfg_index_at(a, jt->targets[k]);
 			/* the twin's entry for a target without a check: the traced
@@ -362,7 +367,7 @@ static int emit_tables(struct emitter *e)
 			if (jt->abs64)
 				x86_put_abs64(w, target, orig);
 			else
-				x86_put_rel32(w, jt->new_base, target, orig);
+				x86_put_rel32(w, from, target, orig);
 		}
 		if (e->traces_memory && a->env->mem_table)
 			a->env->mem_table(a->env->ctx, jt->new_base, jt->base, jt->n * (jt->abs64 ? 8 : 4));
