@@ -318,16 +318,21 @@ static int offset_tables(struct x86_analysis *a)
 				const struct x86_insn *ld = &a->insns[m];
 				if (ld->kind != X86_OTHER)
 					break;
-				if (ld->is_movsxd4 && (ld->dst_reg == d || ld->dst_reg == s) && ld->mem.base >= 0 &&
-				    ld->mem.base < 16) {
+				/* gcc -O0: 'mov eax,[rI4+rT]; cdqe', the table the base
+				 * or the index */
+				bool cdqe = is_load32_cdqe(a, m);
+				if ((ld->is_movsxd4 || cdqe) && (ld->dst_reg == d || ld->dst_reg == s)) {
 					int b = ld->dst_reg == d ? s : d;
-					/* rT == rB: a switch's table of offsets from itself */
-					bool dup = ld->mem.base == b;
-					for (size_t p = 0; p < npairs && !dup; p++)
-						dup = pairs[p].t == ld->mem.base && pairs[p].b == b;
-					if (!dup) {
-						pairs[npairs].t = ld->mem.base;
-						pairs[npairs++].b = b;
+					int t[2] = { ld->mem.base, cdqe ? ld->mem.index : -1 };
+					for (int q = 0; q < 2 && npairs < 8; q++) {
+						/* rT == rB: a switch's table of offsets from itself */
+						bool dup = t[q] < 0 || t[q] >= 16 || t[q] == b;
+						for (size_t p = 0; p < npairs && !dup; p++)
+							dup = pairs[p].t == t[q] && pairs[p].b == b;
+						if (!dup) {
+							pairs[npairs].t = t[q];
+							pairs[npairs++].b = b;
+						}
 					}
 					break;
 				}
