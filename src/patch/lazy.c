@@ -1079,6 +1079,7 @@ static void analyze_code(struct proc *p, struct module *m, size_t k, struct lazy
 		.read = ctx_read, .is_code = ctx_is_code, .in_function = ctx_in_function,
 		.is_readonly = ctx_is_readonly, .ctx = &ctx,
 		.insns = d->insns, .ninsns = d->ninsns,
+		.original_returns = p->original_returns,
 	};
 	d->err = x86_analyze(&env, &d->an, &d->reason);
 }

@@ -299,6 +299,13 @@ static int offset_tables(struct x86_analysis *a)
 	const struct x86_reloc_env *env = a->env;
 	struct { int t, b; } pairs[8];
 	size_t npairs = 0;
+	/* Not in a process with original return addresses, attached ones
+	 * among them: a thread a detach finds between the table's load and
+	 * the jump holds an offset from the label's copy, which no register
+	 * translation mends (the original code then adds it to the original
+	 * label). */
+	if (env->original_returns)
+		return 0;
 	for (size_t j = 0; j < a->n && npairs < 8; j++) {
 		if (a->insns[j].kind != X86_IJMP)
 			continue;
