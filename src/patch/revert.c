@@ -175,7 +175,10 @@ static bool add_partners(struct proc *p, struct group *g, size_t i)
 	struct member *me = &g->mem[i];
 	struct lazy_decoded d;
 	lazy_analyze(p, me->m, me->k, &d);   /* a restored copy's decoding has no CFG */
-	uint64_t *out = !d.err && d.an ? malloc(MAX * sizeof(*out)) : NULL;
+	/* not a copy that dispatches through offsets from a label's copy: a
+	 * thread moved to the original code at a block, the label's copy in a
+	 * register, would add the original offsets to it */
+	uint64_t *out = !d.err && d.an && !x86_cfg_has_offset_tables(d.an) ? malloc(MAX * sizeof(*out)) : NULL;
 	bool more = true, ok = out != NULL;
 	const rtl_function *f = rtl_binary_function(me->m->bin, me->k);
 	size_t n = ok ? x86_cfg_targets_outside(d.an, me->entry, f->size, out, MAX, &more) : 0;

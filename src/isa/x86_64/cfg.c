@@ -930,3 +930,11 @@ size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t add
 	}
 	return k;
 }
+
+bool x86_cfg_has_offset_tables(const struct x86_analysis *a)
+{
+	for (size_t t = 0; t < a->ntables; t++)
+		if (a->tables[t].rel_label >= 0)
+			return true;
+	return false;
+}

@@ -265,6 +265,9 @@ size_t x86_external_targets(const struct x86_insn *insns, size_t n, uint64_t add
  * (at most MAX); *MORE when there were more. (A's env need not be alive.) */
 size_t x86_cfg_targets_outside(const struct x86_analysis *a, uint64_t addr, uint64_t size, uint64_t *out,
 			       size_t max, bool *more);
+/* Whether A's copy dispatches through a table of offsets from a label:
+ * a register may then hold the label's copy across blocks. */
+bool x86_cfg_has_offset_tables(const struct x86_analysis *a);
 /* Relocated address of original ADDR (an instruction start), or 0: in R,
  * or in a map kept from one (FROM sorted, N entries). */
 uint64_t x86_map_lookup(const uint64_t *from, const uint64_t *to, size_t n, uint64_t addr);
