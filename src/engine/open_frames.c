@@ -22,6 +22,7 @@
 #include "engine/engine.h"
 #include "isa/x86_64/relocate.h"
 #include "os/linux/os.h"
+#include "patch/patch.h"
 #include "runtime/thread_area.h"
 #include "sample/sample.h"
 #include "util/array.h"
@@ -51,6 +52,18 @@ static struct wanted_fn *wanted_at(struct wanted_fn *w, size_t n, struct module 
 	return NULL;
 }
 
+/* Whether W's function dispatches through a table of offsets from a
+ * label: a register may hold the old copy's label, to which the new copy
+ * would add its own offsets. Such a frame finishes in its old copy. */
+static bool offset_dispatch(struct proc *p, const struct wanted_fn *w)
+{
+	struct lazy_decoded d;
+	lazy_analyze(p, w->m, w->k, &d);
+	bool yes = !d.err && d.an && x86_cfg_has_offset_tables(d.an);
+	lazy_decoded_free(&d);
+	return yes;
+}
+
 /* Where the code at AT in an old copy of W's function goes on in its new
  * copy: the same instruction's code (its snippets first), or its own bytes
  * when AT is at them; 0 if AT is not in an old copy of it or not at such a
@@ -62,7 +75,7 @@ static uint64_t in_new_copy(struct proc *p, const struct wanted_fn *w, uint64_t 
 	uint64_t orig;
 	bool own;
 	if (!copy_map_at(p, at, &c) || c.m != w->m || c.k != w->k || c.entry == fs->entry ||
-	    !copy_original(p, at, &orig, &own))
+	    !copy_original(p, at, &orig, &own) || offset_dispatch(p, w))
 		return 0;
 	uint64_t to = x86_map_lookup(fs->map_from, fs->map_to, fs->nmap, orig);
 	if (!to || !own)
