@@ -35,6 +35,7 @@ struct wanted_fn {
 	size_t k;
 	struct reinstrumented made;
 	bool ok;                  /* made again */
+	int8_t offsets;           /* offset_dispatch: -1 not yet known */
 };
 
 struct walked {
@@ -55,20 +56,22 @@ static struct wanted_fn *wanted_at(struct wanted_fn *w, size_t n, struct module 
 /* Whether W's function dispatches through a table of offsets from a
  * label: a register may hold the old copy's label, to which the new copy
  * would add its own offsets. Such a frame finishes in its old copy. */
-static bool offset_dispatch(struct proc *p, const struct wanted_fn *w)
+static bool offset_dispatch(struct proc *p, struct wanted_fn *w)
 {
-	struct lazy_decoded d;
-	lazy_analyze(p, w->m, w->k, &d);
-	bool yes = !d.err && d.an && x86_cfg_has_offset_tables(d.an);
-	lazy_decoded_free(&d);
-	return yes;
+	if (w->offsets < 0) {   /* once per function, not per frame of it */
+		struct lazy_decoded d;
+		lazy_analyze(p, w->m, w->k, &d);
+		w->offsets = !d.err && d.an && x86_cfg_has_offset_tables(d.an);
+		lazy_decoded_free(&d);
+	}
+	return w->offsets;
 }
 
 /* Where the code at AT in an old copy of W's function goes on in its new
  * copy: the same instruction's code (its snippets first), or its own bytes
  * when AT is at them; 0 if AT is not in an old copy of it or not at such a
  * place. */
-static uint64_t in_new_copy(struct proc *p, const struct wanted_fn *w, uint64_t at)
+static uint64_t in_new_copy(struct proc *p, struct wanted_fn *w, uint64_t at)
 {
 	const struct func_state *fs = &w->m->fs[w->k];
 	struct copy_map c;
@@ -92,7 +95,7 @@ static uint64_t in_new_copy(struct proc *p, const struct wanted_fn *w, uint64_t 
 }
 
 /* Thread T's pc, in an old copy of W's function, moves to its new copy. */
-static void move_pc(struct proc *p, const struct wanted_fn *w, struct thread *t)
+static void move_pc(struct proc *p, struct wanted_fn *w, struct thread *t)
 {
 	uint64_t pc;
 	if (os_get_pc(t->tid, &pc))
@@ -106,7 +109,7 @@ static void move_pc(struct proc *p, const struct wanted_fn *w, struct thread *t)
 
 /* The return address at SLOT, into an old copy of W's function, is made
  * the same place in its new copy. */
-static void move_return(struct proc *p, const struct wanted_fn *w, uint64_t slot)
+static void move_return(struct proc *p, struct wanted_fn *w, uint64_t slot)
 {
 	uint64_t ret, to;
 	if (os_mem_read(p->mem, slot, &ret, 8) || !(to = in_new_copy(p, w, ret)))
@@ -118,7 +121,7 @@ static void move_return(struct proc *p, const struct wanted_fn *w, uint64_t slot
 
 /* Opens W's timers on frame I of walk K (frame I runs W's function). How
  * many frames were opened. */
-static size_t open_frame(struct proc *p, const struct walked *k, size_t i, const struct wanted_fn *w, uint64_t now,
+static size_t open_frame(struct proc *p, const struct walked *k, size_t i, struct wanted_fn *w, uint64_t now,
 			 bool *full)
 {
 	uint64_t sp = k->cfas[i] - 8, ret;
@@ -183,7 +186,7 @@ static bool add_wanted(struct proc *p, struct module *m, size_t k, void *ctx)
 		return true;
 	if (rtl_grow(&l->fns, &l->cap, l->n + 1, sizeof(*l->fns)))
 		return false;
-	l->fns[l->n++] = (struct wanted_fn){ .m = m, .k = k };
+	l->fns[l->n++] = (struct wanted_fn){ .m = m, .k = k, .offsets = -1 };
 	return true;
 }
 
