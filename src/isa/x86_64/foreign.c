@@ -160,14 +160,16 @@ static bool may_branch_into(const rtl_binary *bin, const rtl_function *c, uint64
 		return true;   /* left to the decoder to say */
 	for (size_t i = 0; i < c->size; i++) {
 		uint64_t t = 0;
-		if ((b[i] == 0xeb || (b[i] & 0xf0) == 0x70) && i + 2 <= c->size)   /* jmp, jcc rel8 */
+		int32_t rel;
+		if ((b[i] == 0xeb || (b[i] & 0xf0) == 0x70) && i + 2 <= c->size) {   /* jmp, jcc rel8 */
 			t = c->addr + i + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1];
-		else if (b[i] == 0xe9 && i + 5 <= c->size)   /* jmp rel32 */
-			t = c->addr + i + 5 + (uint64_t)(int64_t)(int32_t)(b[i + 1] | b[i + 2] << 8 | b[i + 3] << 16 |
-									 (uint32_t)b[i + 4] << 24);
-		else if (b[i] == 0x0f && i + 6 <= c->size && (b[i + 1] & 0xf0) == 0x80)   /* jcc rel32 */
-			t = c->addr + i + 6 + (uint64_t)(int64_t)(int32_t)(b[i + 2] | b[i + 3] << 8 | b[i + 4] << 16 |
-									 (uint32_t)b[i + 5] << 24);
+		} else if (b[i] == 0xe9 && i + 5 <= c->size) {   /* jmp rel32 */
+			memcpy(&rel, b + i + 1, 4);
+			t = c->addr + i + 5 + (uint64_t)(int64_t)rel;
+		} else if (b[i] == 0x0f && i + 6 <= c->size && (b[i + 1] & 0xf0) == 0x80) {   /* jcc rel32 */
+			memcpy(&rel, b + i + 2, 4);
+			t = c->addr + i + 6 + (uint64_t)(int64_t)rel;
+		}
 		if (t > lo && t < hi)
 			return true;
 	}
