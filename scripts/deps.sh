@@ -6,7 +6,7 @@
 # are quick.
 set -euo pipefail
 PKGS=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang
   libzydis-dev libzycore-dev libelf-dev libdw-dev libsqlite3-dev liblua5.4-dev libiberty-dev libedit-dev
   valgrind sqlite3 bzip2 lua5.4 python3 libpython3.11-testsuite g++ uftrace dpkg-dev
   openjdk-17-jdk-headless golang-go nodejs openssl libc6-dbg gdb lcov bolt-16

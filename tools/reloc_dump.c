@@ -14,6 +14,7 @@ static uint64_t next_counter = 0x10000000;
 static int rd(void *ctx, const uint64_t addr, void *buf, size_t len) { return rtl_binary_read(bin, addr, buf, len); }
 static uint64_t same(void *ctx, uint64_t addr) { return addr; }
 static uint64_t ctr(void *ctx) { return next_counter += 8; }
+static bool ro(void *ctx, uint64_t addr, size_t len) { return rtl_binary_is_readonly(bin, addr, len); }
 
 int main(int argc, char **argv)
 {
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
 			interior[n++] = cp->target;
 	}
 	struct x86_reloc_env env = { .addr = f->addr, .size = f->size, .code = code, .interior = interior,
-				     .ninterior = n, .read = rd, .redirect = same, .new_counter = ctr,
+				     .ninterior = n, .read = rd, .redirect = same, .new_counter = ctr, .is_readonly = ro,
 				     .entry_counter = 1, .block_counters = 1 };
 	struct x86_reloc r;
 	const char *reason;

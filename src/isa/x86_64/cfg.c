@@ -228,6 +228,14 @@ static bool may_hold_table(const struct x86_reloc_env *env, uint64_t addr)
 	return !(env->is_code && env->is_code(env->ctx, addr));
 }
 
+/* The REX prefix of IN (0 for none): the byte before its one-byte opcode
+ * (prefix_len counts it). */
+static uint8_t rex_of(const struct x86_analysis *a, const struct x86_insn *in)
+{
+	const uint8_t *op = a->env->code + (in->addr - a->env->addr) + in->prefix_len;
+	return in->prefix_len && (op[-1] & 0xf0) == 0x40 ? op[-1] : 0;
+}
+
 /* Whether instruction I loads a 32-bit table entry as gcc -O0 does: 'mov
  * r32,[rB+rI*S]' (S 1 or 4), then 'cdqe' (gdb's demangler: its copies sent
  * every switch to the original code, which then ran into the patches there). */
@@ -239,8 +247,7 @@ static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
 	    in->mem.base >= 16 || in->mem.index < 0 || in->mem.index >= 16 ||
 	    (in->mem.scale != 1 && in->mem.scale != 4))
 		return false;
-	const uint8_t *op = env->code + (in->addr - env->addr) + in->prefix_len;
-	if ((op[0] & 0xf0) == 0x40 && (op[0] & 0x08))
+	if (rex_of(a, in) & 0x08)
 		return false;   /* REX.W: a 64-bit load */
 	const uint8_t *next = env->code + (a->insns[i + 1].addr - env->addr);
 	return a->insns[i + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
@@ -282,6 +289,53 @@ static bool add_reg_reg(const uint8_t *b, size_t len, int *d, int *s)
 	return true;
 }
 
+/* Whether IN is a 64-bit 'mov' between a register and a stack-like slot
+ * [rB+disp] (no index): a load (8b) or a store (89), as OPCODE says;
+ * the register in *REG. */
+static bool slot_move(const struct x86_analysis *a, const struct x86_insn *in, uint8_t opcode, int *reg)
+{
+	const uint8_t *op = a->env->code + (in->addr - a->env->addr) + in->prefix_len;
+	uint8_t rex = rex_of(a, in);
+	if (!in->has_mem || in->is_lea || in->rip_rel || in->opcode != opcode || op[0] != opcode ||
+	    in->mem.base < 0 || in->mem.base >= 16 || in->mem.index != -1 || !(rex & 0x08))
+		return false;
+	*reg = ((op[1] >> 3) & 7) | (rex & 4 ? 8 : 0);
+	return true;
+}
+
+/* The register that holds the target of a dispatch whose straight-line
+ * run ends at instruction J: its 'jmp R'; a jump to a shared 'jmp R' (gcc
+ * -O0); or a jump to a shared 'mov R,[S]; jmp R' of a slot S the run
+ * stored into (clang -O0), then the register stored. *FROM: where the
+ * run before that register's value ends (scanned back from). -1: J ends
+ * no dispatch. */
+static int dispatch_register(const struct x86_analysis *a, size_t j, size_t *from)
+{
+	const struct x86_reloc_env *env = a->env;
+	const struct x86_insn *end = &a->insns[j];
+	long t = end->kind == X86_IJMP ? (long)j : end->kind == X86_JMP ? cfg_index_at(a, end->target) : -1;
+	if (t < 0)
+		return -1;
+	*from = j;
+	const struct x86_insn *to = &a->insns[t];
+	if (to->kind == X86_IJMP)
+		return x86_jmp_register(env->code + (to->addr - env->addr), to->len);
+	int r, q;
+	if ((size_t)t + 1 >= a->n || a->insns[t + 1].kind != X86_IJMP || !slot_move(a, to, 0x8b, &r) ||
+	    r != x86_jmp_register(env->code + (a->insns[t + 1].addr - env->addr), a->insns[t + 1].len))
+		return -1;
+	for (size_t k = j; k-- > 0 && j - k <= 4;) {
+		const struct x86_insn *st = &a->insns[k];
+		if (st->kind != X86_OTHER)
+			return -1;
+		if (slot_move(a, st, 0x89, &q) && st->mem.base == to->mem.base && st->mem.disp == to->mem.disp) {
+			*from = k;
+			return q;
+		}
+	}
+	return -1;
+}
+
 /* Dispatches through a table of offsets from a label of this function:
  * 'goto *(&&L + table[i])', as glibc's vfprintf dispatches on each
  * character of a format (and OCaml's bytecode interpreter on each
@@ -307,10 +361,9 @@ static int offset_tables(struct x86_analysis *a)
 	if (env->original_returns)
 		return 0;
 	for (size_t j = 0; j < a->n && npairs < 8; j++) {
-		if (a->insns[j].kind != X86_IJMP)
-			continue;
-		int r = x86_jmp_register(env->code + (a->insns[j].addr - env->addr), a->insns[j].len);
-		for (size_t k = j; r >= 0 && k-- > 0 && j - k <= 8;) {
+		size_t from = j;
+		int r = dispatch_register(a, j, &from);
+		for (size_t k = from; r >= 0 && k-- > 0 && from - k <= 8;) {
 			const struct x86_insn *in = &a->insns[k];
 			const uint8_t *bytes = env->code + (in->addr - env->addr);
 			int d, s;
@@ -331,9 +384,15 @@ static int offset_tables(struct x86_analysis *a)
 				if ((ld->is_movsxd4 || cdqe) && (ld->dst_reg == d || ld->dst_reg == s)) {
 					int b = ld->dst_reg == d ? s : d;
 					int t[2] = { ld->mem.base, cdqe ? ld->mem.index : -1 };
+					/* rB loaded with a label of this function after the
+					 * table's load (clang -O0 reuses rT for it) */
+					bool rebased = false;
+					for (size_t x = m + 1; x < k && !rebased; x++)
+						rebased = a->insns[x].is_lea && a->insns[x].rip_rel &&
+							  a->insns[x].dst_reg == b && cfg_index_at(a, a->insns[x].target) >= 0;
 					for (int q = 0; q < 2 && npairs < 8; q++) {
 						/* rT == rB: a switch's table of offsets from itself */
-						bool dup = t[q] < 0 || t[q] >= 16 || t[q] == b;
+						bool dup = t[q] < 0 || t[q] >= 16 || (t[q] == b && !rebased);
 						for (size_t p = 0; p < npairs && !dup; p++)
 							dup = pairs[p].t == t[q] && pairs[p].b == b;
 						if (!dup) {
@@ -378,6 +437,104 @@ static int offset_tables(struct x86_analysis *a)
 		if (rtl_grow(&a->label_bases, &a->caplabel_bases, a->nlabel_bases + 1, sizeof(*a->label_bases)))
 			return -ENOMEM;
 		a->label_bases[a->nlabel_bases++] = (struct goto_src){ (uint32_t)k, (uint32_t)label, bl->dst_reg };
+	}
+	return 0;
+}
+
+/* 'add D, imm32' of a 64-bit register (REX.W 05 id into rax, REX.W 81 /0
+ * id): D and the immediate. */
+static bool add_reg_imm32(const uint8_t *b, size_t len, int *d, int64_t *imm)
+{
+	int32_t v;
+	if (len == 6 && b[0] == 0x48 && b[1] == 0x05) {
+		*d = 0;
+		memcpy(&v, b + 2, 4);
+	} else if (len == 7 && (b[0] == 0x48 || b[0] == 0x49) && b[1] == 0x81 && (b[2] & 0xf8) == 0xc0) {
+		*d = (b[2] & 7) | (b[0] & 1 ? 8 : 0);
+		memcpy(&v, b + 3, 4);
+	} else {
+		return false;
+	}
+	*imm = v;
+	return true;
+}
+
+/* Whether instruction M loads a 32-bit entry of a table at an absolute
+ * address into register S, sign-extended: 'movsxd rS,[T+rI*4]', or gcc
+ * -O0's 'mov eax,[T+rI*4]; cdqe'. */
+static bool loads_abs_entry(const struct x86_analysis *a, size_t m, int s)
+{
+	const struct x86_insn *ld = &a->insns[m];
+	if (!ld->has_mem || ld->is_lea || ld->rip_rel || ld->mem.base != -1 || ld->mem.index < 0 ||
+	    ld->mem.index >= 16 || ld->mem.scale != 4 || ld->disp_size != 4 || ld->dst_reg != s)
+		return false;
+	if (ld->opcode == 0x63)
+		return (rex_of(a, ld) & 0x08) != 0;   /* movsxd r64 */
+	if (ld->opcode != 0x8b || s != 0 || m + 1 >= a->n || (rex_of(a, ld) & 0x08))
+		return false;
+	const uint8_t *next = a->env->code + (a->insns[m + 1].addr - a->env->addr);
+	return a->insns[m + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
+}
+
+/* Dispatches through a table of offsets from a label in non-PIE code,
+ * where the label is an immediate: 'movsxd rX,[T+rI*4]; add rX,L; jmp rX'
+ * (gcc), 'lea rX,[rX+L]' (clang), gcc -O0's 'mov eax,[T+rI*4]; cdqe; add
+ * rax,L' and a jump to a shared 'jmp rax'. The copy keeps L (so a thread
+ * needs no translation of it) and its table holds the offsets from L to
+ * the labels' copies, which are within 2 GiB of it (windows lie beside
+ * their modules). Before, the dispatch ran the original code, uncounted. */
+static int label_offset_tables(struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	if (env->original_returns || !env->is_readonly)   /* as offset_tables */
+		return 0;
+	for (size_t j = 0; j < a->n; j++) {
+		size_t from = j;
+		int r = dispatch_register(a, j, &from), s = -1;
+		size_t k = from;
+		int64_t label_addr = 0;
+		/* the add or lea of the label into R */
+		while (r >= 0 && s < 0 && k-- > 0 && from - k <= 8) {
+			const struct x86_insn *in = &a->insns[k];
+			const uint8_t *bytes = env->code + (in->addr - env->addr);
+			int d;
+			if (in->kind != X86_OTHER)
+				break;
+			if (add_reg_imm32(bytes, in->len, &d, &label_addr) && d == r) {
+				s = r;
+			} else if (in->is_lea && !in->rip_rel && in->dst_reg == r && in->mem.base >= 0 &&
+				   in->mem.base < 16 && in->mem.index == -1 && in->disp_size == 4) {
+				s = in->mem.base;
+				label_addr = in->mem.disp;
+			} else if (x86_regs_written(bytes, in->len) & (1u << r)) {
+				break;
+			}
+		}
+		long label = s >= 0 ? cfg_index_at(a, (uint64_t)label_addr) : -1;
+		if (label < 0)
+			continue;
+		/* the table's load into S before it, S written by nothing between */
+		for (size_t m = k; m-- > 0 && k - m <= 8;) {
+			const struct x86_insn *ld = &a->insns[m];
+			if (ld->kind != X86_OTHER)
+				break;
+			if (loads_abs_entry(a, m, s)) {
+				uint64_t table = (uint64_t)ld->mem.disp;
+				if (cfg_inside(a, table) || !env->is_readonly(env->ctx, table, 4 * MIN_OFFSET_ENTRIES))
+					break;
+				int err = add_table(a, m, table, false, true, label, MAX_TABLE_ENTRIES);
+				if (err)
+					return err;
+				if (a->table_of[m] >= 0)
+					a->tables[a->table_of[m]].label_kept = true;
+				break;
+			}
+			/* (cdqe writes rax after the load: the load is one back) */
+			const uint8_t *bytes = env->code + (ld->addr - env->addr);
+			bool cdqe = ld->len == 2 && bytes[0] == 0x48 && bytes[1] == 0x98 && s == 0;
+			if (!cdqe && (x86_regs_written(bytes, ld->len) & (1u << s)))
+				break;
+		}
 	}
 	return 0;
 }
@@ -440,7 +597,8 @@ static int find_jump_tables(struct x86_analysis *a)
 	}
 	free(entered);
 	free(data);
-	return a->has_movsxd4 ? offset_tables(a) : 0;
+	int err = a->has_movsxd4 ? offset_tables(a) : 0;
+	return err ? err : label_offset_tables(a);
 }
 
 /* Whether register R, loaded with a label of this function by instruction

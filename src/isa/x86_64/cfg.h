@@ -16,6 +16,10 @@ struct jump_table {
 	/* int32 entries relative to this function's instruction REL_LABEL
 	 * instead (-1: to base): 'goto *(&&L + table[i])' (offset_tables) */
 	long rel_label;
+	/* the dispatch adds REL_LABEL's original address as an immediate
+	 * (non-PIE: 'add rX,imm32', 'lea rX,[rY+disp32]'), which the copy
+	 * keeps: the copy's entries count from that address */
+	bool label_kept;
 	size_t limit;        /* entries the dispatches may read, at most */
 	size_t n;
 	uint64_t *targets;   /* original target of each entry */

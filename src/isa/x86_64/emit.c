@@ -352,9 +352,11 @@ static int emit_tables(struct emitter *e)
 		x86_align(w, 8, 0xcc);
 		jt->new_base = x86_writer_pc(w);
 		/* offsets from a label: from what the label's lea loads in this
-		 * copy (emit_insn, as a computed goto's) */
+		 * copy (emit_insn, as a computed goto's), or from the original
+		 * label where the dispatch adds it as an immediate it keeps */
 		long rel = jt->rel_label;
 		uint64_t from = rel < 0 ? jt->new_base
+			      : jt->label_kept ? a->insns[rel].addr
 			      : e->pass && !e->switch_at[rel] ? e->out->map_to[rel] : e->label[rel];
 		for (size_t k = 0; k < jt->n; k++) {
 			long idx = cfg_index_at(a, jt->targets[k]);
