@@ -558,6 +558,8 @@ static int find_jump_tables(struct x86_analysis *a)
 		a->has_movsxd4 |= in->is_movsxd4 || is_load32_cdqe(a, i);
 		a->has_index8 |= in->has_mem && !in->is_lea && in->mem.base >= 0 && in->mem.base < 16 &&
 				 in->mem.index >= 0 && in->mem.index < 16 && in->mem.scale == 8;
+		a->has_abs4 |= in->has_mem && !in->is_lea && in->mem.base == -1 && in->mem.index >= 0 &&
+			       in->mem.scale == 4;
 	}
 	/* addresses some lea of this function takes for data: no lea of them
 	 * is a table's (rustc hoists them, and loads the same base again on
@@ -598,7 +600,7 @@ static int find_jump_tables(struct x86_analysis *a)
 	free(entered);
 	free(data);
 	int err = a->has_movsxd4 ? offset_tables(a) : 0;
-	return err ? err : label_offset_tables(a);
+	return err || !a->has_abs4 ? err : label_offset_tables(a);
 }
 
 /* Whether register R, loaded with a label of this function by instruction

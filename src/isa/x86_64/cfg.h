@@ -42,6 +42,7 @@ struct x86_analysis {
 	int32_t *table_of;   /* instruction index -> table it addresses, or -1 */
 	bool has_movsxd4;
 	bool has_index8;     /* some load reads [base + index*8] */
+	bool has_abs4;       /* some load reads [T + index*4], T an absolute address */
 	/* lea r,[rip+L] or mov r,L of a label L of this function that only a
 	 * 'jmp r' in the same block uses: a computed goto, sent to L's copy */
 	struct goto_src { uint32_t insn, target; int reg; } *gotos;  /* ascending */
