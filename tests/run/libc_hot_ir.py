@@ -14,17 +14,24 @@ they run the same code.
 
 reticle runs twice, cold (an empty warm-start cache) and warm.
 
-python3 is not a program for this check: its heap follows its environment
-(valgrind adds LD_PRELOAD), and under callgrind malloc's internals take
-other paths (unlink_chunk 23,900 calls against 1,595). Breakpoint counts
-under gdb, in the environment of reticle's run, agree with reticle's
-(unlink_chunk 1,595, _int_malloc 39,560, malloc_consolidate 9).
+glibc.malloc.top_pad (64 MiB) keeps the number of sbrk calls the same in
+both runs; --no-top-pad leaves it out, for a program whose heap outgrows
+valgrind's brk segment: its first sbrk of 64 MiB fails there, and malloc
+then marks the main arena non-contiguous, which only the valgrind run
+does (python3: _int_free took a block 7,190 times natively and never
+under valgrind, +4.4%; without the pad both runs agree to the instruction).
+
+--placement-dependent GLOBS names functions whose path depends on where
+their data lies (strcmp's page-crossing checks on strings of the stack and
+the heap): their lines are printed ("note") but do not fail. python3's
+__strcmp_avx2 varies by about 1% between two native runs of the same
+command, with or without address randomization.
 
 usage: libc_hot_ir.py RETICLE WORKDIR [--top N] [--tolerance F] [--stdin FILE] [--text BYTES]
-                      -- PROGRAM ARGS...
+                      [--no-top-pad] [--placement-dependent GLOBS] -- PROGRAM ARGS...
 --text writes BYTES of words into WORKDIR/text, which @TEXT@ in ARGS names.
 Prints one line per function; the last line counts passes and failures."""
-import argparse, bisect, collections, os, random, re, shutil, sqlite3, subprocess, sys
+import argparse, bisect, collections, fnmatch, os, random, re, shutil, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from callgrind_oracle import parse_callgrind
 
@@ -41,10 +48,15 @@ ap.add_argument("--top", type=int, default=20)
 ap.add_argument("--tolerance", type=float, default=0.005)
 ap.add_argument("--stdin")
 ap.add_argument("--text", type=int)
+ap.add_argument("--no-top-pad", action="store_true")
+ap.add_argument("--placement-dependent", default="")
 argv = sys.argv[1:]
 prog = argv[argv.index("--") + 1:]
 args = ap.parse_args(argv[:argv.index("--")])
 os.makedirs(args.work, exist_ok=True)
+if args.no_top_pad:
+    TUNABLES = ":".join(t for t in TUNABLES.split(":") if not t.startswith("glibc.malloc.top_pad="))
+placement = [g for g in args.placement_dependent.split(",") if g]
 env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
 if args.text:
     text = os.path.join(args.work, "text")
@@ -118,6 +130,10 @@ def compare(db, tag):
         diff = (counted - ir) / ir
         ok = abs(diff) <= args.tolerance
         why = "" if instrumented else f" (not instrumented: {reason})"
+        if not ok and instrumented and any(fnmatch.fnmatch(name, g) for g in placement):
+            print(f"note [{tag}] {name} at {addr:#x}: callgrind {ir}, reticle {counted} "
+                  f"({diff * 100:+.3f}%), a path that depends on where the data lies")
+            continue
         print(f"{'ok  ' if ok else 'FAIL'} [{tag}] {name} at {addr:#x}: callgrind {ir}, reticle {counted} "
               f"({diff * 100:+.3f}%){why}")
         passed += ok
