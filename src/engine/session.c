@@ -1409,6 +1409,13 @@ static void on_process_exit(struct rtl_session *s, struct proc *p, struct os_sto
 		if (st->kind == OS_SIGNALED)
 			rtl_log(0, "%s (pid %d) killed by signal %d (%s)", p->command ? p->command : "target",
 				(int)p->pid, st->sig, strsignal(st->sig));
+		/* reticle's int3s are served, never delivered: a SIGTRAP that
+		 * kills is the program's own, or one it raised on reading
+		 * reticle's entry patches as code (valgrind's JIT translates
+		 * functions of its tool's own text for the guest) */
+		if (st->kind == OS_SIGNALED && st->sig == SIGTRAP)
+			rtl_warn("if it translates or checks its own machine code (valgrind, an emulator), "
+				 "it met reticle's entry patches there: --modules can leave that module out");
 	}
 	finish_proc(s, p);
 	remove_proc(s, p);
