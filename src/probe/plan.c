@@ -349,10 +349,23 @@ int rtl_plan_count_calls(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 	return err;
 }
 
+/* Whether NAME has the part suffix SUFFIX at its end, or followed by
+ * '.' and a number. */
+static bool has_part_suffix(const char *name, const char *suffix)
+{
+	size_t n = strlen(suffix);
+	for (const char *at = name ? strstr(name, suffix) : NULL; at; at = strstr(at + 1, suffix))
+		if (!at[n] || (at[n] == '.' && at[n + 1] >= '0' && at[n + 1] <= '9'))
+			return true;
+	return false;
+}
+
 bool probe_cold_part(const char *name)
 {
-	const char *cold = name ? strstr(name, ".cold") : NULL;
-	return cold && (!cold[5] || (cold[5] == '.' && cold[6] >= '0' && cold[6] <= '9'));
+	/* BOLT's split functions too: a leaf's '.warm' part keeps its data in
+	 * the red zone across the jump (rust-lld's libLLVM XXH3 hash), where
+	 * an entry snippet would write */
+	return has_part_suffix(name, ".cold") || has_part_suffix(name, ".warm");
 }
 
 int rtl_plan_time_function(const struct rtl_function_cfg *cfg, rtl_plan *plan)

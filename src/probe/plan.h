@@ -67,8 +67,9 @@ const struct plan_point *probe_plan_own(const struct probe_plan *p, enum rtl_poi
 void probe_plan_finish(struct probe_plan *p);
 void probe_plan_free(struct probe_plan *p);
 
-/* Whether NAME is a compiler's cold part (NAME.cold, NAME.cold.N): entered
- * by a jump from its function, whose frame goes on. */
+/* Whether NAME is a part split from a function (gcc's NAME.cold, BOLT's
+ * NAME.cold.N and NAME.warm): entered by a jump from its function, whose
+ * frame (and red zone) goes on. */
 bool probe_cold_part(const char *name);
 
 /* The signal slot's value for function K of BIN (signal.c), 0 when it has
