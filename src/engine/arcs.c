@@ -30,11 +30,16 @@ int arcs_site_init(struct proc *p, struct point_rec *pr)
 	struct window *w = window_of(p, pr->counter, NULL);
 	if (!w || !window_arcs(w))
 		return -ENOSPC;   /* every window has a table (proc.c add_window) */
-	if (w->narc_sites < ARC_MAX_SITES)
+	/* numbers 1 .. ARC_MAX_SITES - 1 are a site's own; the sites past
+	 * them share ARC_MAX_SITES, whose targets mix and are given to none
+	 * (arcs_of_site): said once per module */
+	if (w->narc_sites < ARC_MAX_SITES - 1) {
 		w->narc_sites++;
-	else if (w->narc_sites == ARC_MAX_SITES)
-		rtl_log(1, "pid %d: more than %d indirect call sites in one module: "
-			"the last ones share a number, and their targets mix", (int)p->pid, ARC_MAX_SITES);
+	} else if (w->narc_sites == ARC_MAX_SITES - 1) {
+		w->narc_sites = ARC_MAX_SITES;
+		rtl_log(1, "pid %d: more than %d indirect call sites in one module: the calls of the "
+			"later ones are not counted by target", (int)p->pid, ARC_MAX_SITES - 1);
+	}
 	pr->site = w->narc_sites;
 	write_words(w, pr);
 	return 0;
@@ -93,8 +98,8 @@ size_t arcs_of_site(struct proc *p, const struct arcs *a, const struct point_rec
 		    const struct arc_entry **first)
 {
 	size_t wi;
-	if (!window_of(p, pr->counter, &wi) || wi >= a->nwins || !a->wins[wi].v)
-		return 0;
+	if (pr->site >= ARC_MAX_SITES || !window_of(p, pr->counter, &wi) || wi >= a->nwins || !a->wins[wi].v)
+		return 0;   /* (a shared number: its targets are several sites') */
 	const struct arc_entry *v = a->wins[wi].v;
 	size_t n = a->wins[wi].n, lo = 0, hi = n;
 	uint64_t prefix = (uint64_t)pr->site << ARC_SITE_SHIFT;
