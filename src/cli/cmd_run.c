@@ -159,6 +159,13 @@ int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_col
 	*n = 0;
 	if (!copy)
 		return -ENOMEM;
+	size_t len = strlen(list);
+	if (len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))) {
+		/* '-c fcount,' is likely a name left out, not one collector */
+		cli_error("%s: an empty name in the collector list '%s' (built in: %s)", cmd, list, builtin_names());
+		free(copy);
+		return -RTL_ERR_UNKNOWN_COLLECTOR;
+	}
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(name, "shim:", 5)) {
 			char *end;

@@ -28,6 +28,8 @@ expect 126 "truncated ELF" -- run -- "$W/truncated"
 expect 126 "another architecture.*reticle sim" -- run -- "$W/riscv"
 expect 2 "unknown collector 'nope'" -- run -c nope -- /bin/true
 expect 2 "no collector given" -- run -c '' -- /bin/true
+expect 2 "an empty name in the collector list" -- run -c 'fcount,' -- /bin/true
+expect 2 "an empty name in the collector list" -- run -c 'fcount,,bbcount' -- /bin/true
 expect 2 "no program" -- run
 expect 2 "unknown option" -- run --bogus -- /bin/true
 expect 126 "Permission denied\|is a directory\|Is a directory" -- run -- "$W"
