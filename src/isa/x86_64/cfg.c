@@ -236,12 +236,18 @@ static uint8_t rex_of(const struct x86_analysis *a, const struct x86_insn *in)
 	return in->prefix_len && (op[-1] & 0xf0) == 0x40 ? op[-1] : 0;
 }
 
+/* Whether instruction I is 'cdqe' (48 98): eax sign-extended into rax. */
+static bool is_cdqe(const struct x86_analysis *a, size_t i)
+{
+	const uint8_t *b = a->env->code + (a->insns[i].addr - a->env->addr);
+	return a->insns[i].len == 2 && b[0] == 0x48 && b[1] == 0x98;
+}
+
 /* Whether instruction I loads a 32-bit table entry as gcc -O0 does: 'mov
  * r32,[rB+rI*S]' (S 1 or 4), then 'cdqe' (gdb's demangler: its copies sent
  * every switch to the original code, which then ran into the patches there). */
 static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
 {
-	const struct x86_reloc_env *env = a->env;
 	const struct x86_insn *in = &a->insns[i];
 	if (i + 1 >= a->n || !in->has_mem || in->is_lea || in->opcode != 0x8b || in->mem.base < 0 ||
 	    in->mem.base >= 16 || in->mem.index < 0 || in->mem.index >= 16 ||
@@ -249,8 +255,7 @@ static bool is_load32_cdqe(const struct x86_analysis *a, size_t i)
 		return false;
 	if (rex_of(a, in) & 0x08)
 		return false;   /* REX.W: a 64-bit load */
-	const uint8_t *next = env->code + (a->insns[i + 1].addr - env->addr);
-	return a->insns[i + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
+	return is_cdqe(a, i + 1);
 }
 
 /* Whether the register a rip-relative lea (instruction I) loads is next
@@ -470,10 +475,7 @@ static bool loads_abs_entry(const struct x86_analysis *a, size_t m, int s)
 		return false;
 	if (ld->opcode == 0x63)
 		return (rex_of(a, ld) & 0x08) != 0;   /* movsxd r64 */
-	if (ld->opcode != 0x8b || s != 0 || m + 1 >= a->n || (rex_of(a, ld) & 0x08))
-		return false;
-	const uint8_t *next = a->env->code + (a->insns[m + 1].addr - a->env->addr);
-	return a->insns[m + 1].len == 2 && next[0] == 0x48 && next[1] == 0x98;
+	return ld->opcode == 0x8b && s == 0 && m + 1 < a->n && !(rex_of(a, ld) & 0x08) && is_cdqe(a, m + 1);
 }
 
 /* Dispatches through a table of offsets from a label in non-PIE code,
@@ -530,9 +532,8 @@ static int label_offset_tables(struct x86_analysis *a)
 				break;
 			}
 			/* (cdqe writes rax after the load: the load is one back) */
-			const uint8_t *bytes = env->code + (ld->addr - env->addr);
-			bool cdqe = ld->len == 2 && bytes[0] == 0x48 && bytes[1] == 0x98 && s == 0;
-			if (!cdqe && (x86_regs_written(bytes, ld->len) & (1u << s)))
+			if (!(s == 0 && is_cdqe(a, m)) &&
+			    (x86_regs_written(env->code + (ld->addr - env->addr), ld->len) & (1u << s)))
 				break;
 		}
 	}
