@@ -19,7 +19,8 @@
  * are written as callgrind's --collect-jumps=yes writes them: jcnd= for
  * each conditional branch that jumped (edges: times it jumped, of times it
  * ran), jump= for each direct jump that ends an executed block (bbcount),
- * into another function's middle too, not to its start (a tail call);
+ * into another function's middle too, not to its start nor out of every
+ * function the profile knows (a tail call, through a PLT stub too);
  * fall-throughs are not jumps, nor are indirect jumps (their targets are
  * not counted apart) or rep string instructions. */
 #include <errno.h>
@@ -623,11 +624,15 @@ static void write_jumps(FILE *out, struct export *x, size_t v, size_t *b)
 			k++;
 			/* a jump to another function's start is a tail call,
 			 * which callgrind counts as a call; one into another's
-			 * middle (a part split off, .cold) is a jump */
+			 * middle (a part split off, .cold) is a jump. A jump out
+			 * to code of no function in the profile (a PLT stub:
+			 * `jmp free@plt`) is a tail call too */
 			uint64_t last = blk->placed ? x->places.v[blk->first + blk->ninstrs - 1].addr : 0;
 			if (blk->count && !cgp_block_jump(&x->places, f->module, blk->addr, blk->ninstrs,
 							  last, &site, &target) &&
-			    (target == f->addr || !starts_function(x, f->module_id, target)))
+			    ((target >= f->addr && target < f->addr + f->size) ||
+			     (function_at(x, f->module_id, target) != (size_t)-1 &&
+			      !starts_function(x, f->module_id, target))))
 				write_jump(out, x, v, site, target, blk->count, NULL);
 			continue;
 		}
