@@ -2,7 +2,7 @@
  * `reticle run -c fcount,bbcount`) and writes it again to OUT.db through
  * the API in the engine's order (src/engine/finish.c: all modules and
  * functions, then per function fcount's counts, bbcount's blocks, call
- * sites and instruction count). Ids come out as in IN.db, so both files
+ * sites, metrics (bbcount's rep iterations) and instruction count). Ids come out as in IN.db, so both files
  * dump the same rows; under callgrind it gives the write cost of a real
  * profile's mix of rows: valgrind --tool=callgrind
  * --toggle-collect=write_profile counts the writing alone.
@@ -21,9 +21,10 @@ struct rows {
 	rtl_profile_function *fns;
 	rtl_profile_block *blocks;
 	rtl_profile_call *calls;
+	rtl_profile_metric *metrics;     /* names copied */
 	char **meta;                 /* key, value, key, value, ... */
 	rtl_profile_process *procs;
-	size_t nmods, nfns, nblocks, ncalls, nmeta, nprocs;
+	size_t nmods, nfns, nblocks, ncalls, nmeta, nprocs, nmetrics;
 };
 
 static void *grow(void *v, size_t n, size_t size)
@@ -105,6 +106,25 @@ static int read_call(const rtl_profile_call *c, void *user)
 	return 0;
 }
 
+static int read_metric(const rtl_profile_metric *m, void *user)
+{
+	struct rows *r = user;
+
+	r->metrics = grow(r->metrics, r->nmetrics, sizeof(*m));
+	r->metrics[r->nmetrics] = *m;
+	r->metrics[r->nmetrics++].name = dup(m->name);
+	return 0;
+}
+
+static int by_function(const void *a, const void *b)
+{
+	const rtl_profile_metric *x = a, *y = b;
+
+	if (x->function != y->function)
+		return (x->function > y->function) - (x->function < y->function);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
 static int by_id(const void *a, const void *b)
 {
 	const rtl_profile_function *x = a, *y = b;
@@ -126,15 +146,18 @@ static int read_rows(const char *path, struct rows *r)
 	    !(err = rtl_profile_foreach_function_by_addr(p, 1, read_function, r)) &&
 	    !(err = rtl_profile_foreach_block(p, -1, read_block, r)))
 		err = rtl_profile_foreach_call(p, read_call, r);
+	if (!err)
+		err = rtl_profile_foreach_metric(p, read_metric, r);
 	rtl_profile_close(p);
 	qsort(r->fns, r->nfns, sizeof(*r->fns), by_id);
+	qsort(r->metrics, r->nmetrics, sizeof(*r->metrics), by_function);
 	return err;
 }
 
 /* Blocks and calls are sorted by function, so each function's are a run. */
 static int write_rows(rtl_profile *p, const struct rows *r)
 {
-	size_t b = 0, c = 0;
+	size_t b = 0, c = 0, m = 0;
 	int64_t id;
 	int err = 0;
 
@@ -165,6 +188,9 @@ static int write_rows(rtl_profile *p, const struct rows *r)
 		for (; c < r->ncalls && r->calls[c].caller == f->id && !err; c++)
 			err = rtl_profile_add_call(p, f->id, r->calls[c].site, r->calls[c].callee,
 						   r->calls[c].count);
+		for (; m < r->nmetrics && r->metrics[m].function == f->id && !err; m++)
+			err = rtl_profile_add_metric(p, f->id, r->metrics[m].name, r->metrics[m].site,
+						     r->metrics[m].value);
 		if (!err && (f->have & RTL_HAVE_INSTRS))
 			err = rtl_profile_set_function_counts(p, f->id, RTL_HAVE_INSTRS, 0, f->instrs);
 	}

@@ -5,6 +5,7 @@
 
 /* a counter at every block, and the iterations of rep string instructions
  * (valgrind counts each as an instruction executed) */
+#define REP_METRIC "rep_iterations"   /* src/report/ knows it too (RPT_REP_METRIC) */
 static int bbcount_plan(const struct rtl_function_cfg *cfg, rtl_plan *plan)
 {
 	static const struct rtl_snippet count = { .op = RTL_PRIM_COUNT };
@@ -24,6 +25,10 @@ static int bbcount_finish(const struct rtl_function_view *f, rtl_profile *p)
 		instrs += bv->count * bv->ninstrs + bv->rep_iterations;
 		if (bv->count)
 			err = rtl_profile_add_block(p, f->id, bv->addr, bv->ninstrs, bv->count);
+		/* per block, for reports that count instructions one by one
+		 * (--inline, the callgrind export's positions) */
+		if (!err && bv->count && bv->rep_iterations)
+			err = rtl_profile_add_metric(p, f->id, REP_METRIC, bv->addr, (double)bv->rep_iterations);
 	}
 	/* a call ends its block, so the block's count is the call's count */
 	for (size_t c = 0; c < f->ncalls && !err; c++) {

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/error.h>
@@ -37,6 +38,7 @@
 struct cg_block {
 	size_t fn;
 	uint64_t addr, ir, count;
+	uint64_t reps;        /* iterations of its rep string instructions */
 	uint32_t ninstrs;
 	int placed;           /* its instructions are in places.v from first */
 	size_t first;
@@ -58,6 +60,7 @@ struct export {
 	uint64_t *time_self, *time_calls;  /* per function, from function_times */
 	struct cg_pair { size_t from, to; uint64_t calls, below; double inclusive; } *pairs;
 	size_t npairs;                   /* caller-callee arcs of the context tree */
+	struct rpt_reps reps;            /* rep string iterations by block */
 	struct cg_ctx {                  /* contexts by id */
 		uint64_t id, calls, below;   /* below: calls in its subtree, its own too */
 		size_t fn, parent;           /* parent: index, or -1 at a root */
@@ -106,9 +109,10 @@ static int add_block(const rtl_profile_block *b, void *user)
 		return 0;
 	if (rtl_grow(&x->blocks, &x->cap_blocks, x->nblocks + 1, sizeof(*x->blocks)))
 		return -ENOMEM;
+	uint64_t reps = rpt_reps_of(&x->reps, b->function, b->addr);
 	x->blocks[x->nblocks++] = (struct cg_block){ .fn = fn, .addr = b->addr, .count = b->count,
-						     .ir = (uint64_t)b->ninstrs * b->count,
-						     .ninstrs = b->ninstrs };
+						     .ir = (uint64_t)b->ninstrs * b->count + reps,
+						     .reps = reps, .ninstrs = b->ninstrs };
 	return 0;
 }
 
@@ -339,7 +343,7 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	int err, nev = 0;
 
 	x->ev_ir = x->ev_calls = x->ev_time = -1;
-	if ((err = rpt_rows_load(p, 1, 1, &x->rows)))
+	if ((err = rpt_rows_load(p, 1, 1, &x->rows)) || (err = rpt_reps_load(p, &x->reps)))
 		return err;
 	n = x->rows.n + 1;
 	x->time_self = calloc(n, sizeof(*x->time_self));
@@ -403,6 +407,7 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 static void free_export(struct export *x)
 {
 	rpt_rows_free(&x->rows);
+	rpt_reps_free(&x->reps);
 	free(x->by_id);
 	free(x->time_self);
 	free(x->time_calls);
@@ -507,12 +512,19 @@ static void write_self(FILE *out, struct export *x, size_t v)
 		struct cg_place whole = { b->addr, 0, 0 };
 		/* placed: one cost line per instruction, else one for the block */
 		size_t n = b->placed ? b->ninstrs : 1;
+		uint64_t reps = b->reps;
 
 		for (size_t i = 0; i < n; i++) {
 			const struct cg_place *at = b->placed ? &x->places.v[b->first + i] : &whole;
+			bool rep = false;
 
+			/* a rep string instruction: each iteration an Ir (the
+			 * block's, on its first one) */
+			if (b->placed && reps)
+				cgp_insn_len_rep(rpt_sources_binary(&x->places.src, f->module), at->addr, &rep);
 			memset(c, 0, sizeof(c));
-			c[x->ev_ir] = b->placed ? b->count : b->ir;
+			c[x->ev_ir] = b->placed ? b->count + (rep ? reps : 0) : b->ir;
+			reps = rep ? 0 : reps;
 			if (!entry_done && at->addr == f->addr) {
 				if (x->ev_calls >= 0)
 					c[x->ev_calls] = x->self[v][x->ev_calls];

@@ -87,6 +87,16 @@ size_t cgp_decode(rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_i
 	return 0;
 }
 
+size_t cgp_insn_len_rep(rtl_binary *bin, uint64_t addr, bool *rep)
+{
+	uint8_t code[15];
+	struct x86_insn in;
+	size_t len = cgp_decode(bin, addr, code, &in);
+
+	*rep = len && in.rep;
+	return len;
+}
+
 size_t cgp_insn_len(rtl_binary *bin, uint64_t addr)
 {
 	uint8_t code[15];

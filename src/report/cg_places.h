@@ -7,6 +7,7 @@
 #define RETICLE_REPORT_CG_PLACES_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "report/report_priv.h"
 
@@ -42,6 +43,9 @@ void cgp_free(struct cg_places *p);
 /* The length of the instruction at link-time ADDR of BIN's file, or 0 when
  * it cannot be read or decoded. */
 size_t cgp_insn_len(struct rtl_binary *bin, uint64_t addr);
+/* The same, and *REP: a rep string instruction (its iterations count as
+ * instructions executed). */
+size_t cgp_insn_len_rep(struct rtl_binary *bin, uint64_t addr, bool *rep);
 /* The same, with the bytes read (CODE) and the instruction decoded (IN). */
 size_t cgp_decode(struct rtl_binary *bin, uint64_t addr, uint8_t code[15], struct x86_insn *in);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_priv.h"
+#include "util/array.h"
 
 struct summed {
 	char *name;           /* owned by the first entry of its name */
@@ -21,8 +22,8 @@ static int add_metric(const rtl_profile_metric *m, void *user)
 {
 	struct sums *s = user;
 	struct summed *last = s->n ? &s->v[s->n - 1] : NULL;
-	if (!strcmp(m->name, RPT_LOOP_METRIC))
-		return 0;   /* loops.c lists them per loop */
+	if (!strcmp(m->name, RPT_LOOP_METRIC) || !strcmp(m->name, RPT_REP_METRIC))
+		return 0;   /* loops.c lists them per loop; rep iterations are in the instructions */
 	/* rows come by name, then function */
 	if (last && !strcmp(last->name, m->name) && last->function == m->function) {
 		last->value += m->value;
@@ -96,4 +97,41 @@ out:
 	free(s.v);
 	rpt_rows_free(&rows);
 	return err;
+}
+
+static int add_rep(const rtl_profile_metric *m, void *user)
+{
+	struct rpt_reps *r = user;
+	if (strcmp(m->name, RPT_REP_METRIC))
+		return 0;
+	if (rtl_grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		return -ENOMEM;
+	r->v[r->n++] = (struct rpt_rep){ m->function, m->site, (uint64_t)m->value };
+	return 0;
+}
+
+int rpt_reps_load(rtl_profile *p, struct rpt_reps *r)
+{
+	*r = (struct rpt_reps){ 0 };
+	return rtl_profile_foreach_metric(p, add_rep, r);   /* by function, then site */
+}
+
+uint64_t rpt_reps_of(const struct rpt_reps *r, int64_t function, uint64_t block)
+{
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rpt_rep *x = &r->v[mid];
+		if (x->function < function || (x->function == function && x->block < block))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n && r->v[lo].function == function && r->v[lo].block == block ? r->v[lo].iterations : 0;
+}
+
+void rpt_reps_free(struct rpt_reps *r)
+{
+	free(r->v);
+	*r = (struct rpt_reps){ 0 };
 }

@@ -46,6 +46,17 @@ int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown
 /* The loops collector's metric, and its table (loops.c); the metric
  * tables leave it to that one. */
 #define RPT_LOOP_METRIC "loop_iterations"
+/* bbcount's iterations of the rep string instructions of a block (the
+ * metric's site: the block's address), which valgrind counts as
+ * instructions executed */
+#define RPT_REP_METRIC "rep_iterations"
+/* Those metrics, for a lookup by function and block (metrics.c). */
+struct rpt_rep { int64_t function; uint64_t block, iterations; };
+struct rpt_reps { struct rpt_rep *v; size_t n, cap; };
+int rpt_reps_load(rtl_profile *p, struct rpt_reps *r);
+/* The rep iterations of FUNCTION's block at BLOCK (0 if none). */
+uint64_t rpt_reps_of(const struct rpt_reps *r, int64_t function, uint64_t block);
+void rpt_reps_free(struct rpt_reps *r);
 int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The load-imbalance table of a merged profile with ranks (ranks.c). */
 int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out);

@@ -867,7 +867,10 @@ static int find_blocks(struct x86_analysis *a, const char **reason)
 	a->leader[0] = true;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
-		if (ends_block(in) && i + 1 < a->n)
+		/* a rep string instruction ends its block too (valgrind's
+		 * translation loops on it alone): its block's counter of
+		 * iterations is then its own, for reports by instruction */
+		if ((ends_block(in) || in->rep) && i + 1 < a->n)
 			a->leader[i + 1] = true;
 		if ((in->kind == X86_JMP || in->kind == X86_JCC || in->kind == X86_LOOP ||
 		     in->kind == X86_CALL) && cfg_inside(a, in->target)) {
