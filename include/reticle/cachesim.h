@@ -101,6 +101,14 @@ RTL_API int rtl_cachesim_enable_attribution(rtl_cachesim *b, int cfg, int level)
  * attributing them takes every access off it (about 2.5x slower). */
 RTL_API int rtl_cachesim_enable_miss_attribution(rtl_cachesim *b, int cfg, int level);
 
+/* Runs the bank's simulation on up to N threads (the caller's among them):
+ * its engines fall into independent groups (a first level with the levels
+ * it feeds; hierarchies that share a first level, one group), shared out
+ * by their expected cost, every pushed chunk simulated by all at once.
+ * Counts do not change. Before the first push; N of 1 (the default) runs
+ * everything in the caller. Returns 0 or -EINVAL/-EBUSY. */
+RTL_API int rtl_cachesim_set_threads(rtl_cachesim *b, int n);
+
 /* Simulates N accesses through every hierarchy of the bank. -EINVAL (and
  * nothing simulated) if an access has a kind other than LOAD..IFETCH. */
 RTL_API int rtl_cachesim_push(rtl_cachesim *b, const rtl_access *acc, size_t n);

@@ -2,6 +2,7 @@
  * pushed accesses chunk by chunk, and reads statistics back.
  * See cache_internal.h for the engine/consumer model. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <reticle/cachesim.h>
@@ -30,6 +31,7 @@ void rtl_cachesim_destroy(rtl_cachesim *b)
 {
 	if (!b)
 		return;
+	cs_workers_stop(b->workers);
 	for (int i = 0; i < b->neng; i++) {
 		struct cs_engine *e = b->eng[i];
 		free(e->tags);
@@ -37,6 +39,7 @@ void rtl_cachesim_destroy(rtl_cachesim *b)
 		free(e->stamp);
 		free(e->plru);
 		free(e->hist);
+		free(e->merge);
 		cs_lineset_free(&e->seen);
 		free(e);
 	}
@@ -57,7 +60,6 @@ void rtl_cachesim_destroy(rtl_cachesim *b)
 	free(b->eng);
 	free(b->cons);
 	free(b->cfgs);
-	free(b->merge);
 	free(b->idx_i);
 	free(b->idx_d);
 	free(b);
@@ -88,6 +90,16 @@ int rtl_cachesim_enable_reuse(rtl_cachesim *b, uint32_t line)
 	if (!line || (line & (line - 1)))
 		return -EINVAL;
 	b->reuse_line = line;
+	return 0;
+}
+
+int rtl_cachesim_set_threads(rtl_cachesim *b, int n)
+{
+	if (b->built)
+		return -EBUSY;
+	if (n < 1)
+		return -EINVAL;
+	b->threads = n;
 	return 0;
 }
 
@@ -297,24 +309,29 @@ int cs_bank_build(rtl_cachesim *b)
 	b->idx_d = malloc(b->chunk * sizeof(*b->idx_d));
 	if (!b->idx_i || !b->idx_d)
 		return -ENOMEM;
+	/* a chunk of one access (inclusive hierarchies) is too little work to
+	 * hand out */
+	if (b->threads > 1 && b->chunk > 1)
+		b->workers = cs_workers_start(b, b->threads);
 	b->built = 1;
 	return 0;
 }
 
-/* The input of a lower engine fed by two streams, merged in program order. */
-static const rtl_access *merged(rtl_cachesim *b, struct cs_stream *x, struct cs_stream *y, size_t *n)
+/* The input of lower engine E fed by two streams, merged in program order
+ * (in E's own scratch: engines may run on different threads). */
+static const rtl_access *merged(struct cs_engine *e, struct cs_stream *x, struct cs_stream *y, size_t *n)
 {
 	size_t i = 0, j = 0, k = 0;
 
 	*n = x->n + y->n;
-	if (rtl_grow(&b->merge, &b->merge_cap, *n, sizeof(*b->merge)))
+	if (rtl_grow(&e->merge, &e->merge_cap, *n, sizeof(*e->merge)))
 		return NULL;
 	while (i < x->n || j < y->n)
 		if (j == y->n || (i < x->n && CS_SEQ(x->v[i].kind) <= CS_SEQ(y->v[j].kind)))
-			b->merge[k++] = x->v[i++];
+			e->merge[k++] = x->v[i++];
 		else
-			b->merge[k++] = y->v[j++];
-	return b->merge;
+			e->merge[k++] = y->v[j++];
+	return e->merge;
 }
 
 /* A root stack engine of a split L1 (fetches only, or data only). */
@@ -361,20 +378,15 @@ static void pair_roots(rtl_cachesim *b)
 	}
 }
 
-static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
+/* The engines of worker W (every engine when W < 0) over chunk A of N,
+ * in depth order: a lower engine after the ones that feed it. */
+static void run_engines(rtl_cachesim *b, const rtl_access *a, size_t n, int w)
 {
-	size_t ni = 0, nd = 0;
-	int split = 0;
-
-	for (int i = 0; i < b->neng && !split; i++)
-		split = split_root(b->eng[i]) && b->eng[i]->pair < 0;
-	if (split)
-		partition(b, a, n, &ni, &nd);
 	for (int i = 0; i < b->neng; i++) {
 		struct cs_engine *e = b->eng[i];
 		const rtl_access *in = a;
 		size_t m = n;
-		if (e->driven)
+		if (e->driven || (w >= 0 && e->worker != w))
 			continue;
 		if (split_root(e) && e->pair >= 0) {
 			if (e->filter == 1u << RTL_ACC_IFETCH)
@@ -383,12 +395,14 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 		}
 		if (split_root(e)) {
 			int fetch = e->filter == 1u << RTL_ACC_IFETCH;
-			cs_stack_run_idx(e, a, fetch ? b->idx_i : b->idx_d, fetch ? ni : nd, 1);
+			cs_stack_run_idx(e, a, fetch ? b->idx_i : b->idx_d, fetch ? b->ni : b->nd, 1);
 			continue;
 		}
 		if (e->src[1]) {
-			if (!(in = merged(b, e->src[0]->out, e->src[1]->out, &m)))
-				return -ENOMEM;
+			if (!(in = merged(e, e->src[0]->out, e->src[1]->out, &m))) {
+				atomic_store(&b->nomem, 1);
+				continue;
+			}
 		} else if (e->src[0]) {
 			in = e->src[0]->out->v;
 			m = e->src[0]->out->n;
@@ -398,9 +412,26 @@ static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
 		else
 			cs_generic_run(e, in, m, !e->src[0]);
 	}
+}
+
+static int run_chunk(rtl_cachesim *b, const rtl_access *a, size_t n)
+{
+	int split = 0;
+
+	for (int i = 0; i < b->neng && !split; i++)
+		split = split_root(b->eng[i]) && b->eng[i]->pair < 0;
+	b->ni = b->nd = 0;
+	if (split)
+		partition(b, a, n, &b->ni, &b->nd);
+	if (b->workers)
+		cs_workers_run(b->workers, b, a, n, run_engines);
+	else
+		run_engines(b, a, n, -1);
 	for (int i = 0; i < b->ncons; i++)
 		if (b->cons[i]->out)
 			b->cons[i]->out->n = 0;
+	if (atomic_exchange(&b->nomem, 0))
+		return -ENOMEM;
 	if (b->reuse)
 		cs_reuse_run(b->reuse, a, n);
 	return 0;

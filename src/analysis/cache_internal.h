@@ -95,6 +95,10 @@ struct cs_engine {
 	int any_wt, any_wb, any_attr;
 	uint32_t gate;            /* depth from which cs_consumers() must run */
 	uint32_t wb_mask;         /* stack: bits of the write-back consumers */
+	int worker;               /* the thread that runs it (cache_workers.c) */
+	/* scratch of a lower engine fed by two streams: their merge */
+	rtl_access *merge;
+	size_t merge_cap;
 };
 
 /* cache_lineset.c */

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
@@ -443,6 +444,7 @@ int cmd_cachesim(int argc, char **argv)
 	for (int i = 0; i < o.ncfg; i++)
 		if (rtl_cachesim_add(b, &o.cfg[i]) < 0)
 			goto out;
+	rtl_cachesim_set_threads(b, (int)sysconf(_SC_NPROCESSORS_ONLN));   /* several first levels at once */
 	if (o.mrc && rtl_cachesim_enable_reuse(b, o.mrc_line) < 0)
 		goto out;
 	if (o.attr_level >= 0 && (!o.ncfg || rtl_cachesim_enable_attribution(b, 0, o.attr_level) < 0)) {

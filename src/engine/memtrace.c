@@ -5,14 +5,18 @@
  * instruction by kind, and every cache configuration of the session's bank
  * fed with the records in the order they are drained (a thread's in its
  * own order, threads buffer by buffer). A drained buffer is copied out and
- * the thread goes on at once; a consumer thread of reticle, on another
- * CPU, simulates the copies meanwhile (eight at most wait for it). */
+ * the thread goes on at once; two stages of reticle's threads take it from
+ * there, each on a CPU of its own when one is idle: the first expands the
+ * records into accesses and counts them per instruction, the second
+ * drives the bank with them (eight buffers at most wait for the first,
+ * sixteen chunks of accesses for the second). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <reticle/cachesim.h>
 #include <reticle/error.h>
 #include "analysis/bank_profile.h"
@@ -22,6 +26,7 @@
 #include "isa/x86_64/memtrace.h"
 #include "os/linux/os.h"
 #include "util/array.h"
+#include "util/fifo.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/thread.h"
@@ -45,6 +50,9 @@ struct mem_point {
 };
 
 enum { CHUNK_BITS = 16, CHUNK = 1 << CHUNK_BITS, MAX_CHUNKS = 1 << 14, QUEUE = 8 };
+/* Accesses handed to the simulating stage at a time, and how many such
+ * chunks may wait for it */
+enum { SIM_CHUNK = 16384, SIM_QUEUE = 16 };
 
 /* A copy's own jump table [LO, HI) (isa/x86_64/emit.c copies them, and
  * twins have theirs): a load from it is the program's load from its
@@ -64,6 +72,15 @@ struct batch {
 	uint64_t *w;
 	size_t n;                 /* words */
 	bool lower;               /* a lower-level warm-up's records */
+};
+
+/* The simulating stage's work, in order: accesses to simulate (or to warm
+ * the lower levels with), or a window's start or end (N: its number). */
+enum sim_op { SIM_PUSH, SIM_LOWER, SIM_STARTS, SIM_ENDS };
+struct sim_item {
+	rtl_access *a;
+	size_t n;
+	enum sim_op op;
 };
 
 /* Where an area's thread is on the way to its next traced window: running
@@ -86,19 +103,18 @@ struct memtrace {
 	size_t nsorted, capsorted, last_tab;
 	uint64_t tab_lo, tab_span;
 	rtl_cachesim *bank;
-	/* the consumer thread and its queue of batches */
-	pthread_t thread;
-	bool started, closing;
-	pthread_mutex_t lock;
-	pthread_cond_t more, room;
-	struct batch queue[QUEUE];
-	size_t head, len;
+	/* the two stages: drained batches expanded into accesses, then
+	 * chunks of those simulated */
+	struct rtl_fifo expand, sim;
 	const struct os_cpus *cpus;
-	/* the consumer's */
+	/* the expanding stage's: the chunk it fills */
 	uint64_t records, accesses, bad;
-	rtl_access buf[4096];
+	rtl_access *buf;
 	size_t nbuf;
-	bool lowering, lower_exact;  /* the batch warms the lower levels; which the bank cannot do alone */
+	bool lowering;            /* the batch warms the lower levels */
+	/* the simulating stage's: caches whose lower levels the bank cannot
+	 * warm alone (warmed exactly) */
+	bool lower_exact;
 	/* --sample periodic:ON:OFF: instructions traced, then not, per thread
 	 * (its clock, TA_MT_CLOCK); an area's records are dropped while
 	 * it is off. Each period of ON+OFF has its window at a random offset
@@ -141,6 +157,9 @@ struct memtrace {
 };
 
 static void memtrace_free_state(struct memtrace *mt);
+static void expand_batch(void *ctx, void *item);
+static void simulate(void *ctx, void *item);
+static void stage_starts(void *ctx);
 
 /* The estimate's strata: SimPoint's clusters (points of one cluster share
  * its weight, each holding its part), or one for periodic windows. */
@@ -186,9 +205,12 @@ static struct memtrace *state(struct proc *p)
 		free(mt);
 		return NULL;
 	}
-	pthread_mutex_init(&mt->lock, NULL);
-	pthread_cond_init(&mt->more, NULL);
-	pthread_cond_init(&mt->room, NULL);
+	if (rtl_fifo_init(&mt->expand, sizeof(struct batch), QUEUE, expand_batch, stage_starts, mt) ||
+	    rtl_fifo_init(&mt->sim, sizeof(struct sim_item), SIM_QUEUE, simulate, stage_starts, mt)) {
+		memtrace_free_state(mt);
+		return NULL;
+	}
+	mt->buf = malloc(SIM_CHUNK * sizeof(*mt->buf));
 	mt->cpus = session_placement(p->s) ? placement_all_cpus(session_placement(p->s)) : NULL;
 	session_memtrace_sample(p->s, &mt->on, &mt->off, &mt->warm, &mt->warm_lower);
 	const uint32_t *cluster;
@@ -206,6 +228,9 @@ static struct memtrace *state(struct proc *p)
 	}
 	for (size_t i = 0; i < n; i++)
 		rtl_cachesim_add(mt->bank, &cfgs[i]);
+	/* a bank of several first levels simulated on every CPU (the
+	 * program mostly waits for it) */
+	rtl_cachesim_set_threads(mt->bank, (int)sysconf(_SC_NPROCESSORS_ONLN));
 	/* per-instruction misses of the first configuration's first data level */
 	if (n)
 		rtl_cachesim_enable_miss_attribution(mt->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D : RTL_L1);
@@ -338,39 +363,39 @@ void memtrace_untraced(struct proc *p, uint64_t insn)
 
 /* Dinero's extended din: r (a load; a modify, as cachegrind counts it, is
  * m: Dinero's misc, read as a read), w (a store), hex address and size. */
-static void write_din(struct memtrace *mt)
+static void write_din(struct memtrace *mt, const rtl_access *a, size_t n)
 {
 	static const char kind[] = { [RTL_ACC_LOAD] = 'r', [RTL_ACC_STORE] = 'w', [RTL_ACC_MODIFY] = 'm' };
-	for (size_t i = 0; i < mt->nbuf && !mt->trace_failed; i++)
-		if (fprintf(mt->trace, "%c %llx %x\n", kind[mt->buf[i].kind], (unsigned long long)mt->buf[i].addr,
-			    mt->buf[i].size) < 0)
+	for (size_t i = 0; i < n && !mt->trace_failed; i++)
+		if (fprintf(mt->trace, "%c %llx %x\n", kind[a[i].kind], (unsigned long long)a[i].addr, a[i].size) < 0)
 			mt->trace_failed = true;
 }
 
+/* The chunk filled so far to the simulating stage, and a new one. */
 static void flush(struct memtrace *mt)
 {
-	if (mt->nbuf && mt->trace) {
-		write_din(mt);
-	} else if (mt->nbuf && mt->lowering && !mt->lower_exact) {
-		/* caches whose lower levels it cannot warm alone: warmed exactly */
-		if (rtl_cachesim_warm_lower(mt->bank, mt->buf, mt->nbuf) == -ENOTSUP) {
-			mt->lower_exact = true;
-			rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
-		}
-	} else if (mt->nbuf) {
-		rtl_cachesim_push(mt->bank, mt->buf, mt->nbuf);
-	}
+	if (!mt->nbuf)
+		return;
+	rtl_fifo_put(&mt->sim, &(struct sim_item){ mt->buf, mt->nbuf, mt->lowering ? SIM_LOWER : SIM_PUSH });
 	mt->nbuf = 0;
+	if (!(mt->buf = malloc(SIM_CHUNK * sizeof(*mt->buf))))
+		rtl_fifo_close(&mt->sim);   /* the chunks waiting freed: room again, perhaps */
+	if (!mt->buf)
+		mt->buf = malloc(SIM_CHUNK * sizeof(*mt->buf));
 }
 
 static void add(struct memtrace *mt, size_t id, const struct mem_point *pt, uint64_t addr)
 {
 	(*count_of(mt, id))++;
 	mt->accesses++;
+	if (__builtin_expect(!mt->buf, 0)) {
+		mt->bad++;   /* no memory for the chunk: counted, not simulated */
+		return;
+	}
 	/* the instruction with the kind in its low bit: misses are counted
 	 * per instruction and kind (cachegrind's D1mr, D1mw) */
 	mt->buf[mt->nbuf++] = (rtl_access){ addr, pt->insn << 1 | (pt->kind == RTL_ACC_STORE), pt->size, pt->kind };
-	if (mt->nbuf == sizeof(mt->buf) / sizeof(*mt->buf))
+	if (mt->nbuf == SIM_CHUNK)
 		flush(mt);
 }
 
@@ -445,80 +470,80 @@ static void window_starts(struct memtrace *mt)
 	mt->open++;
 }
 
-static void consume(struct memtrace *mt, const struct batch *b)
+/* The expanding stage: batch B (its words freed), or a marker that its
+ * accesses so far precede. */
+static void expand_batch(void *ctx, void *item)
 {
+	struct memtrace *mt = ctx;
+	const struct batch *b = item;
 	if (!b->w) {   /* a marker: a traced window begins, or window B->N ended */
-		if (b->n == WINDOW_STARTS)
-			window_starts(mt);
-		else
-			window_counts(mt, b->n);
+		flush(mt);
+		rtl_fifo_put(&mt->sim, &(struct sim_item){ NULL, b->n, b->n == WINDOW_STARTS ? SIM_STARTS : SIM_ENDS });
 		return;
 	}
 	size_t npts = atomic_load_explicit(&mt->npts, memory_order_acquire);
 	take_tables(mt);
+	if (mt->lowering != b->lower)
+		flush(mt);   /* a chunk is warm-up or not throughout */
 	mt->lowering = b->lower;
 	for (size_t i = b->n; i >= 2;)   /* the oldest at the end */
 		i -= expand(mt, b->w, i, npts);
-	flush(mt);
 	mt->records += b->n / 2;
+	free(b->w);
 }
 
-static void *consumer(void *arg)
+/* The simulating stage: a chunk of accesses (freed) into the bank, or
+ * written as din; a window's start or end. */
+static void simulate(void *ctx, void *item)
 {
-	struct memtrace *mt = arg;
-	if (mt->cpus)
-		os_cpus_set(0, mt->cpus);   /* not the CPU the event loop may be pinned to */
-	pthread_mutex_lock(&mt->lock);
-	for (;;) {
-		while (!mt->len && !mt->closing)
-			pthread_cond_wait(&mt->more, &mt->lock);
-		if (!mt->len)
+	struct memtrace *mt = ctx;
+	const struct sim_item *it = item;
+	switch (it->op) {
+	case SIM_STARTS:
+		window_starts(mt);
+		return;
+	case SIM_ENDS:
+		window_counts(mt, it->n);
+		return;
+	case SIM_LOWER:
+		if (!mt->trace && !mt->lower_exact &&
+		    rtl_cachesim_warm_lower(mt->bank, it->a, it->n) == -ENOTSUP)
+			mt->lower_exact = true;   /* caches it cannot warm alone: warmed exactly */
+		if (mt->trace || mt->lower_exact)
 			break;
-		struct batch b = mt->queue[mt->head];
-		pthread_mutex_unlock(&mt->lock);
-		consume(mt, &b);
-		free(b.w);
-		pthread_mutex_lock(&mt->lock);
-		mt->head = (mt->head + 1) % QUEUE;
-		mt->len--;
-		pthread_cond_signal(&mt->room);
+		free(it->a);
+		return;
+	case SIM_PUSH:
+		break;
 	}
-	pthread_mutex_unlock(&mt->lock);
-	return NULL;
+	if (mt->trace)
+		write_din(mt, it->a, it->n);
+	else
+		rtl_cachesim_push(mt->bank, it->a, it->n);
+	free(it->a);
 }
 
-/* B to the consumer: waits while the queue is full (the thread that
- * filled its buffer stays stopped meanwhile); done here, with no thread. */
+/* Both stages on any CPU but the one the event loop may be pinned to. */
+static void stage_starts(void *ctx)
+{
+	struct memtrace *mt = ctx;
+	if (mt->cpus)
+		os_cpus_set(0, mt->cpus);
+}
+
+/* B to the expanding stage: waits while its queue is full (the thread
+ * that filled its buffer stays stopped meanwhile). */
 static void enqueue(struct memtrace *mt, struct batch b)
 {
-	if (!mt->started && !rtl_thread_start(&mt->thread, consumer, mt))
-		mt->started = true;
-	if (!mt->started) {
-		consume(mt, &b);
-		free(b.w);
-		return;
-	}
-	pthread_mutex_lock(&mt->lock);
-	while (mt->len == QUEUE)
-		pthread_cond_wait(&mt->room, &mt->lock);
-	mt->queue[(mt->head + mt->len) % QUEUE] = b;
-	mt->len++;
-	pthread_cond_signal(&mt->more);
-	pthread_mutex_unlock(&mt->lock);
+	rtl_fifo_put(&mt->expand, &b);
 }
 
-/* Everything drained so far simulated, and the consumer gone. */
+/* Everything drained so far simulated, and both stages' threads gone. */
 static void finish(struct memtrace *mt)
 {
-	if (!mt->started)
-		return;
-	pthread_mutex_lock(&mt->lock);
-	mt->closing = true;
-	pthread_cond_signal(&mt->more);
-	pthread_mutex_unlock(&mt->lock);
-	pthread_join(mt->thread, NULL);
-	mt->started = false;
-	mt->closing = false;
+	rtl_fifo_close(&mt->expand);
+	flush(mt);
+	rtl_fifo_close(&mt->sim);
 }
 
 void memtrace_drain(struct proc *p, unsigned area)
@@ -946,14 +971,14 @@ void memtrace_free(struct proc *p)
 static void memtrace_free_state(struct memtrace *mt)
 {
 	finish(mt);
+	rtl_fifo_destroy(&mt->expand);
+	rtl_fifo_destroy(&mt->sim);
+	free(mt->buf);
 	rtl_cachesim_destroy(mt->bank);
 	for (size_t c = 0; c < MAX_CHUNKS && mt->pts[c]; c++) {
 		free(mt->pts[c]);
 		free(mt->counts[c]);
 	}
-	pthread_mutex_destroy(&mt->lock);
-	pthread_cond_destroy(&mt->more);
-	pthread_cond_destroy(&mt->room);
 	if (mt->trace)
 		fclose(mt->trace);
 	free(mt->trace_path);

@@ -14,6 +14,7 @@
  *   reticle.cachesim_destroy(b)
  *   reticle.cachesim_add(b, config)           -> index (from 0)
  *   reticle.cachesim_enable_reuse(b, line)
+ *   reticle.cachesim_set_threads(b, n)
  *   reticle.cachesim_enable_attribution(b, cfg, level)
  *   reticle.cachesim_enable_miss_attribution(b, cfg, level)
  *   reticle.cachesim_push(b, addr, size, kind [, iaddr])   one access, buffered (cheap)
@@ -264,6 +265,12 @@ static int l_cachesim_enable_reuse(lua_State *L)
 {
 	int rc = rtl_cachesim_enable_reuse(check_bank(L, 1)->sim, check_u32(L, 2));
 	return rc < 0 ? script_fail(L, "cachesim_enable_reuse", rc) : 0;
+}
+
+static int l_cachesim_set_threads(lua_State *L)
+{
+	int rc = rtl_cachesim_set_threads(check_bank(L, 1)->sim, (int)luaL_checkinteger(L, 2));
+	return rc < 0 ? script_fail(L, "cachesim_set_threads", rc) : 0;
 }
 
 static int l_cachesim_enable_attribution(lua_State *L)
@@ -708,7 +715,7 @@ void script_open_cachesim(lua_State *L)
 {
 	static const luaL_Reg bank[] = {
 		{ "destroy", l_cachesim_destroy }, { "add", l_cachesim_add },
-		{ "enable_reuse", l_cachesim_enable_reuse },
+		{ "enable_reuse", l_cachesim_enable_reuse }, { "set_threads", l_cachesim_set_threads },
 		{ "enable_attribution", l_cachesim_enable_attribution },
 		{ "enable_miss_attribution", l_cachesim_enable_miss_attribution },
 		{ "push", l_cachesim_push }, { "warm_lower", l_cachesim_warm_lower }, { "count", l_cachesim_count }, { "config", l_cachesim_config },
@@ -729,6 +736,7 @@ void script_open_cachesim(lua_State *L)
 		{ "cache_config_parse", l_cache_config_parse }, { "cache_config_check", l_cache_config_check },
 		{ "cachesim_create", l_cachesim_create }, { "cachesim_destroy", l_cachesim_destroy },
 		{ "cachesim_add", l_cachesim_add }, { "cachesim_enable_reuse", l_cachesim_enable_reuse },
+		{ "cachesim_set_threads", l_cachesim_set_threads },
 		{ "cachesim_enable_attribution", l_cachesim_enable_attribution },
 		{ "cachesim_enable_miss_attribution", l_cachesim_enable_miss_attribution },
 		{ "cachesim_push", l_cachesim_push }, { "cachesim_warm_lower", l_cachesim_warm_lower },

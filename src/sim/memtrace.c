@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <reticle/error.h>
 #include <reticle/sim.h>
@@ -100,6 +101,8 @@ int sim_memtrace_start(struct rtl_sim *m, const rtl_cache_config *cfgs, size_t n
 	int err = t ? rtl_cachesim_create(&t->bank) : -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++)
 		err = rtl_cachesim_add(t->bank, &cfgs[i]) < 0 ? -RTL_ERR_BAD_OPTION : 0;
+	if (!err)   /* several first levels: simulated on every CPU */
+		rtl_cachesim_set_threads(t->bank, (int)sysconf(_SC_NPROCESSORS_ONLN));
 	/* per-instruction misses of the first configuration's first data level */
 	if (!err && n)
 		err = rtl_cachesim_enable_miss_attribution(t->bank, 0, cfgs[0].level[RTL_L1D].present ? RTL_L1D

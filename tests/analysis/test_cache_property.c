@@ -297,8 +297,10 @@ static rtl_access *random_stream(size_t n)
 			break;
 		case 2: case 3:
 			a->kind = RTL_ACC_LOAD;
-			a->addr = (seq += 8);
-			a->size = 8;
+			/* now and then a constant beside the code, on the line
+			 * just fetched */
+			a->addr = (r >> 50) % 8 ? (seq += 8) : pc;
+			a->size = (r >> 50) % 8 ? 8 : 1;
 			break;
 		default:
 			a->kind = (uint32_t)((r >> 3) % 3);  /* load, store, modify */
@@ -332,6 +334,8 @@ static rtl_access *read_trace(const char *path, size_t *n)
 
 /* ---- the comparison ------------------------------------------------------ */
 
+#define NSPECS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 static const char *const specs[] = {
 	/* one set count, many LRU ways: one stack engine */
 	"l1d=4k:1:64", "l1d=8k:2:64", "l1d=16k:4:64", "l1d=32k:8:64", "l1d=64k:16:64",
@@ -352,9 +356,23 @@ static const char *const specs[] = {
 	"inclusive=yes,l1=8k:2:64,l2=32k:4:64,l3=64k:4:128",
 };
 
-static void compare(const rtl_access *v, size_t n, const char *what)
+/* Banks of LRU stacks only (no generic engine beside them): with a unified
+ * L1 and write-through roots, and with split L1s of several line sizes,
+ * write-back, modifies read as loads */
+static const char *const lru_unified[] = {
+	"l1d=4k:1:64", "l1d=32k:8:64:wt", "l1i=8k:2:64,l1d=16k:4:64,l2=64k:4:64",
+	"l1=16k:4:32,l2=64k:8:64:wt", "l1=16k:4:128,l2=256k:4:64", "l1d=24k:4:64",
+};
+static const char *const lru_split[] = {
+	"l1d=4k:1:64", "l1d=32k:8:128", "l1i=8k:2:64,l1d=16k:4:64,l2=64k:4:64",
+	"l1i=4k:4:32,l1d=8k:2:32,l2=32k:8:64", "l1d=24k:4:64",
+	"cachegrind,l1i=8k:2:64,l1d=16k:4:64,ll=64k:8:64",
+	"cross=once,modify=load,maxsize=8,l1d=8k:2:32,l2=32k:4:64",
+};
+
+static void compare(const rtl_access *v, size_t n, const char *what, const char *const *list, int NS,
+		    int threads)
 {
-	enum { NS = sizeof(specs) / sizeof(specs[0]) };
 	rtl_cache_config cfg[NS];
 	struct ohier oh[NS];
 	rtl_cachesim *b;
@@ -362,22 +380,24 @@ static void compare(const rtl_access *v, size_t n, const char *what)
 
 	CHECK(rtl_cachesim_create(&b) == 0);
 	for (int i = 0; i < NS; i++) {
-		int rc = rtl_cache_config_parse(specs[i], &cfg[i], err, sizeof(err));
+		int rc = rtl_cache_config_parse(list[i], &cfg[i], err, sizeof(err));
 		if (rc) {
-			fprintf(stderr, "%s: %s\n", specs[i], err);
+			fprintf(stderr, "%s: %s\n", list[i], err);
 			CHECK(0);
 		}
 		CHECK_EQ(rtl_cachesim_add(b, &cfg[i]), i);
 		ohier_init(&oh[i], &cfg[i]);
 	}
+	/* groups of engines on several threads: the counts are the same */
+	CHECK(rtl_cachesim_set_threads(b, threads) == 0);
 	/* uneven pushes: chunking must not matter */
 	for (size_t off = 0, step = 1; off < n; off += step, step = step * 3 % 10007 + 1)
 		CHECK(rtl_cachesim_push(b, v + off, off + step > n ? n - off : step) == 0);
 	for (int i = 0; i < NS; i++)
 		for (size_t j = 0; j < n; j++)
 			ohier_access(&oh[i], &v[j]);
-	fprintf(stderr, "%s: %zu accesses, %d configurations, %d engines\n", what, n, NS,
-		rtl_cachesim_engines(b));
+	fprintf(stderr, "%s: %zu accesses, %d configurations, %d engines, %d thread(s)\n", what, n, NS,
+		rtl_cachesim_engines(b), threads);
 	for (int i = 0; i < NS; i++)
 		for (int l = 0; l < RTL_LEVELS; l++) {
 			rtl_cache_stats s;
@@ -389,7 +409,7 @@ static void compare(const rtl_access *v, size_t n, const char *what)
 				  memcmp(s.miss, o->miss, sizeof(s.miss)) ||
 				  s.compulsory != o->compulsory || s.writebacks != o->writebacks;
 			if (bad) {
-				fprintf(stderr, "MISMATCH %s level %d\n", specs[i], l);
+				fprintf(stderr, "MISMATCH %s level %d\n", list[i], l);
 				for (int k = 0; k < RTL_ACC_KINDS; k++)
 					fprintf(stderr, "  kind %d: access %llu/%llu miss %llu/%llu\n", k,
 						(unsigned long long)s.access[k], (unsigned long long)o->access[k],
@@ -445,11 +465,16 @@ int main(int argc, char **argv)
 			return CHECK_DONE();
 		if (n > 2000000)
 			n = 2000000;
-		compare(v, n, argv[1]);
+		compare(v, n, argv[1], specs, NSPECS(specs), 1);
+		compare(v, n, argv[1], specs, NSPECS(specs), 3);
+		compare(v, n, argv[1], lru_split, NSPECS(lru_split), 2);
 		compare_mrc(v, n < 200000 ? n : 200000);
 	} else {
 		v = random_stream(300000);
-		compare(v, 300000, "random");
+		compare(v, 300000, "random", specs, NSPECS(specs), 1);
+		compare(v, 300000, "random", specs, NSPECS(specs), 3);
+		compare(v, 300000, "random, LRU with a unified L1", lru_unified, NSPECS(lru_unified), 2);
+		compare(v, 300000, "random, LRU with split L1s", lru_split, NSPECS(lru_split), 2);
 		compare_mrc(v, 100000);
 	}
 	free(v);

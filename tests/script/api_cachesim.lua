@@ -167,6 +167,8 @@ local b = R.cachesim_create()
 eq(R.cachesim_add(b, R.cache_config_parse(specA)), 0, "add A")
 eq(R.cachesim_add(b, R.cache_config_parse(specB)), 1, "add B")
 R.cachesim_enable_reuse(b, 64)
+R.cachesim_set_threads(b, 2)   -- (one group here: A's and B's l1d share an engine)
+raises("cachesim_set_threads", R.cachesim_set_threads, b, 0)
 R.cachesim_enable_attribution(b, 0, R.L1D)
 raises("cachesim_enable_attribution", R.cachesim_enable_attribution, b, 0, R.L1I)
 raises("cachesim_enable_miss_attribution", R.cachesim_enable_miss_attribution, b, 5, R.L1D)
@@ -196,6 +198,7 @@ s = R.cachesim_stats(b, 1, R.L1D)
 eq(s.access[R.ACC_LOAD], 2048, "B l1d loads"); eq(s.miss[R.ACC_LOAD], 128, "B l1d load misses")
 raises("cachesim_add", R.cachesim_add, b, R.cache_config_parse(specB)) -- after the first push
 raises("cachesim_enable_reuse", R.cachesim_enable_reuse, b, 64)
+raises("cachesim_set_threads", R.cachesim_set_threads, b, 2) -- after the first push
 
 -- Stream 2, a list: 2 KB stored by 8-byte stores from 0x402000 (lines
 -- 2048..2079, sets 0..15 twice). A's l1d: 32 misses; the second 16 evict
