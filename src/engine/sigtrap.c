@@ -61,7 +61,7 @@ void sigtrap_remember_once(struct proc *p, pid_t tid)
 
 void sigtrap_repair(struct proc *p, pid_t tid)
 {
-	uint64_t act[4] = { 0 }, mask;
+	uint64_t act[4] = { 0 };
 	if (!p->trap_act_saved)
 		return;
 	int q = query(p, tid, act);
@@ -74,8 +74,12 @@ void sigtrap_repair(struct proc *p, pid_t tid)
 	memcpy(window_local(w, addr), p->trap_act, 32);
 	if (proc_syscall(p, tid, SYS_rt_sigaction, SIGTRAP, addr, 0, 8, 0, 0, &ret) || ret)
 		return;
-	/* the handler was running: SIGTRAP was blocked, and stays so until it returns */
-	if (!os_get_sigmask(tid, &mask))
-		os_set_sigmask(tid, mask | (1ull << (SIGTRAP - 1)));
+	/* SIGTRAP stays unblocked, as the kernel left it. The handler is the
+	 * process's, and its reset may be another thread's doing (SBCL: a
+	 * thread made in pthread_create's window with every signal blocked
+	 * met an int3 while the main thread's was served first): blocking
+	 * SIGTRAP in TID then left it blocked in the main thread for good,
+	 * and SBCL's next error trap killed it. Where TID was the one inside
+	 * a handler, the handler's return restores its mask anyway. */
 	rtl_debug("pid %d: SIGTRAP handler restored after a breakpoint inside it", (int)p->pid);
 }
