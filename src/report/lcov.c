@@ -328,6 +328,40 @@ static bool jumped_to(const struct lcov *x, uint64_t addr)
 	return false;
 }
 
+/* Whether LINE has code in the function code_and_jumps() looked at. */
+static bool has_code(const struct lcov *x, uint32_t line)
+{
+	for (size_t k = 0; k < x->ncode; k++)
+		if (x->code[k] == line)
+			return true;
+	return false;
+}
+
+/* Whether the switch whose case label is at line CASE_LINE (the one
+ * whose braces hold it, found in the text upward) has code of its own:
+ * not when GCC folded it (a switch on a constant, sizeof say), and then
+ * gcov counts none of its case labels. */
+static bool switch_kept(const struct lcov *x, uint32_t case_line, uint32_t entry_line)
+{
+	int depth = 0;
+	for (uint32_t n = case_line; n > entry_line; n--) {
+		size_t len;
+		const char *s = rpt_text_line(&x->text, n, &len);
+		if (!s)
+			return true;
+		for (size_t i = len; i-- > 0;)
+			depth += s[i] == '}' ? 1 : s[i] == '{' ? -1 : 0;
+		if (depth >= 0 || n == case_line)
+			continue;
+		/* the brace that opens the switch's body: on its line or below it */
+		if (rpt_switch_line(s, len))
+			return has_code(x, n);
+		const char *up = n - 1 > entry_line ? rpt_text_line(&x->text, n - 1, &len) : NULL;
+		return up && rpt_switch_line(up, len) ? has_code(x, n - 1) : true;
+	}
+	return true;
+}
+
 /* The lines of F that gcov counts and DWARF gives no code: its goto labels
  * (DWARF's), and from the text between its lines with code, case labels
  * (the first of a run, unless a goto label heads the same code) and va_end
@@ -373,7 +407,7 @@ static int place_labels(struct lcov *x, rtl_binary *bin, const rtl_profile_funct
 				run_over = true;
 			}
 		}
-		if (first_case && !named) {
+		if (first_case && !named && switch_kept(x, first_case, (uint32_t)entry->line)) {
 			uint64_t at = line_start(x, f, entry->file, line);
 			if (!jumped_to(x, at) && (err = add_line_at(x, f, entry->file, first_case, at)))
 				return err;
