@@ -12,7 +12,7 @@ PKGS=(
   openjdk-17-jdk-headless golang-go nodejs openssl libc6-dbg gdb lcov bolt-16
   libdebuginfod-dev debuginfod curl openmpi-bin libopenmpi-dev mpich libmpich-dev
   qemu-user gcc-riscv64-linux-gnu gcc-mipsel-linux-gnu linux-perf
-  luajit ocaml-nox mono-runtime mono-mcs
+  luajit ocaml-nox mono-runtime mono-mcs gccgo
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

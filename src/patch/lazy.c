@@ -584,6 +584,24 @@ static bool block_starts_under(const struct x86_reloc *r, uint64_t at)
 	return i < r->nblocks && r->blocks[i].addr < at + PATCH_LEN;
 }
 
+/* Whether the call that returns to AT is one to __morestack: a
+ * split-stack prologue's (gccgo), `call __morestack; ret; jmp body`.
+ * __morestack goes on at its return address plus one, in the original
+ * code, so the return point keeps the bytes after its first (a return
+ * trap there, not a jump over them: gccgo's deep recursion died of
+ * SIGILL inside one). */
+static bool returns_to_morestack_caller(struct proc *p, struct module *m, uint64_t at)
+{
+	uint8_t call[5];
+	int32_t rel;
+	struct module *tm;
+	if (at - m->bias < 5 || rtl_binary_read(m->bin, at - m->bias - 5, call, 5) || call[0] != 0xe8)
+		return false;
+	memcpy(&rel, call + 1, 4);
+	const rtl_function *t = proc_function_at(p, at + (uint64_t)(int64_t)rel, &tm);
+	return t && t->name && !strncmp(t->name, "__morestack", 11);
+}
+
 static bool entry_shadowed(const struct x86_reloc *r, uint64_t entry)
 {
 	for (size_t i = 0; i < r->nrets; i++)
@@ -629,7 +647,8 @@ static void patch_returns_as(struct proc *p, struct module *m, const rtl_functio
 			lim = pts[k + 1].orig;
 		if (at < lo || at >= lim || (k && pts[k - 1].orig == at))
 			continue;
-		bool fits = at + PATCH_LEN <= lim && !(entered && block_starts_under(r, at));
+		bool fits = at + PATCH_LEN <= lim && !(entered && block_starts_under(r, at)) &&
+			    !returns_to_morestack_caller(p, m, at);
 		for (size_t j = 0; j < nint && fits; j++)
 			fits = !(interior[j] > at && interior[j] < at + PATCH_LEN);
 		struct ret_trap *t = again ? (struct ret_trap *)find_ret_trap(p, at) : NULL;
@@ -683,7 +702,11 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 	 * keeps the pairs inside the program's text only (with code-cache
 	 * ones gmon.out had no call graph at all); its SIGPROF histogram
 	 * reads the interrupted PC (sigpc.c translates it then) */
-	static const char *const counters[] = { "mcount", "_mcount" };
+	/* gccgo's recover() holds only where the return address of the
+	 * function that called it lies in the function that deferred it
+	 * (runtime.canrecover, in libgo): with code-cache ones, every
+	 * recovered panic went on as unrecovered */
+	static const char *const counters[] = { "mcount", "_mcount", "runtime.canrecover" };
 	for (size_t i = 0; i < sizeof(counters) / sizeof(*counters); i++)
 		if (rtl_binary_imports(exe, counters[i]))
 			return true;
@@ -691,6 +714,7 @@ bool lazy_wants_original_returns(const rtl_binary *exe)
 		"runtime.morestack", "runtime.morestack.abi0", "runtime.goexit1",
 		"backtrace@plt", "backtrace", "_Unwind_Backtrace@plt",
 		"mcount", "_mcount",   /* a static -pg program's own */
+		"runtime.canrecover",  /* a static gccgo program's own */
 	};
 	for (size_t i = 0; i < rtl_binary_function_count(exe); i++) {
 		const rtl_function *f = rtl_binary_function(exe, i);
