@@ -60,7 +60,7 @@ struct export {
 	uint64_t *time_self, *time_calls;  /* per function, from function_times */
 	struct cg_pair { size_t from, to; uint64_t calls, below; double inclusive; } *pairs;
 	size_t npairs;                   /* caller-callee arcs of the context tree */
-	struct rpt_reps reps;            /* rep string iterations by block */
+	struct rpt_site_values reps;            /* rep string iterations by block */
 	struct cg_ctx {                  /* contexts by id */
 		uint64_t id, calls, below;   /* below: calls in its subtree, its own too */
 		size_t fn, parent;           /* parent: index, or -1 at a root */
@@ -109,7 +109,7 @@ static int add_block(const rtl_profile_block *b, void *user)
 		return 0;
 	if (rtl_grow(&x->blocks, &x->cap_blocks, x->nblocks + 1, sizeof(*x->blocks)))
 		return -ENOMEM;
-	uint64_t reps = rpt_reps_of(&x->reps, b->function, b->addr);
+	uint64_t reps = (uint64_t)rpt_site_value_at(&x->reps, b->function, b->addr);
 	x->blocks[x->nblocks++] = (struct cg_block){ .fn = fn, .addr = b->addr, .count = b->count,
 						     .ir = (uint64_t)b->ninstrs * b->count + reps,
 						     .reps = reps, .ninstrs = b->ninstrs };
@@ -343,7 +343,7 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 	int err, nev = 0;
 
 	x->ev_ir = x->ev_calls = x->ev_time = -1;
-	if ((err = rpt_rows_load(p, 1, 1, &x->rows)) || (err = rpt_reps_load(p, &x->reps)))
+	if ((err = rpt_rows_load(p, 1, 1, &x->rows)) || (err = rpt_site_values_load(p, RPT_REP_METRIC, &x->reps)))
 		return err;
 	n = x->rows.n + 1;
 	x->time_self = calloc(n, sizeof(*x->time_self));
@@ -407,7 +407,7 @@ static int load(struct export *x, rtl_profile *p, const rtl_profile_totals *t)
 static void free_export(struct export *x)
 {
 	rpt_rows_free(&x->rows);
-	rpt_reps_free(&x->reps);
+	rpt_site_values_free(&x->reps);
 	free(x->by_id);
 	free(x->time_self);
 	free(x->time_calls);

@@ -31,7 +31,7 @@ struct walk {
 	struct rpt_sources src;   /* the modules' binaries */
 	struct module_insns *mods;
 	size_t nmods, capmods;
-	struct rpt_reps reps;     /* rep string iterations by block */
+	struct rpt_site_values reps;     /* rep string iterations by block */
 	int err;
 };
 
@@ -58,7 +58,7 @@ static int add_block(const rtl_profile_block *b, void *user)
 	struct module_insns *m = module_of(w, f->module);
 	if (!m || rtl_grow(&m->v, &m->cap, m->n + b->ninstrs, sizeof(*m->v)))
 		return -ENOMEM;
-	uint64_t at = b->addr, reps = rpt_reps_of(&w->reps, b->function, b->addr);
+	uint64_t at = b->addr, reps = (uint64_t)rpt_site_value_at(&w->reps, b->function, b->addr);
 	for (uint32_t i = 0; i < b->ninstrs; i++) {
 		bool rep;
 		size_t len = cgp_insn_len_rep(bin, at, &rep);
@@ -187,7 +187,7 @@ int rpt_inlined(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	if (err || (err = rpt_rows_load(p, 0, 1, &w.rows)))
 		goto out;
 	rpt_rows_sort_by_id(&w.rows);
-	if ((err = rpt_reps_load(p, &w.reps)) || (err = rtl_profile_foreach_block(p, -1, add_block, &w)))
+	if ((err = rpt_site_values_load(p, RPT_REP_METRIC, &w.reps)) || (err = rtl_profile_foreach_block(p, -1, add_block, &w)))
 		goto out;
 	for (size_t i = 0; i < w.nmods && !err; i++) {
 		struct module_insns *m = &w.mods[i];
@@ -229,6 +229,6 @@ out:
 	free(rows);
 	rpt_sources_free(&w.src);
 	rpt_rows_free(&w.rows);
-	rpt_reps_free(&w.reps);
+	rpt_site_values_free(&w.reps);
 	return err;
 }

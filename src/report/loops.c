@@ -2,49 +2,24 @@
  * its iterations, the times its back-edge jumped (the metric
  * "loop_iterations" at the back-edge's address), with the function and the
  * source line of the back-edge where DWARF places it. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 #include "report/report_priv.h"
-#include "util/array.h"
-
-struct loop {
-	int64_t function;
-	uint64_t site;
-	double iterations;
-};
-
-struct loops {
-	struct loop *v;
-	size_t n, cap;
-};
-
-static int add_loop(const rtl_profile_metric *m, void *user)
-{
-	struct loops *l = user;
-	if (strcmp(m->name, RPT_LOOP_METRIC))
-		return 0;
-	if (rtl_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
-		return -ENOMEM;
-	l->v[l->n++] = (struct loop){ m->function, m->site, m->value };
-	return 0;
-}
 
 static int by_iterations(const void *a, const void *b)
 {
-	const struct loop *x = a, *y = b;
-	if (x->iterations != y->iterations)
-		return x->iterations < y->iterations ? 1 : -1;
+	const struct rpt_site_value *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
 	return (x->site > y->site) - (x->site < y->site);
 }
 
 int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out)
 {
-	struct loops l = { 0 };
+	struct rpt_site_values l;
 	struct rpt_rows rows = { .demangle = !o->no_demangle };
 	struct rpt_sources src = { 0 };
-	int err = rtl_profile_foreach_metric(p, add_loop, &l);
+	int err = rpt_site_values_load(p, RPT_LOOP_METRIC, &l);
 	if (err || !l.n || (err = rpt_rows_load(p, 1, 1, &rows)))
 		goto out;
 	rpt_rows_sort_by_id(&rows);
@@ -59,13 +34,13 @@ int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out)
 		char buf[32], place[24] = "-";
 		if (f && !rpt_source_line(&src, f->module, l.v[i].site, &file, &line))
 			snprintf(place, sizeof(place), "%.15s:%d", rpt_basename(file), line);
-		fprintf(out, "%16.0f  %#18" PRIx64 "  %-24s  %s (%s)\n", l.v[i].iterations, l.v[i].site, place,
+		fprintf(out, "%16.0f  %#18" PRIx64 "  %-24s  %s (%s)\n", l.v[i].value, l.v[i].site, place,
 			f ? rpt_name(f, buf) : "?", f ? rpt_basename(f->module) : "?");
 	}
 	if (limit < l.n)
 		fprintf(out, "(%zu more loops: --top N or --top 0 for more)\n", l.n - limit);
 out:
-	free(l.v);
+	rpt_site_values_free(&l);
 	rpt_rows_free(&rows);
 	rpt_sources_free(&src);
 	return err;

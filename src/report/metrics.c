@@ -99,39 +99,39 @@ out:
 	return err;
 }
 
-static int add_rep(const rtl_profile_metric *m, void *user)
+static int add_site_value(const rtl_profile_metric *m, void *user)
 {
-	struct rpt_reps *r = user;
-	if (strcmp(m->name, RPT_REP_METRIC))
+	struct rpt_site_values *r = user;
+	if (strcmp(m->name, r->name))
 		return 0;
 	if (rtl_grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
 		return -ENOMEM;
-	r->v[r->n++] = (struct rpt_rep){ m->function, m->site, (uint64_t)m->value };
+	r->v[r->n++] = (struct rpt_site_value){ m->function, m->site, m->value };
 	return 0;
 }
 
-int rpt_reps_load(rtl_profile *p, struct rpt_reps *r)
+int rpt_site_values_load(rtl_profile *p, const char *name, struct rpt_site_values *r)
 {
-	*r = (struct rpt_reps){ 0 };
-	return rtl_profile_foreach_metric(p, add_rep, r);   /* by function, then site */
+	*r = (struct rpt_site_values){ .name = name };
+	return rtl_profile_foreach_metric(p, add_site_value, r);   /* by function, then site */
 }
 
-uint64_t rpt_reps_of(const struct rpt_reps *r, int64_t function, uint64_t block)
+double rpt_site_value_at(const struct rpt_site_values *r, int64_t function, uint64_t site)
 {
 	size_t lo = 0, hi = r->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct rpt_rep *x = &r->v[mid];
-		if (x->function < function || (x->function == function && x->block < block))
+		const struct rpt_site_value *x = &r->v[mid];
+		if (x->function < function || (x->function == function && x->site < site))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->n && r->v[lo].function == function && r->v[lo].block == block ? r->v[lo].iterations : 0;
+	return lo < r->n && r->v[lo].function == function && r->v[lo].site == site ? r->v[lo].value : 0;
 }
 
-void rpt_reps_free(struct rpt_reps *r)
+void rpt_site_values_free(struct rpt_site_values *r)
 {
 	free(r->v);
-	*r = (struct rpt_reps){ 0 };
+	*r = (struct rpt_site_values){ 0 };
 }

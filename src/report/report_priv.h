@@ -50,13 +50,15 @@ int rpt_times(rtl_profile *p, const rtl_report_options *o, FILE *out, int *shown
  * metric's site: the block's address), which valgrind counts as
  * instructions executed */
 #define RPT_REP_METRIC "rep_iterations"
-/* Those metrics, for a lookup by function and block (metrics.c). */
-struct rpt_rep { int64_t function; uint64_t block, iterations; };
-struct rpt_reps { struct rpt_rep *v; size_t n, cap; };
-int rpt_reps_load(rtl_profile *p, struct rpt_reps *r);
-/* The rep iterations of FUNCTION's block at BLOCK (0 if none). */
-uint64_t rpt_reps_of(const struct rpt_reps *r, int64_t function, uint64_t block);
-void rpt_reps_free(struct rpt_reps *r);
+/* The rows of one metric (metrics.c): loops' back-edges, rep iterations
+ * by block. */
+struct rpt_site_value { int64_t function; uint64_t site; double value; };
+struct rpt_site_values { struct rpt_site_value *v; size_t n, cap; const char *name; };
+/* Metric NAME's rows, by function then site. */
+int rpt_site_values_load(rtl_profile *p, const char *name, struct rpt_site_values *r);
+/* FUNCTION's value at SITE (0 if none). */
+double rpt_site_value_at(const struct rpt_site_values *r, int64_t function, uint64_t site);
+void rpt_site_values_free(struct rpt_site_values *r);
 int rpt_loops(rtl_profile *p, const rtl_report_options *o, FILE *out);
 /* The load-imbalance table of a merged profile with ranks (ranks.c). */
 int rpt_ranks(rtl_profile *p, const rtl_report_options *o, FILE *out);
