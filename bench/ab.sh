@@ -4,6 +4,9 @@
 # them alike; prints the best and the median wall-clock seconds of each.
 # usage: bench/ab.sh ROUNDS LABEL "COMMAND" [LABEL "COMMAND"...]
 # (commands run with bash -c, stdin from /dev/null, output discarded)
+# AB_PAUSE=SECONDS sleeps before each command: a tool run after the machine
+# was idle (a VM may have handed its free memory back to the host, and
+# faulting it in again costs more than in back-to-back runs).
 set -u
 rounds=$1; shift
 labels=(); cmds=()
@@ -11,6 +14,7 @@ while [ $# -ge 2 ]; do labels+=("$1"); cmds+=("$2"); shift 2; done
 declare -A times
 for _ in $(seq "$rounds"); do
 	for i in "${!cmds[@]}"; do
+		[ "${AB_PAUSE:-0}" = 0 ] || sleep "$AB_PAUSE"
 		s=$(date +%s.%N)
 		bash -c "${cmds[$i]}" >/dev/null 2>&1 </dev/null
 		e=$(date +%s.%N)

@@ -102,14 +102,12 @@ int main(int argc, char **argv)
 	 * in again for the next function */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	/* and the heap's first 60 MiB in huge pages, which the kernel gives
-	 * on request: the records of a warm start (python3.11: 10,000
-	 * functions' states, 100,000 blocks) are megabytes written at once,
-	 * a fault per 4 KiB page otherwise (a third of the time reticle
-	 * spends before the program runs) */
-	void *heap = malloc(60 << 20);
-	rtl_advise_huge(heap, 60 << 20);
-	free(heap);
+	/* The heap as a whole is not advised huge pages (only arrays of
+	 * megabytes filled at once are: rtl_advise_huge). On a VM that hands
+	 * free memory back to its host, a huge page faulted after an idle
+	 * spell costs about 2 ms, and most of an advised 60 MiB heap was
+	 * faulted without being used: a warm gcc -c took 0.147 s after the
+	 * machine was idle, 0.130 s without (BENCHMARKS.md). */
 	rtl_set_log(print_log, &verbosity);
 	rtl_set_log_level(verbosity);
 	if (argc < 2) {
