@@ -781,8 +781,11 @@ static int record_call_traps(struct proc *p, struct module *m, size_t k, const s
 
 static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc *r)
 {
-	if (rtl_grow(&p->blocks, &p->capblocks, p->nblocks + r->nblocks, sizeof(*p->blocks)) ||
-	    rtl_grow(&p->calls, &p->capcalls, p->ncalls + r->ncalls, sizeof(*p->calls)) ||
+	/* blocks and call sites only for collectors that read them */
+	bool structure = p->patch->env->probes->structure;
+	size_t nblocks = structure ? r->nblocks : 0, ncalls = structure ? r->ncalls : 0;
+	if (rtl_grow(&p->blocks, &p->capblocks, p->nblocks + nblocks, sizeof(*p->blocks)) ||
+	    rtl_grow(&p->calls, &p->capcalls, p->ncalls + ncalls, sizeof(*p->calls)) ||
 	    rtl_grow(&p->points, &p->cappoints, p->npoints + r->npoints, sizeof(*p->points)))
 		return -ENOMEM;
 	fs->point0 = (uint32_t)p->npoints;
@@ -795,14 +798,14 @@ static int record_result(struct proc *p, struct func_state *fs, struct x86_reloc
 			return -RTL_ERR_NO_SPACE;
 	}
 	fs->block0 = (uint32_t)p->nblocks;
-	fs->nblocks = (uint32_t)r->nblocks;
-	for (size_t b = 0; b < r->nblocks; b++)
+	fs->nblocks = (uint32_t)nblocks;
+	for (size_t b = 0; b < fs->nblocks; b++)
 		p->blocks[p->nblocks++] = (struct block_rec){ r->blocks[b].addr, r->blocks[b].ninstrs,
 							      r->blocks[b].counter, r->blocks[b].rep_counter,
 							      { r->blocks[b].via[0], r->blocks[b].via[1] } };
 	fs->call0 = (uint32_t)p->ncalls;
-	fs->ncalls = (uint32_t)r->ncalls;
-	for (size_t c = 0; c < r->ncalls; c++)
+	fs->ncalls = (uint32_t)ncalls;
+	for (size_t c = 0; c < fs->ncalls; c++)
 		p->calls[p->ncalls++] = (struct call_rec){ r->calls[c].site, r->calls[c].target,
 							   fs->block0 + r->calls[c].block };
 	if (rtl_grow(&p->patch->sites, &p->patch->capsites, p->patch->nsites + r->nsites, sizeof(*p->patch->sites)))
@@ -899,8 +902,9 @@ void patch_batch_begin(struct proc *p, size_t nfuncs)
 	 * twice over, and a fresh page costs more (1.5 us on this VM) than
 	 * the record. Room not written costs nothing. */
 	enum { BLOCKS = 64, CALLS = 16, PATCHES = 16 };
-	(void)(rtl_grow(&p->blocks, &p->capblocks, p->nblocks + BLOCKS * nfuncs, sizeof(*p->blocks)) ||
-	       rtl_grow(&p->calls, &p->capcalls, p->ncalls + CALLS * nfuncs, sizeof(*p->calls)) ||
+	size_t structure = p->patch->env->probes->structure;
+	(void)(rtl_grow(&p->blocks, &p->capblocks, p->nblocks + structure * BLOCKS * nfuncs, sizeof(*p->blocks)) ||
+	       rtl_grow(&p->calls, &p->capcalls, p->ncalls + structure * CALLS * nfuncs, sizeof(*p->calls)) ||
 	       rtl_grow(&p->patch->patches, &p->patch->cappatches, p->patch->npatches + PATCHES * nfuncs,
 			sizeof(*p->patch->patches)));
 }

@@ -77,6 +77,7 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 		s->memory |= plans_memory(cs[i]);
 	}
 	s->whole_lines = false;
+	s->structure = true;
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
 }
 

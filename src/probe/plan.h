@@ -38,6 +38,9 @@ struct probe_set {
 	bool timers;              /* a collector plans timers */
 	bool memory;              /* a collector traces memory (RTL_POINT_MEMORY) */
 	bool whole_lines;         /* increments are swept (x86_reloc_env.whole_lines) */
+	/* a collector reads the copies' blocks and call sites at the end (all
+	 * but fcount alone): each copy's are recorded (record_result) */
+	bool structure;
 };
 
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);
