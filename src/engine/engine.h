@@ -96,6 +96,10 @@ rtl_binary *session_binary(struct rtl_session *s, const char *path);
 void session_count_warm(struct rtl_session *s, size_t n);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
+/* FN(ARG) on the session's disposer thread, in order, at the latest when
+ * the session is destroyed: the giving back of what an ended process
+ * owned alone (proc_free), which its parent would otherwise wait for. */
+void session_dispose(struct rtl_session *s, void (*fn)(void *arg), void *arg);
 /* Whether the session samples (perf_event): the sampler reads the
  * modules' paths from /proc/PID/maps. */
 bool session_samples(const struct rtl_session *s);

@@ -47,10 +47,39 @@ struct proc *proc_new(struct rtl_session *s, pid_t pid)
 	return p;
 }
 
+/* What an ended process owned alone and takes milliseconds to give back
+ * (its function states, its code cache windows): freed on the session's
+ * disposer thread. */
+struct leftovers {
+	struct shm shm;
+	size_t nmods;
+	struct {
+		struct func_state *fs;
+		size_t n;
+	} mods[];
+};
+
+static void free_states(struct func_state *fs, size_t n)
+{
+	for (size_t k = 0; fs && k < n; k++)
+		func_state_release(&fs[k]);
+	free(fs);
+}
+
+static void leftovers_free(void *arg)
+{
+	struct leftovers *l = arg;
+	for (size_t i = 0; i < l->nmods; i++)
+		free_states(l->mods[i].fs, l->mods[i].n);
+	shm_free(&l->shm);
+	free(l);
+}
+
 void proc_free(struct proc *p)
 {
 	if (!p)
 		return;
+	struct leftovers *l = p->s ? calloc(1, sizeof(*l) + p->nmods * sizeof(l->mods[0])) : NULL;
 	shim_write(p, NULL);   /* the observer lets go of its areas first */
 	memtrace_free(p);
 	proc_counters_thaw(p);
@@ -59,9 +88,12 @@ void proc_free(struct proc *p)
 	for (size_t i = 0; i < p->nmods; i++) {
 		struct module *m = &p->mods[i];
 		size_t n = m->bin ? rtl_binary_function_count(m->bin) : 0;
-		for (size_t k = 0; m->fs && k < n; k++)
-			func_state_release(&m->fs[k]);
-		free(m->fs);
+		if (l) {
+			l->mods[l->nmods].fs = m->fs;
+			l->mods[l->nmods++].n = n;
+		} else {
+			free_states(m->fs, n);
+		}
 		free(m->path);
 		free(m->warm);
 		dcache_free(m);
@@ -78,7 +110,12 @@ void proc_free(struct proc *p)
 	free(p->calls);
 	free(p->points);
 	free(p->command);
-	shm_free(&p->shm);
+	if (l) {
+		l->shm = p->shm;
+		memset(&p->shm, 0, sizeof(p->shm));
+	} else {
+		shm_free(&p->shm);
+	}
 	thread_region_free(&p->areas);
 	for (size_t i = 0; i < p->ntimes; i++) {
 		free(p->times[i].t);
@@ -95,6 +132,8 @@ void proc_free(struct proc *p)
 	free(p->swept_sites);
 	if (p->mem >= 0)
 		close(p->mem);
+	if (l)
+		session_dispose(p->s, leftovers_free, l);
 	free(p);
 }
 

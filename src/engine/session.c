@@ -26,6 +26,7 @@
 #include "os/linux/os.h"
 #include "sample/sample.h"
 #include "util/array.h"
+#include "util/fifo.h"
 #include "util/log.h"
 
 /* A process in a group-stop (job control), and the signal that stopped it. */
@@ -40,6 +41,12 @@ struct early_stop {
 };
 
 struct rtl_session {
+	/* session_dispose's thread, started at the first item, on the CPUs
+	 * reticle had at creation (not the one the event loop may be pinned
+	 * to when it starts) */
+	struct rtl_fifo disposer;
+	struct os_cpus cpus;
+	bool cpus_known;
 	char *output;
 	const struct rtl_collector **colls;
 	size_t ncolls;
@@ -654,6 +661,7 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	struct rtl_session *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->cpus_known = !os_cpus_get(0, &s->cpus);
 	if (opts->ncollectors == 0) {
 		free(s);
 		return -RTL_ERR_BAD_OPTION;
@@ -781,6 +789,38 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	return 0;
 }
 
+struct disposal {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void dispose(void *ctx, void *item)
+{
+	(void)ctx;
+	struct disposal *d = item;
+	d->fn(d->arg);
+}
+
+static void disposer_starts(void *ctx)
+{
+	struct rtl_session *s = ctx;
+	if (s->cpus_known)
+		os_cpus_set(0, &s->cpus);
+}
+
+/* cc1's 45,000 function states and its code cache took 3.5 ms to give
+ * back, while gcc waited to be told of its end. */
+void session_dispose(struct rtl_session *s, void (*fn)(void *arg), void *arg)
+{
+	enum { DEPTH = 64 };
+	if (!s->disposer.items && rtl_fifo_init(&s->disposer, sizeof(struct disposal), DEPTH, dispose,
+						 disposer_starts, s)) {
+		fn(arg);
+		return;
+	}
+	rtl_fifo_put(&s->disposer, &(struct disposal){ fn, arg });
+}
+
 void rtl_session_destroy(rtl_session *s)
 {
 	if (!s)
@@ -827,6 +867,7 @@ void rtl_session_destroy(rtl_session *s)
 	for (size_t i = 0; i < s->nwarm_aged; i++)
 		free(s->warm_aged[i]);
 	free(s->warm_aged);
+	rtl_fifo_destroy(&s->disposer);   /* the processes' leftovers given back */
 	for (size_t i = 0; s->meta && s->meta[i]; i++)
 		free(s->meta[i]);
 	free(s->meta);
