@@ -3,6 +3,7 @@
 #ifndef RETICLE_UTIL_ARRAY_H
 #define RETICLE_UTIL_ARRAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -14,6 +15,10 @@ int rtl_grow_to(void *arrp, size_t *cap, size_t need, size_t elem);
 void rtl_advise_huge(void *p, size_t len);
 /* calloc of N elements (one when N is 0), in huge pages when large. */
 void *rtl_calloc_huge(size_t n, size_t elem);
+/* Faults the first 2 MiB-aligned huge page of [P, P+LEN) in, and tells
+ * whether that was cheap; when it was not, rtl_advise_huge advises nothing
+ * from then on (see array.c). Once, before any thread starts. */
+bool rtl_huge_pages_cheap(void *p, size_t len);
 
 /* A malloc'd copy of the N elements of ELEM bytes at SRC, with room for one
  * when N is 0; NULL without memory. */
