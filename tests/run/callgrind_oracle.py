@@ -113,6 +113,25 @@ def function_ranges(exe):
     return sorted(ranges)
 
 
+def aliases(ranges):
+    """{name: the group's name} for symbols that share a start address
+    (C++'s complete and base destructors, D1Ev and D2Ev): one function,
+    which callgrind and reticle may each name by another of them."""
+    by_start = {}
+    for start, _, name in ranges:
+        by_start.setdefault(start, []).append(name)
+    return {n: min(names) for names in by_start.values() for n in names}
+
+
+def load_bias(main_addrs, main_start):
+    """The executable's load bias from the run-time addresses callgrind
+    charges to main: the one of them that is main's entry lies a whole
+    number of pages from main's link-time address (g++ -O2 puts main.cold,
+    whose code callgrind charges to main, before main)."""
+    aligned = sorted(a - main_start for a in main_addrs if (a - main_start) % 4096 == 0)
+    return aligned[0] if aligned else min(main_addrs) - main_start
+
+
 def callgrind_counts(cg_out, exe, only):
     """{function: {"ir": n, "calls": n}} of the main executable. Ir is summed
     per instruction address over the function symbol holding it: callgrind
@@ -120,6 +139,8 @@ def callgrind_counts(cg_out, exe, only):
     jumps back into its parent's hot code would get the parent's Ir."""
     theirs, instr = {}, {}
     counts = parse_callgrind(cg_out)
+    ranges = function_ranges(exe)
+    group = aliases(ranges)
     for (ob, fn), v in counts.items():
         if not ob or os.path.realpath(ob) != exe:
             continue
@@ -131,14 +152,14 @@ def callgrind_counts(cg_out, exe, only):
         fn = {"(below main)": "_start"}.get(fn, fn)
         if only is not None and fn not in only:
             continue
+        fn = group.get(fn, fn)
         theirs.setdefault(fn, {"ir": 0, "calls": 0})["calls"] += v["calls"]
-    ranges = function_ranges(exe)
     starts = [r[0] for r in ranges]
     # callgrind's addresses are run-time ones: main's entry gives the bias
     main_start = next(r[0] for r in ranges if r[2] == "main")
     main_instr = [a for (ob, fn), v in counts.items() if fn == "main" and ob and
                   os.path.realpath(ob) == exe for a in v["instr"]]
-    bias = min(main_instr) - main_start
+    bias = load_bias(main_instr, main_start)
     for addr, ir in instr.items():
         i = bisect.bisect_right(starts, addr - bias) - 1
         if i < 0 or addr - bias >= ranges[i][1]:
@@ -146,6 +167,7 @@ def callgrind_counts(cg_out, exe, only):
         fn = ranges[i][2]
         if only is not None and fn not in only:
             continue
+        fn = group.get(fn, fn)
         theirs.setdefault(fn, {"ir": 0, "calls": 0})["ir"] += ir
     return theirs
 
@@ -155,7 +177,9 @@ def compare(reticle, db, exe, theirs, tag):
     whether all of them agree."""
     rep = json.loads(subprocess.run([reticle, "report", "--format", "json", "--all", db],
                                     capture_output=True, check=True).stdout)
-    mine = {f["name"]: f for f in rep["functions"] if os.path.realpath(f["module"]) == exe}
+    group = aliases(function_ranges(exe))
+    mine = {group.get(f["name"], f["name"]): f for f in rep["functions"]
+            if os.path.realpath(f["module"]) == exe}
     compared, ok = 0, True
     for fn, v in sorted(theirs.items()):
         if v["ir"] == 0 and v["calls"] == 0:
@@ -185,9 +209,10 @@ def main():
     exe = os.path.realpath(prog[0])
     cg_out = os.path.join(work, "callgrind.out")
     native = subprocess.run(prog, capture_output=True)
-    # --skip-plt=no: callgrind would otherwise charge PLT stubs to callers
+    # --skip-plt=no: callgrind would otherwise charge PLT stubs to callers;
+    # --demangle=no: C++ names as the symbol table and reticle's rows have them
     cg = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
-                         "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
+                         "--demangle=no", "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
     ok = True
     if cg.stdout != native.stdout:
         print("FAIL: callgrind run printed something else")

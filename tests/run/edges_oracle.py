@@ -13,7 +13,7 @@ usage: edges_oracle.py RETICLE WORKDIR [--only NAME,NAME...] -- PROGRAM ARGS...
 --only limits the check to those functions of the program."""
 import os, re, shutil, sqlite3, subprocess, sys
 import verify_copies
-from callgrind_oracle import function_ranges, parse_callgrind
+from callgrind_oracle import function_ranges, load_bias, parse_callgrind
 
 
 def executions(cg_out, exe):
@@ -101,7 +101,7 @@ def main():
                     "--callgrind-out-file=" + cg_out] + prog, capture_output=True)
     execs, main_addrs = executions(cg_out, exe)
     main_start = next(r[0] for r in function_ranges(exe) if r[2] == "main")
-    theirs, unseen = expected(exe, execs, min(main_addrs) - main_start, only)
+    theirs, unseen = expected(exe, execs, load_bias(main_addrs, main_start), only)
     if not theirs:
         print("FAIL: callgrind saw no conditional branch run in the program")
         return 1
