@@ -44,22 +44,13 @@ enum func_status {
 	FS_HOOK,
 };
 
+/* One per function of a module (cc1: 45,698 of them, written at arming):
+ * its fields by size, eight-byte ones first, so that no padding is left. */
 struct func_state {
-	uint8_t status;
-	uint8_t orig;             /* original byte under the int3 */
-	bool queued;              /* in the warm-start batch being relocated */
-	/* a function that branches into this one's interior (its .cold part
-	 * rejoining it, say), index+1: listed for warm start when that one ran */
-	uint32_t companion_of;
 	const char *reason;       /* why skipped (static string) */
 	uint64_t entry;           /* run-time address of the relocated copy */
-	uint32_t code_len;        /* bytes of the copy */
 	uint64_t entry_counter;   /* run-time counter address, 0 if none */
-	uint32_t block0, nblocks; /* slice of proc->blocks */
-	uint32_t call0, ncalls;   /* slice of proc->calls */
-	uint32_t point0, npoints; /* slice of proc->points */
 	uint64_t *map_from, *map_to; /* original -> relocated instruction addresses */
-	uint32_t nmap;
 	/* the untraced twin after the copy (isa/x86_64/memtrace.h), or NULL:
 	 * where it starts and its address of each map_from */
 	uint64_t twin_start;
@@ -67,23 +58,34 @@ struct func_state {
 	/* where the copy's snippets move %rsp (their offsets in the copy), for
 	 * its unwind information */
 	struct x86_sp_row *sp_rows;
-	uint32_t nsp_rows;
 	int64_t profile_id;       /* row id while a profile is written */
+	uint64_t timer_desc;      /* the counter of its copy that holds its timer (below) */
+	uint64_t left_head;       /* the copy's first 8 bytes before they became a jump out of it */
+	uint64_t calls_seen;      /* its entry counter at the last sweep (cover: kept counting) */
+	/* a function that branches into this one's interior (its .cold part
+	 * rejoining it, say), index+1: listed for warm start when that one ran */
+	uint32_t companion_of;
+	uint32_t code_len;        /* bytes of the copy */
+	uint32_t block0, nblocks; /* slice of proc->blocks */
+	uint32_t call0, ncalls;   /* slice of proc->calls */
+	uint32_t point0, npoints; /* slice of proc->points */
+	uint32_t nmap;
+	uint32_t nsp_rows;
 	uint32_t patch_head;      /* branches in copies to re-point at the copy: index+1 */
 	/* a PLT stub whose GOT slot was unbound when P had been resumed that
 	 * many times, plus one (0: not seen unbound) */
 	uint32_t plt_unbound;
-	bool plt_watched;         /* a PLT stub in proc->plt_watch */
-	/* its timer: the offset of its words in a thread area, and the
-	 * counter of its copy that holds it (timers.c); 0 if none */
+	/* its timer: the offset of its words in a thread area (timers.c), 0 if
+	 * none; timer_desc above is the counter that holds it */
 	uint32_t timer;
-	uint64_t timer_desc;
+	uint8_t status;
+	uint8_t orig;             /* original byte under the int3 */
+	bool queued;              /* in the warm-start batch being relocated */
+	bool plt_watched;         /* a PLT stub in proc->plt_watch */
 	bool swept;               /* its copy's increments are on P's sweep list (sweep.c) */
 	bool sweep_listed;        /* on P's list of relocated functions (sweep_fns) */
 	bool revert_tried;        /* cover: its copy considered for giving up (patch/revert.c) */
 	bool reverted;            /* and given up: its entry is the original's again */
-	uint64_t left_head;       /* the copy's first 8 bytes before they became a jump out of it */
-	uint64_t calls_seen;      /* its entry counter at the last sweep (cover: kept counting) */
 	bool calls_hot;           /* and called often enough between the last two */
 	/* the run's context (engine/span.h): outside its scope (never armed),
 	 * or a function whose first call is an edge of its span (armed until
