@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "elf/code_facts.h"
@@ -122,6 +123,12 @@ struct ahead {
 	struct lazy_decoded *d;
 	_Atomic uint8_t *state;
 	atomic_size_t used;         /* items the relocating thread took */
+	/* the module's code window in reticle's mapping: the helper faults
+	 * its pages in ahead of the copies placed there (cc1's 4,731 copies
+	 * wrote 24 MB of fresh shared pages, 6,000 faults in the batch) */
+	uint8_t *code;
+	size_t code_cap, populated;
+	atomic_size_t code_used;
 };
 
 enum { LOOKAHEAD = 512 };       /* bounds the memory held by decoded functions */
@@ -136,6 +143,26 @@ static bool decode_item(struct ahead *a, size_t i)
 	return true;
 }
 
+/* Faults in the next pages of the code window, up to a few hundred KiB
+ * past where copies are being placed; false when there is nothing to do
+ * (or the kernel cannot: MADV_POPULATE_WRITE came with Linux 5.14). */
+static bool populate_ahead(struct ahead *a)
+{
+	enum { CHUNK = 64 << 10, AHEAD = 512 << 10 };
+	size_t at = atomic_load(&a->code_used);
+	if (!a->code || a->populated >= a->code_cap || a->populated > at + AHEAD)
+		return false;
+	if (a->populated < at)
+		a->populated = (at + 4095) & ~(size_t)4095;
+	size_t len = a->code_cap - a->populated < CHUNK ? a->code_cap - a->populated : CHUNK;
+	if (len && madvise(a->code + a->populated, len, MADV_POPULATE_WRITE)) {
+		a->code = NULL;
+		return false;
+	}
+	a->populated += len;
+	return true;
+}
+
 static void *decode_ahead(void *arg)
 {
 	struct ahead *a = arg;
@@ -146,9 +173,12 @@ static void *decode_ahead(void *arg)
 		os_cpus_set(0, cpus);
 	for (size_t i = 0; i < a->n; i++) {
 		while (i >= atomic_load(&a->used) + LOOKAHEAD)
-			sched_yield();
+			if (!populate_ahead(a))
+				sched_yield();
 		decode_item(a, i);
 	}
+	while (atomic_load(&a->used) < a->n && populate_ahead(a))
+		;
 	return NULL;
 }
 
@@ -206,6 +236,13 @@ static void batch(struct proc *p, struct module *m)
 	 * (not in an attached process, whose batch runs while it runs: each
 	 * jump is written displacement first, patch_entry) */
 	patch_batch_begin(p, a.n);
+	if (m->win >= 0) {
+		const struct window *w = &p->shm.wins[m->win];
+		a.code = w->local;
+		a.code_cap = w->code_cap;
+		a.populated = w->code_used;
+		atomic_store(&a.code_used, w->code_used);
+	}
 	pthread_t helper;
 	helped = a.n >= 16 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
 		 !rtl_thread_start(&helper, decode_ahead, &a);
@@ -216,6 +253,8 @@ static void batch(struct proc *p, struct module *m)
 		if (m->fs[idx[i]].status == FS_ARMED && !lazy_instrument_now(p, m, idx[i], &a.d[i]))
 			done++;
 		lazy_decoded_free(&a.d[i]);
+		if (m->win >= 0)
+			atomic_store(&a.code_used, p->shm.wins[m->win].code_used);
 		atomic_store(&a.used, i + 1);
 	}
 	if (helped)
