@@ -103,14 +103,19 @@ def main():
     insns = {a: (m, t) for a, n, m, t, f in dis}
     fn_of = {a: f for a, n, m, t, f in dis}
     targets = {t for a, n, m, t, f in dis if t is not None}
-    indirect_fns = {f for a, n, m, t, f in dis if m.startswith("jmp") and t is None}
+    parsed = of_exe(parse_jumps(cg_out), exe)
+    # where the run's indirect jumps went (a jump table's cases; not a
+    # virtual tail call's callee, which is no reason to doubt the rest of
+    # its function)
+    targets |= {target for (fn, site, target) in parsed
+                if insns.get(site, ("", 0))[0].startswith("jmp") and insns.get(site, ("", 0))[1] is None}
     # the executions that jumped, from Ir, where only falling through leads
     # to the next instruction
     jumped = {a: executed.get(a, 0) - executed.get(n, 0) for a, n, m, t, f in dis
-              if n not in targets and f not in indirect_fns and not insns.get(n, ("",))[0].startswith("rep")}
+              if n not in targets and not insns.get(n, ("",))[0].startswith("rep")}
     theirs, skipped = {}, {"indirect-jump targets": 0, "rep loops": 0, "without symbols": 0}
     unnamed = set()
-    for (fn, site, target), (kind, taken, total) in of_exe(parse_jumps(cg_out), exe).items():
+    for (fn, site, target), (kind, taken, total) in parsed.items():
         mnem, direct = insns.get(site, ("", None))
         if only and fn_of.get(site) not in only:
             unnamed.add(site)
