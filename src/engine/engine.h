@@ -97,8 +97,10 @@ void session_count_warm(struct rtl_session *s, size_t n);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);
 /* FN(ARG) on the session's disposer thread, in order, at the latest when
- * the session is destroyed: the giving back of what an ended process
- * owned alone (proc_free), which its parent would otherwise wait for. */
+ * the session is destroyed (before its binaries are closed): the giving
+ * back of what an ended process owned alone (proc_free) and the writing of
+ * its modules' saved copies (warm_save), which its parent would otherwise
+ * wait for. FN may read the session's binaries, nothing else of it. */
 void session_dispose(struct rtl_session *s, void (*fn)(void *arg), void *arg);
 /* Whether the session samples (perf_event): the sampler reads the
  * modules' paths from /proc/PID/maps. */

@@ -835,6 +835,9 @@ void rtl_session_destroy(rtl_session *s)
 	}
 	sampler_stop(s->sampler, NULL);
 	shim_stop(s->shim, NULL);
+	/* the processes' leftovers given back, their caches written (they
+	 * read the binaries, closed below) */
+	rtl_fifo_destroy(&s->disposer);
 	armed_saver_free(s->armed);   /* the files it has yet to write */
 	bool bins_free = ahead_free(s->ahead);   /* it reads the binaries */
 	patch_unw_templates_free(s->patch_env.unw_templates);
@@ -867,7 +870,6 @@ void rtl_session_destroy(rtl_session *s)
 	for (size_t i = 0; i < s->nwarm_aged; i++)
 		free(s->warm_aged[i]);
 	free(s->warm_aged);
-	rtl_fifo_destroy(&s->disposer);   /* the processes' leftovers given back */
 	for (size_t i = 0; s->meta && s->meta[i]; i++)
 		free(s->meta[i]);
 	free(s->meta);
