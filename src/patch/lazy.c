@@ -902,9 +902,10 @@ void patch_batch_begin(struct proc *p, size_t nfuncs)
 	 * twice over, and a fresh page costs more (1.5 us on this VM) than
 	 * the record. Room not written costs nothing. */
 	enum { BLOCKS = 64, CALLS = 16, PATCHES = 16 };
-	size_t structure = p->patch->env->probes->structure;
-	(void)(rtl_grow(&p->blocks, &p->capblocks, p->nblocks + structure * BLOCKS * nfuncs, sizeof(*p->blocks)) ||
-	       rtl_grow(&p->calls, &p->capcalls, p->ncalls + structure * CALLS * nfuncs, sizeof(*p->calls)) ||
+	bool structure = p->patch->env->probes->structure;   /* (record_result) */
+	size_t blocks = structure ? BLOCKS * nfuncs : 0, calls = structure ? CALLS * nfuncs : 0;
+	(void)(rtl_grow(&p->blocks, &p->capblocks, p->nblocks + blocks, sizeof(*p->blocks)) ||
+	       rtl_grow(&p->calls, &p->capcalls, p->ncalls + calls, sizeof(*p->calls)) ||
 	       rtl_grow(&p->patch->patches, &p->patch->cappatches, p->patch->npatches + PATCHES * nfuncs,
 			sizeof(*p->patch->patches)));
 }
