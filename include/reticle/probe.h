@@ -103,7 +103,11 @@ struct rtl_function_cfg {
 
 enum rtl_primitive {
 	RTL_PRIM_COUNT = 0,   /* add 1 (the iterations at RTL_POINT_REP_ITERATIONS) */
-	RTL_PRIM_TIMER_START, /* the function's timer: at RTL_POINT_ENTRY only */
+	/* the function's timer: at RTL_POINT_ENTRY only. In a leaf (no call,
+	 * no jump out), past its first 256 calls in a thread, about one call
+	 * in 16 is timed and the others' time estimated when the thread's
+	 * times are kept (rtl_session_opts.time_all_calls: every one) */
+	RTL_PRIM_TIMER_START,
 	RTL_PRIM_TIMER_STOP,  /* ... at RTL_POINT_EXIT only */
 	/* the thread's signal slot := the function (its copy's entry), at
 	 * RTL_POINT_ENTRY and RTL_POINT_CALL_AFTER only: one store, read by

@@ -72,11 +72,15 @@ bool cli_stop_asked(void);
  * exit status (127 not found, 126 not runnable, as shells do). */
 int cli_launch_error(const char *program, int err);
 /* The collectors of LIST ("fcount,shim:1000,..."), at most MAX_COLLECTORS,
- * each once, into OUT; shim's period into *SHIM_PERIOD. 0, or an error
- * said (CMD names the command). */
+ * each once, into OUT; their options (shim:PERIOD, calltime:all) into *O.
+ * 0, or an error said (CMD names the command). */
 enum { MAX_COLLECTORS = 16 };
+struct cli_collector_opts {
+	unsigned shim_period;     /* 0: the default */
+	bool time_all_calls;      /* calltime:all */
+};
 int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_collector **out, size_t *n,
-			 unsigned *shim_period);
+			 struct cli_collector_opts *o);
 /* reticle run --debug-on-fault: the debugger's prompt at a fault signal
  * (cmd_debug.c). 0, or -1 said (no terminal). */
 struct rtl_session;

@@ -455,8 +455,8 @@ int cmd_debug(int argc, char **argv)
 	char **command = pid ? NULL : argv + optind;
 	const struct rtl_collector *colls[MAX_COLLECTORS];
 	size_t ncolls = 0;
-	unsigned shim_period = 0;
-	if (cli_parse_collectors("debug", colls_arg ? colls_arg : "fcount", colls, &ncolls, &shim_period))
+	struct cli_collector_opts copts;
+	if (cli_parse_collectors("debug", colls_arg ? colls_arg : "fcount", colls, &ncolls, &copts))
 		return CLI_EXIT_USAGE;
 	struct dbg d = { .tty = isatty(STDIN_FILENO), .attached = pid != 0 };
 	if (script && !(d.script = fopen(script, "re"))) {
@@ -475,7 +475,8 @@ int cmd_debug(int argc, char **argv)
 		close(fd);
 	}
 	struct rtl_session_opts so = { .sz = sizeof(so), .output = output ? output : tmp, .collectors = colls,
-				       .ncollectors = ncolls, .shim_period = shim_period };
+				       .ncollectors = ncolls, .shim_period = copts.shim_period,
+				       .time_all_calls = copts.time_all_calls };
 	int status = 0, rc = 0, err = rtl_session_create(&so, &d.s);
 	if (!err)
 		err = debug_attach_to_session(d.s, on_stop, &d, false);

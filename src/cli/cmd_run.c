@@ -151,10 +151,11 @@ static const char *builtin_names(void)
 	return buf;
 }
 
-/* LIST's collectors into OUT; "shim:PERIOD" sets *SHIM_PERIOD. */
+/* LIST's collectors into OUT; "shim:PERIOD" and "calltime:all" set *O. */
 int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_collector **out, size_t *n,
-			 unsigned *shim_period)
+			 struct cli_collector_opts *o)
 {
+	*o = (struct cli_collector_opts){ 0 };
 	char *copy = strdup(list), *save = NULL;
 	*n = 0;
 	if (!copy)
@@ -176,8 +177,17 @@ int cli_parse_collectors(const char *cmd, const char *list, const struct rtl_col
 				free(copy);
 				return -RTL_ERR_BAD_OPTION;
 			}
-			*shim_period = (unsigned)v;
+			o->shim_period = (unsigned)v;
 			name[4] = 0;
+		} else if (!strncmp(name, "calltime:", 9)) {
+			if (strcmp(name + 9, "all")) {
+				cli_error("%s: calltime takes one option, calltime:all (time every call of leaf "
+					  "functions too), not '%s'", cmd, name + 9);
+				free(copy);
+				return -RTL_ERR_BAD_OPTION;
+			}
+			o->time_all_calls = true;
+			name[8] = 0;
 		}
 		const struct rtl_collector *c = rtl_collector_find(name);
 		if (!c) {
@@ -621,9 +631,9 @@ static int run_session(const struct run_args *a, const char *output, const char 
 			  "or application in a control file)");
 		return CLI_EXIT_USAGE;
 	}
-	unsigned shim_period = 0;
+	struct cli_collector_opts copts;
 	if ((a->collect || !a->nplugins) &&
-	    cli_parse_collectors("run", a->collect ? a->collect : "fcount", colls, &ncolls, &shim_period))
+	    cli_parse_collectors("run", a->collect ? a->collect : "fcount", colls, &ncolls, &copts))
 		return CLI_EXIT_USAGE;
 	for (size_t i = 0; i < a->nplugins; i++) {
 		int rc = cli_load_collector(a->plugins[i], colls, ncolls, &colls[ncolls]);
@@ -708,7 +718,7 @@ static int run_session(const struct run_args *a, const char *output, const char 
 	struct rtl_session_opts opts = { .sz = sizeof(opts), .output = output,
 					 .collectors = colls, .ncollectors = ncolls, .warm_cache = warm,
 					 .warm_cache_max = cli_cache_max_bytes(), .meta = meta,
-					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = shim_period,
+					 .sample_event = a->event, .sample_freq = a->freq, .shim_period = copts.shim_period,
 					 .caches = a->caches, .ncaches = a->ncaches,
 					 .bbv_interval = a->interval, .bbv_path = bbv_out, .memtrace_trace = a->trace,
 					 .memtrace_on = a->sample_on, .memtrace_off = a->sample_off,
@@ -718,7 +728,8 @@ static int run_session(const struct run_args *a, const char *output, const char 
 					 .functions = a->nfunctions ? a->functions : NULL, .from = a->from, .to = a->to,
 					 .memtrace_no_chain = a->no_chain, .aslr = a->aslr,
 					 .memtrace_clusters = pts.cluster, .memtrace_warmup = a->warmup,
-					 .memtrace_warmup_lower = a->warmup_lower };
+					 .memtrace_warmup_lower = a->warmup_lower,
+					 .time_all_calls = copts.time_all_calls };
 	rtl_session *s;
 	int err = rtl_session_create(&opts, &s), status = 0;
 	free(warm);

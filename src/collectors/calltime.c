@@ -24,7 +24,7 @@ static int calltime_finish(const struct rtl_function_view *f, rtl_profile *p)
 
 const struct rtl_collector collector_calltime = {
 	.name = "calltime",
-	.summary = "calls and time per function and thread, inclusive and exclusive",
+	.summary = "calls and time per function and thread, inclusive and exclusive (leaves: a sample of calls timed; calltime:all times every one)",
 	.plan = rtl_plan_time_function,
 	.finish = calltime_finish,
 	.timers = true,

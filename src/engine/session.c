@@ -780,6 +780,9 @@ int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
 	probe_set_init(&s->probes, s->colls, s->ncolls);
 	if (s->sweeps)
 		probe_set_sweeps(&s->probes);
+	if (s->probes.timers && opts->sz >= offsetof(struct rtl_session_opts, time_all_calls) +
+					     sizeof(opts->time_all_calls) && opts->time_all_calls)
+		probe_set_time_all(&s->probes);
 	/* fcount writes entry counts only: cc1's 271,000 block records (11 MB
 	 * of fresh pages) cost a warm gcc -c 5 to 12% of its time */
 	s->probes.structure = !(s->ncolls == 1 && s->colls[0] == &collector_fcount);

@@ -8,6 +8,7 @@
 #include <reticle/error.h>
 #include <reticle/signal.h>
 #include "engine/engine.h"
+#include "isa/x86_64/timers.h"
 #include "os/linux/os.h"
 #include "sample/sample.h"
 #include "util/array.h"
@@ -183,6 +184,97 @@ int timers_fork(struct proc *p, struct proc *c, pid_t tid)
 	return 0;
 }
 
+static size_t caller_of(const struct ta_node *node);
+
+static size_t timer_index(uint64_t key)
+{
+	return ((key & ((1ull << TA_KEY_SHIFT) - 1)) - TA_WORDS) / sizeof(struct ta_timer);
+}
+
+/* Takes up to D ticks from *V, not below zero (an estimate may exceed
+ * what was measured): how many it took. */
+static int64_t take_ticks(uint64_t *v, int64_t d)
+{
+	int64_t have = (int64_t)*v, take = d < have ? d : have > 0 ? have : 0;
+	*v = (uint64_t)(have - take);
+	return take;
+}
+
+/* The sampled leaves' calls that were not timed (their nodes' untimed
+ * counts in area A) given time, each the average of its context's timed
+ * calls (or, with none timed there, of the function's in the thread) less
+ * what timing a call adds to it: what is added to a leaf's context is
+ * taken from its caller's exclusive time, where those calls' ticks went.
+ * A timed call's ticks hold the snippets' own work between the two clock
+ * reads (a few ns, most of a small leaf's measure: out of order, its body
+ * overlaps the reads), which reticle measures once on an empty function,
+ * so that a leaf of a few instructions is not charged, for each untimed
+ * call, the cost of timing it. TT's timers and nodes are changed. */
+static void estimate_untimed(struct thread_times *tt, const uint8_t *a)
+{
+	static double cost = -1;
+	const uint64_t *untimed = (const uint64_t *)(a + TA_UNTIMED);
+	size_t n = tt->n;
+	uint64_t *fn_untimed = NULL;
+	int64_t *extra = NULL;
+	double *avg = NULL;
+	for (size_t k = 1; k <= tt->nnodes; k++) {
+		const struct ta_node *nd = &tt->nodes[k - 1];
+		if (!untimed[k] || untimed[k] > nd->calls)
+			continue;
+		if (!fn_untimed) {
+			fn_untimed = calloc(n, sizeof(*fn_untimed));
+			extra = calloc(tt->nnodes + 1, sizeof(*extra));
+			avg = calloc(n, sizeof(*avg));
+			if (!fn_untimed || !extra || !avg)
+				goto out;
+		}
+		size_t t = timer_index(nd->key);
+		if (t < n)
+			fn_untimed[t] += untimed[k];
+	}
+	if (!fn_untimed)
+		return;
+	if (cost < 0)
+		cost = (double)x86_timer_call_cost();
+	for (size_t t = 0; t < n; t++)
+		if (fn_untimed[t] && tt->t[t].calls > fn_untimed[t])
+			avg[t] = (double)(int64_t)tt->t[t].inclusive / (double)(tt->t[t].calls - fn_untimed[t]);
+	for (size_t k = 1; k <= tt->nnodes; k++) {
+		const struct ta_node *nd = &tt->nodes[k - 1];
+		size_t t = timer_index(nd->key);
+		if (!untimed[k] || t >= n || untimed[k] > nd->calls)
+			continue;
+		uint64_t timed = nd->calls - untimed[k];
+		double mean = timed ? (double)(int64_t)nd->inclusive / (double)timed : avg[t];
+		extra[k] = mean > cost ? (int64_t)((mean - cost) * (double)untimed[k] + 0.5) : 0;
+	}
+	for (size_t k = 1; k <= tt->nnodes; k++) {
+		if (!extra[k])
+			continue;
+		struct ta_node *nd = &tt->nodes[k - 1];
+		struct ta_timer *t = &tt->t[timer_index(nd->key)];
+		nd->inclusive += (uint64_t)extra[k];
+		nd->exclusive += (uint64_t)extra[k];
+		t->inclusive += (uint64_t)extra[k];
+		t->exclusive += (uint64_t)extra[k];
+		size_t up = caller_of(nd);
+		if (up < 1 || up >= k)
+			continue;
+		/* the function's exclusive time is the sum of its contexts': the
+		 * same ticks taken from both */
+		struct ta_node *caller = &tt->nodes[up - 1];
+		int64_t took = take_ticks(&caller->exclusive, extra[k]);
+		size_t ct = timer_index(caller->key);
+		if (ct < n)
+			take_ticks(&tt->t[ct].exclusive, took);
+	}
+out:
+	free(fn_untimed);
+	free(extra);
+	free(avg);
+}
+
 /* The times of thread TID from its area A (closed at NOW: A is changed). */
 static void keep(struct proc *p, pid_t tid, uint8_t *a, uint64_t now)
 {
@@ -200,6 +292,7 @@ static void keep(struct proc *p, pid_t tid, uint8_t *a, uint64_t now)
 	}
 	memcpy(tt.t, a + TA_WORDS, n * sizeof(struct ta_timer));
 	memcpy(tt.nodes, nodes + 1, nnodes * sizeof(struct ta_node));
+	estimate_untimed(&tt, a);
 	p->ncontexts += nnodes;
 	p->times[p->ntimes++] = tt;
 	const struct ta_node *lost = (const struct ta_node *)(a + TA_LOST);

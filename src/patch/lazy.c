@@ -1312,6 +1312,7 @@ static int instrument_as(struct proc *p, struct module *m, size_t idx, int depth
 		.mem_chain = p->patch->env->mem_chain,
 		.entry_pad = p->patch->env->dynamic,
 		.whole_lines = p->patch->env->probes->whole_lines,
+		.sample_leaf_timers = p->patch->env->probes->sample_leaf_timers,
 		.twin = p->patch->env->twins,
 		.windows = p->patch->env->windows,
 	};

@@ -78,6 +78,7 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 	}
 	s->whole_lines = false;
 	s->structure = true;
+	s->sample_leaf_timers = s->timers;
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
 }
 
@@ -86,6 +87,13 @@ void probe_set_sweeps(struct probe_set *s)
 	uint64_t h = strtoull(s->key, NULL, 16);
 	s->whole_lines = true;
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, "sweeps", 7));
+}
+
+void probe_set_time_all(struct probe_set *s)
+{
+	uint64_t h = strtoull(s->key, NULL, 16);
+	s->sample_leaf_timers = false;
+	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, "time all", 9));
 }
 
 int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op)

@@ -41,12 +41,18 @@ struct probe_set {
 	/* a collector reads the copies' blocks and call sites at the end (all
 	 * but fcount alone): each copy's are recorded (record_result) */
 	bool structure;
+	/* leaves' timers time a sample of their calls (x86_timer_start's
+	 * SAMPLED; off with calltime:all) */
+	bool sample_leaf_timers;
 };
 
 void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, size_t n);
 /* The set's increments are swept once fired (cover alone): they are laid
  * out for it, and its saved copies are kept apart. */
 void probe_set_sweeps(struct probe_set *s);
+/* Leaves' timers time every call (calltime:all): their copies are kept
+ * apart. */
+void probe_set_time_all(struct probe_set *s);
 
 /* Plans the function RCFG (run-time addresses, as the relocator sees it;
  * link-time ones are BIAS lower) of MODULE named NAME for every collector

@@ -322,6 +322,7 @@ uint8_t *thread_area_copy(const uint8_t *a, size_t ntimers)
 	memcpy(c, a, frames_end(a));
 	memcpy(c + TA_WORDS, a + TA_WORDS, (ntimers < TA_MAX_TIMERS ? ntimers : TA_MAX_TIMERS) * sizeof(struct ta_timer));
 	memcpy(c + TA_NODES, a + TA_NODES, (nodes + 1) * sizeof(struct ta_node));
+	memcpy(c + TA_UNTIMED, a + TA_UNTIMED, (nodes + 1) * sizeof(uint64_t));
 	return c;
 }
 

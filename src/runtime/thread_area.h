@@ -84,7 +84,14 @@ enum {
 	 * readers add the slabs to the shared word */
 	TA_SLAB = TA_MT_LEFT + (2 << 20),
 	TA_SLAB_SIZE = 256 << 20,
-	TA_SIZE = TA_SLAB + TA_SLAB_SIZE,   /* areas start on a page (and a huge page) */
+	/* calls of a leaf function's timer that pushed no frame (sampled
+	 * leaves, x86_timer_start): node K's at TA_UNTIMED + 8 * K; word 0,
+	 * node 0's place, is the thread's countdown to the next timed call */
+	TA_UNTIMED = TA_SLAB + TA_SLAB_SIZE,
+	TA_LEAF_LEFT = TA_UNTIMED,
+	/* a leaf's first calls in each thread are all timed */
+	TA_LEAF_FIRST = 256,
+	TA_SIZE = TA_UNTIMED + (32 << 20),   /* areas start on a page (and a huge page) */
 	TA_COUNT = 512,           /* areas of an image, the null one included */
 	TA_KEY_SHIFT = 22,        /* a key: caller's node offset << 22 | timer offset */
 };
@@ -104,6 +111,7 @@ _Static_assert(sizeof(struct ta_frame) == TA_FRAME_SIZE, "the snippets' frame");
 _Static_assert(TA_NODES + (TA_MAX_NODES + 1) * 32ull == TA_MT_LEFT, "nodes fill their part");
 _Static_assert(TA_MT_RECS + TA_MT_WORDS * 8 <= TA_SLAB, "the trace buffer fits");
 _Static_assert(TA_MT_CLOCK + TA_MT_CLOCKS * 8 <= TA_MT_RECS, "the clock's words fit");
+_Static_assert(TA_UNTIMED + (TA_MAX_NODES + 1) * 8ull <= TA_SIZE, "the untimed counts fit");
 
 /* A node of the calling-context tree. */
 struct ta_node {

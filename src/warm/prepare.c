@@ -106,6 +106,7 @@ int prepare_copy(const rtl_binary *bin, size_t k, const struct probe_set *probes
 		.new_counter = made_counter, .plan = made_plan, .ctx = &made,
 		.insns = insns, .ninsns = ninsns,
 		.whole_lines = probes->whole_lines,
+		.sample_leaf_timers = probes->sample_leaf_timers,
 		.signal_id = probe_signal_id(bin, (size_t)(f - rtl_binary_function(bin, 0))),
 	};
 	struct x86_reloc r;

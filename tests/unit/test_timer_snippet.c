@@ -28,7 +28,7 @@ static uint64_t emit_f(void (*hook)(void), uint64_t hook_at)
 	struct x86_writer w;
 	uint64_t at = (uint64_t)(uintptr_t)page;
 	x86_writer_init(&w, at);
-	CHECK_EQ(x86_timer_start(&w, (uint64_t)(uintptr_t)desc), 0);
+	CHECK_EQ(x86_timer_start(&w, (uint64_t)(uintptr_t)desc, false), 0);
 	size_t s = w.len;
 	static const uint8_t body[] = {
 		0x48, 0x85, 0xff,                 /* +0 test rdi,rdi */
@@ -56,6 +56,21 @@ static uint64_t emit_f(void (*hook)(void), uint64_t hook_at)
 	int32_t rel = (int32_t)(0 - (int64_t)(s + 50));
 	memcpy(w.buf + s + 46, &rel, 4);
 	CHECK_EQ(w.len, s + 54);
+	CHECK_EQ(x86_timer_stop(&w), 0);
+	x86_put_u8(&w, 0xc3);
+	CHECK(!w.failed && w.len < 0x1800);
+	memcpy(page, w.buf, w.len);
+	x86_writer_free(&w);
+	return at;
+}
+
+/* leaf(): the sampled timer start; timer stop; ret. */
+static uint64_t emit_leaf(void)
+{
+	struct x86_writer w;
+	uint64_t at = (uint64_t)(uintptr_t)page;
+	x86_writer_init(&w, at);
+	CHECK_EQ(x86_timer_start(&w, (uint64_t)(uintptr_t)desc, true), 0);
 	CHECK_EQ(x86_timer_stop(&w), 0);
 	x86_put_u8(&w, 0xc3);
 	CHECK(!w.failed && w.len < 0x1800);
@@ -131,6 +146,39 @@ int main(void)
 		run(f, 10);
 	CHECK_EQ(t->active, 10);
 	f = emit_f(no_hook, ~0ull);
+	run(f, 0);
+	CHECK_EQ(t->active, 0);
+	CHECK_EQ(((uint64_t *)a)[TA_TOP / 8], base + TA_FRAMES);
+
+	/* a sampled leaf: every call counted, in its timer and in its one
+	 * node; after the first TA_LEAF_FIRST, one in 9 to 24 timed, the
+	 * others' counted as untimed */
+	thread_region_give(&r, k);
+	CHECK_EQ(thread_region_take(&r), k);
+	enum { CALLS = 4000 };
+	f = emit_leaf();
+	for (int i = 0; i < CALLS; i++)
+		run(f, 0);
+	CHECK_EQ(t->calls, CALLS);
+	CHECK_EQ(t->active, 0);
+	CHECK(t->inclusive > 0);
+	CHECK_EQ(((uint64_t *)a)[TA_TOP / 8], base + TA_FRAMES);
+	nodes = thread_area_nodes(a, &n);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(nodes[1].calls, CALLS);
+	const uint64_t *untimed = (const uint64_t *)(a + TA_UNTIMED);
+	uint64_t eligible = CALLS - TA_LEAF_FIRST;
+	CHECK(untimed[1] >= eligible - eligible / 9 - 1 && untimed[1] <= eligible - eligible / 25 + 1);
+	int64_t left = (int64_t)untimed[0];   /* TA_LEAF_LEFT */
+	CHECK(left >= 0 && left <= 23);
+
+	/* frames left below (a longjmp out of f) are closed by the leaf's
+	 * entry, which then times the call */
+	f = emit_f(jump_out, 0);
+	if (!setjmp(env))
+		run(f, 3);
+	CHECK_EQ(t->active, 3);
+	f = emit_leaf();
 	run(f, 0);
 	CHECK_EQ(t->active, 0);
 	CHECK_EQ(((uint64_t *)a)[TA_TOP / 8], base + TA_FRAMES);

@@ -602,6 +602,29 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 	return emit_tables(e);
 }
 
+/* Whether A's function calls nothing and leaves only by returning: no
+ * call, no indirect jump, no branch out of it (a tail call, a .cold part).
+ * Its timer's frame is then never a caller's: an untimed call of it
+ * leaves the calling-context tree as a timed one would. */
+static bool is_leaf(const struct x86_analysis *a)
+{
+	const struct x86_reloc_env *env = a->env;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct x86_insn *in = &a->insns[i];
+		switch (in->kind) {
+		case X86_CALL: case X86_ICALL: case X86_IJMP: case X86_UNSUPPORTED:
+			return false;
+		case X86_JMP: case X86_JCC: case X86_LOOP:
+			if (in->target < env->addr || in->target >= env->addr + env->size)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
 static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 {
 	const struct x86_reloc_env *env = a->env;
@@ -643,7 +666,8 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_TIMER_START)) {
 		out->timer_desc = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;
-		if (!out->timer_desc || (err = x86_timer_start(&out->w, out->timer_desc)))
+		if (!out->timer_desc ||
+		    (err = x86_timer_start(&out->w, out->timer_desc, env->sample_leaf_timers && is_leaf(a))))
 			goto out;
 	}
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_SLOT_SET) &&

@@ -92,6 +92,9 @@ struct x86_reloc_env {
 	/* counter increments are swept once fired (cover alone): the 9-byte
 	 * ones are placed so that their first 8 bytes share a cache line */
 	bool whole_lines;
+	/* the function's timer, in a leaf, times a sample of its calls
+	 * (x86_timer_start's SAMPLED) */
+	bool sample_leaf_timers;
 	/* where code outside enters the function (x86_foreign_entries): its
 	 * blocks there are probed; FOREIGN_KNOWN false: none may be left out */
 	const uint64_t *foreign;

@@ -13,7 +13,12 @@
  * found, before it is filled, so that a signal handler running in between
  * pushes above it; one that runs during the search pushes where this frame
  * will be, under the same caller. */
+#include <asm/prctl.h>
 #include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <reticle/error.h>
 #include "isa/x86_64/timers.h"
 #include "runtime/thread_area.h"
@@ -215,15 +220,72 @@ static void close_left(struct x86_writer *w, bool below_only)
 	x86_land8(w, to_live);
 }
 
-int x86_timer_start(struct x86_writer *w, uint64_t desc)
+/* A sampled leaf's call that pushes no frame: rcx the top (no frame left
+ * below the stack pointer), rdx the timer. Counts the call in the timer and
+ * in its context's node, and in the node's untimed count (none for the
+ * lost node, whose offset from the nodes is negative). */
+static void count_untimed(struct x86_writer *w)
+{
+	static const uint8_t call[] = {
+		0x65, 0x48, 0xff, 0x02,                          /* inc qword gs:[rdx]: calls */
+		0x65, 0x48, 0x3b, 0x0c, 0x25, D32(TA_LIMIT),     /* cmp rcx,gs:[LIMIT] */
+	};
+	static const uint8_t untimed[] = {
+		0x4d, 0x85, 0xc0,                                /* test r8,r8 */
+		0x78, 0x0c,                                      /* js: the lost node */
+		0x49, 0xc1, 0xe8, 0x02,                          /* shr r8,2: node K's untimed word */
+		0x65, 0x49, 0xff, 0x80, D32(TA_UNTIMED),         /* inc qword gs:[r8+UNTIMED] */
+	};
+	x86_put(w, call, sizeof(call));
+	size_t to_full = x86_jump32(w, 0x77);                          /* ja: no room, no node */
+	find_context(w);
+	x86_put(w, untimed, sizeof(untimed));
+	x86_land32(w, to_full);
+}
+
+int x86_timer_start(struct x86_writer *w, uint64_t desc, bool sampled)
 {
 	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
+	static const uint8_t top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
+	static const uint8_t first[] = {
+		0x65, 0x48, 0x81, 0x3a, D32(TA_LEAF_FIRST - 1),  /* cmp qword gs:[rdx],FIRST-1: calls so far */
+	};
+	static const uint8_t left[] = { 0x65, 0x48, 0xff, 0x0c, 0x25, D32(TA_LEAF_LEFT) };   /* dec qword gs:[LEFT] */
+	/* the next timed call 9 to 24 calls on, by the low bits of this
+	 * timer's calls: no fixed stride for a loop's pattern of calls to fall in with */
+	static const uint8_t reset[] = {
+		0x65, 0x48, 0x8b, 0x02,                          /* mov rax,gs:[rdx] */
+		0x83, 0xe0, 0x0f,                                /* and eax,15 */
+		0x83, 0xc0, 0x08,                                /* add eax,8 */
+		0x65, 0x48, 0x89, 0x04, 0x25, D32(TA_LEAF_LEFT), /* mov gs:[LEFT],rax */
+	};
+	size_t to_timed = 0, to_timed2 = 0, to_done = 0;
 	x86_put(w, save, sizeof(save));
 	x86_put(w, save_more, sizeof(save_more));
+	if (sampled) {
+		/* untimed unless frames were left below (closing them needs the
+		 * clock), the thread's first calls of it, or the countdown ends */
+		x86_put(w, top, sizeof(top));
+		x86_put(w, cmp_top, sizeof(cmp_top));
+		to_timed = x86_jump32(w, 0x76);                        /* jbe: frames to close */
+		x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
+		x86_put(w, first, sizeof(first));
+		to_timed2 = x86_jump32(w, 0x76);                       /* jbe: one of the first */
+		x86_put(w, left, sizeof(left));
+		size_t to_reset = x86_jump32(w, 0x78);                 /* js: this one is timed */
+		count_untimed(w);
+		to_done = x86_jump32(w, 0xeb);
+		x86_land32(w, to_reset);
+		x86_put(w, reset, sizeof(reset));
+		x86_land32(w, to_timed);
+		x86_land32(w, to_timed2);
+	}
 	x86_put(w, now_top, sizeof(now_top));
 	close_left(w, false);
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	push_frame(w);
+	if (sampled)
+		x86_land32(w, to_done);
 	x86_put(w, restore, sizeof(restore));
 	x86_put(w, restore_more, sizeof(restore_more));
 	return w->failed ? -ENOMEM : 0;
@@ -260,15 +322,25 @@ int x86_timer_push_numbered(struct x86_writer *w, uint32_t number, bool close)
 
 int x86_timer_stop(struct x86_writer *w)
 {
-	static const uint8_t cmp_popped[] = { 0x48, 0x39, 0x21 };   /* cmp [rcx],rsp */
+	static const uint8_t top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
+	static const uint8_t now[] = {
+		0x0f, 0x31,                     /* rdtsc */
+		0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
+		0x48, 0x09, 0xd0,               /* or rax,rdx: the time */
+	};
 	x86_put(w, save, sizeof(save));
-	x86_put(w, now_top, sizeof(now_top));
-	size_t loop = w->len;
+	x86_put(w, top, sizeof(top));
 	x86_put(w, cmp_top, sizeof(cmp_top));
-	size_t to_out = x86_jump8(w, 0x77);                            /* ja: not ours, not left */
+	/* no frame of its own (a sampled leaf's untimed call), none left
+	 * below: no clock to read */
+	size_t to_out = x86_jump8(w, 0x77);                            /* ja */
+	x86_put(w, now, sizeof(now));
+	/* the frames left below the stack pointer, then the function's own
+	 * (those whose entry had this stack pointer) */
+	size_t loop = w->len;
 	x86_put(w, pop, sizeof(pop));
-	x86_put(w, cmp_popped, sizeof(cmp_popped));
-	x86_jump8_back(w, 0x76, loop);   /* jbe: that one was left below, or the function has more frames */
+	x86_put(w, cmp_top, sizeof(cmp_top));
+	x86_jump8_back(w, 0x76, loop);                                 /* jbe */
 	x86_land8(w, to_out);
 	x86_put(w, restore, sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
@@ -289,4 +361,52 @@ int x86_countdown(struct x86_writer *w, uint32_t n, bool keep_flags)
 	if (keep_flags)
 		x86_back_from_below(w, 0x9d);   /* popfq */
 	return w->failed ? -ENOMEM : 0;
+}
+
+/* What a timed call of an empty function measures: the snippets' work
+ * between the two clock reads. Run here, in reticle, on a thread area of
+ * its own (this thread's %gs base set to it for the while: reticle's own
+ * code leaves %gs unused, as programs do); the least mean of a few rounds. */
+uint64_t x86_timer_call_cost(void)
+{
+	enum { ROUNDS = 5, CALLS = 2000, CODE = 4096 };
+	uint8_t *a = mmap(NULL, TA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+	uint8_t *code = mmap(NULL, CODE, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t best = 0, base = (uint64_t)(uintptr_t)a, old_gs = 0;
+	struct x86_writer w;
+	if (a == MAP_FAILED || code == MAP_FAILED)
+		goto out;
+	*(struct ta_frame *)(a + TA_SENTINEL) = (struct ta_frame){ .sp = ~0ull };
+	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
+	((uint64_t *)a)[TA_LIMIT / 8] = base + TA_FRAMES_LIMIT;
+	uint64_t *desc = (uint64_t *)(code + CODE - 8);
+	*desc = TA_WORDS;
+	x86_writer_init(&w, (uint64_t)(uintptr_t)code);
+	x86_timer_start(&w, (uint64_t)(uintptr_t)desc, false);
+	x86_timer_stop(&w);
+	x86_put_u8(&w, 0xc3);   /* ret */
+	bool ok = !w.failed && w.len < CODE - 8;
+	if (ok)
+		memcpy(code, w.buf, w.len);
+	x86_writer_free(&w);
+	if (!ok || syscall(SYS_arch_prctl, ARCH_GET_GS, &old_gs) || syscall(SYS_arch_prctl, ARCH_SET_GS, base))
+		goto out;
+	void (*fn)(void) = (void (*)(void))(uintptr_t)code;
+	const struct ta_timer *t = (const struct ta_timer *)(a + TA_WORDS);
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t before = t->inclusive;
+		for (int i = 0; i < CALLS; i++)
+			fn();
+		uint64_t mean = (t->inclusive - before) / CALLS;
+		if (r && (!best || mean < best))   /* the first round warms up */
+			best = mean;
+	}
+	syscall(SYS_arch_prctl, ARCH_SET_GS, old_gs);
+out:
+	if (a != MAP_FAILED)
+		munmap(a, TA_SIZE);
+	if (code != MAP_FAILED)
+		munmap(code, CODE);
+	return best;
 }

@@ -1,6 +1,7 @@
 /* Phases of known length for calltime: spins (an inline loop on the TSC,
  * no call inside) and sleeps in nested, recursive, mutually recursive and
- * tail-called functions, a longjmp out of a nest, and two threads. The
+ * tail-called functions, a longjmp out of a nest, a leaf called 3,000
+ * times, and two threads. The
  * program measures each phase itself with CLOCK_MONOTONIC and prints
  * "time FUNCTION TID CALLS INCLUSIVE EXCLUSIVE" (seconds) for the oracle
  * (contexts_oracle.py), "level FUNCTION N SECONDS" for the own time of the
@@ -40,7 +41,7 @@ static int tid(void) { return (int)syscall(SYS_gettid); }
 
 /* Each function's own time, measured inline (no call): a preempted spin
  * or a slow moment between two calls is in the truth too. */
-static uint64_t ex_outer, ex_inner, ex_rec, ex_even, ex_odd, ex_deep, ex_after;
+static uint64_t ex_outer, ex_inner, ex_rec, ex_even, ex_odd, ex_deep, ex_after, ex_leaf;
 #define OWN(acc, stmt) do { uint64_t t_ = __rdtsc(); stmt; acc += __rdtsc() - t_; } while (0)
 
 /* inner: spin; outer: spin, inner, sleep */
@@ -76,6 +77,10 @@ NOINLINE int ph_odd(int n) { OWN_LEVEL(ex_odd, lv_mutual[n], spin(0.005)); int r
 static jmp_buf jb;
 NOINLINE void ph_deep(int n) { OWN(ex_deep, spin(0.004)); if (!n) longjmp(jb, 1); ph_deep(n - 1); KEEP(); }
 NOINLINE void ph_after(void) { OWN(ex_after, spin(0.01)); KEEP(); }
+
+/* a leaf called thousands of times: past its first calls in a thread,
+ * calltime times a sample of them and estimates the rest */
+NOINLINE void ph_leaf(void) { OWN(ex_leaf, spin(0.00002)); KEEP(); }
 
 static void *worker(void *arg)
 {
@@ -127,6 +132,10 @@ int main(void)
 	}
 	printf("time ph_after %d 5 %.6f %.6f\n", me, ex_after / hz, ex_after / hz);
 	printf("time ph_deep %d 15 - %.6f\n", me, ex_deep / hz + 0 * e);
+
+	for (int i = 0; i < 3000; i++)
+		ph_leaf();
+	printf("time ph_leaf %d 3000 %.6f %.6f\n", me, ex_leaf / hz, ex_leaf / hz);
 
 	pthread_t th[2];
 	double secs[2] = { 0.15, 0.25 };
