@@ -29,5 +29,9 @@ int rtl_elf_debug_candidate(rtl_binary *bin, char *path, size_t len);
 const char *rtl_elf_debug_path(const rtl_binary *bin);
 /* Whether discovery looked for a debug file (BIN has no .symtab). */
 bool rtl_elf_debug_consulted(const rtl_binary *bin);
+/* The size of BIN's file in bytes (0 if unknown): two binaries given the
+ * same build-id by hand (-Wl,--build-id=0x...) share a cache identity,
+ * not a size, most often. */
+uint64_t rtl_elf_file_size(const rtl_binary *bin);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "binary_internal.h"
+#include "elf/facts.h"
 #include "util/hash.h"
 
 static const unsigned char *note_build_id(Elf_Data *d, size_t *len)
@@ -65,4 +66,10 @@ int rtl_binary_identity(const rtl_binary *bin, char *buf, size_t len)
 			     (uint64_t)st.st_mtim.tv_nsec };
 	uint64_t h = fnv1a(fnv1a(FNV1A_INIT, parts, sizeof(parts)), bin->path, strlen(bin->path));
 	return snprintf(buf, len, "f-%016llx", (unsigned long long)h) < (int)len ? 0 : -1;
+}
+
+uint64_t rtl_elf_file_size(const rtl_binary *bin)
+{
+	struct stat st;
+	return fstat(bin->fd, &st) ? 0 : (uint64_t)st.st_size;
 }

@@ -51,7 +51,10 @@ struct rtl_session {
 	const struct rtl_collector **colls;
 	size_t ncolls;
 	struct probe_set probes;
-	struct { char *path; rtl_binary *bin; } *bins;
+	/* binaries by path and by the file's identity then: a file replaced
+	 * under its path (a configure script's conftest built and run again,
+	 * a library copied over and dlopen'ed again) is another binary */
+	struct { char *path; rtl_binary *bin; uint64_t dev, ino, size, mtime_ns; } *bins;
 	size_t nbins;
 	struct proc **procs;
 	size_t nprocs;
@@ -629,8 +632,10 @@ static bool take_deferred(struct rtl_session *s, struct os_stop *st)
 	return true;
 }
 
-/* Keeps BIN (opened from PATH, or NULL if it could not be) in the cache. */
-static rtl_binary *cache_binary(struct rtl_session *s, const char *path, rtl_binary *bin)
+/* Keeps BIN (opened from PATH, whose file ST was, or NULL if it could
+ * not be) in the cache. */
+static rtl_binary *cache_binary(struct rtl_session *s, const char *path, const struct stat *st,
+				rtl_binary *bin)
 {
 	void *nb = realloc(s->bins, (s->nbins + 1) * sizeof(*s->bins));
 	if (!nb) {
@@ -639,21 +644,32 @@ static rtl_binary *cache_binary(struct rtl_session *s, const char *path, rtl_bin
 	}
 	s->bins = nb;
 	s->bins[s->nbins].path = strdup(path);
-	s->bins[s->nbins++].bin = bin;
+	s->bins[s->nbins].bin = bin;
+	s->bins[s->nbins].dev = (uint64_t)st->st_dev;
+	s->bins[s->nbins].ino = (uint64_t)st->st_ino;
+	s->bins[s->nbins].size = (uint64_t)st->st_size;
+	s->bins[s->nbins++].mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 	s->stats.modules++;
 	return bin;
 }
 
 rtl_binary *session_binary(struct rtl_session *s, const char *path)
 {
-	for (size_t i = 0; i < s->nbins; i++)
-		if (!strcmp(s->bins[i].path, path))
+	/* the file at PATH now: a process maps (or execs) what the path
+	 * names when it loads it, which reticle learns of just after */
+	struct stat st = { 0 };
+	bool known = !stat(path, &st);
+	uint64_t mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	for (size_t i = s->nbins; i-- > 0;)   /* the latest first */
+		if (!strcmp(s->bins[i].path, path) &&
+		    (!known || (s->bins[i].dev == (uint64_t)st.st_dev && s->bins[i].ino == (uint64_t)st.st_ino &&
+				s->bins[i].size == (uint64_t)st.st_size && s->bins[i].mtime_ns == mtime_ns)))
 			return s->bins[i].bin;
 	rtl_binary *bin = NULL;
 	int err = warm_open_binary(session_warm_dir(s), path, &bin);
 	if (err)
 		rtl_warn("%s: %s", path, rtl_strerror(err));
-	return cache_binary(s, path, bin);
+	return cache_binary(s, path, &st, bin);
 }
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)
@@ -1112,8 +1128,8 @@ static int check_program(struct rtl_session *s, const char *prog)
 		return err;
 	/* kept under the name /proc/PID/exe will give, so it is read once */
 	char *real = realpath(found, NULL);
-	if (real)
-		cache_binary(s, real, bin);   /* closes it if it cannot keep it */
+	if (real && !stat(real, &st))
+		cache_binary(s, real, &st, bin);   /* closes it if it cannot keep it */
 	else
 		rtl_binary_close(bin);
 	free(real);

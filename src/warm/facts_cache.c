@@ -33,6 +33,7 @@ struct file_head {
 	uint32_t debug_path_len;    /* bytes of its path after the head, 0: none found */
 	uint32_t blob_off;          /* where the facts start (8-aligned) */
 	uint32_t reserved;
+	uint64_t file_size;         /* the binary's (its identity may be a build-id given by hand) */
 };
 
 struct debug_stamp {
@@ -91,7 +92,7 @@ static int load(rtl_binary *bin, const char *path)
 	int err = -1;
 	if (!owner || memcmp(h->magic, magic, sizeof(magic)) || h->producer != rtl_self_id() ||
 	    h->blob_off % 8 || h->blob_off < sizeof(*h) || h->blob_off > len ||
-	    (size_t)h->debug_path_len > h->blob_off - sizeof(*h))
+	    (size_t)h->debug_path_len > h->blob_off - sizeof(*h) || h->file_size != rtl_elf_file_size(bin))
 		goto out;
 	const char *dpath = (const char *)(h + 1);
 	/* names were looked for in a debug file: the one found first now
@@ -121,6 +122,7 @@ static void save(rtl_binary *bin, const char *path)
 	struct file_head h = { .blob_off = 0 };
 	memcpy(h.magic, magic, sizeof(magic));
 	h.producer = rtl_self_id();
+	h.file_size = rtl_elf_file_size(bin);
 	const char *used = rtl_elf_debug_path(bin);
 	struct debug_stamp ds;
 	if (rtl_elf_debug_consulted(bin)) {
