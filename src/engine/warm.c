@@ -211,6 +211,14 @@ static void batch(struct proc *p, struct module *m)
 	 * would undo that. Such functions wait for their first call. */
 	bool self_relocating = proc_is_loader(p, m) ||
 			       (m->is_main && !rtl_binary_interp(m->bin) && rtl_binary_kind(m->bin) != RTL_BIN_EXEC);
+	/* A static program sets up its TLS after its entry point, and the
+	 * unwind information of the copies waits for it (unwind_flush): with
+	 * every function it runs in the batch, no trap came before its first
+	 * unwind (pthread_exit, a throw), whose lookup then found no frame
+	 * for a copy and aborted. Its main waits for its first call: that
+	 * trap registers them. So do main's parts (main.cold jumps back into
+	 * main, whose copy would be made with the part's). */
+	bool main_waits = m->is_main && !rtl_binary_interp(m->bin) && !p->tls_ready;
 	bool helped = false;
 	size_t done = 0;
 	uint32_t *idx = malloc((m->nwarm ? m->nwarm : 1) * sizeof(*idx));
@@ -226,7 +234,8 @@ static void batch(struct proc *p, struct module *m)
 			continue;
 		size_t k = (size_t)(f - rtl_binary_function(m->bin, 0));
 		if ((r_brk_unknown && f->name && !strncmp(f->name, "_dl_debug_state", 15)) ||
-		    (self_relocating && fn_has_code_pointers(m->bin, f)))
+		    (self_relocating && fn_has_code_pointers(m->bin, f)) ||
+		    (main_waits && f->name && (!strcmp(f->name, "main") || !strncmp(f->name, "main.", 5))))
 			continue;
 		if (m->fs[k].status == FS_ARMED && !m->fs[k].queued && !m->fs[k].edge) {
 			m->fs[k].queued = true;

@@ -1,0 +1,35 @@
+// Unwinding in a static program (built -static by tests/run/CMakeLists.txt
+// too): exceptions thrown through 20 frames and caught in main (which has
+// a .cold part), and a thread leaving by pthread_exit. A static program
+// sets up its TLS after its entry point, so reticle registers the copies'
+// unwind information at a later trap; its warm runs once had none left
+// before the first unwind, which then aborted.
+#include <pthread.h>
+#include <cstdio>
+#include <stdexcept>
+
+static void *worker(void *) { pthread_exit(reinterpret_cast<void *>(7)); }
+
+__attribute__((noinline)) int deep(int i)
+{
+	if (!i)
+		throw std::runtime_error("x");
+	return deep(i - 1) + 1;
+}
+
+int main()
+{
+	int caught = 0;
+	for (int i = 0; i < 100; i++)
+		try {
+			deep(20);
+		} catch (std::exception &) {
+			caught++;
+		}
+	pthread_t t;
+	void *r;
+	pthread_create(&t, nullptr, worker, nullptr);
+	pthread_join(t, &r);
+	std::printf("caught %d, thread %ld\n", caught, reinterpret_cast<long>(r));
+	return 0;
+}
