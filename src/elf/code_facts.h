@@ -10,6 +10,10 @@
 
 /* Whether [ADDR, ADDR+LEN) (link-time) lies in an executable segment's file bytes. */
 bool fn_in_exec_segment(const rtl_binary *bin, uint64_t addr, uint64_t len);
+/* Whether the function at link-time ADDR is a signal return trampoline
+ * (its FDE's 'S': glibc's __restore_rt), which the kernel returns into
+ * from a handler and unwinders recognize by its bytes. */
+bool fn_is_signal_trampoline(const rtl_binary *bin, uint64_t addr);
 /* Code a jump-table entry may lead to: inside a known function. */
 bool fn_is_function_code(const rtl_binary *bin, uint64_t addr);
 /* The link-time extent of BIN's loadable segments, [*LO, *HI), *LO down to

@@ -7,6 +7,7 @@
 #include <reticle/error.h>
 #include "isa/x86_64/check.h"
 #include "binary_internal.h"
+#include "elf/code_facts.h"
 #include "util/array.h"
 
 /* Sort by address, then best name first: rank, then named before unnamed,
@@ -372,6 +373,11 @@ static int is_sigtramp(const rtl_binary *bin, uint64_t addr)
 		if (bin->sigtramps[i] == addr)
 			return 1;
 	return 0;
+}
+
+bool fn_is_signal_trampoline(const rtl_binary *bin, uint64_t addr)
+{
+	return is_sigtramp(bin, addr);
 }
 
 static void check_one(const rtl_binary *bin, rtl_function *f)

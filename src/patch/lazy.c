@@ -147,6 +147,13 @@ size_t lazy_arm_plan(struct module *m, uint32_t *idx)
 			fs->reason = "PLT stub";
 			continue;
 		}
+		if (fn_is_signal_trampoline(m->bin, f->addr)) {
+			/* a copy would be entered from every handler's return and
+			 * never left (sigreturn): calltime's frame for it stayed
+			 * open under the interrupted code's, negative times */
+			fs->reason = "signal return trampoline";
+			continue;
+		}
 		if (!fn_in_exec_segment(m->bin, f->addr, f->size ? f->size : 1)) {
 			fs->reason = "not in an executable segment";
 			continue;

@@ -37,6 +37,26 @@ static const uint8_t save_more[] = {
 	0x48, 0x89, 0x7c, 0x24, 0xd8,   /* mov [rsp-40],rdi */
 	0x4c, 0x89, 0x44, 0x24, 0xd0,   /* mov [rsp-48],r8 */
 };
+/* At a return the words just below %rsp are the callee-saved registers
+ * the epilogue popped, which the function's unwind rows may still name
+ * (gcc's row at a 'ret' after 'leave' keeps rbp at CFA-16, not restored):
+ * an unwind from inside the exit's snippets (a signal handler's
+ * backtrace, an asynchronous cancel) reads them there. The exit's
+ * snippets keep their registers deeper, where the predicates' words are
+ * (free by then: a guard's are given back before the timer's stop). */
+static const uint8_t exit_save[] = {
+	0x48, 0x89, 0x44, 0x24, 0xc0,   /* mov [rsp-64],rax */
+	0x48, 0x89, 0x54, 0x24, 0xb8,   /* mov [rsp-72],rdx */
+	0x48, 0x89, 0x4c, 0x24, 0xb0,   /* mov [rsp-80],rcx */
+	0x48, 0x89, 0x74, 0x24, 0xa8,   /* mov [rsp-88],rsi */
+};
+static const uint8_t exit_restore[] = {
+	0x65, 0x48, 0x89, 0x0c, 0x25, D32(TA_TOP),   /* mov gs:[TOP],rcx */
+	0x48, 0x8b, 0x74, 0x24, 0xa8,   /* mov rsi,[rsp-88] */
+	0x48, 0x8b, 0x4c, 0x24, 0xb0,   /* mov rcx,[rsp-80] */
+	0x48, 0x8b, 0x54, 0x24, 0xb8,   /* mov rdx,[rsp-72] */
+	0x48, 0x8b, 0x44, 0x24, 0xc0,   /* mov rax,[rsp-64] */
+};
 static const uint8_t now_top[] = {
 	0x0f, 0x31,                     /* rdtsc */
 	0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
@@ -293,12 +313,11 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc, bool sampled)
 
 int x86_timer_close_left(struct x86_writer *w, bool at_exit)
 {
-	x86_put(w, save, sizeof(save));
-	x86_put(w, save_more, sizeof(save_more));
+	/* the pops need rax, rdx, rcx and rsi only */
+	x86_put(w, at_exit ? exit_save : save, at_exit ? sizeof(exit_save) : sizeof(save));
 	x86_put(w, now_top, sizeof(now_top));
 	close_left(w, at_exit);
-	x86_put(w, restore, sizeof(restore));
-	x86_put(w, restore_more, sizeof(restore_more));
+	x86_put(w, at_exit ? exit_restore : restore, at_exit ? sizeof(exit_restore) : sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
 }
 
@@ -328,7 +347,7 @@ int x86_timer_stop(struct x86_writer *w)
 		0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
 		0x48, 0x09, 0xd0,               /* or rax,rdx: the time */
 	};
-	x86_put(w, save, sizeof(save));
+	x86_put(w, exit_save, sizeof(exit_save));
 	x86_put(w, top, sizeof(top));
 	x86_put(w, cmp_top, sizeof(cmp_top));
 	/* no frame of its own (a sampled leaf's untimed call), none left
@@ -342,7 +361,7 @@ int x86_timer_stop(struct x86_writer *w)
 	x86_put(w, cmp_top, sizeof(cmp_top));
 	x86_jump8_back(w, 0x76, loop);                                 /* jbe */
 	x86_land8(w, to_out);
-	x86_put(w, restore, sizeof(restore));
+	x86_put(w, exit_restore, sizeof(exit_restore));
 	return w->failed ? -ENOMEM : 0;
 }
 
