@@ -18,8 +18,11 @@ counts must agree in every run. Exits 0 when all agree."""
 import os, shutil, sqlite3, subprocess, sys
 
 
-def close(got, want):
-    return abs(got - want) <= max(0.02 * want, 0.002)
+def close(got, want, sampled=False):
+    # a sampled leaf's time is estimated from some of its calls: a
+    # preemption in one of the others is in the program's measure only
+    rel, ab = (0.10, 0.005) if sampled else (0.02, 0.002)
+    return abs(got - want) <= max(rel * want, ab)
 
 
 def main():
@@ -73,7 +76,7 @@ def check(reticle, work, prog, env, native, run):
                 print(f"FAIL {run}: {name}: {got[0]} calls, the program made {calls}")
                 failures += 1
             for what, i, want in (("inclusive", 1, w[4]), ("exclusive", 2, w[5])):
-                if want != "-" and not close(got[i], float(want)):
+                if want != "-" and not close(got[i], float(want), w[6:7] == ["sampled"]):
                     print(f"FAIL {run}: {name}: {what} {got[i]:.6f} s, measured {float(want):.6f} s")
                     timing += 1
             checked += 1

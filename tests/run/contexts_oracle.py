@@ -187,7 +187,8 @@ def check_times(names, ctx, stdout):
             continue
         c = ctx[ids[0]]
         for what, got, want in (("inclusive", c["inc"], w[4]), ("exclusive", c["exc"], w[5])):
-            if want != "-" and not close(got, float(want)):
+            sampled = w[6:7] == ["sampled"]   # estimated from some calls: a preemption escapes it
+            if want != "-" and not close(got, float(want), 0.10 if sampled else 0.02, 0.005 if sampled else 0.002):
                 fail(f"{w[1]}: its one path's {what} {got:.6f} s, measured {float(want):.6f} s")
         checked += 1
     # the recursive levels against each one's measured own time: the
