@@ -110,6 +110,91 @@ static void stop_abandoned(struct proc *p, pid_t tid)
 	}
 }
 
+/* The counters as they were before an inferior call: what reticle's call
+ * into the target (__register_frame_info, and what it calls: its object
+ * lock, pthread_mutex_lock) counts is not the program's work (a C++
+ * program's fcount showed 112 calls of __register_frame_info that
+ * callgrind does not see). With one thread, the process is stopped but for
+ * the call: every window's counter area is kept, and the counters of the
+ * relocated functions are put back after it (only those: the area also
+ * holds the objects libgcc links its registrations by, timers' numbers and
+ * the arc tables' words), the counters of the copies made during the
+ * call cleared. With
+ * threads, their copies count per thread, and the call's thread counts in
+ * the null area, whose slab is cleared after it (unless threads beyond the
+ * areas' number count there too); counters shared with running threads
+ * (locked increments) cannot be put back, and are not. */
+struct call_counts {
+	uint8_t **saved;          /* each window's counter words, NULL: none kept */
+	size_t *len, n;
+};
+
+static void counts_keep(struct proc *p, struct call_counts *cc)
+{
+	*cc = (struct call_counts){ 0 };
+	if (p->multithreaded)
+		return;
+	cc->saved = calloc(p->shm.nwins ? p->shm.nwins : 1, sizeof(*cc->saved));
+	cc->len = calloc(p->shm.nwins ? p->shm.nwins : 1, sizeof(*cc->len));
+	if (!cc->saved || !cc->len)
+		return;
+	cc->n = p->shm.nwins;
+	for (size_t i = 0; i < cc->n; i++) {
+		const struct window *w = &p->shm.wins[i];
+		if (w->ctr_used <= WINDOW_SCRATCH_SIZE || !(cc->saved[i] = malloc(w->ctr_used)))
+			continue;
+		cc->len[i] = w->ctr_used;
+		memcpy(cc->saved[i], window_local(w, w->addr + w->code_cap), w->ctr_used);
+	}
+}
+
+/* Counter C as CC kept it (0 when it was not there then). */
+static void put_back(struct proc *p, const struct call_counts *cc, uint64_t c)
+{
+	struct window *w = c ? proc_window_at(p, c, 8) : NULL;
+	if (!w)
+		return;
+	size_t i = (size_t)(w - p->shm.wins), off = c - (w->addr + w->code_cap);
+	uint64_t v = 0;
+	if (i < cc->n && cc->saved[i] && off + 8 <= cc->len[i])
+		memcpy(&v, cc->saved[i] + off, 8);
+	*(uint64_t *)window_local(w, c) = v;
+}
+
+static void put_back_counters(struct proc *p, const struct call_counts *cc, const struct func_state *fs)
+{
+	put_back(p, cc, fs->entry_counter);
+	for (uint32_t b = 0; b < fs->nblocks; b++) {
+		put_back(p, cc, p->blocks[fs->block0 + b].counter);
+		put_back(p, cc, p->blocks[fs->block0 + b].rep_counter);
+	}
+	for (uint32_t k = 0; k < fs->npoints; k++)
+		if (!point_in_arcs(&p->points[fs->point0 + k]))
+			put_back(p, cc, p->points[fs->point0 + k].counter);
+}
+
+static bool put_back_each(struct proc *p, struct module *m, size_t k, void *cc)
+{
+	put_back_counters(p, cc, &m->fs[k]);
+	return true;
+}
+
+static void counts_put_back(struct proc *p, struct call_counts *cc)
+{
+	if (p->multithreaded) {
+		if (p->thread_counters && !p->areas.null_used && p->areas.addr)
+			thread_area_slab_clear(&p->areas, 0);
+	} else if (cc->saved) {
+		/* the copies made during the call among them: their counters'
+		 * words were not kept (beyond the areas then), and are cleared */
+		each_relocated(p, put_back_each, cc);
+	}
+	for (size_t i = 0; i < cc->n; i++)
+		free(cc->saved[i]);
+	free(cc->saved);
+	free(cc->len);
+}
+
 /* Calls FUNC(A0, A1) in stopped thread TID and waits for it to return to
  * the int3 after the first window's syscall gadget. Breakpoints met on the
  * way are reticle's own (functions seen for the first time) and handled as
@@ -134,6 +219,8 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		free(counts);
 		return err;
 	}
+	struct call_counts cc;
+	counts_keep(p, &cc);
 	p->in_call = true;
 	bool running = false;
 	for (;;) {
@@ -182,6 +269,7 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		}
 	}
 	p->in_call = false;
+	counts_put_back(p, &cc);   /* before bbv's look: the call counted nothing then */
 	bbv_call_end(p, counts);
 	if (err == -ESRCH)
 		return err;
