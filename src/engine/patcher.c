@@ -6,6 +6,7 @@
 #include "engine/engine.h"
 #include "engine/span.h"
 #include "sample/sample.h"
+#include "util/array.h"
 
 /* The copy's unwind information is registered, the sampler maps its PCs
  * back, a sweep will find its increments, the debugger's breakpoints go
@@ -19,6 +20,10 @@ static void relocated(struct proc *p, struct module *m, size_t k)
 				    rtl_binary_function(m->bin, k)->addr + m->bias, fs->map_from, fs->map_to, fs->nmap,
 				    fs->sp_rows, fs->nsp_rows);
 	unwind_function_relocated(p, m, k);
+	if (p->in_call && !rtl_grow(&p->call_fns, &p->capcall_fns, p->ncall_fns + 1, sizeof(*p->call_fns))) {
+		p->call_fns[p->ncall_fns].mod = (uint32_t)(m - p->mods);
+		p->call_fns[p->ncall_fns++].fn = (uint32_t)k;
+	}
 	if (p->sweeping)
 		sweep_relocated(p, m, k);
 	if (session_debugger(p->s))

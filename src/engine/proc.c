@@ -104,6 +104,7 @@ void proc_free(struct proc *p)
 	free(p->mods);
 	patch_proc_free(p);
 	free(p->unw_pending);
+	free(p->call_fns);
 	free(p->memo);
 	free(p->threads);
 	free(p->blocks);

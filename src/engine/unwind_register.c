@@ -110,28 +110,30 @@ static void stop_abandoned(struct proc *p, pid_t tid)
 	}
 }
 
-/* The counters as they were before an inferior call: what reticle's call
- * into the target (__register_frame_info, and what it calls: its object
- * lock, pthread_mutex_lock) counts is not the program's work (a C++
+/* The counters as they were before a registration call: what reticle's
+ * call into the target (__register_frame_info, and what it calls: its
+ * object lock, pthread_mutex_lock) counts is not the program's work (a C++
  * program's fcount showed 112 calls of __register_frame_info that
  * callgrind does not see). With one thread, the process is stopped but for
- * the call: every window's counter area is kept, and the counters of the
- * relocated functions are put back after it (only those: the area also
- * holds the objects libgcc links its registrations by, timers' numbers and
- * the arc tables' words), the counters of the copies made during the
- * call cleared. With
- * threads, their copies count per thread, and the call's thread counts in
- * the null area, whose slab is cleared after it (unless threads beyond the
- * areas' number count there too); counters shared with running threads
- * (locked increments) cannot be put back, and are not. */
+ * the call: every window's counter area is kept, and after it each word
+ * the call changed is put back, but for the object the call fills
+ * (libgcc links its registrations by them; earlier ones it does not
+ * change); the counters of the copies made during the call are cleared
+ * (their words were not counters yet: timers' numbers and arc words are
+ * there too, and stay). With threads, their copies count per thread and
+ * the call's thread in the null area, whose slab is cleared after it
+ * (unless threads beyond the areas' number count there too); counters
+ * shared with running threads (locked increments) cannot be put back, and
+ * are not. */
 struct call_counts {
-	uint8_t **saved;          /* each window's counter words, NULL: none kept */
+	uint64_t **saved;         /* each window's counter words, NULL: none kept */
 	size_t *len, n;
 };
 
 static void counts_keep(struct proc *p, struct call_counts *cc)
 {
 	*cc = (struct call_counts){ 0 };
+	p->ncall_fns = 0;
 	if (p->multithreaded)
 		return;
 	cc->saved = calloc(p->shm.nwins ? p->shm.nwins : 1, sizeof(*cc->saved));
@@ -141,58 +143,54 @@ static void counts_keep(struct proc *p, struct call_counts *cc)
 	cc->n = p->shm.nwins;
 	for (size_t i = 0; i < cc->n; i++) {
 		const struct window *w = &p->shm.wins[i];
-		if (w->ctr_used <= WINDOW_SCRATCH_SIZE || !(cc->saved[i] = malloc(w->ctr_used)))
+		size_t words = w->ctr_used / 8;
+		if (words <= WINDOW_SCRATCH_SIZE / 8 || !(cc->saved[i] = malloc(words * 8)))
 			continue;
-		cc->len[i] = w->ctr_used;
-		memcpy(cc->saved[i], window_local(w, w->addr + w->code_cap), w->ctr_used);
+		cc->len[i] = words;
+		memcpy(cc->saved[i], window_local(w, w->addr + w->code_cap), words * 8);
 	}
 }
 
-/* Counter C as CC kept it (0 when it was not there then). */
-static void put_back(struct proc *p, const struct call_counts *cc, uint64_t c)
+static void clear_counter(struct proc *p, uint64_t c)
 {
 	struct window *w = c ? proc_window_at(p, c, 8) : NULL;
-	if (!w)
-		return;
-	size_t i = (size_t)(w - p->shm.wins), off = c - (w->addr + w->code_cap);
-	uint64_t v = 0;
-	if (i < cc->n && cc->saved[i] && off + 8 <= cc->len[i])
-		memcpy(&v, cc->saved[i] + off, 8);
-	*(uint64_t *)window_local(w, c) = v;
+	if (w)
+		*(uint64_t *)window_local(w, c) = 0;
 }
 
-static void put_back_counters(struct proc *p, const struct call_counts *cc, const struct func_state *fs)
-{
-	put_back(p, cc, fs->entry_counter);
-	for (uint32_t b = 0; b < fs->nblocks; b++) {
-		put_back(p, cc, p->blocks[fs->block0 + b].counter);
-		put_back(p, cc, p->blocks[fs->block0 + b].rep_counter);
-	}
-	for (uint32_t k = 0; k < fs->npoints; k++)
-		if (!point_in_arcs(&p->points[fs->point0 + k]))
-			put_back(p, cc, p->points[fs->point0 + k].counter);
-}
-
-static bool put_back_each(struct proc *p, struct module *m, size_t k, void *cc)
-{
-	put_back_counters(p, cc, &m->fs[k]);
-	return true;
-}
-
-static void counts_put_back(struct proc *p, struct call_counts *cc)
+/* CC's words put back but those in [OWN, OWN_END), the call's own. */
+static void counts_put_back(struct proc *p, struct call_counts *cc, uint64_t own, uint64_t own_end)
 {
 	if (p->multithreaded) {
 		if (p->thread_counters && !p->areas.null_used && p->areas.addr)
 			thread_area_slab_clear(&p->areas, 0);
 	} else if (cc->saved) {
-		/* the copies made during the call among them: their counters'
-		 * words were not kept (beyond the areas then), and are cleared */
-		each_relocated(p, put_back_each, cc);
+		for (size_t i = 0; i < cc->n && i < p->shm.nwins; i++) {
+			const struct window *w = &p->shm.wins[i];
+			uint64_t base = w->addr + w->code_cap, *now = window_local(w, base);
+			/* not the scratch words: an inferior system call's data */
+			for (size_t k = WINDOW_SCRATCH_SIZE / 8; cc->saved[i] && k < cc->len[i]; k++)
+				if (now[k] != cc->saved[i][k] && (base + 8 * k < own || base + 8 * k >= own_end))
+					now[k] = cc->saved[i][k];
+		}
+		for (size_t i = 0; i < p->ncall_fns; i++) {
+			const struct module *m = &p->mods[p->call_fns[i].mod];
+			const struct func_state *fs = &m->fs[p->call_fns[i].fn];
+			clear_counter(p, fs->entry_counter);
+			for (uint32_t b = 0; b < fs->nblocks; b++) {
+				clear_counter(p, p->blocks[fs->block0 + b].counter);
+				clear_counter(p, p->blocks[fs->block0 + b].rep_counter);
+			}
+			for (uint32_t k = 0; k < fs->npoints; k++)
+				if (!point_in_arcs(&p->points[fs->point0 + k]))
+					clear_counter(p, p->points[fs->point0 + k].counter);
+		}
 	}
 	for (size_t i = 0; i < cc->n; i++)
 		free(cc->saved[i]);
 	free(cc->saved);
 	free(cc->len);
+	p->ncall_fns = 0;
 }
 
 /* Calls FUNC(A0, A1) in stopped thread TID and waits for it to return to
@@ -201,9 +199,11 @@ static void counts_put_back(struct proc *p, struct call_counts *cc)
  * usual; a signal is kept for later delivery. The outcome is bounded: a
  * fault in the call (-EFAULT), a trap that is not reticle's, or a call
  * still running after CALL_SECONDS (-ETIMEDOUT) abandon it, and the thread
- * gets its registers back as if it had never been made. */
-static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, long *ret,
-		     uint64_t *fault_pc)
+ * gets its registers back as if it had never been made. A1_END: A1 is a
+ * registration object that ends there, and the call counts for nothing
+ * (call_counts), 0: counts as it does. */
+static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint64_t a1, uint64_t a1_end,
+		     long *ret, uint64_t *fault_pc)
 {
 	struct os_saved_regs saved;
 	uint64_t back = p->gadget + 2;
@@ -219,8 +219,12 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		free(counts);
 		return err;
 	}
-	struct call_counts cc;
-	counts_keep(p, &cc);
+	/* a registration (A1 the object it fills, up to A1_END) counts for
+	 * nothing; a deregistration changes the objects before its own in
+	 * libgcc's list, and comes when the counting is done (a detach) */
+	struct call_counts cc = { 0 };
+	if (a1_end)
+		counts_keep(p, &cc);
 	p->in_call = true;
 	bool running = false;
 	for (;;) {
@@ -269,7 +273,8 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 		}
 	}
 	p->in_call = false;
-	counts_put_back(p, &cc);   /* before bbv's look: the call counted nothing then */
+	if (a1_end)   /* before bbv's look: the call counted nothing then */
+		counts_put_back(p, &cc, a1, a1_end);
 	bbv_call_end(p, counts);
 	if (err == -ESRCH)
 		return err;
@@ -338,7 +343,7 @@ static int register_batch(struct proc *p, pid_t tid, struct module *m, const uin
 	memcpy(window_local(w, at), blob, len);
 	free(blob);
 	long ret;
-	err = proc_call(p, tid, p->register_frame, at, obj, &ret, fault_pc);
+	err = proc_call(p, tid, p->register_frame, at, obj, obj + OBJECT_SIZE, &ret, fault_pc);
 	/* kept for a detach, which takes them back before the windows go */
 	if (!err && p->attached && !rtl_grow(&p->unw_objects, &p->capunw_objects, p->nunw_objects + 1,
 					     sizeof(*p->unw_objects)))
@@ -533,7 +538,7 @@ int unwind_detach(struct proc *p, pid_t tid)
 	while (p->nunw_objects) {
 		uint64_t fault_pc = 0;
 		long ret;
-		int err = proc_call(p, tid, dereg + m->bias, p->unw_objects[p->nunw_objects - 1], 0, &ret,
+		int err = proc_call(p, tid, dereg + m->bias, p->unw_objects[p->nunw_objects - 1], 0, 0, &ret,
 				    &fault_pc);
 		if (err || !ret)
 			return err ? err : -ENOENT;   /* libgcc did not know it: keep the window */

@@ -237,6 +237,10 @@ struct proc {
 	bool unwind_off;          /* a registration call failed: none made any more */
 	bool unwind_at_entry;     /* one jumped to 0 before the entry point: wait for it */
 	bool in_call;             /* an inferior function call is running */
+	/* functions relocated while it ran: their counts are its, not the
+	 * program's (unwind_register.c) */
+	struct { uint32_t mod, fn; } *call_fns;
+	size_t ncall_fns, capcall_fns;
 	uint64_t r_debug;         /* run-time address of the loader's _r_debug */
 	uint64_t r_brk;
 	bool trap_act_saved;      /* the program's SIGTRAP handler is known */
