@@ -213,12 +213,16 @@ static void pop_frame(uint8_t *a, size_t end, uint64_t now)
 	if (f->timer >= TA_WORDS && f->timer + sizeof(*t) <= TA_INDEX) {
 		if (--t->active == 0)
 			t->inclusive += elapsed;
-		t->exclusive += elapsed - f->children;
 	}
+	/* as the snippets' pop: none below zero (a handler's frames closed
+	 * into this one after its clock was read) */
+	uint64_t own = (int64_t)(elapsed - f->children) > 0 ? elapsed - f->children : 0;
+	if (f->timer >= TA_WORDS && f->timer + sizeof(*t) <= TA_INDEX)
+		t->exclusive += own;
 	struct ta_node *n = (struct ta_node *)(a + f->node);
 	if (f->node == TA_LOST || (f->node >= TA_NODES && f->node + sizeof(*n) <= TA_MT_LEFT)) {
 		n->inclusive += elapsed;
-		n->exclusive += elapsed - f->children;
+		n->exclusive += own;
 	}
 	((uint64_t *)a)[TA_TOP / 8] -= sizeof(*f);
 }

@@ -86,6 +86,8 @@ void x86_cfg_block_succs(const struct x86_analysis *a, size_t b, bool call_edges
  * finds its jump tables, computed gotos, blocks and flag liveness. */
 int x86_cfg_analyze(struct x86_analysis *a, const char **reason);
 void x86_cfg_free(struct x86_analysis *a);
+/* Whether IN of A is a system call (syscall, sysenter, int N). */
+bool x86_system_call(const struct x86_analysis *a, const struct x86_insn *in);
 /* The computed goto whose label load is instruction I, or NULL. */
 const struct goto_src *x86_cfg_goto_at(const struct x86_analysis *a, size_t i);
 /* Whether the flags are live at run-time ADDR of the function. */

@@ -605,12 +605,16 @@ static int emit_body(struct emitter *e, struct x86_reloc *out)
 /* Whether A's function calls nothing and leaves only by returning: no
  * call, no indirect jump, no branch out of it (a tail call, a .cold part).
  * Its timer's frame is then never a caller's: an untimed call of it
- * leaves the calling-context tree as a timed one would. */
-static bool is_leaf(const struct x86_analysis *a)
+ * leaves the calling-context tree as a timed one would. Nor a system
+ * call: one that may block (a futex wait, a read) varies too much from
+ * call to call for a sample of them to stand for the rest. */
+static bool is_sampled_leaf(const struct x86_analysis *a)
 {
 	const struct x86_reloc_env *env = a->env;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct x86_insn *in = &a->insns[i];
+		if (x86_system_call(a, in))
+			return false;
 		switch (in->kind) {
 		case X86_CALL: case X86_ICALL: case X86_IJMP: case X86_UNSUPPORTED:
 			return false;
@@ -667,7 +671,7 @@ static int emit(struct x86_analysis *a, uint64_t dest, struct x86_reloc *out)
 		out->timer_desc = env->new_counter(env->ctx);
 		err = -RTL_ERR_NO_SPACE;
 		if (!out->timer_desc ||
-		    (err = x86_timer_start(&out->w, out->timer_desc, env->sample_leaf_timers && is_leaf(a))))
+		    (err = x86_timer_start(&out->w, out->timer_desc, env->sample_leaf_timers && is_sampled_leaf(a))))
 			goto out;
 	}
 	if (probe_plan_has_op(&e.plan, RTL_POINT_ENTRY, env->addr, RTL_PRIM_SLOT_SET) &&

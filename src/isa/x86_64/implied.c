@@ -33,7 +33,7 @@ struct doms {
 };
 
 /* syscall, sysenter, int N: the process may end there (exit_group) */
-static bool system_call(const struct x86_analysis *a, const struct x86_insn *in)
+bool x86_system_call(const struct x86_analysis *a, const struct x86_insn *in)
 {
 	const uint8_t *c = a->env->code + (in->addr - a->env->addr) + in->prefix_len;
 	size_t left = in->len - in->prefix_len;
@@ -190,7 +190,7 @@ int x86_cfg_implied_blocks(const struct x86_analysis *a, uint32_t (*via)[2])
 			ok = s[k] == UNDEF || (s[k] != b && dominates(&d, (uint32_t)b, s[k]));
 		size_t end = b + 1 < nb ? a->block_first[b + 1] : a->n;
 		for (size_t i = a->block_first[b]; i < end && ok; i++)
-			ok = a->insns[i].kind != X86_CALL && a->insns[i].kind != X86_ICALL && !system_call(a, &a->insns[i]);
+			ok = a->insns[i].kind != X86_CALL && a->insns[i].kind != X86_ICALL && !x86_system_call(a, &a->insns[i]);
 		if (ok) {
 			via[b][0] = s[0] + 1;
 			via[b][1] = s[1] == UNDEF ? 0 : s[1] + 1;

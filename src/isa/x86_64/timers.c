@@ -97,6 +97,11 @@ static const uint8_t pop[] = {
 	0x75, 0x05,                     /* jnz: not its outermost frame */
 	0x65, 0x48, 0x01, 0x72, 0x10,   /* add gs:[rdx+16],rsi: inclusive */
 	0x48, 0x2b, 0x71, 0x18,         /* sub rsi,[rcx+24] */
+	/* below zero when a signal's handler ran between this snippet's
+	 * clock read and the pop, its frames closed into this one's children
+	 * meanwhile: none of its own then */
+	0x79, 0x02,                     /* jns */
+	0x31, 0xf6,                     /* xor esi,esi */
 	0x65, 0x48, 0x01, 0x72, 0x18,   /* add gs:[rdx+24],rsi: exclusive */
 	0x48, 0x8b, 0x51, 0x20,         /* mov rdx,[rcx+32] */
 	0x65, 0x48, 0x01, 0x72, 0x18,   /* add gs:[rdx+24],rsi: the context's exclusive */
