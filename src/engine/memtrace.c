@@ -124,6 +124,7 @@ struct memtrace {
 	uint64_t on, off, windows;
 	bool is_off[TA_COUNT];
 	uint64_t tail[TA_COUNT], period[TA_COUNT];
+	uint64_t threads;         /* threads started: each one's offsets its own */
 	/* --warmup W: the last W instructions before each window (of its gap)
 	 * are traced into the caches but not counted in the estimate; with
 	 * --warmup-lower L, the L before those into the lower levels only
@@ -689,7 +690,11 @@ void memtrace_thread_start(struct proc *p, unsigned area)
 	mt->next[area] = 0;
 	mt->at[area] = 0;
 	mt->tail[area] = 0;
-	mt->period[area] = 0;
+	/* a thread that reuses an ended one's area draws its own offsets:
+	 * with the area's seed alone, 2,000 short threads one after another
+	 * all traced the same first stretch of their work (a fixed phase of
+	 * each) and the estimate missed the rest */
+	mt->period[area] = ++mt->threads << 32;
 	int64_t left = 0;
 	before_window(mt, area, mt->npoints ? to_next_point(mt, area) : jittered_gap(mt, area), &left);
 	thread_area_clock_set(thread_area_local(&p->areas, area), left);
