@@ -442,6 +442,13 @@ int x86_data_accesses(const uint8_t *code, size_t len, uint64_t addr, struct x86
 	if (in.mnemonic == ZYDIS_MNEMONIC_NOP || in.mnemonic == ZYDIS_MNEMONIC_LEA ||
 	    in.meta.category == ZYDIS_CATEGORY_PREFETCH)
 		return 0;   /* an address, no access */
+	/* xsave, fxsave and kin: how much they touch depends on the state
+	 * components enabled (XCR0, 2,432 bytes on one host) and in use, not
+	 * on the operand (Zydis gives 576 bytes): not from registers */
+	if (in.meta.isa_set == ZYDIS_ISA_SET_XSAVE || in.meta.isa_set == ZYDIS_ISA_SET_XSAVEC ||
+	    in.meta.isa_set == ZYDIS_ISA_SET_XSAVEOPT || in.meta.isa_set == ZYDIS_ISA_SET_XSAVES ||
+	    in.meta.isa_set == ZYDIS_ISA_SET_FXSAVE || in.meta.isa_set == ZYDIS_ISA_SET_FXSAVE64)
+		return -1;
 	int n = 0;
 	bool stack_store = false, stack_load = false;
 	switch (in.mnemonic) {
