@@ -644,10 +644,13 @@ int attach_detach(struct proc *p, size_t *kept)
 	}
 	if (failed)
 		rtl_warn("pid %d: %zu patches could not be taken back", (int)p->pid, failed);
+	size_t regs = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		regs_to_original(p, p->threads[i].tid);
-		words += count_cache_words(p, p->threads[i].tid) + count_cache_regs(p, p->threads[i].tid);
+		words += count_cache_words(p, p->threads[i].tid);
+		regs += count_cache_regs(p, p->threads[i].tid);
 	}
+	words += regs;
 	int err = 0;
 	if (!stuck && !words && any && (err = unwind_detach(p, any)))
 		rtl_debug("pid %d: unwind information not deregistered (%d)", (int)p->pid, err);
@@ -661,9 +664,9 @@ int attach_detach(struct proc *p, size_t *kept)
 	*kept = stuck + words;
 	if (*kept || err)
 		rtl_warn("pid %d: the code cache stays mapped, unused from now on (%zu thread%s inside it, "
-			   "%zu stack word%s pointing into it%s)",
-			(int)p->pid, stuck, stuck == 1 ? "" : "s", words, words == 1 ? "" : "s",
-			err ? ", or it could not be released" : "");
+			   "%zu stack word%s and %zu register%s pointing into it%s)",
+			(int)p->pid, stuck, stuck == 1 ? "" : "s", words - regs, words - regs == 1 ? "" : "s",
+			regs, regs == 1 ? "" : "s", err ? ", or it could not be released" : "");
 	int first_err = detach_threads(p);
 	return failed ? -EIO : first_err;
 }
