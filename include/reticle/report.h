@@ -68,7 +68,8 @@ RTL_API int rtl_report_lcov(rtl_profile *p, const rtl_report_options *o, FILE *o
  * program: edge counts of its conditional branches (edges), jumps and
  * fall-throughs of its blocks (bbcount), calls between its functions.
  * -ENOENT when the profile has no such module, -ENODATA when it has no
- * counts to write. */
+ * counts to write, -ENOTSUP when its binary has no function symbols (a
+ * stripped one: BOLT reads functions by their names). */
 RTL_API int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out);
 
 /* The calling-context tree (calltime), or the tree of sampled stacks

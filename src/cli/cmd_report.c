@@ -256,8 +256,13 @@ static int write_report(rtl_profile *p, const struct report_args *a)
 			  a->profile);
 		close_output(&o, a->out, err);
 		return CLI_EXIT_FAIL;
-	} else if ((err == -ENODATA || err == -ENOENT) && a->format == RTL_REPORT_FDATA && !a->tree) {
-		if (err == -ENOENT && a->opt.module)
+	} else if ((err == -ENODATA || err == -ENOENT || err == -ENOTSUP) && a->format == RTL_REPORT_FDATA &&
+		   !a->tree) {
+		if (err == -ENOTSUP)
+			cli_error("report: %s in '%s' has no function symbols (stripped): fdata names functions as "
+				  "BOLT reads them, by symbol; profile a build that keeps its symbols",
+				  a->opt.module ? a->opt.module : "the program", a->profile);
+		else if (err == -ENOENT && a->opt.module)
 			cli_error("report: '%s' has no module '%s' (reticle report --format json lists them)",
 				  a->profile, a->opt.module);
 		else

@@ -260,7 +260,12 @@ int rtl_report_fdata(rtl_profile *p, const rtl_report_options *o, FILE *out)
 	    (err = rtl_profile_foreach_call(p, add_call, &d)))
 		goto out;
 	if (!d.nrec) {
-		err = -ENODATA;
+		/* nothing named: a stripped binary, whose counts are there but
+		 * cannot be given to BOLT by name */
+		bool named = false;
+		for (size_t f = 0; f < d.nfn && !named; f++)
+			named = d.bolt[f] != NULL;
+		err = named || !d.nfn ? -ENODATA : -ENOTSUP;
 		goto out;
 	}
 	qsort(d.rec, d.nrec, sizeof(*d.rec), cmp_record);
