@@ -146,19 +146,20 @@ uint64_t thread_region_slab_sum(const struct thread_region *r, uint64_t off)
 	return sum;
 }
 
-/* The header of area K for its run-time address: an empty stack over the
- * sentinel; the null area's limit lets no frame in. */
-static void area_init(struct thread_region *r, unsigned k)
+void thread_area_init(uint8_t *a, uint64_t base, bool null)
 {
-	uint8_t *a = thread_area_local(r, k);
-	uint64_t base = thread_area_addr(r, k);
 	struct ta_frame *sentinel = (struct ta_frame *)(a + TA_SENTINEL);
 	*sentinel = (struct ta_frame){ .sp = ~0ull };
 	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
-	((uint64_t *)a)[TA_LIMIT / 8] = k ? base + TA_FRAMES_LIMIT : base + TA_FRAMES - 1;
+	((uint64_t *)a)[TA_LIMIT / 8] = null ? base + TA_FRAMES - 1 : base + TA_FRAMES_LIMIT;
 	((uint64_t *)a)[TA_MT_LEFT / 8] = TA_MT_WORDS;
 	((int64_t *)a)[TA_BBV_LEFT / 8] = INT64_MAX;   /* no interval ends unless a collector sets one */
 	thread_area_clock_set(a, INT64_MAX);
+}
+
+static void area_init(struct thread_region *r, unsigned k)
+{
+	thread_area_init(thread_area_local(r, k), thread_area_addr(r, k), k == 0);
 }
 
 void thread_region_place(struct thread_region *r, uint64_t addr)

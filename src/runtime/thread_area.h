@@ -154,6 +154,11 @@ struct thread_region {
 	unsigned end;             /* no area from here on has been taken */
 };
 
+/* The header of area A at run-time address BASE: an empty stack over the
+ * sentinel, no trace records, no interval or window counting down; the
+ * null area's (NULL) limit lets no frame in. */
+void thread_area_init(uint8_t *a, uint64_t base, bool null);
+
 /* A region of TA_COUNT areas, mapped in reticle (not yet in the target). */
 int thread_region_init(struct thread_region *r);
 void thread_region_free(struct thread_region *r);

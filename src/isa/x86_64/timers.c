@@ -57,12 +57,19 @@ static const uint8_t exit_restore[] = {
 	0x48, 0x8b, 0x54, 0x24, 0xb8,   /* mov rdx,[rsp-72] */
 	0x48, 0x8b, 0x44, 0x24, 0xc0,   /* mov rax,[rsp-64] */
 };
-static const uint8_t now_top[] = {
+static const uint8_t now[] = {
 	0x0f, 0x31,                     /* rdtsc */
 	0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
 	0x48, 0x09, 0xd0,               /* or rax,rdx: the time */
-	0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP),   /* mov rcx,gs:[TOP] */
 };
+static const uint8_t top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
+
+/* rax the time, rcx the top */
+static void put_now_top(struct x86_writer *w)
+{
+	x86_put(w, now, sizeof(now));
+	x86_put(w, top, sizeof(top));
+}
 static const uint8_t restore_more[] = {
 	0x4c, 0x8b, 0x44, 0x24, 0xd0,   /* mov r8,[rsp-48] */
 	0x48, 0x8b, 0x7c, 0x24, 0xd8,   /* mov rdi,[rsp-40] */
@@ -271,7 +278,6 @@ static void count_untimed(struct x86_writer *w)
 int x86_timer_start(struct x86_writer *w, uint64_t desc, bool sampled)
 {
 	static const uint8_t mov_rdx[] = { 0x48, 0x8b };
-	static const uint8_t top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
 	static const uint8_t first[] = {
 		0x65, 0x48, 0x81, 0x3a, D32(TA_LEAF_FIRST - 1),  /* cmp qword gs:[rdx],FIRST-1: calls so far */
 	};
@@ -305,7 +311,7 @@ int x86_timer_start(struct x86_writer *w, uint64_t desc, bool sampled)
 		x86_land32(w, to_timed);
 		x86_land32(w, to_timed2);
 	}
-	x86_put(w, now_top, sizeof(now_top));
+	put_now_top(w);
 	close_left(w, false);
 	x86_rip_form(w, mov_rdx, 2, 2, desc, NULL, 0);           /* mov rdx,[rip+desc] */
 	push_frame(w);
@@ -320,7 +326,7 @@ int x86_timer_close_left(struct x86_writer *w, bool at_exit)
 {
 	/* the pops need rax, rdx, rcx and rsi only */
 	x86_put(w, at_exit ? exit_save : save, at_exit ? sizeof(exit_save) : sizeof(save));
-	x86_put(w, now_top, sizeof(now_top));
+	put_now_top(w);
 	close_left(w, at_exit);
 	x86_put(w, at_exit ? exit_restore : restore, at_exit ? sizeof(exit_restore) : sizeof(restore));
 	return w->failed ? -ENOMEM : 0;
@@ -334,7 +340,7 @@ int x86_timer_push_numbered(struct x86_writer *w, uint32_t number, bool close)
 	uint8_t mov_rdx[] = { 0x48, 0xc7, 0xc2, D32(off) };      /* mov rdx,OFF */
 	x86_put(w, save, sizeof(save));
 	x86_put(w, save_more, sizeof(save_more));
-	x86_put(w, now_top, sizeof(now_top));
+	put_now_top(w);
 	if (close)
 		close_left(w, false);
 	x86_put(w, mov_rdx, sizeof(mov_rdx));
@@ -346,12 +352,6 @@ int x86_timer_push_numbered(struct x86_writer *w, uint32_t number, bool close)
 
 int x86_timer_stop(struct x86_writer *w)
 {
-	static const uint8_t top[] = { 0x65, 0x48, 0x8b, 0x0c, 0x25, D32(TA_TOP) };   /* mov rcx,gs:[TOP] */
-	static const uint8_t now[] = {
-		0x0f, 0x31,                     /* rdtsc */
-		0x48, 0xc1, 0xe2, 0x20,         /* shl rdx,32 */
-		0x48, 0x09, 0xd0,               /* or rax,rdx: the time */
-	};
 	x86_put(w, exit_save, sizeof(exit_save));
 	x86_put(w, top, sizeof(top));
 	x86_put(w, cmp_top, sizeof(cmp_top));
@@ -401,9 +401,7 @@ uint64_t x86_timer_call_cost(void)
 	struct x86_writer w;
 	if (a == MAP_FAILED || code == MAP_FAILED)
 		goto out;
-	*(struct ta_frame *)(a + TA_SENTINEL) = (struct ta_frame){ .sp = ~0ull };
-	((uint64_t *)a)[TA_TOP / 8] = base + TA_FRAMES;
-	((uint64_t *)a)[TA_LIMIT / 8] = base + TA_FRAMES_LIMIT;
+	thread_area_init(a, base, false);
 	uint64_t *desc = (uint64_t *)(code + CODE - 8);
 	*desc = TA_WORDS;
 	x86_writer_init(&w, (uint64_t)(uintptr_t)code);
