@@ -26,6 +26,7 @@
 #include "os/linux/os.h"
 #include "sample/sample.h"
 #include "util/array.h"
+#include "util/file_id.h"
 #include "util/fifo.h"
 #include "util/log.h"
 
@@ -54,7 +55,7 @@ struct rtl_session {
 	/* binaries by path and by the file's identity then: a file replaced
 	 * under its path (a configure script's conftest built and run again,
 	 * a library copied over and dlopen'ed again) is another binary */
-	struct { char *path; rtl_binary *bin; uint64_t dev, ino, size, mtime_ns; } *bins;
+	struct { char *path; rtl_binary *bin; struct file_id id; } *bins;
 	size_t nbins;
 	struct proc **procs;
 	size_t nprocs;
@@ -645,31 +646,39 @@ static rtl_binary *cache_binary(struct rtl_session *s, const char *path, const s
 	s->bins = nb;
 	s->bins[s->nbins].path = strdup(path);
 	s->bins[s->nbins].bin = bin;
-	s->bins[s->nbins].dev = (uint64_t)st->st_dev;
-	s->bins[s->nbins].ino = (uint64_t)st->st_ino;
-	s->bins[s->nbins].size = (uint64_t)st->st_size;
-	s->bins[s->nbins++].mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+	s->bins[s->nbins++].id = file_id_of(st);
 	s->stats.modules++;
 	return bin;
 }
 
-rtl_binary *session_binary(struct rtl_session *s, const char *path)
+/* NOW: the binary of the file at PATH now (a process maps or execs what
+ * the path names when it loads it, which reticle learns of just after);
+ * else the one last opened from PATH, opened if none was. */
+static rtl_binary *binary_of(struct rtl_session *s, const char *path, bool now)
 {
-	/* the file at PATH now: a process maps (or execs) what the path
-	 * names when it loads it, which reticle learns of just after */
 	struct stat st = { 0 };
-	bool known = !stat(path, &st);
-	uint64_t mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	bool known = now && !stat(path, &st);
+	struct file_id id = file_id_of(&st);
 	for (size_t i = s->nbins; i-- > 0;)   /* the latest first */
-		if (!strcmp(s->bins[i].path, path) &&
-		    (!known || (s->bins[i].dev == (uint64_t)st.st_dev && s->bins[i].ino == (uint64_t)st.st_ino &&
-				s->bins[i].size == (uint64_t)st.st_size && s->bins[i].mtime_ns == mtime_ns)))
+		if (!strcmp(s->bins[i].path, path) && (!known || file_id_same(&s->bins[i].id, &id)))
 			return s->bins[i].bin;
+	if (!now)
+		stat(path, &st);
 	rtl_binary *bin = NULL;
 	int err = warm_open_binary(session_warm_dir(s), path, &bin);
 	if (err)
 		rtl_warn("%s: %s", path, rtl_strerror(err));
 	return cache_binary(s, path, &st, bin);
+}
+
+rtl_binary *session_binary(struct rtl_session *s, const char *path)
+{
+	return binary_of(s, path, true);
+}
+
+rtl_binary *session_binary_seen(struct rtl_session *s, const char *path)
+{
+	return binary_of(s, path, false);
 }
 
 int rtl_session_create(const struct rtl_session_opts *opts, rtl_session **out)

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "os/linux/os.h"
+#include "util/file_id.h"
 #include "util/log.h"
 #include "util/thread.h"
 #include "util/self_id.h"
@@ -89,7 +90,7 @@ static struct armed_header header_of(const rtl_binary *bin, const struct armed_s
 	h.dev = st->st_dev;
 	h.ino = st->st_ino;
 	h.size = (uint64_t)st->st_size;
-	h.mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+	h.mtime_ns = file_mtime_ns(st);
 	h.addr = seg->addr;
 	h.off = seg->off;
 	h.len = seg->len;

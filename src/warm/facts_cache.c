@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "elf/facts.h"
+#include "util/file_id.h"
 #include "util/log.h"
 #include "util/self_id.h"
 #include "warm/warm.h"
@@ -51,11 +52,6 @@ static bool debug_stamp_of(rtl_binary *bin, struct debug_stamp *ds)
 		return false;
 	ds->found = *ds->path != 0;
 	return !ds->found || !stat(ds->path, &ds->st);
-}
-
-static uint64_t mtime_ns(const struct stat *st)
-{
-	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 }
 
 struct mapping {
@@ -101,7 +97,7 @@ static int load(rtl_binary *bin, const char *path)
 	    (!debug_stamp_of(bin, &ds) || ds.found != (h->debug_path_len > 0) ||
 	     (ds.found && (strlen(ds.path) != h->debug_path_len || memcmp(ds.path, dpath, h->debug_path_len) ||
 			   (uint64_t)ds.st.st_dev != h->debug_dev || (uint64_t)ds.st.st_ino != h->debug_ino ||
-			   (uint64_t)ds.st.st_size != h->debug_size || mtime_ns(&ds.st) != h->debug_mtime_ns))))
+			   (uint64_t)ds.st.st_size != h->debug_size || file_mtime_ns(&ds.st) != h->debug_mtime_ns))))
 		goto out;
 	owner->addr = map;
 	owner->len = len;
@@ -133,7 +129,7 @@ static void save(rtl_binary *bin, const char *path)
 			h.debug_dev = (uint64_t)ds.st.st_dev;
 			h.debug_ino = (uint64_t)ds.st.st_ino;
 			h.debug_size = (uint64_t)ds.st.st_size;
-			h.debug_mtime_ns = mtime_ns(&ds.st);
+			h.debug_mtime_ns = file_mtime_ns(&ds.st);
 			h.debug_path_len = (uint32_t)strlen(used);
 		}
 	}
