@@ -92,7 +92,12 @@ int proc_map_memfd(struct proc *p, pid_t tid, int fd, uint64_t addr, size_t len,
 const struct probe_set *session_probes(const struct rtl_session *s);
 /* Cover alone: probes removed once fired (sweep.c). */
 bool session_sweeps(const struct rtl_session *s);
+/* The binary of the file at PATH now (a file replaced under its path is
+ * another binary), opened once per file. _seen: the one last opened from
+ * PATH, without looking at the file (what a sample's map named, asked
+ * once per stack frame when a profile is written). */
 rtl_binary *session_binary(struct rtl_session *s, const char *path);
+rtl_binary *session_binary_seen(struct rtl_session *s, const char *path);
 void session_count_warm(struct rtl_session *s, size_t n);
 /* Directory of the warm-start cache, NULL when warm start is off. */
 const char *session_warm_dir(const struct rtl_session *s);

@@ -104,7 +104,7 @@ static int mapped_function(struct writer *w, uint64_t pc, int64_t *id)
 		*id = *slot;
 		return err;
 	}
-	rtl_binary *bin = m ? session_binary(w->p->s, m->path) : NULL;
+	rtl_binary *bin = m ? session_binary_seen(w->p->s, m->path) : NULL;
 	const rtl_function *f = bin ? rtl_binary_find_function(bin, pc - m->bias) : NULL;
 	if (!f)
 		return 1;
