@@ -82,18 +82,23 @@ void probe_set_init(struct probe_set *s, const struct rtl_collector *const *cs, 
 	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)h);
 }
 
-void probe_set_sweeps(struct probe_set *s)
+/* S's key with TAG mixed in: its copies are kept apart */
+static void mix_key(struct probe_set *s, const char *tag)
 {
 	uint64_t h = strtoull(s->key, NULL, 16);
+	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, tag, strlen(tag) + 1));
+}
+
+void probe_set_sweeps(struct probe_set *s)
+{
 	s->whole_lines = true;
-	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, "sweeps", 7));
+	mix_key(s, "sweeps");
 }
 
 void probe_set_time_all(struct probe_set *s)
 {
-	uint64_t h = strtoull(s->key, NULL, 16);
 	s->sample_leaf_timers = false;
-	snprintf(s->key, sizeof(s->key), "%016llx", (unsigned long long)fnv1a(h, "time all", 9));
+	mix_key(s, "time all");
 }
 
 int probe_plan_push_op(struct probe_plan *p, enum rtl_point_kind kind, uint64_t addr, enum rtl_primitive op)
