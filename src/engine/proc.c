@@ -162,9 +162,14 @@ void proc_remove_thread(struct proc *p, pid_t tid)
 
 int proc_singlestep(struct proc *p, pid_t tid, int *sig)
 {
+	struct thread *t = proc_thread(p, tid);
+	*sig = 0;
+	if (t && t->exited)
+		return -ESRCH;
 	int err = os_singlestep(tid, sig);
-	struct thread *t = *sig && *sig != SIGTRAP ? proc_thread(p, tid) : NULL;
-	if (t && !t->pending_sig)
+	if (t && err == -ESRCH)
+		t->exited = true;   /* at its exit stop or past it */
+	if (t && *sig && *sig != SIGTRAP && !t->pending_sig)
 		t->pending_sig = *sig;
 	return err;
 }
@@ -182,8 +187,12 @@ int proc_syscall(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, u
 {
 	const uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
 	int sig = 0;
-	int err = os_inferior_syscall(tid, p->mem, p->gadget, nr, args, ret, &sig);
 	struct thread *t = proc_thread(p, tid);
+	if (t && t->exited)
+		return -ESRCH;   /* its exit stop was met by an earlier step or call */
+	int err = os_inferior_syscall(tid, p->mem, p->gadget, nr, args, ret, &sig);
+	if (t && err == -ESRCH)
+		t->exited = true;
 	if (sig && t)
 		t->pending_sig = sig;
 	return err;

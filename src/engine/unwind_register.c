@@ -96,7 +96,7 @@ static void stop_abandoned(struct proc *p, pid_t tid)
 	if (os_interrupt(tid))
 		return;
 	while (!os_wait_tid(tid, &st)) {
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED || st.kind == OS_EVENT_EXIT) {
 			session_defer_stop(p->s, &st);   /* its end is the loop's */
 			return;
 		}
@@ -213,6 +213,9 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 	 * instead of the thread's (they would count as its top frame's callees
 	 * while the pause of the trap is taken out of that frame) */
 	uint64_t null_area = p->areas.addr ? thread_area_addr(&p->areas, 0) : 0;
+	const struct thread *caller = proc_thread(p, tid);
+	if (caller && caller->exited)
+		return -ESRCH;   /* killed: its exit stop met by an earlier step or call */
 	uint64_t *counts = bbv_call_begin(p);
 	int err = os_call_begin(tid, func, a0, a1, back, null_area, p->mem, &saved);
 	if (err) {
@@ -243,8 +246,14 @@ static int proc_call(struct proc *p, pid_t tid, uint64_t func, uint64_t a0, uint
 			continue;
 		}
 		running = false;
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
-			session_defer_stop(p->s, &st);   /* its end is the loop's */
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED || st.kind == OS_EVENT_EXIT) {
+			/* its end is the loop's; an exit stop (killed by another
+			 * thread's exit_group) too, not stepped past: a main
+			 * thread's end comes only after the others' */
+			session_defer_stop(p->s, &st);
+			struct thread *gone = proc_thread(p, tid);
+			if (gone)
+				gone->exited = true;
 			err = -ESRCH;
 			break;
 		}

@@ -260,8 +260,9 @@ bool os_take_missed_stop(pid_t tid)
 	return false;
 }
 
-/* Ends of tasks reaped by a wait for one task (a step, an inferior system
- * call) that gives up on it: the event loop's (os_take_ended). */
+/* Ends of tasks, and exit stops, met by a wait for one task (a step, an
+ * inferior system call) that gives up on it: the event loop's
+ * (os_take_ended). */
 static struct os_stop ended_stops[64];
 static size_t nended;
 
@@ -415,6 +416,61 @@ int os_wait_tid_until(pid_t want, struct os_stop *stop, uint64_t deadline)
 	return wait_until(want, stop, deadline);
 }
 
+/* A wait for one task wakes every WAKE_NS to see whether the task is a
+ * zombie: a main thread whose end is held back until every other thread's
+ * (which may be waiting in their exit stops for reticle) is never reported
+ * to it. That happens when a thread is killed (another's exit_group) just
+ * before reticle resumes it for a step or an inferior call: the resume
+ * takes it past its exit stop, unseen. The wake is a signal of a timer of
+ * the waiting thread, with no SA_RESTART; the timer runs only during the
+ * wait. */
+enum { WAKE_NS = 50000000 };
+#define WAKE_SIGNAL (SIGRTMIN + 3)
+
+static void wake_wait(int sig)
+{
+	(void)sig;
+}
+
+static __thread int wake_state;   /* 0: not made yet, 1: ready, -1: none */
+static __thread timer_t wake_timer;
+
+static bool wake_timer_ready(void)
+{
+	if (wake_state)
+		return wake_state > 0;
+	struct sigaction sa = { .sa_handler = wake_wait };
+	sigemptyset(&sa.sa_mask);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = WAKE_SIGNAL };
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);   /* (glibc 2.36 names it so only) */
+	wake_state = !sigaction(WAKE_SIGNAL, &sa, NULL) &&
+			     !timer_create(CLOCK_MONOTONIC, &ev, &wake_timer) ? 1 : -1;
+	return wake_state > 0;
+}
+
+static void wake_timer_set(long ns)
+{
+	struct itimerspec t = { { 0, ns }, { 0, ns } };
+	timer_settime(wake_timer, 0, &t, NULL);
+}
+
+/* Whether TID has ended, or is a zombie (its end not reported yet). */
+static bool task_ended(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');   /* (the name may hold spaces, parentheses) */
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 int os_wait_tid(pid_t want, struct os_stop *stop)
 {
 	int status;
@@ -422,11 +478,25 @@ int os_wait_tid(pid_t want, struct os_stop *stop)
 	if (want <= 0)
 		return -ECHILD;   /* (0 would be any task of reticle's group) */
 
-	do
+	bool timed = wake_timer_ready();
+	if (timed)
+		wake_timer_set(WAKE_NS);
+	for (;;) {
 		tid = waitpid(want, &status, __WALL);
-	while (tid < 0 && errno == EINTR);
+		if (tid >= 0 || errno != EINTR)
+			break;
+		if (timed && task_ended(want)) {
+			/* its end comes to the event loop's wait, after the others' */
+			tid = -1;
+			errno = ESRCH;
+			break;
+		}
+	}
+	int err = errno;
+	if (timed)
+		wake_timer_set(0);
 	if (tid < 0)
-		return -errno;
+		return -err;
 	decode_stop(tid, status, stop);
 	return 0;
 }
@@ -538,8 +608,8 @@ int os_singlestep(pid_t tid, int *sig)
 		int err = os_wait_tid(tid, &st);
 		if (err)
 			return err;
-		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED) {
-			os_note_ended(&st);
+		if (st.kind == OS_EXITED || st.kind == OS_SIGNALED || st.kind == OS_EVENT_EXIT) {
+			os_note_ended(&st);   /* killed: see os_inferior_syscall */
 			return -ESRCH;
 		}
 		if (st.kind == OS_SIGNAL && !*sig) {

@@ -231,6 +231,15 @@ int os_inferior_syscall(pid_t tid, int memfd, uint64_t gadget, long nr, const ui
 			os_note_ended(&st);   /* its end is the event loop's */
 			return -ESRCH;
 		}
+		if (st.kind == OS_EVENT_EXIT) {
+			/* killed (another thread's exit_group): stepped on, it would
+			 * end, and a main thread's end is reported only after every
+			 * other thread's, which wait in their exit stops for the
+			 * event loop: waitpid for it waited for ever */
+			os_note_ended(&st);
+			err = -ESRCH;
+			goto restore;
+		}
 	}
 	if ((err = get_regs(tid, &r)))
 		goto restore;
