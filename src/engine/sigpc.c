@@ -6,9 +6,9 @@
  * fatal error. Before such a signal is delivered to a thread in a copy, its
  * PC is moved to the original instruction when that is exact: a fault
  * stops at the faulting instruction's own bytes; an asynchronous signal
- * only at an instruction boundary of the copy (not inside counter code,
- * which may have moved rsp, nor inside the pushes of an original return
- * address: Go then tries again later). That instruction must be intact
+ * at an instruction boundary of the copy, where it came or where steps
+ * take it (step_to_boundary: counter code may have moved rsp, and the
+ * pushes of an original return address are half done). That instruction must be intact
  * (not under an entry or return-point patch); it gets an int3 that sends
  * a thread coming back there (the handler's return, or Go's injected call
  * returning) to the copy, as a return point where no jump fits does. */
@@ -39,14 +39,77 @@ static bool intact(struct proc *p, const struct module *m, const struct func_sta
 /* Moves TID's PC from PC, in FS's copy, to original instruction I, where
  * an int3 sends it back to the copy once the handler returns there (the
  * original code after it may be under patches). */
-static void move_to(struct proc *p, pid_t tid, const struct module *m, const struct func_state *fs,
+static bool move_to(struct proc *p, pid_t tid, const struct module *m, const struct func_state *fs,
 		    size_t i, uint64_t pc, int sig)
 {
 	uint64_t at = fs->map_from[i];
-	if ((lazy_has_return_trap(p, at) || (intact(p, m, fs, i) && !lazy_return_trap(p, at, fs->map_to[i]))) &&
-	    !os_set_pc(tid, at))
-		rtl_debug("tid %d: signal %d: pc %#llx in a copy moved to %#llx", (int)tid, sig,
-			  (unsigned long long)pc, (unsigned long long)fs->map_from[i]);
+	if (!(lazy_has_return_trap(p, at) || (intact(p, m, fs, i) && !lazy_return_trap(p, at, fs->map_to[i]))) ||
+	    os_set_pc(tid, at))
+		return false;
+	rtl_debug("tid %d: signal %d: pc %#llx in a copy moved to %#llx", (int)tid, sig,
+		  (unsigned long long)pc, (unsigned long long)fs->map_from[i]);
+	return true;
+}
+
+enum { BOUNDARY_STEPS = 64 };
+
+/* Steps TID on from PC (see step_to_boundary). */
+static void step_on(struct proc *p, pid_t tid, uint64_t pc, int sig)
+{
+	for (int n = 0; n < BOUNDARY_STEPS; n++) {
+		uint8_t insn[2];
+		if (os_mem_read(p->mem, pc, insn, sizeof(insn)) || insn[0] == 0xcc ||
+		    (insn[0] == 0x0f && insn[1] == 0x05))
+			return;
+		int other = 0;
+		uint64_t sp;
+		if (proc_singlestep(p, tid, &other) || other || os_get_pc(tid, &pc))
+			return;   /* (a signal met on the way: held, the PC where the step left it) */
+		if (insn[0] == 0x9c && !os_get_sp(tid, &sp)) {
+			uint64_t flags;
+			if (!os_mem_read(p->mem, sp, &flags, 8) && (flags & 0x100)) {
+				flags &= ~(uint64_t)0x100;
+				os_mem_write(p->mem, sp, &flags, 8);
+			}
+		}
+		struct module *m;
+		struct func_state *fs = proc_copy_at(p, pc, &m);
+		if (!fs) {
+			if (!proc_window_at(p, pc, 1))
+				rtl_debug("tid %d: signal %d: stepped out of the copies to %#llx", (int)tid, sig,
+					  (unsigned long long)pc);
+			return;
+		}
+		const uint64_t *labels = func_state_labels(fs, pc);
+		size_t i = rtl_lower_bound_u64(labels, fs->nmap, pc);
+		if (i < fs->nmap && labels[i] == pc && move_to(p, tid, m, fs, i, pc, sig))
+			return;
+	}
+}
+
+/* An asynchronous signal that came inside a copy's own code (a timer's
+ * clock read, a counter's flag saves: 28% of a calltime run's SIGPROF
+ * samples, whose in-process backtrace() then stopped there), or at an
+ * instruction whose original is under a patch (the first ones of a
+ * function, under its entry's jump), is delivered once the thread has
+ * stepped to an instruction boundary of a copy whose original it can be
+ * moved to, or out of the copies (original code). At most BOUNDARY_STEPS
+ * steps; never over a system call (it may block) or an int3 (reticle's,
+ * to be served as a trap): the PC then stays where the steps left it, in
+ * the copy. A pushfq stepped over has its trap flag cleared in what it
+ * pushed (popped later, it would trap). The signal keeps its own
+ * information (a SIGCHLD's child, a SIGURG's sender), which the kernel
+ * replaces with reticle's when a signal is given from a step's stop. */
+static void step_to_boundary(struct proc *p, pid_t tid, uint64_t pc, int sig)
+{
+	siginfo_t si;
+	if (os_siginfo_get(tid, &si))
+		return;
+	step_on(p, tid, pc, sig);
+	/* (a trap flag left in the handler's saved context came back with
+	 * its sigreturn: Go's program then ran one step at a time) */
+	os_clear_trap_flag(tid);
+	os_siginfo_set(tid, &si);
 }
 
 void sigpc_to_original(struct proc *p, const struct os_stop *stop)
@@ -63,11 +126,13 @@ void sigpc_to_original(struct proc *p, const struct os_stop *stop)
 	 * instruction's code starts (its block's counter code first) */
 	const uint64_t *labels = func_state_labels(fs, pc);
 	size_t i = rtl_lower_bound_u64(labels, fs->nmap, pc);
-	if (i < fs->nmap && labels[i] == pc) {
-		move_to(p, tid, m, fs, i, pc, sig);   /* an instruction boundary */
+	if (i < fs->nmap && labels[i] == pc && move_to(p, tid, m, fs, i, pc, sig))
+		return;   /* an instruction boundary */
+	if (!stop->fault) {
+		step_to_boundary(p, tid, pc, sig);
 		return;
 	}
-	if (!stop->fault)
+	if (i < fs->nmap && labels[i] == pc)
 		return;
 	if (!i) {
 		/* in the code before the first instruction's (an entry timer's

@@ -132,6 +132,9 @@ int os_detach_stopped(pid_t tid);
 
 int os_get_pc(pid_t tid, uint64_t *pc);
 int os_set_pc(pid_t tid, uint64_t pc);
+/* Clears the trap flag a step may leave behind (the kernel clears only
+ * the one it set itself, not one a stepped popfq left). */
+int os_clear_trap_flag(pid_t tid);
 /* The general-purpose registers by name, for a debugger: *N pairs, NAMES
  * static ("rax" .. "r15", "rip", "eflags", "fs_base", "gs_base"), in the
  * order debuggers print them; a register set by name (-ENOENT: no such). */

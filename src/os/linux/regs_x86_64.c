@@ -72,6 +72,18 @@ int os_set_pc(pid_t tid, uint64_t pc)
 		      (void *)pc) ? -errno : 0;
 }
 
+int os_clear_trap_flag(pid_t tid)
+{
+	errno = 0;
+	long flags = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, eflags), NULL);
+	if (errno)
+		return -errno;
+	if (!(flags & 0x100))
+		return 0;
+	return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, eflags),
+		      (void *)(flags & ~0x100L)) ? -errno : 0;
+}
+
 int os_set_sp(pid_t tid, uint64_t sp)
 {
 	return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user_regs_struct, rsp),
