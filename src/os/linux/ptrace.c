@@ -454,23 +454,6 @@ static void wake_timer_set(long ns)
 	timer_settime(wake_timer, 0, &t, NULL);
 }
 
-/* Whether TID has ended, or is a zombie (its end not reported yet). */
-static bool task_ended(pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');   /* (the name may hold spaces, parentheses) */
-	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
-
 int os_wait_tid(pid_t want, struct os_stop *stop)
 {
 	int status;
@@ -485,7 +468,7 @@ int os_wait_tid(pid_t want, struct os_stop *stop)
 		tid = waitpid(want, &status, __WALL);
 		if (tid >= 0 || errno != EINTR)
 			break;
-		if (timed && task_ended(want)) {
+		if (timed && os_task_ended(want)) {
 			/* its end comes to the event loop's wait, after the others' */
 			tid = -1;
 			errno = ESRCH;
